@@ -1,0 +1,106 @@
+# rlthrottle: one non-recursive Makefile (the sanitizer targets re-run it with another BUILD dir).
+# Local overrides go in config.mak (not tracked).
+-include config.mak
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+OPT     ?= -O2 -g
+SAN     ?=
+
+WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CPPFLAGS_ALL = -D_GNU_SOURCE -Iinclude -Isrc $(CPPFLAGS)
+CFLAGS_ALL   = -std=c11 $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
+LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
+
+LIB_SRC     := $(sort $(wildcard src/*.c))
+PRELOAD_SRC := $(sort $(wildcard preload/*.c))
+TOOLS_SRC   := $(sort $(wildcard tools/*.c))
+UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
+BENCH_SRC   := $(sort $(wildcard tests/bench/bench_*.c))
+ITEST_SRC   := $(sort $(wildcard tests/integration/*.c))
+
+LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
+TOOLS_OBJ   := $(TOOLS_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/itest/%)
+
+STATIC_LIB  := $(BUILD)/librlt.a
+SHARED_LIB  := $(if $(PRELOAD_SRC),$(BUILD)/librlthrottle.so)
+LAUNCHER    := $(if $(TOOLS_SRC),$(BUILD)/rlthrottle)
+
+.PHONY: all test unit integration bench fuzz asan ubsan tsan clean install
+all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER)
+
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h preload/*.h tools/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# Only the hook symbols leave the shared object: everything is built hidden, the hooks are
+# marked RLT_EXPORT, and the version script makes all else local.
+$(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
+	$(CC) -shared -Wl,-soname,librlthrottle.so -Wl,--version-script=preload/exports.map \
+		-Wl,-z,now -Wl,-z,relro -o $@ $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) -ldl
+
+$(BUILD)/rlthrottle: $(TOOLS_OBJ) $(STATIC_LIB)
+	$(CC) -o $@ $(TOOLS_OBJ) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
+
+$(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lcmocka -lm
+
+$(BUILD)/bench/%: tests/bench/%.c $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lm
+
+$(BUILD)/itest/%: tests/integration/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
+
+test: unit integration
+
+unit: $(UNIT_BIN)
+	@sh tests/run-unit.sh $(UNIT_BIN)
+
+integration: all $(ITEST_BIN)
+	@BUILD=$(BUILD) sh tests/run-integration.sh
+
+bench: all $(BENCH_BIN)
+	@BUILD=$(BUILD) sh tests/bench/run.sh $(BENCH_BIN)
+
+# The sanitizer builds are test targets: the same tests, another build directory.
+asan:
+	$(MAKE) BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" unit
+ubsan:
+	$(MAKE) BUILD=build/ubsan SAN="-fsanitize=undefined -fno-sanitize-recover=all" unit
+tsan:
+	$(MAKE) BUILD=build/tsan SAN="-fsanitize=thread" OPT="-O1 -g" unit
+
+# libFuzzer over the rule parser (clang only). FUZZ_SECONDS=60 by default.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -g -O1 -fsanitize=fuzzer,address,undefined
+fuzz: $(BUILD)/fuzz/fuzz_rules
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_rules -max_total_time=$(FUZZ_SECONDS) -timeout=5 -max_len=4096 \
+		-print_final_stats=1 $(BUILD)/fuzz/corpus tests/fuzz/corpus
+$(BUILD)/fuzz/fuzz_rules: tests/fuzz/fuzz_rules.c $(LIB_SRC) include/rlthrottle.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_rules.c $(LIB_SRC) -pthread
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/rlthrottle.h $(DESTDIR)$(PREFIX)/include/
+	$(if $(SHARED_LIB),install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/)
+	$(if $(LAUNCHER),install -m 755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/)
+
+clean:
+	rm -rf build
