@@ -71,6 +71,7 @@ struct rlt_params {
 	uint64_t ticks_per_unit;
 	uint64_t tick_num;
 	uint64_t tick_den;
+	uint64_t max_cost;   /* the largest cost whose ticks stay below 2^62 */
 	uint64_t tau; /* burst in ticks */
 
 	/* Windows and log. */

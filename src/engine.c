@@ -1,0 +1,182 @@
+/*
+ * engine.c: builds engine params from a rate, and dispatches the public engine calls to the
+ * algorithm's table of operations.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine.h"
+#include "rlthrottle.h"
+
+typedef unsigned __int128 u128;
+
+/* A state word's ticks stay below 2^62 so that base + cost never wraps 64 bits. */
+#define TICK_LIMIT (1ull << 62)
+/* Ticks per ns are at most 16: 2^64 ticks then hold 2^60 ns, 36 years of CLOCK_MONOTONIC. */
+#define TICKS_PER_NS_MAX 16u
+
+static const struct rlt__engine_ops *const ops_of[RLT_ALGO_COUNT] = {
+	[RLT_ALGO_TOKEN] = &rlt__engine_token,
+	[RLT_ALGO_LEAKY] = &rlt__engine_leaky,
+	[RLT_ALGO_FIXED_WINDOW] = &rlt__engine_fixed_window,
+	[RLT_ALGO_SLIDING_WINDOW] = &rlt__engine_sliding_window,
+	[RLT_ALGO_SLIDING_LOG] = &rlt__engine_sliding_log,
+};
+
+static const char *const algo_names[RLT_ALGO_COUNT] = {
+	[RLT_ALGO_TOKEN] = "token",
+	[RLT_ALGO_LEAKY] = "leaky",
+	[RLT_ALGO_FIXED_WINDOW] = "fixed-window",
+	[RLT_ALGO_SLIDING_WINDOW] = "sliding-window",
+	[RLT_ALGO_SLIDING_LOG] = "sliding-log",
+};
+
+const char *rlt_algo_name(enum rlt_algo a)
+{
+	return (unsigned)a < RLT_ALGO_COUNT ? algo_names[a] : "unknown";
+}
+
+static u128 gcd128(u128 a, u128 b)
+{
+	while (b) {
+		u128 t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static int fail(struct rlt_error *err, int code, const char *why)
+{
+	if (err)
+		snprintf(err->msg, sizeof err->msg, "%s", why);
+	return code;
+}
+
+/*
+ * Token and leaky count time in ticks. The largest power of two K (ticks per unit) is chosen
+ * such that a tick lasts at least 1/16 ns (so 64 bits hold 36 years of clock) and the burst in
+ * ticks stays below 2^62. The finer the tick, the less the floor of a clock reading gives away.
+ */
+static int init_ticks(struct rlt_params *p, struct rlt_error *err)
+{
+	uint64_t k = 1;
+
+	if (p->rate_den_ns > (TICK_LIMIT >> 4))
+		return fail(err, -ERANGE, "the rate has too many digits to keep exactly");
+	/* rate_num * K <= 16 * rate_den_ns, and burst * K < 2^62 */
+	while (k < (1ull << 62)) {
+		u128 next = (u128)k * 2;
+		if ((u128)p->rate_num * next > (u128)p->rate_den_ns * TICKS_PER_NS_MAX)
+			break;
+		if ((u128)p->burst * next >= TICK_LIMIT)
+			break;
+		k = (uint64_t)next;
+	}
+	if ((u128)p->burst * k >= TICK_LIMIT)
+		return fail(err, -ERANGE, "burst is too large");
+	p->ticks_per_unit = k;
+	p->tick_num = p->rate_num * k;
+	p->tick_den = p->rate_den_ns;
+	p->max_cost = TICK_LIMIT / k;
+	p->tau = p->burst * k;
+	return 0;
+}
+
+int rlt_params_init(struct rlt_params *p, enum rlt_algo algo, uint64_t amount_num,
+                    uint64_t amount_den, uint64_t period_ns, uint64_t burst,
+                    uint64_t max_wait_ns, struct rlt_error *err)
+{
+	u128 num, den, g;
+
+	memset(p, 0, sizeof *p);
+	if ((unsigned)algo >= RLT_ALGO_COUNT)
+		return fail(err, -EINVAL, "unknown algorithm");
+	if (amount_num == 0 || amount_den == 0 || period_ns == 0)
+		return fail(err, -EINVAL, "a rate must be more than zero");
+
+	num = amount_num;
+	den = (u128)amount_den * period_ns;
+	g = gcd128(num, den);
+	num /= g;
+	den /= g;
+	if (den > UINT64_MAX)
+		return fail(err, -ERANGE, "the rate has too many digits to keep exactly");
+	if (num * RLT_NS_PER_SEC > den * RLT_RATE_MAX_PER_SEC)
+		return fail(err, -ERANGE, "the rate is too high (at most 16 G units per second)");
+
+	p->algo = algo;
+	p->rate_num = (uint64_t)num;
+	p->rate_den_ns = (uint64_t)den;
+	p->max_wait_ns = max_wait_ns;
+
+	switch (algo) {
+	case RLT_ALGO_TOKEN:
+	case RLT_ALGO_LEAKY:
+		if (burst == 0) {
+			/* One second of the rate, at least one unit. */
+			u128 b = num * RLT_NS_PER_SEC / den;
+			burst = b == 0 ? 1 : b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+		}
+		p->burst = burst;
+		return init_ticks(p, err);
+	case RLT_ALGO_FIXED_WINDOW:
+	case RLT_ALGO_SLIDING_WINDOW:
+	case RLT_ALGO_SLIDING_LOG:
+		if (amount_num % amount_den != 0)
+			return fail(err, -EINVAL,
+			            "a window admits a whole number of units per period");
+		p->limit = amount_num / amount_den;
+		p->window_ns = period_ns;
+		p->burst = p->limit;
+		if (algo == RLT_ALGO_SLIDING_WINDOW) {
+			if (period_ns % RLT_SLIDING_SUBWINDOWS != 0)
+				return fail(err, -EINVAL,
+				            "a sliding window's period must split into 10 whole ns");
+			p->sub_ns = period_ns / RLT_SLIDING_SUBWINDOWS;
+		}
+		if (algo == RLT_ALGO_SLIDING_LOG && p->limit > RLT_LOG_MAX_LIMIT)
+			return fail(err, -ERANGE,
+			            "sliding-log keeps at most 1000000 entries per period");
+		return 0;
+	default:
+		return fail(err, -EINVAL, "unknown algorithm");
+	}
+}
+
+size_t rlt_state_size(const struct rlt_params *p)
+{
+	return ops_of[p->algo]->state_size(p);
+}
+
+int rlt_state_init(const struct rlt_params *p, void *state, unsigned flags)
+{
+	return ops_of[p->algo]->init(p, state, flags);
+}
+
+void rlt_state_destroy(const struct rlt_params *p, void *state)
+{
+	ops_of[p->algo]->destroy(p, state);
+}
+
+enum rlt_verdict rlt_decide(const struct rlt_params *p, void *state, rlt_ns_t now, uint64_t cost,
+                            enum rlt_mode mode, rlt_ns_t *at)
+{
+	if (cost == 0) {
+		*at = now;
+		return RLT_GO;
+	}
+	return ops_of[p->algo]->decide(p, state, now, cost, mode, at);
+}
+
+void rlt_refund(const struct rlt_params *p, void *state, rlt_ns_t at, uint64_t units)
+{
+	if (units)
+		ops_of[p->algo]->refund(p, state, at, units);
+}
+
+uint64_t rlt_available(const struct rlt_params *p, void *state, rlt_ns_t now)
+{
+	return ops_of[p->algo]->available(p, state, now);
+}
