@@ -1,0 +1,237 @@
+/*
+ * fdtable.c: what a hook needs to know about an fd, found by indexing an array with the fd.
+ *
+ * The table is one anonymous mapping reserved once at load for every fd the process may ever
+ * have (the hard RLIMIT_NOFILE, capped), never grown or moved, so that a reader never races a
+ * resize and a call on a file or pipe costs one array look-up. Untouched pages cost nothing.
+ *
+ * Connection blocks (connection-scope states, the RLT_CONNS count of a socket) are shared by
+ * the fds of one socket (dup), and are recycled through a free list, never unmapped: a thread
+ * still using a block another thread just released reads stale state, never freed memory.
+ */
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include "preload.h"
+
+#define TABLE_MAX (1u << 20)
+#define TABLE_MIN (1u << 16)
+
+static struct rlt__fd *table;
+static unsigned table_size;
+
+/* Free connection blocks, a Treiber stack guarded by a spinlock-free CAS on a tagged head.
+ * A plain mutex would deadlock if a signal handler closed a socket in the middle of it. */
+static _Atomic(struct rlt__conn *) free_conns;
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void rlt__fdtable_init(void)
+{
+	struct rlimit rl;
+	unsigned n = TABLE_MIN;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rlim_t want = rl.rlim_max == RLIM_INFINITY ? TABLE_MAX : rl.rlim_max;
+		if (want > n)
+			n = want > TABLE_MAX ? TABLE_MAX : (unsigned)want;
+	}
+	void *m = mmap(NULL, (size_t)n * sizeof *table, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED) {
+		rlt__log(RLT_LOG_WARN, "no memory for the fd table: sockets are not throttled");
+		return;
+	}
+	table = m;
+	table_size = n;
+}
+
+struct rlt__fd *rlt__fd_slot(int fd)
+{
+	if (fd < 0 || (unsigned)fd >= table_size)
+		return NULL;
+	return &table[fd];
+}
+
+/* Which rules can apply to a socket of this family/peer: a variable whose rules all exclude the
+ * family (for example unix sockets under the default family=inet) leaves the mask 0, and the
+ * socket then costs no more than a file. */
+static void compute_masks(struct rlt__fd *e)
+{
+	struct rlt__peer p = e->peer;
+
+	if (p.af == 0)
+		p.af = e->af;
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		e->mask[v] = rlt__rules.n[v] ? rlt__match(&rlt__rules, (enum rlt_var)v, &p) : 0;
+}
+
+static void set_entry(struct rlt__fd *e, int af, int type, int nonblock)
+{
+	atomic_store_explicit(&e->kind, RLT_FD_UNKNOWN, memory_order_relaxed);
+	e->type = (uint8_t)type;
+	e->af = af;
+	e->nonblock = (uint8_t)nonblock;
+	e->listening = 0;
+	e->local_port = 0;
+	memset(&e->peer, 0, sizeof e->peer);
+	e->conn = NULL;
+	compute_masks(e);
+	atomic_store_explicit(&e->kind, RLT_FD_SOCKET, memory_order_release);
+}
+
+void rlt__fd_new_socket(int fd, int af, int type, int nonblock)
+{
+	struct rlt__fd *e = rlt__fd_slot(fd);
+	if (!e)
+		return;
+	rlt__fd_forget(fd);
+	set_entry(e, af, type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC), nonblock);
+}
+
+/* A never-seen fd: a socket inherited across exec, made by a call we do not hook, or a file.
+ * One system call finds out, once; the answer is kept until the fd is closed. */
+static void classify(int fd, struct rlt__fd *e)
+{
+	int type = 0, saved = errno;
+	socklen_t len = sizeof type;
+	struct sockaddr_storage ss;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
+		atomic_store_explicit(&e->kind, RLT_FD_OTHER, memory_order_release);
+		errno = saved;
+		return;
+	}
+	len = sizeof ss;
+	int af = getsockname(fd, (struct sockaddr *)&ss, &len) == 0 ? ss.ss_family : 0;
+	int fl = real_fcntl(fd, F_GETFL);
+	set_entry(e, af, type, fl >= 0 && (fl & O_NONBLOCK));
+	len = sizeof ss;
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) == 0) {
+		rlt__peer_from_sockaddr(&e->peer, (struct sockaddr *)&ss, len);
+		compute_masks(e);
+	}
+	errno = saved;
+}
+
+struct rlt__fd *rlt__fd_get(int fd)
+{
+	struct rlt__fd *e = rlt__fd_slot(fd);
+	if (e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_UNKNOWN)
+		classify(fd, e);
+	return e;
+}
+
+void rlt__fd_set_peer(int fd, const struct rlt__peer *peer)
+{
+	struct rlt__fd *e = rlt__fd_slot(fd);
+	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
+		return;
+	e->peer = *peer;
+	compute_masks(e);
+}
+
+static void conn_put(struct rlt__conn *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	if (c->conns_mask)
+		rlt__conns_release(&rlt__rules, c->conns_mask);
+	c->conns_mask = 0;
+	struct rlt__conn *head = atomic_load(&free_conns);
+	do
+		c->next = head;
+	while (!atomic_compare_exchange_weak(&free_conns, &head, c));
+}
+
+void rlt__fd_forget(int fd)
+{
+	struct rlt__fd *e = rlt__fd_slot(fd);
+	if (!e)
+		return;
+	struct rlt__conn *c = e->conn;
+	e->conn = NULL;
+	atomic_store_explicit(&e->kind, RLT_FD_UNKNOWN, memory_order_release);
+	if (c)
+		conn_put(c);
+}
+
+void rlt__fd_dup(int oldfd, int newfd)
+{
+	struct rlt__fd *from = rlt__fd_get(oldfd), *to = rlt__fd_slot(newfd);
+	if (!to || newfd == oldfd)
+		return;
+	rlt__fd_forget(newfd);
+	if (!from || atomic_load(&from->kind) != RLT_FD_SOCKET)
+		return;
+	atomic_store_explicit(&to->kind, RLT_FD_UNKNOWN, memory_order_relaxed);
+	to->type = from->type;
+	to->af = from->af;
+	to->nonblock = from->nonblock;
+	to->listening = from->listening;
+	to->local_port = from->local_port;
+	to->peer = from->peer;
+	memcpy(to->mask, from->mask, sizeof to->mask);
+	to->conn = from->conn;
+	if (to->conn)
+		atomic_fetch_add(&to->conn->refs, 1);
+	atomic_store_explicit(&to->kind, RLT_FD_SOCKET, memory_order_release);
+}
+
+/*
+ * A new block, from the free list or a fresh arena. The pop is ABA-safe enough here because a
+ * block is never unmapped: the worst a stale head can do is fail the CAS and retry; to keep a
+ * block from being handed out twice, the pop itself takes the arena lock (pops happen at
+ * socket set-up, never in a signal handler).
+ */
+static struct rlt__conn *conn_new(void)
+{
+	size_t size = (sizeof(struct rlt__conn) + rlt__rules.conn_block_size + 63) & ~(size_t)63;
+	struct rlt__conn *c;
+
+	pthread_mutex_lock(&arena_lock);
+	c = atomic_load(&free_conns);
+	while (c && !atomic_compare_exchange_weak(&free_conns, &c, c->next))
+		;
+	if (!c) {
+		enum { PER_ARENA = 64 };
+		unsigned char *m = mmap(NULL, size * PER_ARENA, PROT_READ | PROT_WRITE,
+		                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m != MAP_FAILED) {
+			for (int i = 1; i < PER_ARENA; i++) {
+				struct rlt__conn *f = (struct rlt__conn *)(m + (size_t)i * size);
+				struct rlt__conn *head = atomic_load(&free_conns);
+				do
+					f->next = head;
+				while (!atomic_compare_exchange_weak(&free_conns, &head, f));
+			}
+			c = (struct rlt__conn *)m;
+		}
+	}
+	pthread_mutex_unlock(&arena_lock);
+	if (!c)
+		return NULL;
+	atomic_store(&c->refs, 1);
+	c->conns_mask = 0;
+	c->next = NULL;
+	rlt__conn_block_init(&rlt__rules, c->states);
+	return c;
+}
+
+struct rlt__conn *rlt__fd_conn(struct rlt__fd *e)
+{
+	if (!e->conn)
+		e->conn = conn_new();
+	return e->conn;
+}
+
+/* The child of fork() has its own copy of everything, and the arena lock may have been held by
+ * another thread at the fork: re-arm it. */
+void rlt__fdtable_atfork_child(void)
+{
+	pthread_mutex_init(&arena_lock, NULL);
+}

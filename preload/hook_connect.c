@@ -1,0 +1,177 @@
+/*
+ * hook_connect.c: connect (RLT_CONNECT, RLT_CONNS) and accept (RLT_ACCEPT, RLT_CONNS).
+ *
+ * connect is charged before it is made: the attempt is what the rule counts, and a refused
+ * attempt is still an attempt. accept is charged after the kernel hands over a connection: a
+ * charge taken before a blocking accept would let every thread parked in accept() go at once
+ * when a crowd arrives, past the rate.
+ */
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+static int stream_socket(struct rlt__fd *e)
+{
+	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
+	       e->type == SOCK_STREAM;
+}
+
+RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct rlt__ticket t;
+	struct rlt__fd *e;
+	struct rlt__peer peer;
+	uint32_t cmask = 0, nmask = 0;
+	int err, rc, charged = 0;
+
+	rlt__ensure_real();
+	if (!atomic_load_explicit(&rlt__active, memory_order_acquire))
+		return real_connect(fd, addr, len);
+	e = rlt__fd_get(fd);
+	if (!e || atomic_load(&e->kind) != RLT_FD_SOCKET)
+		return real_connect(fd, addr, len);
+
+	rlt__peer_from_sockaddr(&peer, addr, len);
+	if (peer.af == 0) {
+		/* AF_UNSPEC dissolves a datagram socket's association */
+		if (addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC)
+			rlt__fd_set_peer(fd, &peer);
+		return real_connect(fd, addr, len);
+	}
+	rlt__fd_set_peer(fd, &peer);
+	if (e->type == SOCK_STREAM) {
+		cmask = e->mask[RLT_VAR_CONNECT];
+		/* a second connect() on a socket already counted is not a new connection */
+		nmask = e->conn && e->conn->conns_mask ? 0 : e->mask[RLT_VAR_CONNS];
+	}
+	if (cmask) {
+		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_CONNECT, cmask, rlt__conn_states(e),
+		                     0, 1) != 0) {
+			rlt__log(RLT_LOG_DEBUG, "connect on fd %d rejected", fd);
+			return rlt__fail(t.err);
+		}
+		charged = 1;
+	}
+	if (nmask && rlt__conns_acquire(&rlt__rules, nmask, &err) != 0) {
+		if (charged)
+			rlt__settle(&rlt__rules, &t, 0, 0);
+		return rlt__fail(err);
+	}
+	rc = real_connect(fd, addr, len);
+	err = errno;
+	if (charged)
+		rlt__settle(&rlt__rules, &t, 0, 1);
+	if (nmask) {
+		struct rlt__conn *c = (rc == 0 || err == EINPROGRESS) ? rlt__fd_conn(e) : NULL;
+		if (c)
+			c->conns_mask = nmask; /* released with the socket's last fd */
+		else
+			rlt__conns_release(&rlt__rules, nmask);
+	}
+	errno = err;
+	return rc;
+}
+
+/* The charge of a connection accept() has just returned as fd `nfd` from listener `lfd`:
+ * 0 to hand it to the program, or -1 (connection closed, errno set) when a rule sheds it. */
+static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
+{
+	struct rlt__fd *l = rlt__fd_slot(lfd), *e;
+	struct rlt__peer peer;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	struct rlt__ticket t;
+	int err;
+
+	if (!stream_socket(l)) {
+		rlt__fd_forget(nfd);
+		return 0;
+	}
+	if (addr && alen && *alen <= sizeof ss) {
+		rlt__peer_from_sockaddr(&peer, addr, *alen);
+	} else if (getpeername(nfd, (struct sockaddr *)&ss, &sl) == 0) {
+		rlt__peer_from_sockaddr(&peer, (struct sockaddr *)&ss, sl);
+	} else {
+		peer = (struct rlt__peer){.af = l->af};
+	}
+	if (!l->listening) {
+		/* accept rules filter on the local, listening port: learn it once */
+		struct sockaddr_storage me;
+		socklen_t ml = sizeof me;
+		struct rlt__peer local;
+		if (getsockname(lfd, (struct sockaddr *)&me, &ml) == 0) {
+			rlt__peer_from_sockaddr(&local, (struct sockaddr *)&me, ml);
+			l->local_port = local.port;
+		}
+		l->listening = 1;
+	}
+	rlt__fd_new_socket(nfd, l->af, SOCK_STREAM, 0);
+	rlt__fd_set_peer(nfd, &peer);
+	e = rlt__fd_slot(nfd);
+	if (!e)
+		return 0;
+	/* accept rules match the remote address but the local port */
+	struct rlt__peer apeer = peer;
+	apeer.port = l->local_port;
+	uint32_t amask =
+		rlt__rules.n[RLT_VAR_ACCEPT] ? rlt__match(&rlt__rules, RLT_VAR_ACCEPT, &apeer) : 0;
+	uint32_t nmask = e->mask[RLT_VAR_CONNS];
+
+	if (amask) {
+		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_ACCEPT, amask, rlt__conn_states(e),
+		                     0, 1) != 0) {
+			err = t.err;
+			goto shed;
+		}
+		rlt__settle(&rlt__rules, &t, 0, 1);
+	}
+	if (nmask) {
+		if (rlt__conns_acquire(&rlt__rules, nmask, &err) != 0)
+			goto shed;
+		struct rlt__conn *c = rlt__fd_conn(e);
+		if (c)
+			c->conns_mask = nmask;
+		else
+			rlt__conns_release(&rlt__rules, nmask);
+	}
+	return 0;
+shed:
+	/* as an overloaded server sheds load: the connection is taken off the queue and closed */
+	rlt__log(RLT_LOG_DEBUG, "accept on fd %d: connection shed", lfd);
+	rlt__fd_forget(nfd);
+	real_close(nfd);
+	errno = err;
+	return -1;
+}
+
+static int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags, int four)
+{
+	rlt__ensure_real();
+	int nfd = four ? real_accept4(fd, addr, len, flags) : real_accept(fd, addr, len);
+	if (nfd < 0 || !atomic_load_explicit(&rlt__active, memory_order_acquire))
+		return nfd;
+	if (!(rlt__vars_in_use & ((1u << RLT_VAR_ACCEPT) | (1u << RLT_VAR_CONNS) |
+	                          (1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV)))) {
+		rlt__fd_forget(nfd);
+		return nfd;
+	}
+	int saved = errno;
+	if (admit(fd, nfd, addr, len) != 0)
+		return -1;
+	struct rlt__fd *e = rlt__fd_slot(nfd);
+	if (e)
+		e->nonblock = (flags & SOCK_NONBLOCK) != 0;
+	errno = saved;
+	return nfd;
+}
+
+RLT_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	return accept_common(fd, addr, len, 0, 0);
+}
+
+RLT_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	return accept_common(fd, addr, len, flags, 1);
+}

@@ -1,0 +1,151 @@
+/*
+ * hook_fd.c: the calls that create, copy and close fds, hooked only to keep the fd table true.
+ * None of them is throttled.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+RLT_EXPORT int socket(int domain, int type, int protocol)
+{
+	rlt__ensure_real();
+	int fd = real_socket(domain, type, protocol);
+	if (fd >= 0)
+		rlt__fd_new_socket(fd, domain, type, (type & SOCK_NONBLOCK) != 0);
+	return fd;
+}
+
+RLT_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
+{
+	rlt__ensure_real();
+	int rc = real_socketpair(domain, type, protocol, sv);
+	if (rc == 0) {
+		rlt__fd_new_socket(sv[0], domain, type, (type & SOCK_NONBLOCK) != 0);
+		rlt__fd_new_socket(sv[1], domain, type, (type & SOCK_NONBLOCK) != 0);
+	}
+	return rc;
+}
+
+RLT_EXPORT int close(int fd)
+{
+	rlt__ensure_real();
+	/* Forget first: once the kernel has closed fd, another thread may get the same number
+	 * from socket() or open() before we would get to it. */
+	rlt__fd_forget(fd);
+	return real_close(fd);
+}
+
+RLT_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	rlt__ensure_real();
+	int rc = real_close_range ? real_close_range(first, last, flags)
+	                          : (int)syscall(SYS_close_range, first, last, flags);
+	/* CLOSE_RANGE_CLOEXEC only marks the fds; they stay open until an exec */
+	if (rc == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		for (unsigned int fd = first; fd <= last; fd++) {
+			if (!rlt__fd_slot((int)fd))
+				break;
+			rlt__fd_forget((int)fd);
+		}
+	return rc;
+}
+
+RLT_EXPORT int fclose(FILE *f)
+{
+	rlt__ensure_real();
+	/* fclose closes its fd through the C library's internal close, which we never see */
+	int fd = f ? fileno(f) : -1;
+	if (fd >= 0)
+		rlt__fd_forget(fd);
+	return real_fclose(f);
+}
+
+RLT_EXPORT int dup(int oldfd)
+{
+	rlt__ensure_real();
+	int fd = real_dup(oldfd);
+	if (fd >= 0)
+		rlt__fd_dup(oldfd, fd);
+	return fd;
+}
+
+RLT_EXPORT int dup2(int oldfd, int newfd)
+{
+	rlt__ensure_real();
+	int fd = real_dup2(oldfd, newfd);
+	if (fd >= 0)
+		rlt__fd_dup(oldfd, fd);
+	return fd;
+}
+
+RLT_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	rlt__ensure_real();
+	int fd = real_dup3(oldfd, newfd, flags);
+	if (fd >= 0)
+		rlt__fd_dup(oldfd, fd);
+	return fd;
+}
+
+/* The third argument is an int, a long or a pointer depending on cmd; all are passed in one
+ * register on the ABIs we build for, so it is carried as a pointer-sized word. */
+static int fcntl_common(fcntl_t real, int fd, int cmd, void *arg)
+{
+	int rc = real(fd, cmd, arg);
+
+	if (rc < 0)
+		return rc;
+	switch (cmd) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+		rlt__fd_dup(fd, rc);
+		break;
+	case F_SETFL: {
+		struct rlt__fd *e = rlt__fd_slot(fd);
+		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET)
+			e->nonblock = ((long)arg & O_NONBLOCK) != 0;
+		break;
+	}
+	}
+	return rc;
+}
+
+RLT_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	rlt__ensure_real();
+	return fcntl_common(real_fcntl, fd, cmd, arg);
+}
+
+RLT_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	rlt__ensure_real();
+	return fcntl_common(real_fcntl64 ? (fcntl_t)real_fcntl64 : real_fcntl, fd, cmd, arg);
+}
+
+RLT_EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	va_start(ap, req);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	rlt__ensure_real();
+	int rc = real_ioctl(fd, req, arg);
+	if (rc == 0 && req == FIONBIO && arg) {
+		struct rlt__fd *e = rlt__fd_slot(fd);
+		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET)
+			e->nonblock = *(int *)arg != 0;
+	}
+	return rc;
+}

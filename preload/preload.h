@@ -1,0 +1,148 @@
+/*
+ * preload.h: what the hooks share: the real functions, the fd table, the loaded rules.
+ * Only symbols marked RLT_EXPORT (the hooks) leave librlthrottle.so.
+ */
+#ifndef RLT_PRELOAD_H
+#define RLT_PRELOAD_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "policy.h"
+
+#define RLT_EXPORT __attribute__((visibility("default")))
+
+/* The real functions, resolved once at load with dlsym(RTLD_NEXT). */
+#define RLT_REAL_SYMBOLS(X)                                                                      \
+	X(int, socket, (int, int, int))                                                          \
+	X(int, socketpair, (int, int, int, int[2]))                                             \
+	X(int, connect, (int, const struct sockaddr *, socklen_t))                               \
+	X(int, accept, (int, struct sockaddr *, socklen_t *))                                    \
+	X(int, accept4, (int, struct sockaddr *, socklen_t *, int))                              \
+	X(ssize_t, send, (int, const void *, size_t, int))                                       \
+	X(ssize_t, sendto, (int, const void *, size_t, int, const struct sockaddr *, socklen_t)) \
+	X(ssize_t, sendmsg, (int, const struct msghdr *, int))                                   \
+	X(int, sendmmsg, (int, struct mmsghdr *, unsigned int, int))                             \
+	X(ssize_t, write, (int, const void *, size_t))                                           \
+	X(ssize_t, writev, (int, const struct iovec *, int))                                     \
+	X(ssize_t, sendfile, (int, int, off_t *, size_t))                                        \
+	X(ssize_t, sendfile64, (int, int, off64_t *, size_t))                                    \
+	X(ssize_t, recv, (int, void *, size_t, int))                                             \
+	X(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *, socklen_t *))         \
+	X(ssize_t, recvmsg, (int, struct msghdr *, int))                                         \
+	X(int, recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *))          \
+	X(ssize_t, read, (int, void *, size_t))                                                  \
+	X(ssize_t, readv, (int, const struct iovec *, int))                                      \
+	X(int, close, (int))                                                                     \
+	X(int, close_range, (unsigned int, unsigned int, int))                                   \
+	X(int, fclose, (FILE *))                                                                 \
+	X(int, dup, (int))                                                                       \
+	X(int, dup2, (int, int))                                                                 \
+	X(int, dup3, (int, int, int))                                                            \
+	X(int, fcntl, (int, int, ...))                                                           \
+	X(int, fcntl64, (int, int, ...))                                                         \
+	X(int, ioctl, (int, unsigned long, ...))
+
+#define RLT_DECLARE_REAL(ret, name, args)                                                        \
+	typedef ret(*name##_t) args;                                                             \
+	extern name##_t real_##name;
+RLT_REAL_SYMBOLS(RLT_DECLARE_REAL)
+#undef RLT_DECLARE_REAL
+
+/* Resolves every real symbol; the first hook or the constructor calls it. */
+void rlt__real_init(void);
+
+/* ----- load-time state (init.c) ----- */
+
+extern struct rlt__ruleset rlt__rules;
+/* 1 once the rules are loaded and hooks may throttle; before that hooks pass straight through. */
+extern _Atomic int rlt__active;
+/* Which variables have any rule at all (bit per enum rlt_var): a hook for a variable with no
+ * rule costs one load. */
+extern unsigned rlt__vars_in_use;
+
+enum rlt__loglevel { RLT_LOG_ERROR = 0, RLT_LOG_WARN, RLT_LOG_INFO, RLT_LOG_DEBUG };
+extern int rlt__loglevel;
+void rlt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
+ * constructor, from another library's constructor). */
+static inline void rlt__ensure_real(void)
+{
+	extern _Atomic int rlt__real_ready;
+	if (__builtin_expect(!atomic_load_explicit(&rlt__real_ready, memory_order_acquire), 0))
+		rlt__real_init();
+}
+
+/* ----- the fd table (fdtable.c) ----- */
+
+enum rlt__fdkind {
+	RLT_FD_UNKNOWN = 0, /* never seen: classified on first use */
+	RLT_FD_OTHER,       /* not a socket, or a socket no rule can ever apply to */
+	RLT_FD_SOCKET,
+};
+
+/* What connects a socket's fds (dup shares it): connection-scope states and RLT_CONNS. */
+struct rlt__conn {
+	_Atomic uint32_t refs;    /* fds that refer to this socket */
+	uint32_t conns_mask;      /* RLT_CONNS rules this connection counts against */
+	struct rlt__conn *next;   /* free list */
+	_Alignas(64) unsigned char states[]; /* rlt__rules.conn_block_size bytes */
+};
+
+struct rlt__fd {
+	_Atomic uint8_t kind;     /* enum rlt__fdkind, written last when an entry is set up */
+	uint8_t type;             /* SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET */
+	uint8_t nonblock;         /* O_NONBLOCK is set on the file */
+	uint8_t listening;        /* accept() was called on it */
+	int af;                   /* socket family */
+	struct rlt__peer peer;    /* connected peer, af 0 when none */
+	uint16_t local_port;      /* for accept rules: the listening port */
+	uint32_t mask[RLT_VAR_COUNT]; /* rules that apply to this socket's traffic */
+	struct rlt__conn *conn;   /* NULL until the socket needs one */
+};
+
+/* The entry for fd, classifying a never-seen fd first (one getsockopt, once); NULL for fds
+ * beyond the table. */
+struct rlt__fd *rlt__fd_get(int fd);
+/* The entry for fd without classifying (NULL beyond the table). */
+struct rlt__fd *rlt__fd_slot(int fd);
+/* A new socket of this family and type (socket(), accept(), socketpair()). */
+void rlt__fd_new_socket(int fd, int af, int type, int nonblock);
+/* The socket is now connected to / accepted from peer: recompute which rules apply. */
+void rlt__fd_set_peer(int fd, const struct rlt__peer *peer);
+/* fd was closed (or is about to be reused). */
+void rlt__fd_forget(int fd);
+/* newfd now refers to the same open file as oldfd. */
+void rlt__fd_dup(int oldfd, int newfd);
+/* Connection block of an fd, created on demand (NULL when no rule needs one). */
+struct rlt__conn *rlt__fd_conn(struct rlt__fd *e);
+void rlt__fdtable_init(void);
+
+/* The connection-scope states of a socket: NULL when no rule has connection scope, or when no
+ * memory could be had (rlt__charge then leaves the connection-scope rules out). */
+static inline void *rlt__conn_states(struct rlt__fd *e)
+{
+	struct rlt__conn *c;
+	if (!rlt__rules.conn_block_size)
+		return NULL;
+	c = rlt__fd_conn(e);
+	return c ? c->states : NULL;
+}
+void rlt__fdtable_atfork_child(void);
+
+/* ----- shared hook helpers (hook_io.c) ----- */
+
+/* errno := e, return -1: the one place a hook turns an error value into errno. */
+static inline int rlt__fail(int e)
+{
+	errno = e;
+	return -1;
+}
+
+#endif

@@ -1,0 +1,220 @@
+/*
+ * charge.c: one call against every rule that applies to it. Reserve everywhere first, then wait
+ * once for the latest slot: a call waits for its strictest rule, and a rejection anywhere gives
+ * back what the other rules had already granted, so a rejected call leaves every budget as it
+ * was (SPEC §4).
+ */
+#include <errno.h>
+
+#include "clock.h"
+#include "policy.h"
+#include "wait.h"
+
+static uint64_t cost_for(const struct rlt_rule *r, uint64_t bytes, uint64_t msgs)
+{
+	switch (r->unit) {
+	case RLT_UNIT_BYTES:
+		return bytes;
+	case RLT_UNIT_MSGS:
+		return msgs;
+	default:
+		return 1; /* calls: connect and accept */
+	}
+}
+
+/* NULL for a connection-scope rule of a socket that has no block (no memory could be had):
+ * such a rule is then not applied rather than applied to a state that is not there. */
+static void *state_of(const struct rlt__rt_rule *r, void *conn_block)
+{
+	if (r->state)
+		return r->state;
+	return conn_block ? (char *)conn_block + r->conn_off : NULL;
+}
+
+static void stat_max(_Atomic uint64_t *m, uint64_t v)
+{
+	uint64_t old = atomic_load_explicit(m, memory_order_relaxed);
+	while (v > old &&
+	       !atomic_compare_exchange_weak_explicit(m, &old, v, memory_order_relaxed,
+	                                              memory_order_relaxed))
+		;
+}
+
+#define ADD(field, v) atomic_fetch_add_explicit(&(field), (v), memory_order_relaxed)
+
+uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
+                        void *conn_block, rlt_ns_t now)
+{
+	uint64_t least = UINT64_MAX;
+
+	for (unsigned i = 0; i < rs->n[var]; i++) {
+		const struct rlt__rt_rule *r = &rs->rules[var][i];
+		void *st = state_of(r, conn_block);
+		if (!(mask & (1u << i)) || r->rule.unit != RLT_UNIT_BYTES || !st)
+			continue;
+		uint64_t a = rlt_available(&r->rule.params, st, now);
+		if (a < least)
+			least = a;
+	}
+	return least;
+}
+
+/* Gives back what rules [0, upto) of a ticket took (a rejection further on). */
+static void undo(struct rlt__ruleset *rs, struct rlt__ticket *t, unsigned upto)
+{
+	for (unsigned i = 0; i < upto; i++) {
+		const struct rlt__rt_rule *r = &rs->rules[t->var][i];
+		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER)
+			continue;
+		rlt_refund(&r->rule.params, state_of(r, t->conn_block), t->at[i],
+		           cost_for(&r->rule, t->bytes, t->msgs));
+	}
+}
+
+int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs)
+{
+	rlt_ns_t now = rlt__now(), go = now;
+
+	t->var = var;
+	t->mask = mask;
+	t->conn_block = conn_block;
+	t->bytes = bytes;
+	t->msgs = msgs;
+	t->start = now;
+	t->err = 0;
+	for (unsigned i = 0; i < rs->n[var]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[var][i];
+		rlt_ns_t at = now;
+
+		void *st = state_of(r, conn_block);
+		t->at[i] = RLT_NS_NEVER;
+		if (!(mask & (1u << i)) || !st)
+			continue;
+		uint64_t cost = cost_for(&r->rule, bytes, msgs);
+		enum rlt_mode mode =
+			r->rule.action == RLT_ACTION_REJECT ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+		enum rlt_verdict v = rlt_decide(&r->rule.params, st, now, cost, mode, &at);
+		if (v == RLT_DENY) {
+			undo(rs, t, i);
+			t->err = r->rule.err;
+			if (rs->stats_on) {
+				ADD(r->st.calls, 1);
+				ADD(r->st.rejected, 1);
+			}
+			return -1;
+		}
+		t->at[i] = at;
+		if (at > go)
+			go = at;
+	}
+	t->go = go;
+	if (rs->stats_on) {
+		uint64_t waited = go - now;
+		for (unsigned i = 0; i < rs->n[var]; i++) {
+			struct rlt__rt_rule *r = &rs->rules[var][i];
+			if (!(mask & (1u << i)))
+				continue;
+			ADD(r->st.calls, 1);
+			ADD(r->st.allowed, 1);
+			if (waited) {
+				ADD(r->st.delayed, 1);
+				ADD(r->st.delay_ns_total, waited);
+				stat_max(&r->st.delay_ns_max, waited);
+			}
+		}
+	}
+	return 0;
+}
+
+int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                     uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs)
+{
+	if (rlt__charge(rs, t, var, mask, conn_block, bytes, msgs) != 0)
+		return -1;
+	if (t->go > t->start)
+		rlt__sleep_until(t->go);
+	return 0;
+}
+
+void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
+                 uint64_t msgs_used)
+{
+	for (unsigned i = 0; i < rs->n[t->var]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[t->var][i];
+		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER)
+			continue;
+		uint64_t took = cost_for(&r->rule, t->bytes, t->msgs);
+		uint64_t used = cost_for(&r->rule, bytes_used, msgs_used);
+		if (r->rule.unit == RLT_UNIT_CALLS)
+			used = msgs_used ? 1 : 0;
+		if (used < took)
+			rlt_refund(&r->rule.params, state_of(r, t->conn_block), t->at[i],
+			           took - used);
+		if (rs->stats_on)
+			ADD(r->st.units, used < took ? used : took);
+	}
+}
+
+int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
+{
+	unsigned n = rs->n[RLT_VAR_CONNS];
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
+		uint32_t limit = (uint32_t)r->rule.amount_num;
+		rlt_ns_t start = 0, deadline = RLT_NS_NEVER;
+		int waited = 0;
+
+		if (!(mask & (1u << i)))
+			continue;
+		for (;;) {
+			uint32_t cur = atomic_load(&r->open);
+			if (cur < limit) {
+				if (atomic_compare_exchange_weak(&r->open, &cur, cur + 1))
+					break;
+				continue;
+			}
+			if (r->rule.action == RLT_ACTION_DELAY && !start) {
+				start = rlt__now();
+				if (r->rule.max_wait_ns != RLT_NS_NEVER)
+					deadline = start + r->rule.max_wait_ns;
+			}
+			if (r->rule.action == RLT_ACTION_REJECT ||
+			    rlt__wait_change(&r->open, cur, deadline, 0) != 0) {
+				rlt__conns_release(rs, mask & ((1u << i) - 1));
+				*err = r->rule.err;
+				if (rs->stats_on) {
+					ADD(r->st.calls, 1);
+					ADD(r->st.rejected, 1);
+				}
+				return -1;
+			}
+			waited = 1;
+		}
+		if (rs->stats_on) {
+			ADD(r->st.calls, 1);
+			ADD(r->st.allowed, 1);
+			ADD(r->st.units, 1);
+			if (waited) {
+				uint64_t d = rlt__now() - start;
+				ADD(r->st.delayed, 1);
+				ADD(r->st.delay_ns_total, d);
+				stat_max(&r->st.delay_ns_max, d);
+			}
+		}
+	}
+	return 0;
+}
+
+void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask)
+{
+	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
+		if (!(mask & (1u << i)))
+			continue;
+		atomic_fetch_sub(&r->open, 1);
+		if (r->rule.action == RLT_ACTION_DELAY)
+			rlt__wake_all(&r->open, 0);
+	}
+}

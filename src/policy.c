@@ -1,0 +1,248 @@
+/*
+ * policy.c: the rules in force, which apply to a call, and building them at load time.
+ * The charge of a call lives in charge.c.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/un.h>
+
+#include "policy.h"
+
+/* How much time of the rate one real call moves at most: small enough that a long transfer
+ * is smooth at any one-second view, large enough that the number of system calls stays low. */
+#define PIECE_NS (10 * 1000 * 1000ull)
+/* ... but never a piece below this many bytes unless the burst itself is smaller. */
+#define PIECE_MIN 256u
+
+void rlt__peer_from_sockaddr(struct rlt__peer *p, const struct sockaddr *sa, socklen_t len)
+{
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	memset(p, 0, sizeof *p);
+	if (!sa || len < (socklen_t)sizeof(sa_family_t))
+		return;
+	switch (sa->sa_family) {
+	case AF_INET: {
+		const struct sockaddr_in *in = (const void *)sa;
+		if (len < (socklen_t)sizeof *in)
+			return;
+		p->af = AF_INET;
+		memcpy(p->addr, &in->sin_addr, 4);
+		p->port = ntohs(in->sin_port);
+		break;
+	}
+	case AF_INET6: {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		if (len < (socklen_t)sizeof *in6)
+			return;
+		p->port = ntohs(in6->sin6_port);
+		if (memcmp(&in6->sin6_addr, v4mapped, 12) == 0) {
+			p->af = AF_INET;
+			memcpy(p->addr, (const uint8_t *)&in6->sin6_addr + 12, 4);
+		} else {
+			p->af = AF_INET6;
+			memcpy(p->addr, &in6->sin6_addr, 16);
+		}
+		break;
+	}
+	case AF_UNIX:
+		p->af = AF_UNIX;
+		break;
+	default:
+		p->af = sa->sa_family;
+		break;
+	}
+}
+
+static int prefix_match(const uint8_t *a, const uint8_t *net, unsigned bits)
+{
+	unsigned whole = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, net, whole) != 0)
+		return 0;
+	if (rest == 0)
+		return 1;
+	uint8_t m = (uint8_t)(0xff << (8 - rest));
+	return (a[whole] & m) == (net[whole] & m);
+}
+
+static int rule_matches(const struct rlt_rule *r, const struct rlt__peer *peer)
+{
+	int inet = peer->af == AF_INET || peer->af == AF_INET6;
+
+	switch (r->family) {
+	case RLT_FAMILY_INET:
+		if (!inet)
+			return 0;
+		break;
+	case RLT_FAMILY_UNIX:
+		if (peer->af != AF_UNIX)
+			return 0;
+		break;
+	case RLT_FAMILY_ALL:
+		break;
+	}
+	if (r->peer_af) {
+		if (peer->af != r->peer_af)
+			return 0;
+		if (!prefix_match(peer->addr, r->peer_addr, r->peer_prefix))
+			return 0;
+	}
+	if (r->port_lo != 0 || r->port_hi != 65535) {
+		if (!inet || peer->port < r->port_lo || peer->port > r->port_hi)
+			return 0;
+	}
+	return 1;
+}
+
+uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struct rlt__peer *peer)
+{
+	uint32_t mask = 0;
+
+	for (unsigned i = 0; i < rs->n[var]; i++)
+		if (rule_matches(&rs->rules[var][i].rule, peer))
+			mask |= 1u << i;
+	return mask;
+}
+
+void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block)
+{
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < rs->n[v]; i++) {
+			const struct rlt__rt_rule *r = &rs->rules[v][i];
+			if (r->rule.scope == RLT_SCOPE_CONNECTION)
+				rlt_state_init(&r->rule.params, (char *)block + r->conn_off, 0);
+		}
+}
+
+uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)
+{
+	uint64_t piece = UINT64_MAX;
+
+	for (unsigned i = 0; i < rs->n[var]; i++)
+		if ((mask & (1u << i)) && rs->rules[var][i].piece < piece)
+			piece = rs->rules[var][i].piece;
+	return piece;
+}
+
+static uint64_t piece_of(const struct rlt_rule *r)
+{
+	const struct rlt_params *p = &r->params;
+	unsigned __int128 ten_ms = (unsigned __int128)p->rate_num * PIECE_NS / p->rate_den_ns;
+	uint64_t lo = p->burst < PIECE_MIN ? p->burst : PIECE_MIN;
+	uint64_t piece = ten_ms > p->burst ? p->burst : (uint64_t)ten_ms;
+
+	if (r->unit != RLT_UNIT_BYTES)
+		return UINT64_MAX;
+	return piece < lo ? lo : piece;
+}
+
+static void *map_state(size_t size)
+{
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* Refuses what this build parses but cannot enforce yet. */
+static int check_supported(const struct rlt_rule *r, struct rlt_error *err)
+{
+	const char *what = NULL;
+
+	if (r->scope == RLT_SCOPE_SHARED)
+		what = "scope=shared:";
+	else if (r->scope == RLT_SCOPE_REDIS)
+		what = "scope=redis://";
+	if (!what)
+		return 0;
+	snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": %s is not supported yet by this build",
+	         rlt_var_name(r->var), r->text, what);
+	return -ENOTSUP;
+}
+
+static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct rlt_error *err)
+{
+	enum rlt_var v = rule->var;
+	struct rlt__rt_rule *r;
+	int rc = check_supported(rule, err);
+
+	if (rc)
+		return rc;
+	if (rs->n[v] >= RLT_MAX_RULES_PER_VAR) {
+		snprintf(err->msg, sizeof err->msg, "%s: more than %d rules", rlt_var_name(v),
+		         RLT_MAX_RULES_PER_VAR);
+		return -EINVAL;
+	}
+	r = &rs->rules[v][rs->n[v]];
+	memset(r, 0, sizeof *r);
+	r->rule = *rule;
+	r->piece = v == RLT_VAR_CONNS ? UINT64_MAX : piece_of(rule);
+	if (v != RLT_VAR_CONNS) {
+		size_t size = rlt_state_size(&rule->params);
+		if (rule->scope == RLT_SCOPE_CONNECTION) {
+			/* 64-byte slots: one state per cache line at least */
+			r->conn_off = rs->conn_block_size;
+			rs->conn_block_size += (size + 63) & ~(size_t)63;
+		} else {
+			r->state = map_state(size);
+			if (!r->state || rlt_state_init(&rule->params, r->state, 0) != 0) {
+				snprintf(err->msg, sizeof err->msg,
+				         "%s=\"%.300s\": no memory for the rule's state",
+				         rlt_var_name(v), rule->text);
+				return -ENOMEM;
+			}
+		}
+	}
+	rs->n[v]++;
+	return 0;
+}
+
+/* Parses one variable; with ignore_bad, one rule at a time so that a bad one is left out. */
+static int build_var(struct rlt__ruleset *rs, enum rlt_var v, const char *value, int ignore_bad,
+                     void (*warn)(const char *, void *), void *ctx, struct rlt_error *err)
+{
+	struct rlt_rule parsed[RLT_MAX_RULES_PER_VAR];
+	size_t n = 0;
+	int rc;
+
+	if (!ignore_bad) {
+		rc = rlt_rules_parse(v, value, parsed, RLT_MAX_RULES_PER_VAR, &n, err);
+		for (size_t i = 0; rc == 0 && i < n; i++)
+			rc = add_rule(rs, &parsed[i], err);
+		return rc;
+	}
+	for (const char *p = value; *p;) {
+		char one[RLT_VALUE_MAX + 1];
+		size_t len = strcspn(p, ";");
+		if (len > RLT_VALUE_MAX)
+			len = RLT_VALUE_MAX;
+		memcpy(one, p, len);
+		one[len] = '\0';
+		p += len + (p[len] == ';');
+		if (strspn(one, " \t") == len)
+			continue;
+		rc = rlt_rules_parse(v, one, parsed, 1, &n, err);
+		if (rc == 0)
+			rc = add_rule(rs, &parsed[0], err);
+		if (rc != 0)
+			warn(err->msg, ctx);
+	}
+	return 0;
+}
+
+int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR_COUNT],
+                       int ignore_bad, void (*warn)(const char *msg, void *ctx), void *ctx,
+                       struct rlt_error *err)
+{
+	for (int v = 0; v < RLT_VAR_COUNT; v++) {
+		/* An empty variable is treated as unset: scripts write RLT_SEND=${X:-} */
+		if (!values[v] || values[v][strspn(values[v], " \t")] == '\0')
+			continue;
+		int rc = build_var(rs, (enum rlt_var)v, values[v], ignore_bad, warn, ctx, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

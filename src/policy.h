@@ -1,0 +1,113 @@
+/*
+ * policy.h: the rules in force in a process, which of them apply to a call, and the charge of a
+ * call against all that apply (reserve, wait, refund, count). Shared by the preload and the
+ * seccomp supervisor: neither knows an engine, both ask this.
+ */
+#ifndef RLT_POLICY_H
+#define RLT_POLICY_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "rlthrottle.h"
+
+/* Per-rule counters for RLT_STATS. Relaxed atomics: counted only when stats are on. */
+struct rlt__stats {
+	_Atomic uint64_t calls;    /* calls the rule applied to */
+	_Atomic uint64_t allowed;  /* went ahead (at once or after a delay) */
+	_Atomic uint64_t delayed;  /* went ahead after waiting */
+	_Atomic uint64_t rejected; /* failed by this rule */
+	_Atomic uint64_t units;    /* bytes, messages or calls charged, after refunds */
+	_Atomic uint64_t delay_ns_total;
+	_Atomic uint64_t delay_ns_max;
+};
+
+struct rlt__rt_rule {
+	struct rlt_rule rule;
+	void *state;          /* process scope: the engine state; NULL for connection scope */
+	size_t conn_off;      /* connection scope: where the state sits in a connection block */
+	uint64_t piece;       /* bytes rules: the most one real call moves at once */
+	_Atomic uint32_t open; /* RLT_CONNS: connections open now (a futex word) */
+	struct rlt__stats st;
+};
+
+struct rlt__ruleset {
+	struct rlt__rt_rule rules[RLT_VAR_COUNT][RLT_MAX_RULES_PER_VAR];
+	unsigned n[RLT_VAR_COUNT];
+	size_t conn_block_size; /* bytes of connection-scope state per socket (0: none) */
+	int stats_on;           /* count per-rule statistics */
+};
+
+/* What a call is made to or from, for the rule filters. */
+struct rlt__peer {
+	int af;           /* AF_INET, AF_INET6, AF_UNIX, other, or 0 when not known */
+	uint8_t addr[16]; /* network order; an IPv4-mapped IPv6 address is kept as IPv4 */
+	uint16_t port;    /* host order; 0 when not known */
+};
+
+/* Fills p from a socket address (NULL or a short length gives af 0). */
+void rlt__peer_from_sockaddr(struct rlt__peer *p, const struct sockaddr *sa, socklen_t len);
+
+/*
+ * Builds the ruleset from each variable's value (values[v] NULL or "" when unset). Each bad rule
+ * is an error: with ignore_bad, it is left out and its message goes to warn(msg, ctx); without,
+ * the first error is returned in err. Scopes not built yet are refused here with a clear
+ * message. Allocates engine states (this is load time, not a hook).
+ */
+int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR_COUNT],
+                       int ignore_bad, void (*warn)(const char *msg, void *ctx), void *ctx,
+                       struct rlt_error *err);
+
+/* Bitmask of the rules of `var` whose filters admit this peer on a socket of family `af`. */
+uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struct rlt__peer *peer);
+
+/* Initialises a connection block of rs->conn_block_size bytes for a new socket. */
+void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block);
+
+/* The largest piece (bytes) a call under `mask` of var should move in one real call. */
+uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
+
+/* Units a call under `mask` could take at once now (the least over the byte rules). */
+uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
+                        void *conn_block, rlt_ns_t now);
+
+/* A charge taken against every rule in a mask, to be settled after the real call. */
+struct rlt__ticket {
+	enum rlt_var var;
+	uint32_t mask;
+	void *conn_block;
+	uint64_t bytes, msgs;         /* what was reserved */
+	rlt_ns_t at[RLT_MAX_RULES_PER_VAR];
+	rlt_ns_t start;               /* when the call asked */
+	rlt_ns_t go;                  /* when it may go (the latest slot of its rules) */
+	int err;                      /* errno when rejected */
+};
+
+/*
+ * Charges a call of `bytes` bytes and `msgs` messages (a calls rule takes 1) against every rule
+ * in mask: reject rules must conform now; delay rules reserve within their max-wait. Returns 0
+ * (taken: wait until t->go, make the real call, then rlt__settle), or -1 with t->err set
+ * (nothing taken). Never sleeps itself: the preload sleeps, the supervisor schedules. Counts
+ * statistics.
+ */
+int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs);
+
+/* rlt__charge, then sleep until the call may go. */
+int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                     uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs);
+
+/* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
+ * t->msgs) and counts the units. */
+void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
+                 uint64_t msgs_used);
+
+/*
+ * RLT_CONNS: admits one more open connection under the rules in mask (reject, or wait for a
+ * close within max-wait). Returns 0, or -1 with *err set. rlt__conns_release undoes it.
+ */
+int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err);
+void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask);
+
+#endif

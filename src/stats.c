@@ -1,0 +1,149 @@
+/*
+ * stats.c: the RLT_STATS summary. Formatting is done by hand into a fixed buffer because it
+ * may run inside a signal handler, where stdio and malloc are off limits.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stats.h"
+
+struct out {
+	ssize_t (*wr)(int, const void *, size_t);
+	int fd;
+	int err;
+	size_t len;
+	char buf[4096];
+};
+
+static void flush(struct out *o)
+{
+	size_t off = 0;
+	while (off < o->len && !o->err) {
+		ssize_t n = o->wr(o->fd, o->buf + off, o->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			o->err = n < 0 ? errno : EIO;
+		else
+			off += (size_t)n;
+	}
+	o->len = 0;
+}
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	while (n) {
+		if (o->len == sizeof o->buf)
+			flush(o);
+		size_t k = sizeof o->buf - o->len;
+		if (k > n)
+			k = n;
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void putu(struct out *o, uint64_t v)
+{
+	char d[24];
+	int i = sizeof d;
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(o, d + i, sizeof d - (size_t)i);
+}
+
+/* A JSON string; the parser admits only printable ASCII, but quote and backslash need care. */
+static void putstr(struct out *o, const char *s)
+{
+	put(o, "\"", 1);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			put(o, "\\", 1);
+		if ((unsigned char)*s < 0x20)
+			continue;
+		put(o, s, 1);
+	}
+	put(o, "\"", 1);
+}
+
+static void field(struct out *o, const char *name, uint64_t v)
+{
+	puts_(o, ",\"");
+	puts_(o, name);
+	puts_(o, "\":");
+	putu(o, v);
+}
+
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+int rlt__stats_write(struct rlt__ruleset *rs, ssize_t (*wr)(int, const void *, size_t), int fd,
+                     pid_t pid, rlt_ns_t elapsed_ns)
+{
+	struct out o = {.wr = wr, .fd = fd};
+	int first = 1;
+
+	puts_(&o, "{\"pid\":");
+	putu(&o, (uint64_t)pid);
+	field(&o, "elapsed_ns", elapsed_ns);
+	puts_(&o, ",\"rules\":[");
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < rs->n[v]; i++) {
+			struct rlt__rt_rule *r = &rs->rules[v][i];
+			puts_(&o, first ? "\n  {\"variable\":" : ",\n  {\"variable\":");
+			first = 0;
+			putstr(&o, rlt_var_name((enum rlt_var)v));
+			puts_(&o, ",\"rule\":");
+			putstr(&o, r->rule.text);
+			field(&o, "calls", LOAD(r->st.calls));
+			field(&o, "allowed", LOAD(r->st.allowed));
+			field(&o, "delayed", LOAD(r->st.delayed));
+			field(&o, "rejected", LOAD(r->st.rejected));
+			field(&o, "units", LOAD(r->st.units));
+			field(&o, "delay_ns_total", LOAD(r->st.delay_ns_total));
+			field(&o, "delay_ns_max", LOAD(r->st.delay_ns_max));
+			puts_(&o, "}");
+		}
+	puts_(&o, "\n]}\n");
+	flush(&o);
+	return -o.err;
+}
+
+int rlt__stats_path(const char *tmpl, pid_t pid, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *s = tmpl; *s; s++) {
+		char num[24];
+		const char *piece = s;
+		size_t plen = 1;
+		if (s[0] == '%' && s[1] == 'p') {
+			int i = sizeof num;
+			uint64_t v = (uint64_t)pid;
+			do {
+				num[--i] = (char)('0' + v % 10);
+				v /= 10;
+			} while (v);
+			piece = num + i;
+			plen = sizeof num - (size_t)i;
+			s++;
+		} else if (s[0] == '%' && s[1] == '%') {
+			s++;
+		}
+		if (n + plen >= len)
+			return -ENAMETOOLONG;
+		memcpy(out + n, piece, plen);
+		n += plen;
+	}
+	out[n] = '\0';
+	return 0;
+}

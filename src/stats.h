@@ -1,0 +1,18 @@
+/* stats.h: the RLT_STATS JSON summary (SPEC §6). */
+#ifndef RLT_STATS_H
+#define RLT_STATS_H
+
+#include <sys/types.h>
+
+#include "policy.h"
+
+/* Writes the summary to fd with wr (the real write: the preload must not re-enter its own
+ * hook). Async-signal-safe (no stdio, no allocation), so that it can run from a fatal-signal
+ * handler. Returns 0 or -errno. */
+int rlt__stats_write(struct rlt__ruleset *rs, ssize_t (*wr)(int, const void *, size_t), int fd,
+                     pid_t pid, rlt_ns_t elapsed_ns);
+
+/* Expands %p in a path template to the pid ("%%" is a '%'). Returns 0, or -ENAMETOOLONG. */
+int rlt__stats_path(const char *tmpl, pid_t pid, char *out, size_t len);
+
+#endif

@@ -1,0 +1,193 @@
+# Helpers sourced by tests/integration/test_*.sh (bash). Loopback only.
+#
+# Environment (set by tests/run-integration.sh): RLT_LIB = the library to preload,
+# ITEST_BIN = directory of the helper programs built from tests/integration/*.c.
+#
+# Conventions: a test prints "info: ..." lines as it goes, and ends with exit 0 (pass),
+# exit 1 after "FAIL: ..." (fail), or exit 77 after "SKIP: ..." (a capability this machine lacks).
+# Every server a test starts goes through bg, which records its PID; the EXIT trap kills exactly
+# those PIDs (never by name) and removes the test's temporary directory.
+
+set -u
+
+ITEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${RLT_LIB:=$ITEST_DIR/../../build/librlthrottle.so}"
+: "${ITEST_BIN:=$ITEST_DIR/../../build/itest}"
+RLT_LIB=$(cd "$(dirname "$RLT_LIB")" 2>/dev/null && pwd)/$(basename "$RLT_LIB")
+ITEST_BIN=$(cd "$ITEST_BIN" 2>/dev/null && pwd || echo "$ITEST_BIN")
+export RLT_LIB ITEST_BIN
+
+# No rule from the caller's environment may leak into a test.
+unset RLT_CONNECT RLT_ACCEPT RLT_SEND RLT_RECV RLT_CONNS RLT_STATS RLT_LOG RLT_ON_ERROR RLT_INHERIT LD_PRELOAD
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/rlt-itest.XXXXXX")
+BG_PIDS=""
+LAST_PID=""
+
+cleanup() {
+	local p
+	for p in $BG_PIDS; do kill -TERM "$p" 2>/dev/null; done
+	for p in $BG_PIDS; do
+		local i=0
+		while kill -0 "$p" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i + 1)); done
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
+
+info() { echo "info: $*"; }
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+
+# need_lib: the library must exist (a missing library is a failure, not a skip).
+need_lib() { [ -f "$RLT_LIB" ] || fail "library not built: $RLT_LIB"; }
+need_bin() { local b; for b in "$@"; do [ -x "$ITEST_BIN/$b" ] || fail "helper not built: $ITEST_BIN/$b"; done; }
+need_cmd() { local c; for c in "$@"; do command -v "$c" >/dev/null 2>&1 || fail "command not installed: $c (listed in .ci/packages?)"; done; }
+need_ipv6() {
+	python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1",0))' 2>/dev/null ||
+		skip "no IPv6 on loopback (::1 cannot be bound)"
+}
+
+# Run a command with the library preloaded (variables go before: pre VAR=x cmd ...).
+pre() { env LD_PRELOAD="$RLT_LIB" "$@"; }
+
+# bg NAME CMD...: start CMD in the background, stdout to $T/NAME.out, stderr to $T/NAME.err,
+# record its PID (LAST_PID and the cleanup list).
+bg() {
+	local name=$1; shift
+	"$@" >"$T/$name.out" 2>"$T/$name.err" &
+	LAST_PID=$!
+	BG_PIDS="$BG_PIDS $LAST_PID"
+}
+
+# wait_pid PID [SECONDS]: wait (bounded) for a background process to end; returns its status.
+wait_pid() {
+	local pid=$1 lim=${2:-30} i=0
+	while kill -0 "$pid" 2>/dev/null; do
+		[ $i -ge $((lim * 20)) ] && { echo "info: pid $pid still running after ${lim}s" >&2; return 124; }
+		sleep 0.05; i=$((i + 1))
+	done
+	wait "$pid" 2>/dev/null
+}
+
+# wait_file PATH [SECONDS]: wait until PATH exists and is non-empty (a helper's port file).
+wait_file() {
+	local f=$1 lim=${2:-10} i=0
+	while [ ! -s "$f" ]; do
+		[ $i -ge $((lim * 20)) ] && fail "timed out waiting for $f"
+		sleep 0.05; i=$((i + 1))
+	done
+}
+
+# wait_port PORT [SECONDS]: wait until something listens on TCP PORT (checked with ss, so no
+# connection is made that a counting server would see).
+wait_port() {
+	local port=$1 lim=${2:-10} i=0
+	while ! ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; do
+		[ $i -ge $((lim * 20)) ] && fail "timed out waiting for a listener on port $port"
+		sleep 0.05; i=$((i + 1))
+	done
+}
+
+# free_port [ADDR]: a TCP port free on ADDR right now.
+free_port() {
+	python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"
+}
+
+# start_srv NAME PROG ARGS...: start an ITEST helper server with -P portfile, wait until it has
+# written its port, and print the port. Also sets LAST_PID.
+start_srv() {
+	local name=$1 prog=$2; shift 2
+	bg "$name" "$ITEST_BIN/$prog" -P "$T/$name.port" "$@"
+	wait_file "$T/$name.port"
+	SRV_PORT=$(cat "$T/$name.port")
+}
+
+now_ns() { date +%s%N; }
+
+# kv KEY FILE_OR_STRING: the value of KEY=VALUE in the last line that has it.
+kv() {
+	local key=$1 src=$2
+	if [ -f "$src" ]; then cat "$src"; else printf '%s\n' "$src"; fi |
+		awk -v k="$key" '{ for (i = 1; i <= NF; i++) { n = index($i, "="); if (n && substr($i, 1, n - 1) == k) v = substr($i, n + 1) } } END { print v }'
+}
+
+# Floating point helpers via awk.
+calc() { awk "BEGIN { printf \"%.6g\", $* }"; }
+fle() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
+
+assert_eq() { # WHAT EXPECTED GOT
+	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+	info "$1 = $3 (ok)"
+}
+assert_ne() { # WHAT UNEXPECTED GOT
+	[ "$2" != "$3" ] || fail "$1: expected anything but '$2'"
+}
+assert_range() { # WHAT LO HI GOT
+	[ -n "$4" ] || fail "$1: no value (expected $2..$3)"
+	fle "$2" "$4" && fle "$4" "$3" || fail "$1: expected between $2 and $3, got $4"
+	info "$1 = $4 (ok: $2..$3)"
+}
+assert_le() { # WHAT MAX GOT
+	[ -n "$3" ] || fail "$1: no value (expected <= $2)"
+	fle "$3" "$2" || fail "$1: expected at most $2, got $3"
+	info "$1 = $3 (ok: <= $2)"
+}
+assert_ge() { # WHAT MIN GOT
+	[ -n "$3" ] || fail "$1: no value (expected >= $2)"
+	fle "$2" "$3" || fail "$1: expected at least $2, got $3"
+	info "$1 = $3 (ok: >= $2)"
+}
+assert_match() { # WHAT ERE STRING
+	printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: expected to match /$2/, got: $3"
+	info "$1 matches /$2/ (ok)"
+}
+assert_nomatch() { # WHAT ERE STRING
+	printf '%s\n' "$3" | grep -Eq -- "$2" && fail "$1: expected no match for /$2/, got: $3"
+	info "$1 has no /$2/ (ok)"
+}
+
+# assert_rate WHAT UNITS ELAPSED_NS TARGET_PER_S LO HI: UNITS/elapsed over the target within
+# [LO, HI]. Also demands that the measurement spans at least MIN_SPAN_S (default 1) seconds.
+assert_rate() {
+	local what=$1 units=$2 ns=$3 target=$4 lo=$5 hi=$6
+	[ -n "$units" ] && [ -n "$ns" ] || fail "$what: missing measurement (units='$units' ns='$ns')"
+	fle "${MIN_SPAN_S:-1}" "$(calc "$ns / 1e9")" || fail "$what: measured over only $(calc "$ns / 1e9") s (units=$units): too fast, not throttled?"
+	local rate ratio
+	rate=$(calc "$units * 1e9 / $ns")
+	ratio=$(calc "$rate / $target")
+	info "$what: $units units in $(calc "$ns / 1e9") s = $rate/s, target $target/s, ratio $ratio"
+	fle "$lo" "$ratio" && fle "$ratio" "$hi" || fail "$what: rate ratio $ratio outside $lo..$hi (achieved $rate/s, target $target/s)"
+}
+
+# assert_fast WHAT ELAPSED_NS MAX_S: finished within MAX_S seconds (not throttled).
+assert_fast() {
+	local s
+	s=$(calc "$2 / 1e9")
+	fle "$s" "$3" || fail "$1: took $s s, expected under $3 s (throttled when it should not be?)"
+	info "$1: took $s s (ok: < $3 s, not throttled)"
+}
+
+# sha256_eq FILE1 FILE2
+sha256_eq() {
+	local a b
+	a=$(sha256sum <"$1" | cut -d' ' -f1)
+	b=$(sha256sum <"$2" | cut -d' ' -f1)
+	[ "$a" = "$b" ] || fail "sha256 differs: $1 ($a) vs $2 ($b)"
+	info "sha256 $1 == $2 (ok)"
+}
+
+# proc_cpu_s PID: user+sys CPU seconds of a live process, from /proc/PID/stat.
+proc_cpu_s() {
+	local hz
+	hz=$(getconf CLK_TCK)
+	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.3f", ($12 + $13) / hz }' "/proc/$1/stat"
+}
+
+# show FILE...: print files into the log (for diagnosis).
+show() { local f; for f in "$@"; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" | head -40; done; }
+
+cd "$T" || exit 1

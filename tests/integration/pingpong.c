@@ -1,0 +1,93 @@
+/* pingpong: 1-byte request/response over one TCP loopback connection, to measure per-call cost.
+ *
+ *   pingpong server -P PORTFILE        accept one connection, echo each byte until EOF
+ *   pingpong client -p PORT -n ROUNDS  prints: rounds=N elapsed_ns=NS rps=R
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) goto usage;
+	int opt, port = -1;
+	long rounds = 10000;
+	const char *portfile = NULL;
+	optind = 2;
+	while ((opt = getopt(argc, argv, "p:n:P:")) != -1) {
+		switch (opt) {
+		case 'p': port = atoi(optarg); break;
+		case 'n': rounds = atol(optarg); break;
+		case 'P': portfile = optarg; break;
+		default: goto usage;
+		}
+	}
+	alarm(120);
+	int one = 1;
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	if (!strcmp(argv[1], "server") && portfile) {
+		int l = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 8) < 0) { perror("bind"); return 2; }
+		socklen_t len = sizeof a;
+		getsockname(l, (struct sockaddr *)&a, &len);
+		char tmp[4096];
+		snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
+		FILE *f = fopen(tmp, "w");
+		if (!f) return 2;
+		fprintf(f, "%d\n", ntohs(a.sin_port));
+		fclose(f);
+		rename(tmp, portfile);
+		int c = accept(l, NULL, NULL);
+		if (c < 0) { perror("accept"); return 2; }
+		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		char b;
+		for (;;) {
+			ssize_t r = recv(c, &b, 1, 0);
+			if (r < 0 && errno == EINTR) continue;
+			if (r <= 0) break;
+			if (send(c, &b, 1, 0) != 1) break;
+		}
+		return 0;
+	}
+	if (!strcmp(argv[1], "client") && port > 0) {
+		a.sin_port = htons((uint16_t)port);
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(c, (struct sockaddr *)&a, sizeof a) < 0) { perror("connect"); return 1; }
+		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		char b = 'x';
+		uint64_t t0 = now_ns();
+		for (long i = 0; i < rounds; i++) {
+			if (send(c, &b, 1, 0) != 1) { perror("send"); return 1; }
+			ssize_t r;
+			while ((r = recv(c, &b, 1, 0)) < 0 && errno == EINTR) {}
+			if (r != 1) { fprintf(stderr, "pingpong: short recv\n"); return 1; }
+		}
+		uint64_t t1 = now_ns();
+		close(c);
+		printf("rounds=%ld elapsed_ns=%llu rps=%.0f\n", rounds, (unsigned long long)(t1 - t0),
+		       (double)rounds * 1e9 / (double)(t1 - t0));
+		return 0;
+	}
+usage:
+	fprintf(stderr, "usage: pingpong server -P PORTFILE | pingpong client -p PORT [-n ROUNDS]\n");
+	return 2;
+}

@@ -1,0 +1,202 @@
+/* sink: a server that receives bytes and reports how many, when, and their FNV-1a 64.
+ *
+ *   sink [-4|-6] [-h BINDADDR] [-U PATH] [-u] [-P PORTFILE] [-n CONNS] [-c COUNT] [-i IDLE_MS]
+ *        [-e MS] [-x] [-T SECONDS]
+ *   -u        UDP (datagrams): stop after COUNT datagrams or IDLE_MS without one (default 1500)
+ *   -n        TCP/unix: serve CONNS connections at once, exit when all have reached EOF
+ *   -P        write the bound port (or "unix") to PORTFILE once listening
+ *   -e MS     also report what arrived in the first MS ms after the first byte ("early") and
+ *             the rate after it ("late_bytes", "late_ns")
+ *   -x        do not hash (for high rates)
+ * Output: one line per connection when CONNS > 1 ("conn=I bytes= fnv= elapsed_ns="), then
+ *   bytes=N msgs=M fnv=HEX elapsed_ns=NS minsz=A maxsz=B early_bytes=E early_msgs=EM
+ *   late_bytes=L late_ns=LN conns=K
+ * elapsed_ns is from the first byte to the last byte.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXC 64
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t fnv_update(uint64_t h, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ull; }
+	return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ull
+
+static uint64_t first, last, early_ms;
+static unsigned long long tot_bytes, tot_msgs, early_bytes, early_msgs, late_bytes;
+static size_t minsz = (size_t)-1, maxsz;
+
+static void account(size_t n)
+{
+	uint64_t t = now_ns();
+	if (!first) first = t;
+	last = t;
+	tot_bytes += n;
+	tot_msgs++;
+	if (n < minsz) minsz = n;
+	if (n > maxsz) maxsz = n;
+	if (early_ms) {
+		if (t - first < early_ms * 1000000u) { early_bytes += n; early_msgs++; }
+		else late_bytes += n;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int opt, fam = AF_INET, udp = 0, nconns = 1, nohash = 0, tlimit = 60, idle_ms = 1500;
+	unsigned long long count = 0;
+	const char *bindaddr = NULL, *upath = NULL, *portfile = NULL;
+	while ((opt = getopt(argc, argv, "46h:U:uP:n:c:i:e:xT:")) != -1) {
+		switch (opt) {
+		case '4': fam = AF_INET; break;
+		case '6': fam = AF_INET6; break;
+		case 'h': bindaddr = optarg; break;
+		case 'U': upath = optarg; break;
+		case 'u': udp = 1; break;
+		case 'P': portfile = optarg; break;
+		case 'n': nconns = atoi(optarg); break;
+		case 'c': count = strtoull(optarg, NULL, 10); break;
+		case 'i': idle_ms = atoi(optarg); break;
+		case 'e': early_ms = strtoull(optarg, NULL, 10); break;
+		case 'x': nohash = 1; break;
+		case 'T': tlimit = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: sink [-4|-6] [-h ADDR] [-U PATH] [-u] [-P PORTFILE] [-n CONNS] "
+					"[-c COUNT] [-i IDLE_MS] [-e MS] [-x] [-T SEC]\n");
+			return 2;
+		}
+	}
+	if (nconns < 1 || nconns > MAXC) return 2;
+	alarm((unsigned)tlimit);
+	struct sockaddr_storage ss;
+	socklen_t len;
+	memset(&ss, 0, sizeof ss);
+	int f = upath ? AF_UNIX : fam;
+	int lfd = socket(f, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
+	if (lfd < 0) { perror("socket"); return 2; }
+	int one = 1;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	int rcvbuf = 4 << 20;
+	if (udp) setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+	if (upath) {
+		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+		un->sun_family = AF_UNIX;
+		snprintf(un->sun_path, sizeof un->sun_path, "%s", upath);
+		unlink(upath);
+		len = sizeof *un;
+	} else if (fam == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, bindaddr ? bindaddr : "::1", &s6->sin6_addr) != 1) return 2;
+		len = sizeof *s6;
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		if (inet_pton(AF_INET, bindaddr ? bindaddr : "127.0.0.1", &s4->sin_addr) != 1) return 2;
+		len = sizeof *s4;
+	}
+	if (bind(lfd, (struct sockaddr *)&ss, len) < 0) { perror("sink: bind"); return 2; }
+	if (!udp && listen(lfd, 128) < 0) { perror("listen"); return 2; }
+	int port = 0;
+	if (!upath) {
+		socklen_t l2 = sizeof ss;
+		getsockname(lfd, (struct sockaddr *)&ss, &l2);
+		port = fam == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+				       : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	}
+	if (portfile) {
+		char tmp[4096];
+		snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
+		FILE *pf = fopen(tmp, "w");
+		if (!pf) { perror("portfile"); return 2; }
+		if (upath) fprintf(pf, "unix\n"); else fprintf(pf, "%d\n", port);
+		fclose(pf);
+		rename(tmp, portfile);
+	}
+	size_t bufsz = 1 << 20;
+	unsigned char *buf = malloc(bufsz);
+	uint64_t fnv_all = FNV_INIT;
+
+	if (udp) {
+		for (;;) {
+			struct pollfd p = { .fd = lfd, .events = POLLIN };
+			int r = poll(&p, 1, first ? idle_ms : tlimit * 1000);
+			if (r <= 0) break;
+			ssize_t n = recv(lfd, buf, 65536, 0);
+			if (n < 0) { if (errno == EINTR) continue; perror("recv"); break; }
+			account((size_t)n);
+			if (!nohash) fnv_all = fnv_update(fnv_all, buf, (size_t)n);
+			if (count && tot_msgs >= count) break;
+		}
+	} else {
+		struct pollfd pf[MAXC + 1];
+		uint64_t cfnv[MAXC], cfirst[MAXC], clast[MAXC];
+		unsigned long long cbytes[MAXC];
+		int accepted = 0, done = 0;
+		pf[0].fd = lfd; pf[0].events = POLLIN;
+		for (int i = 0; i < nconns; i++) { pf[i + 1].fd = -1; pf[i + 1].events = POLLIN; }
+		while (done < nconns) {
+			int r = poll(pf, (nfds_t)nconns + 1, -1);
+			if (r < 0) { if (errno == EINTR) continue; perror("poll"); break; }
+			if ((pf[0].revents & POLLIN) && accepted < nconns) {
+				int c = accept(lfd, NULL, NULL);
+				if (c >= 0) {
+					pf[accepted + 1].fd = c;
+					cfnv[accepted] = FNV_INIT; cbytes[accepted] = 0; cfirst[accepted] = clast[accepted] = 0;
+					accepted++;
+					if (accepted == nconns) pf[0].fd = -1;
+				}
+			}
+			for (int i = 0; i < accepted; i++) {
+				if (pf[i + 1].fd < 0 || !pf[i + 1].revents) continue;
+				ssize_t n = read(pf[i + 1].fd, buf, bufsz);
+				if (n < 0 && errno == EINTR) continue;
+				if (n <= 0) {
+					if (n < 0) perror("sink: read");
+					close(pf[i + 1].fd);
+					pf[i + 1].fd = -1;
+					done++;
+					continue;
+				}
+				account((size_t)n);
+				if (!cfirst[i]) cfirst[i] = last;
+				clast[i] = last;
+				cbytes[i] += (unsigned long long)n;
+				if (!nohash) cfnv[i] = fnv_update(cfnv[i], buf, (size_t)n);
+			}
+		}
+		if (nconns > 1)
+			for (int i = 0; i < accepted; i++)
+				printf("conn=%d bytes=%llu fnv=%016llx elapsed_ns=%llu\n", i, cbytes[i],
+				       (unsigned long long)cfnv[i], (unsigned long long)(clast[i] - cfirst[i]));
+		if (accepted) fnv_all = cfnv[0];
+	}
+	if (upath) unlink(upath);
+	unsigned long long late_ns = 0;
+	if (early_ms && last > first + early_ms * 1000000u) late_ns = last - first - early_ms * 1000000u;
+	printf("bytes=%llu msgs=%llu fnv=%016llx elapsed_ns=%llu minsz=%zu maxsz=%zu early_bytes=%llu "
+	       "early_msgs=%llu late_bytes=%llu late_ns=%llu conns=%d\n",
+	       tot_bytes, tot_msgs, (unsigned long long)fnv_all, (unsigned long long)(last - first),
+	       minsz == (size_t)-1 ? 0 : minsz, maxsz, early_bytes, early_msgs, late_bytes, late_ns, nconns);
+	return 0;
+}

@@ -1,0 +1,175 @@
+/* source: a server that sends the test pattern on each connection it accepts, then closes.
+ *
+ *   source [-4|-6] [-h BINDADDR] [-U PATH] [-P PORTFILE] (-n BYTES | -D SECONDS) [-c CONNS]
+ *          [-s SIZE] [-T SECONDS]
+ *   -c   serve this many connections (one thread each), then exit (default 1)
+ *   -D   send for this long instead of a byte count (stops early if the peer closes)
+ * Output, one line per connection: conn=I sent=BYTES fnv=HEX
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAT_LEN 1000003u
+#define MAX_CALL (4u << 20)
+
+static unsigned char *pat;
+static unsigned long long nbytes;
+static double duration;
+static size_t wsize = 65536;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void pattern_make(void)
+{
+	pat = malloc(PAT_LEN + MAX_CALL);
+	if (!pat) { perror("malloc"); exit(2); }
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (size_t i = 0; i < PAT_LEN; i++) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		pat[i] = (unsigned char)(x >> 24);
+	}
+	for (size_t i = 0; i < MAX_CALL; i++) pat[PAT_LEN + i] = pat[i % PAT_LEN];
+}
+
+static uint64_t fnv_update(uint64_t h, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ull; }
+	return h;
+}
+
+struct conn {
+	int fd, idx;
+	unsigned long long sent;
+	uint64_t fnv;
+};
+
+static void *serve(void *arg)
+{
+	struct conn *c = arg;
+	unsigned long long pos = 0;
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t deadline = duration > 0 ? now_ns() + (uint64_t)(duration * 1e9) : 0;
+	for (;;) {
+		size_t n = wsize;
+		if (deadline) {
+			if (now_ns() >= deadline) break;
+		} else {
+			if (pos >= nbytes) break;
+			if (nbytes - pos < n) n = (size_t)(nbytes - pos);
+		}
+		ssize_t w = send(c->fd, pat + pos % PAT_LEN, n, MSG_NOSIGNAL);
+		if (w < 0) {
+			if (errno == EINTR) continue;
+			if (!deadline) perror("source: send");
+			break;
+		}
+		if (!deadline) h = fnv_update(h, pat + pos % PAT_LEN, (size_t)w);
+		pos += (unsigned long long)w;
+	}
+	c->sent = pos;
+	c->fnv = h;
+	close(c->fd);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int opt, fam = AF_INET, nconns = 1, tlimit = 60;
+	const char *bindaddr = NULL, *upath = NULL, *portfile = NULL;
+	while ((opt = getopt(argc, argv, "46h:U:P:n:D:c:s:T:")) != -1) {
+		switch (opt) {
+		case '4': fam = AF_INET; break;
+		case '6': fam = AF_INET6; break;
+		case 'h': bindaddr = optarg; break;
+		case 'U': upath = optarg; break;
+		case 'P': portfile = optarg; break;
+		case 'n': nbytes = strtoull(optarg, NULL, 10); break;
+		case 'D': duration = atof(optarg); break;
+		case 'c': nconns = atoi(optarg); break;
+		case 's': wsize = (size_t)strtoull(optarg, NULL, 10); break;
+		case 'T': tlimit = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: source [-4|-6] [-h ADDR] [-U PATH] [-P PORTFILE] (-n BYTES|-D SEC) "
+					"[-c CONNS] [-s SIZE] [-T SEC]\n");
+			return 2;
+		}
+	}
+	if (nconns < 1 || nconns > 256 || wsize < 1 || wsize > MAX_CALL) return 2;
+	signal(SIGPIPE, SIG_IGN);
+	alarm((unsigned)tlimit);
+	pattern_make();
+	struct sockaddr_storage ss;
+	socklen_t len;
+	memset(&ss, 0, sizeof ss);
+	int lfd = socket(upath ? AF_UNIX : fam, SOCK_STREAM, 0);
+	if (lfd < 0) { perror("socket"); return 2; }
+	int one = 1;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (upath) {
+		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+		un->sun_family = AF_UNIX;
+		snprintf(un->sun_path, sizeof un->sun_path, "%s", upath);
+		unlink(upath);
+		len = sizeof *un;
+	} else if (fam == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, bindaddr ? bindaddr : "::1", &s6->sin6_addr) != 1) return 2;
+		len = sizeof *s6;
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		if (inet_pton(AF_INET, bindaddr ? bindaddr : "127.0.0.1", &s4->sin_addr) != 1) return 2;
+		len = sizeof *s4;
+	}
+	if (bind(lfd, (struct sockaddr *)&ss, len) < 0) { perror("source: bind"); return 2; }
+	if (listen(lfd, 128) < 0) { perror("listen"); return 2; }
+	if (portfile) {
+		int port = 0;
+		if (!upath) {
+			socklen_t l2 = sizeof ss;
+			getsockname(lfd, (struct sockaddr *)&ss, &l2);
+			port = fam == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+					       : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		}
+		char tmp[4096];
+		snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
+		FILE *pf = fopen(tmp, "w");
+		if (!pf) { perror("portfile"); return 2; }
+		if (upath) fprintf(pf, "unix\n"); else fprintf(pf, "%d\n", port);
+		fclose(pf);
+		rename(tmp, portfile);
+	}
+	struct conn *cs = calloc((size_t)nconns, sizeof *cs);
+	pthread_t *th = calloc((size_t)nconns, sizeof *th);
+	for (int i = 0; i < nconns; i++) {
+		int c;
+		while ((c = accept(lfd, NULL, NULL)) < 0 && errno == EINTR) {}
+		if (c < 0) { perror("accept"); return 2; }
+		cs[i].fd = c;
+		cs[i].idx = i;
+		pthread_create(&th[i], NULL, serve, &cs[i]);
+	}
+	for (int i = 0; i < nconns; i++) {
+		pthread_join(th[i], NULL);
+		printf("conn=%d sent=%llu fnv=%016llx\n", i, cs[i].sent, (unsigned long long)cs[i].fnv);
+	}
+	if (upath) unlink(upath);
+	return 0;
+}

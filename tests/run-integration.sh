@@ -1,0 +1,59 @@
+#!/bin/sh
+# make integration: runs every tests/integration/test_*.sh in sorted order, each under
+# `timeout 120`, with RLT_LIB=$BUILD/librlthrottle.so and ITEST_BIN=$BUILD/itest.
+# Prints one line per test (PASS/FAIL/SKIP name: reason) and a closing count line; exits non-zero
+# if any test failed. A test skips with exit 77 (only for a capability this machine lacks).
+# ITEST_FILTER=PATTERN runs only the tests whose name contains PATTERN.
+# Each test's full output is kept in $BUILD/itest-logs/NAME.log; a failure prints its tail.
+set -u
+BUILD=${BUILD:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$BUILD/itest-logs"
+BUILD=$(cd "$BUILD" && pwd)
+RLT_LIB=$BUILD/librlthrottle.so
+ITEST_BIN=$BUILD/itest
+export RLT_LIB ITEST_BIN
+logs=$BUILD/itest-logs
+
+[ -f "$RLT_LIB" ] || echo "integration: warning: $RLT_LIB does not exist; every test will fail"
+
+pass=0; fail=0; skipped=0; failed=""
+start=$(date +%s)
+for t in $(ls "$here"/integration/test_*.sh 2>/dev/null | LC_ALL=C sort); do
+	name=$(basename "$t" .sh)
+	if [ -n "${ITEST_FILTER:-}" ]; then
+		case $name in *"$ITEST_FILTER"*) ;; *) continue ;; esac
+	fi
+	log=$logs/$name.log
+	t0=$(date +%s)
+	timeout -k 5 120 bash "$t" >"$log" 2>&1 </dev/null
+	rc=$?
+	secs=$(( $(date +%s) - t0 ))
+	case $rc in
+	0)
+		pass=$((pass + 1))
+		echo "PASS $name (${secs}s)"
+		;;
+	77)
+		skipped=$((skipped + 1))
+		why=$(grep '^SKIP:' "$log" | tail -n 1 | sed 's/^SKIP: *//')
+		echo "SKIP $name: ${why:-no reason given}"
+		;;
+	*)
+		fail=$((fail + 1))
+		failed="$failed $name"
+		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+			why="timed out after 120 s"
+		else
+			why=$(grep '^FAIL:' "$log" | tail -n 1 | sed 's/^FAIL: *//')
+			[ -n "$why" ] || why="exit status $rc: $(tail -n 1 "$log")"
+		fi
+		echo "FAIL $name (${secs}s): $why"
+		tail -n 15 "$log" | sed 's/^/    | /'
+		;;
+	esac
+done
+echo "integration: total time $(( $(date +%s) - start ))s; logs in $logs"
+[ -n "$failed" ] && echo "failed integration tests:$failed"
+echo "integration: $pass passed, $fail failed, $skipped skipped"
+[ "$fail" -eq 0 ]

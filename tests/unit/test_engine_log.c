@@ -1,0 +1,519 @@
+/* test_engine_log.c: the sliding log against a fake clock, to the nanosecond. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "engine.h"
+
+#define SEC RLT_NS_PER_SEC
+#define MS 1000000ull
+#define TEN_YEARS (10ull * 365 * 86400 * SEC)
+#define NEVER RLT_NS_NEVER
+
+static const struct rlt__engine_ops *const ops = &rlt__engine_sliding_log;
+
+struct eng {
+	struct rlt_params p;
+	void *state;
+	size_t size;
+};
+
+static void mk(struct eng *e, uint64_t limit, uint64_t window_ns, uint64_t max_wait)
+{
+	memset(&e->p, 0, sizeof e->p);
+	e->p.algo = RLT_ALGO_SLIDING_LOG;
+	e->p.limit = limit;
+	e->p.window_ns = window_ns;
+	e->p.max_wait_ns = max_wait;
+	e->size = (ops->state_size(&e->p) + 63) / 64 * 64;
+	e->state = aligned_alloc(64, e->size);
+	assert_non_null(e->state);
+	memset(e->state, 0xa5, e->size); /* init must not rely on zeroed memory */
+	assert_int_equal(ops->init(&e->p, e->state, 0), 0);
+}
+
+static void unmk(struct eng *e)
+{
+	ops->destroy(&e->p, e->state);
+	free(e->state);
+}
+
+static enum rlt_verdict dec(struct eng *e, rlt_ns_t now, uint64_t cost, enum rlt_mode m,
+                            rlt_ns_t *at)
+{
+	return ops->decide(&e->p, e->state, now, cost, m, at);
+}
+
+static uint64_t avail(struct eng *e, rlt_ns_t now)
+{
+	return ops->available(&e->p, e->state, now);
+}
+
+static void refund(struct eng *e, rlt_ns_t at, uint64_t units)
+{
+	ops->refund(&e->p, e->state, at, units);
+}
+
+static void log_first_fill_deny_expire(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, 5, 1000, NEVER);
+	assert_int_equal(avail(&e, 50), 5);
+	for (int i = 1; i <= 5; i++) {
+		assert_int_equal(dec(&e, 100 * (uint64_t)i, 1, RLT_MODE_NOW, &at), RLT_GO);
+		assert_int_equal(at, 100 * (uint64_t)i);
+	}
+	assert_int_equal(avail(&e, 600), 0);
+	/* the call at 100 leaves the period (t - 1000, t] at t = 1100, not one ns before */
+	assert_int_equal(dec(&e, 600, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 1100);
+	assert_int_equal(dec(&e, 1099, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 1100);
+	assert_int_equal(avail(&e, 1099), 0);
+	assert_int_equal(avail(&e, 1100), 1);
+	assert_int_equal(dec(&e, 1100, 1, RLT_MODE_NOW, &at), RLT_GO);
+	/* three at once need the calls at 200, 300 and 400 gone: 1400 */
+	assert_int_equal(dec(&e, 1150, 3, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 1400);
+	/* steady: one every 200 ns goes forever */
+	for (uint64_t t = 1500; t < 100000; t += 200)
+		assert_int_equal(dec(&e, t, 1, RLT_MODE_NOW, &at), RLT_GO);
+	/* idle: after a quiet period the whole limit is back, at once */
+	assert_int_equal(avail(&e, 200000), 5);
+	assert_int_equal(dec(&e, 200000, 5, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, 200000, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 201000);
+	unmk(&e);
+}
+
+static void log_reserve_fifo_max_wait(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, 5, 1000, 350);
+	for (int i = 1; i <= 5; i++)
+		assert_int_equal(dec(&e, 100 * (uint64_t)i, 1, RLT_MODE_RESERVE, &at), RLT_GO);
+	/* reservations queue behind one another, each when the next entry leaves */
+	assert_int_equal(dec(&e, 800, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 1100);
+	assert_int_equal(dec(&e, 900, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 1200);
+	assert_int_equal(dec(&e, 1000, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 1300);
+	/* the next would wait 351 ns: past max-wait, denied with its time, nothing taken */
+	assert_int_equal(dec(&e, 1049, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, 1400);
+	assert_int_equal(dec(&e, 1050, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 1400);
+	/* a MODE_NOW call cannot jump the queue */
+	assert_int_equal(avail(&e, 1100), 0);
+	assert_int_equal(dec(&e, 1100, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 1500);
+	/* a clock that does not move: the same answer, nothing taken */
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(dec(&e, 1100, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		assert_int_equal(at, 1500);
+	}
+	assert_int_equal(dec(&e, 1500, 1, RLT_MODE_NOW, &at), RLT_GO);
+	unmk(&e);
+}
+
+static void log_costs_zero_limit_above(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, 5, 1000, NEVER);
+	/* cost 0 goes and takes nothing */
+	assert_int_equal(dec(&e, 10, 0, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, 10);
+	assert_int_equal(avail(&e, 10), 5);
+	/* a cost above the limit can never conform: denied at once, nothing taken */
+	assert_int_equal(dec(&e, 10, 6, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	assert_int_equal(dec(&e, 10, 1ull << 40, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	assert_int_equal(dec(&e, 10, UINT64_MAX, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	assert_int_equal(avail(&e, 10), 5);
+	/* the whole limit at once is fine; a multi-unit call frees all its units together */
+	assert_int_equal(dec(&e, 10, 5, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, 20, 2, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 1010);
+	assert_int_equal(dec(&e, 20, 4, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 2010); /* 2 at 1010 + 4 > 5 until the 2 leave */
+	unmk(&e);
+}
+
+static void log_refund_and_compaction(void **s)
+{
+	struct eng e;
+	rlt_ns_t at, a1, a2, a3;
+	(void)s;
+	mk(&e, 5, 1000, NEVER);
+	assert_int_equal(dec(&e, 10, 3, RLT_MODE_NOW, &at), RLT_GO);
+	refund(&e, at, 2);
+	assert_int_equal(avail(&e, 11), 4);
+	/* never below 0; a time with no entry is a no-op */
+	refund(&e, at, 10);
+	assert_int_equal(avail(&e, 11), 5);
+	refund(&e, 12345, 1);
+	assert_int_equal(avail(&e, 11), 5);
+	/* a reservation given back lets the next take its place */
+	assert_int_equal(dec(&e, 20, 5, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, 30, 2, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 1020);
+	refund(&e, at, 2);
+	assert_int_equal(dec(&e, 30, 2, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 1020);
+	unmk(&e);
+
+	/* a ring full of entries refunded to 0 is compacted to make room */
+	mk(&e, 3, 1000, NEVER);
+	assert_int_equal(dec(&e, 1, 1, RLT_MODE_NOW, &a1), RLT_GO);
+	assert_int_equal(dec(&e, 2, 1, RLT_MODE_NOW, &a2), RLT_GO);
+	assert_int_equal(dec(&e, 3, 1, RLT_MODE_NOW, &a3), RLT_GO);
+	refund(&e, a2, 1);
+	refund(&e, a3, 1);
+	assert_int_equal(avail(&e, 4), 2);
+	assert_int_equal(dec(&e, 4, 2, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, 4, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 1001);
+	/* entries refunded after compaction are still found by time */
+	refund(&e, 4, 1);
+	assert_int_equal(dec(&e, 5, 1, RLT_MODE_NOW, &at), RLT_GO);
+	refund(&e, a1, 1);
+	assert_int_equal(avail(&e, 6), 1);
+	assert_int_equal(dec(&e, 1004, 3, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 1005);
+	unmk(&e);
+}
+
+static void log_ten_years_and_end_of_time(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, 100, SEC, NEVER);
+	assert_int_equal(dec(&e, TEN_YEARS + 7, 100, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, TEN_YEARS + 8, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, TEN_YEARS + SEC + 7);
+	unmk(&e);
+	/* an entry that would leave the period past 2^64: never, not wrapped */
+	mk(&e, 1, SEC, NEVER);
+	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	assert_int_equal(avail(&e, UINT64_MAX), 0);
+	unmk(&e);
+}
+
+static void log_largest_limit_and_init(void **s)
+{
+	struct eng e;
+	struct rlt_params p;
+	rlt_ns_t at;
+	(void)s;
+	/* 1,000,000 calls in a second: the ring is exactly full, and entries leave in order */
+	mk(&e, RLT_LOG_MAX_LIMIT, SEC, NEVER);
+	for (uint64_t i = 0; i < RLT_LOG_MAX_LIMIT; i++)
+		assert_int_equal(dec(&e, SEC + i, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, 2 * SEC - 1, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 2 * SEC);
+	assert_int_equal(dec(&e, 2 * SEC + 9, 10, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(avail(&e, 2 * SEC + 9), 0);
+	assert_int_equal(avail(&e, 2 * SEC + 10), 1);
+	unmk(&e);
+	/* more than that is refused */
+	memset(&p, 0, sizeof p);
+	p.algo = RLT_ALGO_SLIDING_LOG;
+	p.limit = RLT_LOG_MAX_LIMIT + 1;
+	p.window_ns = SEC;
+	{
+		_Alignas(64) unsigned char st[4096];
+		assert_true(ops->state_size(&p) <= sizeof st);
+		assert_int_equal(ops->init(&p, st, 0), -EINVAL);
+	}
+}
+
+static void log_through_rlt_decide(void **s)
+{
+	struct rlt_params p;
+	struct rlt_error err;
+	void *st;
+	rlt_ns_t at;
+	(void)s;
+	/* 300msg/s algo=sliding-log */
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_SLIDING_LOG, 300, 1, SEC, 0, NEVER, &err), 0);
+	assert_int_equal(p.limit, 300);
+	st = aligned_alloc(64, (rlt_state_size(&p) + 63) / 64 * 64);
+	assert_int_equal(rlt_state_init(&p, st, 0), 0);
+	assert_int_equal(rlt_decide(&p, st, 5 * SEC, 300, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&p, st, 5 * SEC + 1, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 6 * SEC);
+	rlt_refund(&p, st, 5 * SEC, 1);
+	assert_int_equal(rlt_available(&p, st, 5 * SEC + 2), 1);
+	assert_int_equal(rlt_decide(&p, st, 5 * SEC + 3, 1, RLT_MODE_RESERVE, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&p, st, 5 * SEC + 3, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 6 * SEC);
+	rlt_state_destroy(&p, st);
+	free(st);
+}
+
+/* A process that dies holding a shared state's lock does not block the others, and the
+ * running total is rebuilt (white box: the lock is the state's first member). */
+static void log_shared_owner_dies(void **s)
+{
+	struct rlt_params p;
+	void *st;
+	size_t size;
+	rlt_ns_t at;
+	pid_t pid;
+	int status;
+	(void)s;
+	memset(&p, 0, sizeof p);
+	p.algo = RLT_ALGO_SLIDING_LOG;
+	p.limit = 10;
+	p.window_ns = 1000;
+	p.max_wait_ns = NEVER;
+	size = ops->state_size(&p);
+	st = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(st != MAP_FAILED);
+	assert_int_equal(ops->init(&p, st, RLT_STATE_SHARED), 0);
+	assert_int_equal(ops->decide(&p, st, 100, 4, RLT_MODE_NOW, &at), RLT_GO);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ops->decide(&p, st, 200, 3, RLT_MODE_NOW, &at);
+		pthread_mutex_lock((pthread_mutex_t *)st);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(ops->available(&p, st, 300), 3);
+	assert_int_equal(ops->decide(&p, st, 300, 3, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(ops->decide(&p, st, 300, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 1100);
+	ops->destroy(&p, st);
+	munmap(st, size);
+}
+
+struct adm {
+	rlt_ns_t t;
+	uint64_t c;
+};
+
+/* Units of the admissions a[0..n) in (t - W, t]. */
+static uint64_t live_at(const struct adm *a, size_t n, uint64_t W, rlt_ns_t t)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (a[i].t <= t && (t < W || a[i].t > t - W))
+			sum += a[i].c;
+	return sum;
+}
+
+/* Largest count in any window-length period, over admissions sorted by time. */
+static uint64_t max_in_period(const struct adm *a, size_t n, uint64_t W)
+{
+	uint64_t sum = 0, max = 0;
+
+	for (size_t i = 0, lo = 0; i < n; i++) {
+		sum += a[i].c;
+		while (a[lo].t + W <= a[i].t)
+			sum -= a[lo++].c;
+		if (sum > max)
+			max = sum;
+	}
+	return max;
+}
+
+/*
+ * Random sequences (steps, costs, modes, refunds): any window-length period holds at most L
+ * (brute force over all go times), go times never go back, and every time the engine gives
+ * (a go, a reservation, a denial's) is the earliest one: the admissions conform there and not
+ * one ns before.
+ */
+static void log_property_random(void **s)
+{
+	uint64_t seed = 0x5eed0003;
+	(void)s;
+	for (int round = 0; round < 150; round++) {
+		struct eng e;
+		uint64_t L = rlt_test_range(&seed, 1, 40), W = rlt_test_range(&seed, 1, 100000);
+		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 2 * W);
+		rlt_ns_t now = rlt_test_range(&seed, 0, 1000000), prev = 0;
+		size_t n = 0, cap = 2000;
+		struct adm *a = malloc(cap * sizeof *a);
+
+		mk(&e, L, W, mw);
+		for (size_t i = 0; i < cap; i++) {
+			uint64_t c = rlt_test_range(&seed, 1, L + (L > 4 ? L / 4 : 1));
+			enum rlt_mode md = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_verdict v;
+			rlt_ns_t at, from;
+
+			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 2 * W)
+			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			v = dec(&e, now, c, md, &at);
+			if (c > L) {
+				assert_int_equal(v, RLT_DENY);
+				assert_int_equal(at, NEVER);
+				continue;
+			}
+			from = now > prev ? now : prev;
+			assert_true(at >= from);
+			assert_true(live_at(a, n, W, at) + c <= L);
+			if (at > from)
+				assert_true(live_at(a, n, W, at - 1) + c > L);
+			if (v == RLT_DENY) {
+				assert_true(md == RLT_MODE_NOW ? at > now : at - now > mw);
+				continue;
+			}
+			assert_true(v == RLT_GO ? at == now : at > now && at - now <= mw);
+			prev = at;
+			a[n].t = at;
+			a[n].c = c;
+			n++;
+			/* now and then a short call gives part back */
+			if (rlt_test_range(&seed, 0, 9) == 0) {
+				uint64_t back = rlt_test_range(&seed, 1, c);
+
+				refund(&e, at, back);
+				a[n - 1].c -= back;
+			}
+		}
+		assert_true(max_in_period(a, n, W) <= L);
+		free(a);
+		unmk(&e);
+	}
+}
+
+/* Callers that reserve, wait for their time and ask again: exactly L per window long-run. */
+static void log_overload_rate(void **s)
+{
+	uint64_t seed = 9;
+	(void)s;
+	for (int k = 0; k < 3; k++) {
+		static const uint64_t Ls[] = { 7, 100, 1000 };
+		uint64_t L = Ls[k], W = 10 * MS, units = 0;
+		rlt_ns_t next[8], t1 = 100 * W, t2 = 1100 * W;
+		struct eng e;
+		double r;
+
+		mk(&e, L, W, NEVER);
+		for (int i = 0; i < 8; i++)
+			next[i] = rlt_test_range(&seed, 0, W);
+		for (;;) {
+			int m = 0;
+			rlt_ns_t at;
+
+			for (int i = 1; i < 8; i++)
+				if (next[i] < next[m])
+					m = i;
+			if (next[m] >= t2)
+				break;
+			assert_int_not_equal(dec(&e, next[m], 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+			if (at >= t1 && at < t2)
+				units += 1;
+			next[m] = at;
+		}
+		r = (double)units / (1000.0 * (double)L);
+		assert_true(r > 0.999 && r < 1.001);
+		unmk(&e);
+	}
+}
+
+/* 8 threads x 20,000 MODE_NOW decisions on one state, a fake clock in a shared atomic. */
+#define THREADS 8
+#define PER_THREAD 20000
+
+struct thr {
+	struct eng *e;
+	_Atomic uint64_t *clock;
+	uint64_t seed;
+	struct adm *a;
+	size_t n;
+};
+
+static void *thr_main(void *arg)
+{
+	struct thr *t = arg;
+
+	for (int i = 0; i < PER_THREAD; i++) {
+		rlt_ns_t now = atomic_load(t->clock), at;
+		uint64_t c = rlt_test_range(&t->seed, 1, 3);
+
+		if (dec(t->e, now, c, RLT_MODE_NOW, &at) == RLT_GO) {
+			t->a[t->n].t = at;
+			t->a[t->n].c = c;
+			t->n++;
+		}
+		atomic_fetch_add(t->clock, rlt_test_range(&t->seed, 0, 3));
+	}
+	return NULL;
+}
+
+static int adm_cmp(const void *x, const void *y)
+{
+	const struct adm *a = x, *b = y;
+
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+static void log_threads_exact(void **s)
+{
+	_Atomic uint64_t clock = 1000000;
+	struct thr t[THREADS];
+	pthread_t id[THREADS];
+	struct adm *all = malloc(THREADS * PER_THREAD * sizeof *all);
+	struct eng e;
+	size_t n = 0;
+	(void)s;
+	mk(&e, 1000, 20000, NEVER);
+	for (int i = 0; i < THREADS; i++) {
+		t[i] = (struct thr){ .e = &e, .clock = &clock, .seed = 99 + (uint64_t)i,
+		                     .a = malloc(PER_THREAD * sizeof(struct adm)) };
+		assert_int_equal(pthread_create(&id[i], NULL, thr_main, &t[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		assert_int_equal(pthread_join(id[i], NULL), 0);
+		memcpy(all + n, t[i].a, t[i].n * sizeof *all);
+		n += t[i].n;
+		free(t[i].a);
+	}
+	qsort(all, n, sizeof *all, adm_cmp);
+	assert_true(n > 0);
+	/* exact: no period of 20 us holds more than 1000; overloaded, some come close */
+	assert_true(max_in_period(all, n, 20000) <= 1000);
+	assert_true(max_in_period(all, n, 20000) >= 990);
+	free(all);
+	unmk(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(log_first_fill_deny_expire),
+		cmocka_unit_test(log_reserve_fifo_max_wait),
+		cmocka_unit_test(log_costs_zero_limit_above),
+		cmocka_unit_test(log_refund_and_compaction),
+		cmocka_unit_test(log_ten_years_and_end_of_time),
+		cmocka_unit_test(log_largest_limit_and_init),
+		cmocka_unit_test(log_through_rlt_decide),
+		cmocka_unit_test(log_shared_owner_dies),
+		cmocka_unit_test(log_property_random),
+		cmocka_unit_test(log_overload_rate),
+		cmocka_unit_test(log_threads_exact),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

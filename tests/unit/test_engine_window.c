@@ -1,0 +1,901 @@
+/* test_engine_window.c: the fixed and sliding windows against a fake clock, to the nanosecond. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "engine.h"
+
+#define SEC RLT_NS_PER_SEC
+#define MS 1000000ull
+#define TEN_YEARS (10ull * 365 * 86400 * SEC)
+#define NEVER RLT_NS_NEVER
+
+typedef unsigned __int128 u128;
+
+struct eng {
+	struct rlt_params p;
+	const struct rlt__engine_ops *ops;
+	void *state;
+};
+
+/* Params filled by hand, as rlt_params_init would for a window: sub_ns = window_ns / 10. */
+static void mk(struct eng *e, enum rlt_algo algo, uint64_t limit, uint64_t window_ns,
+               uint64_t max_wait)
+{
+	size_t size;
+
+	memset(&e->p, 0, sizeof e->p);
+	e->p.algo = algo;
+	e->p.limit = limit;
+	e->p.window_ns = window_ns;
+	e->p.sub_ns = window_ns / RLT_SLIDING_SUBWINDOWS;
+	e->p.max_wait_ns = max_wait;
+	e->ops = algo == RLT_ALGO_FIXED_WINDOW ? &rlt__engine_fixed_window
+	                                       : &rlt__engine_sliding_window;
+	size = (e->ops->state_size(&e->p) + 63) / 64 * 64;
+	e->state = aligned_alloc(64, size);
+	assert_non_null(e->state);
+	memset(e->state, 0xa5, size); /* init must not rely on zeroed memory */
+	assert_int_equal(e->ops->init(&e->p, e->state, 0), 0);
+}
+
+static void unmk(struct eng *e)
+{
+	e->ops->destroy(&e->p, e->state);
+	free(e->state);
+}
+
+static enum rlt_verdict dec(struct eng *e, rlt_ns_t now, uint64_t cost, enum rlt_mode m,
+                            rlt_ns_t *at)
+{
+	return e->ops->decide(&e->p, e->state, now, cost, m, at);
+}
+
+static uint64_t avail(struct eng *e, rlt_ns_t now)
+{
+	return e->ops->available(&e->p, e->state, now);
+}
+
+static void refund(struct eng *e, rlt_ns_t at, uint64_t units)
+{
+	e->ops->refund(&e->p, e->state, at, units);
+}
+
+/* =============================================================================================
+ * Fixed window
+ * =========================================================================================== */
+
+#define FW_W (1 * MS)
+#define FW_T0 (1000 * FW_W) /* an arbitrary window start */
+
+static void fw_first_fill_deny_rollover(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_FIXED_WINDOW, 5, FW_W, NEVER);
+	/* zeroed memory is a valid state too */
+	memset(e.state, 0, e.ops->state_size(&e.p));
+	assert_int_equal(avail(&e, FW_T0 + 123), 5);
+	assert_int_equal(dec(&e, FW_T0 + 123, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, FW_T0 + 123);
+	assert_int_equal(avail(&e, FW_T0 + 123), 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(dec(&e, FW_T0 + 200 + i, 1, RLT_MODE_NOW, &at), RLT_GO);
+		assert_int_equal(at, FW_T0 + 200 + i);
+	}
+	assert_int_equal(avail(&e, FW_T0 + 300), 0);
+	assert_int_equal(dec(&e, FW_T0 + 300, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, FW_T0 + FW_W);
+	/* the last ns of the window is still too early; the first of the next conforms */
+	assert_int_equal(dec(&e, FW_T0 + FW_W - 1, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, FW_T0 + FW_W);
+	assert_int_equal(avail(&e, FW_T0 + FW_W), 5);
+	assert_int_equal(dec(&e, FW_T0 + FW_W, 5, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, FW_T0 + FW_W);
+	assert_int_equal(dec(&e, FW_T0 + FW_W, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, FW_T0 + 2 * FW_W);
+	/* a cost that does not fit in what is left waits for the next window */
+	assert_int_equal(dec(&e, FW_T0 + 2 * FW_W, 3, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, FW_T0 + 2 * FW_W + 1, 3, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, FW_T0 + 3 * FW_W);
+	assert_int_equal(dec(&e, FW_T0 + 2 * FW_W + 1, 2, RLT_MODE_NOW, &at), RLT_GO);
+	unmk(&e);
+}
+
+static void fw_reserve_fifo_and_steady(void **s)
+{
+	struct eng e;
+	rlt_ns_t at, prev = 0;
+	(void)s;
+	mk(&e, RLT_ALGO_FIXED_WINDOW, 4, FW_W, NEVER);
+	/* 13 reservations at one instant: 4 now, 4 at each of the next windows, in order */
+	for (int i = 0; i < 13; i++) {
+		enum rlt_verdict v = dec(&e, FW_T0 + 7, 1, RLT_MODE_RESERVE, &at);
+		assert_int_equal(v, i < 4 ? RLT_GO : RLT_WAIT);
+		assert_int_equal(at, i < 4 ? FW_T0 + 7 : FW_T0 + (uint64_t)(i / 4) * FW_W);
+		assert_true(at >= prev);
+		prev = at;
+	}
+	/* a pending reservation keeps a MODE_NOW call out even in a later window */
+	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W + 5, 4, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, FW_T0 + 4 * FW_W);
+	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W + 5, 3, RLT_MODE_NOW, &at), RLT_GO);
+	/* steady: one call every W/4 all go; idle for 100 windows and the limit is whole again */
+	for (uint64_t t = FW_T0 + 10 * FW_W; t < FW_T0 + 20 * FW_W; t += FW_W / 4)
+		assert_int_equal(dec(&e, t, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(avail(&e, FW_T0 + 120 * FW_W), 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(dec(&e, FW_T0 + 120 * FW_W, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, FW_T0 + 120 * FW_W, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	unmk(&e);
+}
+
+static void fw_cost_above_limit(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_FIXED_WINDOW, 5, FW_W, NEVER);
+	/* 12 units at the start of an empty window go at once and take 2.4 windows */
+	assert_int_equal(dec(&e, FW_T0 + 100, 12, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, FW_T0 + 100);
+	assert_int_equal(avail(&e, FW_T0 + FW_W), 0);
+	assert_int_equal(avail(&e, FW_T0 + 2 * FW_W), 3);
+	assert_int_equal(dec(&e, FW_T0 + 200, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, FW_T0 + 2 * FW_W);
+	assert_int_equal(dec(&e, FW_T0 + 2 * FW_W, 3, RLT_MODE_NOW, &at), RLT_GO);
+	/* with part of the window taken, a large call starts at the next boundary */
+	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W, 6, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, FW_T0 + 4 * FW_W);
+	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, FW_T0 + 5 * FW_W);
+	/* 2^40 units: still a window start; the next call waits 2^40/5 windows */
+	assert_int_equal(dec(&e, FW_T0 + 100 * FW_W, 1ull << 40, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, FW_T0 + 100 * FW_W, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, FW_T0 + (100 + (1ull << 40) / 5) * FW_W);
+	/* a cost whose positions would pass 2^64 is refused, never wrapped */
+	assert_int_equal(dec(&e, FW_T0, UINT64_MAX, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	unmk(&e);
+}
+
+static void fw_refund_same_and_cross_window(void **s)
+{
+	struct eng e;
+	rlt_ns_t at, at2;
+	(void)s;
+	mk(&e, RLT_ALGO_FIXED_WINDOW, 10, FW_W, NEVER);
+	assert_int_equal(dec(&e, FW_T0 + 5, 6, RLT_MODE_NOW, &at), RLT_GO);
+	refund(&e, at, 4);
+	assert_int_equal(avail(&e, FW_T0 + 6), 8);
+	/* never below the window's start, whatever is given back */
+	refund(&e, at, 100);
+	assert_int_equal(avail(&e, FW_T0 + 6), 10);
+	/* fill this window and reserve into the next: s lies in the next window */
+	assert_int_equal(dec(&e, FW_T0 + 7, 10, RLT_MODE_RESERVE, &at), RLT_GO);
+	assert_int_equal(dec(&e, FW_T0 + 8, 7, RLT_MODE_RESERVE, &at2), RLT_WAIT);
+	assert_int_equal(at2, FW_T0 + FW_W);
+	/* window 1 takes 3 more and is full; s is exactly at its end: a refund still applies */
+	assert_int_equal(dec(&e, FW_T0 + 9, 3, RLT_MODE_RESERVE, &at2), RLT_WAIT);
+	assert_int_equal(at2, FW_T0 + FW_W);
+	refund(&e, at2, 3);
+	assert_int_equal(dec(&e, FW_T0 + 9, 3, RLT_MODE_RESERVE, &at2), RLT_WAIT);
+	assert_int_equal(at2, FW_T0 + FW_W);
+	/* 4 do not fit: window 2, and s lies there now */
+	assert_int_equal(dec(&e, FW_T0 + 9, 4, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, FW_T0 + 2 * FW_W);
+	/* a refund of window 1's call is a no-op now: the 4 were pushed to window 2 assuming
+	 * window 1 was full, so freeing its positions would let window 2 pass L */
+	refund(&e, at2, 3);
+	assert_int_equal(avail(&e, FW_T0 + FW_W), 0);
+	assert_int_equal(avail(&e, FW_T0 + 2 * FW_W), 6);
+	/* and so is a refund of window 0's */
+	refund(&e, FW_T0 + 7, 10);
+	assert_int_equal(avail(&e, FW_T0 + 2 * FW_W), 6);
+	/* zero units: nothing */
+	refund(&e, at, 0);
+	assert_int_equal(avail(&e, FW_T0 + FW_W), 0);
+	unmk(&e);
+}
+
+static void fw_zero_cost_still_clock_max_wait(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_FIXED_WINDOW, 3, FW_W, FW_W / 2);
+	/* cost 0 goes and takes nothing, even in a full window */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(dec(&e, FW_T0, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, FW_T0, 0, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, FW_T0);
+	/* a clock that does not move: the same answer every time, nothing taken */
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(dec(&e, FW_T0, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		assert_int_equal(at, FW_T0 + FW_W);
+	}
+	/* max-wait W/2: one ns too far is a denial with the time; exactly W/2 waits */
+	assert_int_equal(dec(&e, FW_T0 + FW_W / 2 - 1, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, FW_T0 + FW_W);
+	assert_int_equal(dec(&e, FW_T0 + FW_W / 2, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, FW_T0 + FW_W);
+	unmk(&e);
+}
+
+static void fw_ten_years_and_overflow(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	/* 1e6/s, ten years on: positions 3.15e14, exact */
+	mk(&e, RLT_ALGO_FIXED_WINDOW, 1000000, SEC, NEVER);
+	assert_int_equal(dec(&e, TEN_YEARS + 1, 999999, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, TEN_YEARS + 2, 2, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, TEN_YEARS + SEC);
+	assert_int_equal(avail(&e, TEN_YEARS + SEC), 999998);
+	unmk(&e);
+	/* 16 units per ns (the highest rate) near the end of time: refused, not wrapped */
+	mk(&e, RLT_ALGO_FIXED_WINDOW, 16, 1, NEVER);
+	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	assert_int_equal(avail(&e, UINT64_MAX - 5), 0);
+	refund(&e, UINT64_MAX - 5, 1);
+	assert_int_equal(dec(&e, TEN_YEARS, 16, RLT_MODE_NOW, &at), RLT_GO);
+	unmk(&e);
+	/* a slow rule at a clock reading near 2^64: the next window would start past the end */
+	mk(&e, RLT_ALGO_FIXED_WINDOW, 1, SEC, NEVER);
+	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	unmk(&e);
+}
+
+static void fw_through_rlt_decide(void **s)
+{
+	struct rlt_params p;
+	struct rlt_error err;
+	_Alignas(16) unsigned char st[64];
+	rlt_ns_t at;
+	(void)s;
+	/* 120/min algo=fixed-window */
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_FIXED_WINDOW, 120, 1, 60 * SEC, 0, NEVER,
+	                                 &err), 0);
+	assert_int_equal(p.limit, 120);
+	assert_true(rlt_state_size(&p) <= sizeof st);
+	assert_int_equal(rlt_state_init(&p, st, 0), 0);
+	for (int i = 0; i < 120; i++)
+		assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 120 * SEC);
+	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 0, RLT_MODE_NOW, &at), RLT_GO);
+	rlt_refund(&p, st, 61 * SEC, 1);
+	assert_int_equal(rlt_available(&p, st, 62 * SEC), 1);
+	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 120 * SEC);
+	rlt_state_destroy(&p, st);
+}
+
+struct adm {
+	rlt_ns_t t;
+	uint64_t c;
+};
+
+/*
+ * Random (step, cost, mode) sequences: admitted units by go time in every aligned window are at
+ * most L (a call above L is alone in its window's admissions), go times never go back (FIFO),
+ * and a MODE_NOW denial's time is exact: asked again then, on the same state, it goes.
+ */
+static void fw_property_random(void **s)
+{
+	uint64_t seed = 0x5eed0001;
+	(void)s;
+	for (int round = 0; round < 200; round++) {
+		struct eng e;
+		uint64_t L = rlt_test_range(&seed, 1, 40), W = rlt_test_range(&seed, 10, 100000);
+		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 3 * W);
+		rlt_ns_t now = rlt_test_range(&seed, 0, 1000000), prev = 0;
+		size_t n = 0, cap = 3000;
+		struct adm *a = malloc(cap * sizeof *a);
+
+		mk(&e, RLT_ALGO_FIXED_WINDOW, L, W, mw);
+		for (size_t i = 0; i < cap; i++) {
+			uint64_t c = rlt_test_range(&seed, 0, 20) == 0 ? rlt_test_range(&seed, L, 3 * L)
+			                                               : rlt_test_range(&seed, 1, L);
+			enum rlt_mode m = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_verdict v;
+			rlt_ns_t at;
+			uint64_t saved = *(uint64_t *)e.state;
+
+			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 3 * W)
+			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			v = dec(&e, now, c, m, &at);
+			if (v == RLT_DENY) {
+				rlt_ns_t at2;
+				uint64_t after = *(uint64_t *)e.state;
+
+				assert_int_equal(after, saved);
+				assert_true(at != NEVER && at > now);
+				if (m == RLT_MODE_NOW) {
+					assert_int_equal(dec(&e, at, c, RLT_MODE_NOW, &at2), RLT_GO);
+					*(uint64_t *)e.state = saved;
+					assert_int_equal(dec(&e, at - 1, c, RLT_MODE_NOW, &at2), RLT_DENY);
+				} else {
+					assert_true(at - now > mw);
+				}
+				continue;
+			}
+			assert_true(v == RLT_GO ? at == now : at > now && at - now <= mw);
+			assert_true(at >= prev);
+			prev = at;
+			a[n].t = at;
+			a[n].c = c;
+			n++;
+		}
+		for (size_t i = 0; i < n;) {
+			uint64_t w = a[i].t / W, sum = 0, calls = 0, big = 0;
+
+			for (; i < n && a[i].t / W == w; i++) {
+				sum += a[i].c;
+				calls++;
+				big += a[i].c > L;
+			}
+			if (big)
+				assert_int_equal(calls, 1);
+			else
+				assert_true(sum <= L);
+		}
+		free(a);
+		unmk(&e);
+	}
+}
+
+/*
+ * Callers that reserve, wait for their time, and ask again at once: the long-run rate over
+ * 2000 windows is L per window (within 0.1%).
+ */
+static double overload_rate(enum rlt_algo algo, uint64_t L, uint64_t W, int callers,
+                            uint64_t max_cost, uint64_t seed)
+{
+	struct eng e;
+	rlt_ns_t next[16] = {0}, t1 = 100 * W, t2 = 2100 * W;
+	uint64_t units = 0;
+
+	mk(&e, algo, L, W, NEVER);
+	for (int i = 0; i < callers; i++)
+		next[i] = rlt_test_range(&seed, 0, W);
+	for (;;) {
+		int k = 0;
+		rlt_ns_t at;
+		uint64_t c = rlt_test_range(&seed, 1, max_cost);
+
+		for (int i = 1; i < callers; i++)
+			if (next[i] < next[k])
+				k = i;
+		if (next[k] >= t2)
+			break;
+		assert_int_not_equal(dec(&e, next[k], c, RLT_MODE_RESERVE, &at), RLT_DENY);
+		if (at >= t1 && at < t2)
+			units += c;
+		next[k] = at;
+	}
+	unmk(&e);
+	return (double)units / (2000.0 * (double)L);
+}
+
+static void fw_overload_rate(void **s)
+{
+	double r;
+	(void)s;
+	r = overload_rate(RLT_ALGO_FIXED_WINDOW, 100, 10 * MS, 8, 1, 1);
+	assert_true(r > 0.999 && r < 1.001);
+	/* costs that do not divide the window waste its tail: whole calls only */
+	r = overload_rate(RLT_ALGO_FIXED_WINDOW, 1000, 10 * MS, 8, 3, 2);
+	assert_true(r > 0.99 && r <= 1.0);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Threads: 8 x 20,000 MODE_NOW decisions on one state, a fake clock in a shared atomic.
+ * ------------------------------------------------------------------------------------------- */
+
+#define THREADS 8
+#define PER_THREAD 20000
+
+struct thr {
+	struct eng *e;
+	_Atomic uint64_t *clock;
+	uint64_t seed;
+	struct adm *a;
+	size_t n;
+};
+
+static void *thr_main(void *arg)
+{
+	struct thr *t = arg;
+
+	for (int i = 0; i < PER_THREAD; i++) {
+		rlt_ns_t now = atomic_load(t->clock), at;
+		uint64_t c = rlt_test_range(&t->seed, 1, 3);
+
+		if (dec(t->e, now, c, RLT_MODE_NOW, &at) == RLT_GO) {
+			t->a[t->n].t = at;
+			t->a[t->n].c = c;
+			t->n++;
+		}
+		atomic_fetch_add(t->clock, rlt_test_range(&t->seed, 0, 3));
+	}
+	return NULL;
+}
+
+static int adm_cmp(const void *x, const void *y)
+{
+	const struct adm *a = x, *b = y;
+
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+/* Runs the threads and returns every admission, sorted by time. */
+static struct adm *run_threads(struct eng *e, size_t *n)
+{
+	_Atomic uint64_t clock = 1000000;
+	struct thr t[THREADS];
+	pthread_t id[THREADS];
+	struct adm *all = malloc(THREADS * PER_THREAD * sizeof *all);
+
+	*n = 0;
+	for (int i = 0; i < THREADS; i++) {
+		t[i] = (struct thr){ .e = e, .clock = &clock, .seed = 77 + (uint64_t)i,
+		                     .a = malloc(PER_THREAD * sizeof(struct adm)) };
+		assert_int_equal(pthread_create(&id[i], NULL, thr_main, &t[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		assert_int_equal(pthread_join(id[i], NULL), 0);
+		memcpy(all + *n, t[i].a, t[i].n * sizeof *all);
+		*n += t[i].n;
+		free(t[i].a);
+	}
+	qsort(all, *n, sizeof *all, adm_cmp);
+	return all;
+}
+
+static void fw_threads_exact(void **s)
+{
+	struct eng e;
+	size_t n, windows = 0;
+	uint64_t total = 0;
+	struct adm *a;
+	(void)s;
+	mk(&e, RLT_ALGO_FIXED_WINDOW, 1000, 20000, NEVER);
+	a = run_threads(&e, &n);
+	for (size_t i = 0; i < n;) {
+		uint64_t w = a[i].t / 20000, sum = 0;
+
+		for (; i < n && a[i].t / 20000 == w; i++)
+			sum += a[i].c;
+		assert_true(sum <= 1000);
+		total += sum;
+		windows++;
+	}
+	/* overloaded (about 3x): most windows fill */
+	assert_true(total > 900 * windows);
+	free(a);
+	unmk(&e);
+}
+
+/* =============================================================================================
+ * Sliding window
+ * =========================================================================================== */
+
+#define SW_W 10000ull /* 10 sub-windows of 1000 ns */
+#define SW_S 1000ull
+
+static void sw_first_fill_deny_weight(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	assert_int_equal(avail(&e, 999), 10);
+	assert_int_equal(dec(&e, 999, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, 999);
+	assert_int_equal(avail(&e, 999), 9);
+	for (int i = 0; i < 9; i++)
+		assert_int_equal(dec(&e, 999, 1, RLT_MODE_NOW, &at), RLT_GO);
+	/* all 10 in sub-window 0: they count whole until sub-window 10, then by the part still
+	 * inside the period, (S - 1 - r) / S; one more fits once 10 * (999 - r) / 1000 <= 9, at
+	 * r = 99 */
+	assert_int_equal(dec(&e, 999, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10099);
+	assert_int_equal(avail(&e, 9999), 0);
+	assert_int_equal(avail(&e, 10098), 0);
+	assert_int_equal(avail(&e, 10099), 1);
+	assert_int_equal(avail(&e, 10198), 1);
+	assert_int_equal(avail(&e, 10199), 2);
+	assert_int_equal(avail(&e, 10998), 9);
+	assert_int_equal(avail(&e, 10999), 10);
+	assert_int_equal(avail(&e, 11000), 10);
+	assert_int_equal(dec(&e, 10098, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10099);
+	assert_int_equal(dec(&e, 10099, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, 10099);
+	/* the one just taken counts whole: the next needs r >= 199 */
+	assert_int_equal(dec(&e, 10150, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10199);
+	/* two at once need r >= 299 */
+	assert_int_equal(dec(&e, 10150, 2, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10299);
+	assert_int_equal(dec(&e, 10299, 2, RLT_MODE_NOW, &at), RLT_GO);
+	/* those 3 in sub-window 10 fade out over sub-window 20; idle, the limit is whole again */
+	assert_int_equal(avail(&e, 19999), 7);
+	assert_int_equal(avail(&e, 20000), 7);
+	assert_int_equal(avail(&e, 20998), 9);
+	assert_int_equal(avail(&e, 20999), 10);
+	assert_int_equal(dec(&e, 22000, 10, RLT_MODE_NOW, &at), RLT_GO);
+	unmk(&e);
+}
+
+static void sw_reserve_fifo(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(dec(&e, 500, 1, RLT_MODE_RESERVE, &at), RLT_GO);
+	/* the k-th reservation needs k * 1000 + 10 * (999 - r) <= 10000: r >= 100 k - 1 */
+	for (uint64_t k = 1; k <= 10; k++) {
+		assert_int_equal(dec(&e, 600, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+		assert_int_equal(at, 10000 + 100 * k - 1);
+	}
+	/* the 11th: sub-window 10 is the oldest at 20000: 1000 + 10 * (999 - r) <= 10000 */
+	assert_int_equal(dec(&e, 600, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 20099);
+	/* a MODE_NOW call that would fit on its own cannot jump the queue */
+	assert_int_equal(avail(&e, 15000), 0);
+	assert_int_equal(dec(&e, 15000, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_true(at >= 20099);
+	assert_int_equal(dec(&e, 20099, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 20199); /* 2000 + 10 * (999 - r) <= 10000: r >= 199 */
+	unmk(&e);
+}
+
+/* The true worst case (see sw_check): L at the last ns of a sub-window and, ten sub-windows
+ * on, L - L/S more one ns before the oldest one's weight reaches 0: 2L - 1 in one period. */
+static void sw_worst_case_two_limits(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 100, SW_W, NEVER);
+	assert_int_equal(dec(&e, 999, 100, RLT_MODE_NOW, &at), RLT_GO);
+	/* at 10998 the oldest weighs 1/1000: 100 / 1000 = 0.1, so 99 more */
+	assert_int_equal(avail(&e, 10998), 99);
+	assert_int_equal(dec(&e, 10998, 99, RLT_MODE_NOW, &at), RLT_GO);
+	/* both lie in (998, 10998]: 199 = 2L - 1 in one period */
+	assert_int_equal(dec(&e, 10998, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10999);
+	unmk(&e);
+}
+
+static void sw_cost_above_limit(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	/* 25 on an empty period goes at once, charged whole */
+	assert_int_equal(dec(&e, 0, 25, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(avail(&e, 9999), 0);
+	/* 1000 + 25 * (999 - r) <= 10000: r >= 639 */
+	assert_int_equal(dec(&e, 5, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10639);
+	/* another large one waits until the estimate is 0: the last ns of sub-window 10 */
+	assert_int_equal(dec(&e, 5, 11, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 10999);
+	/* and MODE_NOW gives its time too */
+	assert_int_equal(dec(&e, 11001, 11, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 20999);
+	/* 2^40 units and the largest cost: delayed, charged whole (saturated), never wrapped */
+	assert_int_equal(dec(&e, 100000, 1ull << 40, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, 100000, UINT64_MAX, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 110999);
+	assert_int_equal(dec(&e, 100000, UINT64_MAX, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 120999);
+	assert_int_equal(dec(&e, 100000, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 130999);
+	unmk(&e);
+}
+
+static void sw_refund_zero_still_clock(void **s)
+{
+	struct eng e;
+	rlt_ns_t at, at2;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	assert_int_equal(dec(&e, 100, 5, RLT_MODE_NOW, &at), RLT_GO);
+	refund(&e, at, 3);
+	assert_int_equal(avail(&e, 100), 8);
+	/* never below 0 */
+	refund(&e, at, 30);
+	assert_int_equal(avail(&e, 100), 10);
+	/* a reservation given back frees its sub-window */
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(dec(&e, 100, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, 200, 4, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 10399);
+	refund(&e, at, 4);
+	assert_int_equal(dec(&e, 200, 4, RLT_MODE_RESERVE, &at2), RLT_WAIT);
+	assert_int_equal(at2, 10399);
+	/* a refund for a sub-window whose slot was reused long ago does nothing */
+	refund(&e, 100 + 32 * SW_S, 5);
+	assert_int_equal(avail(&e, 10399), 0);
+	/* cost 0 and a clock that does not move */
+	assert_int_equal(dec(&e, 10399, 0, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, 10399);
+	for (int i = 0; i < 50; i++) {
+		assert_int_equal(dec(&e, 10399, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		assert_int_equal(at, 10499);
+	}
+	unmk(&e);
+}
+
+static void sw_max_wait_mode_ten_years(void **s)
+{
+	struct eng e;
+	rlt_ns_t at, go, t = TEN_YEARS;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SEC, 50 * MS);
+	/* ten years on, 10/s: sub-windows of 100 ms */
+	t = t / (100 * MS) * (100 * MS);
+	assert_int_equal(dec(&e, t, 10, RLT_MODE_NOW, &at), RLT_GO);
+	/* the next one fits at +1 s + 10 ms - 1 ns; 50 ms is the longest wait */
+	go = t + SEC + 10 * MS - 1;
+	assert_int_equal(dec(&e, go - 50 * MS - 1, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, go);
+	assert_int_equal(dec(&e, go - 50 * MS, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, go);
+	assert_int_equal(dec(&e, go - 50 * MS, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, go);
+	unmk(&e);
+	/* near the end of time the search stops: denied, never wrapped */
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	assert_int_equal(dec(&e, UINT64_MAX - 2000, 10, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, UINT64_MAX - 2000, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	assert_int_equal(avail(&e, UINT64_MAX), 0);
+	unmk(&e);
+}
+
+static void sw_through_rlt_decide(void **s)
+{
+	struct rlt_params p;
+	struct rlt_error err;
+	void *st;
+	rlt_ns_t at;
+	(void)s;
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_SLIDING_WINDOW, 10, 1, SEC, 0, NEVER, &err),
+	                 0);
+	assert_int_equal(p.sub_ns, 100 * MS);
+	st = aligned_alloc(64, (rlt_state_size(&p) + 63) / 64 * 64);
+	assert_int_equal(rlt_state_init(&p, st, 0), 0);
+	assert_int_equal(rlt_decide(&p, st, 5 * SEC, 10, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&p, st, 5 * SEC, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 6 * SEC + 10 * MS - 1);
+	rlt_refund(&p, st, 5 * SEC, 1);
+	assert_int_equal(rlt_available(&p, st, 5 * SEC), 1);
+	rlt_state_destroy(&p, st);
+	free(st);
+}
+
+/* A process that dies holding a shared state's lock does not block the others (white box:
+ * the lock is the state's first member). */
+static void sw_shared_owner_dies(void **s)
+{
+	struct rlt_params p;
+	void *st;
+	rlt_ns_t at;
+	pid_t pid;
+	int status;
+	(void)s;
+	memset(&p, 0, sizeof p);
+	p.algo = RLT_ALGO_SLIDING_WINDOW;
+	p.limit = 10;
+	p.window_ns = SW_W;
+	p.sub_ns = SW_S;
+	p.max_wait_ns = NEVER;
+	st = mmap(NULL, rlt__engine_sliding_window.state_size(&p), PROT_READ | PROT_WRITE,
+	          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(st != MAP_FAILED);
+	assert_int_equal(rlt__engine_sliding_window.init(&p, st, RLT_STATE_SHARED), 0);
+	assert_int_equal(rlt__engine_sliding_window.decide(&p, st, 100, 4, RLT_MODE_NOW, &at),
+	                 RLT_GO);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rlt__engine_sliding_window.decide(&p, st, 200, 3, RLT_MODE_NOW, &at);
+		pthread_mutex_lock((pthread_mutex_t *)st);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(rlt__engine_sliding_window.available(&p, st, 300), 3);
+	assert_int_equal(rlt__engine_sliding_window.decide(&p, st, 300, 3, RLT_MODE_NOW, &at),
+	                 RLT_GO);
+	assert_int_equal(rlt__engine_sliding_window.decide(&p, st, 300, 1, RLT_MODE_NOW, &at),
+	                 RLT_DENY);
+	rlt__engine_sliding_window.destroy(&p, st);
+	munmap(st, rlt__engine_sliding_window.state_size(&p));
+}
+
+/*
+ * The estimate at a time t from every admission at or before it, counted independently of the
+ * engine: (sum of sub-windows x-9..x) * S + (count of x-10) * (S - 1 - r), in units of 1/S.
+ */
+static u128 sw_oracle_scaled(const uint64_t *cnt, uint64_t S, rlt_ns_t t)
+{
+	uint64_t x = t / S, r = t % S;
+	u128 e = 0;
+
+	for (uint64_t i = 0; i < 10 && i <= x; i++)
+		e += (u128)cnt[x - i] * S;
+	if (x >= 10)
+		e += (u128)cnt[x - 10] * (S - 1 - r);
+	return e;
+}
+
+/*
+ * Checks a run's admissions (sorted by time, costs at most L): the estimate after each one
+ * (all admissions up to its time counted) is at most L, and no period holds more than the true
+ * worst case, derived so: take a period (t - 10S, t], t = x*S + r. E never rises between
+ * admissions, so E <= L at all times. The period holds the admissions of x-9..x up to t, say A,
+ * and part of old = count of x-10. At the last admission u <= t in x-9..x, E(u) <= L with old
+ * weighing at least (S - 1 - r) / S, so A <= L - old * (S - 1 - r) / S; old <= L (E at the end
+ * of x-10). Hence A + old <= L + old * (r + 1) / S, and x-10 has any ns inside only if
+ * r <= S - 2: at most L + floor(L (S - 1) / S), i.e. 2L - 1 for S > L, not the 1.21 L that
+ * evenly spread traffic gives. sw_worst_case_two_limits reaches it. Returns the largest count.
+ */
+static uint64_t sw_check(const struct adm *a, size_t n, uint64_t L, uint64_t S)
+{
+	uint64_t span = a[n - 1].t / S + 12, max = 0, sum = 0;
+	uint64_t *cnt = calloc(span, sizeof *cnt);
+	uint64_t bound = L + (uint64_t)((u128)L * (S - 1) / S);
+
+	for (size_t i = 0; i < n; i++) {
+		cnt[a[i].t / S] += a[i].c;
+		if (i + 1 < n && a[i + 1].t == a[i].t)
+			continue;
+		assert_true(sw_oracle_scaled(cnt, S, a[i].t) <= (u128)L * S);
+	}
+	for (size_t i = 0, lo = 0; i < n; i++) {
+		sum += a[i].c;
+		while (a[lo].t + 10 * S <= a[i].t)
+			sum -= a[lo++].c;
+		if (sum > max)
+			max = sum;
+	}
+	assert_true(max <= bound);
+	free(cnt);
+	return max;
+}
+
+/*
+ * Random sequences: every admission keeps the estimate within L, any period holds at most the
+ * worst case, go times never go back, and a denial's or reservation's time is the earliest:
+ * the oracle's estimate admits the cost there and not one ns before.
+ */
+static void sw_property_random(void **s)
+{
+	uint64_t seed = 0x5eed0002, worst = 0, worst_L = 1;
+	(void)s;
+	for (int round = 0; round < 150; round++) {
+		struct eng e;
+		uint64_t L = rlt_test_range(&seed, 1, 60), S = rlt_test_range(&seed, 1, 5000);
+		uint64_t W = 10 * S;
+		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 3 * W);
+		rlt_ns_t now = rlt_test_range(&seed, 0, 100000), prev = 0;
+		size_t n = 0, cap = 3000;
+		struct adm *a = malloc(cap * sizeof *a);
+		uint64_t span = (now + cap * 4 * W) / S + 64;
+		uint64_t *cnt = calloc(span, sizeof *cnt), m;
+
+		mk(&e, RLT_ALGO_SLIDING_WINDOW, L, W, mw);
+		for (size_t i = 0; i < cap; i++) {
+			uint64_t c = rlt_test_range(&seed, 1, L);
+			enum rlt_mode md = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_verdict v;
+			rlt_ns_t at, from;
+
+			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 2 * W)
+			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			v = dec(&e, now, c, md, &at);
+			assert_true(at != NEVER && at >= now);
+			/* earliest: conforms at `at`, and not one ns before (unless FIFO holds it) */
+			from = now > prev ? now : prev;
+			assert_true(at >= from);
+			assert_true(sw_oracle_scaled(cnt, S, at) + (u128)c * S <= (u128)L * S);
+			if (at > from)
+				assert_true(sw_oracle_scaled(cnt, S, at - 1) + (u128)c * S > (u128)L * S);
+			if (v == RLT_DENY) {
+				assert_true(md == RLT_MODE_NOW ? at > now : at - now > mw);
+				continue;
+			}
+			assert_true(v == RLT_GO ? at == now : at > now && at - now <= mw);
+			prev = at;
+			cnt[at / S] += c;
+			a[n].t = at;
+			a[n].c = c;
+			n++;
+		}
+		m = sw_check(a, n, L, S);
+		if (m * worst_L > worst * L) {
+			worst = m;
+			worst_L = L;
+		}
+		free(cnt);
+		free(a);
+		unmk(&e);
+	}
+	print_message("sliding window: most in one period over random runs: %.3f L\n",
+	              (double)worst / (double)worst_L);
+}
+
+static void sw_overload_rate(void **s)
+{
+	double r;
+	(void)s;
+	r = overload_rate(RLT_ALGO_SLIDING_WINDOW, 100, 10 * MS, 8, 1, 3);
+	assert_true(r > 0.999 && r < 1.001);
+	r = overload_rate(RLT_ALGO_SLIDING_WINDOW, 1000, SEC, 8, 1, 4);
+	assert_true(r > 0.999 && r < 1.001);
+	r = overload_rate(RLT_ALGO_SLIDING_WINDOW, 7, 10 * MS, 3, 1, 5);
+	assert_true(r > 0.999 && r < 1.001);
+}
+
+static void sw_threads_exact(void **s)
+{
+	struct eng e;
+	size_t n;
+	struct adm *a;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 1000, 20000, NEVER);
+	a = run_threads(&e, &n);
+	assert_true(n > 0);
+	sw_check(a, n, 1000, 2000);
+	free(a);
+	unmk(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(fw_first_fill_deny_rollover),
+		cmocka_unit_test(fw_reserve_fifo_and_steady),
+		cmocka_unit_test(fw_cost_above_limit),
+		cmocka_unit_test(fw_refund_same_and_cross_window),
+		cmocka_unit_test(fw_zero_cost_still_clock_max_wait),
+		cmocka_unit_test(fw_ten_years_and_overflow),
+		cmocka_unit_test(fw_through_rlt_decide),
+		cmocka_unit_test(fw_property_random),
+		cmocka_unit_test(fw_overload_rate),
+		cmocka_unit_test(fw_threads_exact),
+		cmocka_unit_test(sw_first_fill_deny_weight),
+		cmocka_unit_test(sw_reserve_fifo),
+		cmocka_unit_test(sw_worst_case_two_limits),
+		cmocka_unit_test(sw_cost_above_limit),
+		cmocka_unit_test(sw_refund_zero_still_clock),
+		cmocka_unit_test(sw_max_wait_mode_ten_years),
+		cmocka_unit_test(sw_through_rlt_decide),
+		cmocka_unit_test(sw_shared_owner_dies),
+		cmocka_unit_test(sw_property_random),
+		cmocka_unit_test(sw_overload_rate),
+		cmocka_unit_test(sw_threads_exact),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
