@@ -187,6 +187,57 @@ proc_cpu_s() {
 	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.3f", ($12 + $13) / hz }' "/proc/$1/stat"
 }
 
+# do_send LABEL BLAST_ARGS...: start a sink (extra options in $SINK_ARGS), run blast preloaded
+# (the RLT_* variables come from the caller: RLT_SEND=... do_send ...), wait for the sink, and check
+# that the sink got exactly the bytes blast sent (count and FNV-1a). Sets B_OUT and S_OUT (files).
+do_send() {
+	local label=$1; shift
+	start_srv "sink_$label" sink ${SINK_ARGS:-}
+	local spid=$LAST_PID
+	B_OUT=$T/blast_$label.out
+	S_OUT=$T/sink_$label.out
+	local rc=0
+	env LD_PRELOAD="$RLT_LIB" "$ITEST_BIN/blast" -p "$SRV_PORT" "$@" >"$B_OUT" 2>"$T/blast_$label.err" || rc=$?
+	wait_pid "$spid" 20 || { show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: sink did not finish"; }
+	if [ $rc -ne 0 ]; then show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: blast exited $rc"; fi
+	if [ -z "${NOCHECK:-}" ]; then
+		local sent got fs fg
+		sent=$(kv sent "$B_OUT"); got=$(kv bytes "$S_OUT")
+		fs=$(kv fnv "$B_OUT"); fg=$(kv fnv "$S_OUT")
+		[ "$sent" = "$got" ] || { show "$B_OUT" "$S_OUT"; fail "$label: blast sent $sent bytes, sink got $got"; }
+		[ "$fs" = "$fg" ] || { show "$B_OUT" "$S_OUT"; fail "$label: checksum differs: sent $fs, received $fg"; }
+		info "$label: $got bytes arrived intact (fnv $fg)"
+	fi
+}
+
+# do_recv LABEL PULL_ARGS...: start a source (options in $SRC_ARGS, e.g. "-n 1000000"), run pull
+# preloaded, check pull got exactly what the source sent. Sets P_OUT and SRC_OUT.
+do_recv() {
+	local label=$1; shift
+	start_srv "source_$label" source ${SRC_ARGS:-}
+	local spid=$LAST_PID
+	P_OUT=$T/pull_$label.out
+	SRC_OUT=$T/source_$label.out
+	local rc=0
+	env LD_PRELOAD="$RLT_LIB" "$ITEST_BIN/pull" -p "$SRV_PORT" "$@" >"$P_OUT" 2>"$T/pull_$label.err" || rc=$?
+	wait_pid "$spid" 20 || { show "$P_OUT" "$T/pull_$label.err"; fail "$label: source did not finish"; }
+	if [ $rc -ne 0 ]; then show "$P_OUT" "$T/pull_$label.err" "$SRC_OUT"; fail "$label: pull exited $rc"; fi
+	local sent got fs fg
+	sent=$(kv sent "$SRC_OUT"); got=$(kv recv "$P_OUT")
+	fs=$(kv fnv "$SRC_OUT"); fg=$(kv fnv "$P_OUT")
+	[ "$sent" = "$got" ] || { show "$P_OUT" "$SRC_OUT"; fail "$label: source sent $sent bytes, pull got $got"; }
+	[ "$fs" = "$fg" ] || { show "$P_OUT" "$SRC_OUT"; fail "$label: checksum differs: sent $fs, received $fg"; }
+	info "$label: $got bytes arrived intact (fnv $fg)"
+}
+
+# assert_cpu WHAT CPU_NS WALL_NS MAX: CPU seconds per wall second at most MAX (no spinning).
+assert_cpu() {
+	local r
+	r=$(calc "$2 / $3")
+	fle "$r" "$4" || fail "$1: used $r CPU-seconds per second (max $4): spinning while throttled?"
+	info "$1: $r CPU-s per s (ok: <= $4)"
+}
+
 # show FILE...: print files into the log (for diagnosis).
 show() { local f; for f in "$@"; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" | head -40; done; }
 

@@ -1,0 +1,171 @@
+/* test_policy.c: loading rules into a ruleset, matching calls to rules, pieces. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/un.h>
+
+#include "testutil.h"
+#include "policy.h"
+
+static struct rlt__ruleset rs;
+
+static void load(const char *connect, const char *send, const char *recv, const char *conns)
+{
+	const char *v[RLT_VAR_COUNT] = {connect, NULL, send, recv, conns};
+	struct rlt_error err;
+	memset(&rs, 0, sizeof rs);
+	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
+		fail_msg("build: %s", err.msg);
+}
+
+static struct rlt__peer v4(const char *a, uint16_t port)
+{
+	struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct rlt__peer p;
+	inet_pton(AF_INET, a, &in.sin_addr);
+	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in, sizeof in);
+	return p;
+}
+
+static struct rlt__peer v6(const char *a, uint16_t port)
+{
+	struct sockaddr_in6 in = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+	struct rlt__peer p;
+	inet_pton(AF_INET6, a, &in.sin6_addr);
+	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in, sizeof in);
+	return p;
+}
+
+static void peer_from_sockaddr(void **s)
+{
+	struct rlt__peer p = v6("::ffff:10.1.2.3", 443);
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
+	(void)s;
+	/* a v4-mapped address is IPv4 to the filters */
+	assert_int_equal(p.af, AF_INET);
+	assert_int_equal(p.port, 443);
+	assert_memory_equal(p.addr, "\x0a\x01\x02\x03", 4);
+	p = v6("2001:db8::1", 80);
+	assert_int_equal(p.af, AF_INET6);
+	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&un, sizeof un);
+	assert_int_equal(p.af, AF_UNIX);
+	rlt__peer_from_sockaddr(&p, NULL, 0);
+	assert_int_equal(p.af, 0);
+	/* a truncated address is not trusted */
+	struct sockaddr_in in = {.sin_family = AF_INET};
+	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in, 4);
+	assert_int_equal(p.af, 0);
+}
+
+static void filters(void **s)
+{
+	(void)s;
+	load("10/s; 5/s peer=127.0.0.2; 5/s peer=10.0.0.0/8 port=80-89; 1/s family=unix; "
+	     "2/s family=all; 3/s peer=2001:db8::/32",
+	     NULL, NULL, NULL);
+	assert_int_equal(rs.n[RLT_VAR_CONNECT], 6);
+	struct rlt__peer unixp = {.af = AF_UNIX};
+	/* a peer of unknown family is held only by family=all */
+	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &(struct rlt__peer){0}), 0x10);
+	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &unixp), 0x18);
+	struct rlt__peer p = v4("127.0.0.1", 5000);
+	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
+	p = v4("127.0.0.2", 5000);
+	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x13);
+	p = v4("10.200.0.1", 85);
+	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x15);
+	p = v4("10.200.0.1", 90);
+	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
+	p = v4("11.0.0.1", 85);
+	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
+	p = v6("2001:db8:ffff::1", 1);
+	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x31);
+	p = v6("2001:db9::1", 1);
+	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
+	/* no rule for a variable: nothing matches */
+	assert_int_equal(rlt__match(&rs, RLT_VAR_SEND, &p), 0);
+}
+
+static void pieces(void **s)
+{
+	(void)s;
+	/* 10 ms of 1 MiB/s is 10485 bytes; 10 ms of 1 kB/s is 10, raised to 256 */
+	load(NULL, "1MiB/s; 1kB/s; 100msg/s", "100B/s burst=50", NULL);
+	assert_int_equal(rlt__piece(&rs, RLT_VAR_SEND, 0x1), 10485);
+	assert_int_equal(rlt__piece(&rs, RLT_VAR_SEND, 0x2), 256);
+	assert_int_equal(rlt__piece(&rs, RLT_VAR_SEND, 0x3), 256);
+	/* messages do not split bytes */
+	assert_int_equal(rlt__piece(&rs, RLT_VAR_SEND, 0x4), UINT64_MAX);
+	/* never above the burst */
+	assert_int_equal(rlt__piece(&rs, RLT_VAR_RECV, 0x1), 50);
+}
+
+static void unsupported_and_bad(void **s)
+{
+	const char *v[RLT_VAR_COUNT] = {NULL, NULL, "1MiB/s scope=shared:pool", NULL, NULL};
+	struct rlt_error err;
+	(void)s;
+	memset(&rs, 0, sizeof rs);
+	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
+	assert_non_null(strstr(err.msg, "RLT_SEND"));
+	assert_non_null(strstr(err.msg, "not supported yet"));
+	v[2] = "1000/s";
+	memset(&rs, 0, sizeof rs);
+	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "needs a unit"));
+	/* empty is unset */
+	v[2] = " ";
+	memset(&rs, 0, sizeof rs);
+	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), 0);
+	assert_int_equal(rs.n[RLT_VAR_SEND], 0);
+}
+
+static int warnings;
+static void count_warning(const char *msg, void *ctx)
+{
+	(void)ctx;
+	assert_non_null(strstr(msg, "RLT_SEND"));
+	warnings++;
+}
+
+static void ignore_bad_keeps_the_good(void **s)
+{
+	const char *v[RLT_VAR_COUNT] = {NULL, NULL, "1MiB/s; 1000/s; 5msg/s algo=nope; 2kB/s",
+	                                NULL, NULL};
+	struct rlt_error err;
+	(void)s;
+	memset(&rs, 0, sizeof rs);
+	warnings = 0;
+	assert_int_equal(rlt__ruleset_build(&rs, v, 1, count_warning, NULL, &err), 0);
+	assert_int_equal(warnings, 2);
+	assert_int_equal(rs.n[RLT_VAR_SEND], 2);
+	assert_string_equal(rs.rules[RLT_VAR_SEND][1].rule.text, "2kB/s");
+}
+
+static void connection_scope_layout(void **s)
+{
+	(void)s;
+	load(NULL, "1MiB/s scope=connection; 2MiB/s; 5msg/s scope=connection algo=sliding-window",
+	     NULL, NULL);
+	assert_null(rs.rules[RLT_VAR_SEND][0].state);
+	assert_non_null(rs.rules[RLT_VAR_SEND][1].state);
+	assert_null(rs.rules[RLT_VAR_SEND][2].state);
+	assert_int_equal(rs.rules[RLT_VAR_SEND][0].conn_off, 0);
+	assert_int_equal(rs.rules[RLT_VAR_SEND][2].conn_off, 64);
+	assert_true(rs.conn_block_size >= 64 + rlt_state_size(&rs.rules[RLT_VAR_SEND][2].rule.params));
+	assert_int_equal(rs.conn_block_size % 64, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(peer_from_sockaddr),
+		cmocka_unit_test(filters),
+		cmocka_unit_test(pieces),
+		cmocka_unit_test(unsupported_and_bad),
+		cmocka_unit_test(ignore_bad_keeps_the_good),
+		cmocka_unit_test(connection_scope_layout),
+	};
+	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
+}
