@@ -39,7 +39,7 @@ enum rlt_algo {
 	RLT_ALGO_LEAKY,          /* leaky bucket as a meter: GCRA, even spacing, bounded queue */
 	RLT_ALGO_FIXED_WINDOW,   /* `limit` per aligned window of `window_ns` */
 	RLT_ALGO_SLIDING_WINDOW, /* 10 sub-windows, the oldest weighed by the part still inside */
-	RLT_ALGO_SLIDING_LOG,    /* exact: the time of every admitted unit in the last window */
+	RLT_ALGO_SLIDING_LOG,    /* exact: the time of every admitted call in the last window */
 	RLT_ALGO_COUNT
 };
 
@@ -77,7 +77,7 @@ struct rlt_params {
 	/* Windows and log. */
 	uint64_t limit;     /* units admitted per window */
 	uint64_t window_ns; /* the rule's PERIOD */
-	uint64_t sub_ns;    /* sliding-window: window_ns / RLT_SLIDING_SUBWINDOWS (rounded up) */
+	uint64_t sub_ns;    /* sliding-window: window_ns / RLT_SLIDING_SUBWINDOWS (a whole ns) */
 };
 
 /*
@@ -118,7 +118,9 @@ enum rlt_verdict {
  * The decision for a call costing `cost` units at time `now`. Safe to call from many threads
  * (and, with RLT_STATE_SHARED, many processes) on one state at once. *at is the go time for
  * RLT_WAIT, and for RLT_DENY the earliest time the call would conform (RLT_NS_NEVER if it
- * never would, or unknown). A cost of 0 always goes.
+ * never would, or unknown). A cost of 0 always goes. Under contention the windows and the log
+ * may report a GO with *at slightly after `now` (a thread's clock reading older than one
+ * already decided on is raised to it); pass *at to rlt_refund.
  */
 enum rlt_verdict rlt_decide(const struct rlt_params *p, void *state, rlt_ns_t now, uint64_t cost,
                             enum rlt_mode mode, rlt_ns_t *at);

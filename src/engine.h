@@ -6,6 +6,8 @@
 #ifndef RLT_ENGINE_H
 #define RLT_ENGINE_H
 
+#include <pthread.h>
+
 #include "rlthrottle.h"
 
 struct rlt__engine_ops {
@@ -23,5 +25,10 @@ extern const struct rlt__engine_ops rlt__engine_leaky;          /* engine_gcra.c
 extern const struct rlt__engine_ops rlt__engine_fixed_window;   /* engine_window.c */
 extern const struct rlt__engine_ops rlt__engine_sliding_window; /* engine_window.c */
 extern const struct rlt__engine_ops rlt__engine_sliding_log;    /* engine_log.c */
+
+/* engine_lock.c: 0 or -errno; the lock returns 0 when held, *owner_died when the previous
+ * holder died with it (the caller repairs what it must before going on). */
+int rlt__engine_lock_init(pthread_mutex_t *m, unsigned flags);
+int rlt__engine_lock(pthread_mutex_t *m, int *owner_died);
 
 #endif

@@ -45,24 +45,6 @@ static size_t log_state_size(const struct rlt_params *p)
 	return offsetof(struct log_state, e) + (size_t)L * sizeof(struct log_entry);
 }
 
-static int log_mutex_init(pthread_mutex_t *m, unsigned flags)
-{
-	pthread_mutexattr_t a;
-	int e = pthread_mutexattr_init(&a);
-
-	if (e)
-		return -e;
-	if (flags & RLT_STATE_SHARED) {
-		e = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-		if (!e)
-			e = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	}
-	if (!e)
-		e = pthread_mutex_init(m, &a);
-	pthread_mutexattr_destroy(&a);
-	return -e;
-}
-
 static int log_init(const struct rlt_params *p, void *state, unsigned flags)
 {
 	struct log_state *st = state;
@@ -70,7 +52,7 @@ static int log_init(const struct rlt_params *p, void *state, unsigned flags)
 	if (p->limit == 0 || p->limit > RLT_LOG_MAX_LIMIT || p->window_ns == 0)
 		return -EINVAL;
 	memset(st, 0, offsetof(struct log_state, e));
-	return log_mutex_init(&st->lock, flags);
+	return rlt__engine_lock_init(&st->lock, flags);
 }
 
 static void log_destroy(const struct rlt_params *p, void *state)
@@ -103,12 +85,10 @@ static void log_repair(struct log_state *st, uint64_t L)
 /* 0 when locked; anything else means the lock could not be had (never with a valid state). */
 static int log_lock(struct log_state *st, uint64_t L)
 {
-	int e = pthread_mutex_lock(&st->lock);
+	int died, e = rlt__engine_lock(&st->lock, &died);
 
-	if (e == EOWNERDEAD) {
+	if (e == 0 && died)
 		log_repair(st, L);
-		e = pthread_mutex_consistent(&st->lock);
-	}
 	return e;
 }
 

@@ -203,38 +203,13 @@ struct sw_state {
 	struct sw_slot slot[SW_RING]; /* indexed by sub-window number mod SW_RING */
 };
 
-/*
- * A process-local state takes a plain mutex. A shared one takes a process-shared robust mutex,
- * so that a process that dies holding it does not block the others; whatever it was doing is
- * either done or not, because each update is ordered so that every prefix of it is a valid
- * state (see sw_record).
- */
-static int sw_mutex_init(pthread_mutex_t *m, unsigned flags)
-{
-	pthread_mutexattr_t a;
-	int e = pthread_mutexattr_init(&a);
-
-	if (e)
-		return -e;
-	if (flags & RLT_STATE_SHARED) {
-		e = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-		if (!e)
-			e = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	}
-	if (!e)
-		e = pthread_mutex_init(m, &a);
-	pthread_mutexattr_destroy(&a);
-	return -e;
-}
-
-/* 0 when locked; anything else means the lock could not be had (never with a valid state). */
+/* 0 when locked; anything else means the lock could not be had (never with a valid state).
+ * Each update is ordered so that every prefix of it is a valid state (see sw_record): a dead
+ * holder needs no repair. */
 static int sw_lock(pthread_mutex_t *m)
 {
-	int e = pthread_mutex_lock(m);
-
-	if (e == EOWNERDEAD)
-		e = pthread_mutex_consistent(m);
-	return e;
+	int died;
+	return rlt__engine_lock(m, &died);
 }
 
 static size_t sw_state_size(const struct rlt_params *p)
@@ -249,7 +224,7 @@ static int sw_init(const struct rlt_params *p, void *state, unsigned flags)
 
 	(void)p;
 	memset(st, 0, sizeof *st);
-	return sw_mutex_init(&st->lock, flags);
+	return rlt__engine_lock_init(&st->lock, flags);
 }
 
 static void sw_destroy(const struct rlt_params *p, void *state)

@@ -91,7 +91,7 @@ const char *rlt_var_name(enum rlt_var v)
 /* A quoted part inside a message is cut to this many bytes, so that the message always has
  * room for the rule itself. */
 #define PART_MAX 64
-#define DETAIL_MAX 256
+#define DETAIL_MAX 320
 
 struct qbuf {
 	char s[PART_MAX + 1];

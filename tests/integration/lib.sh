@@ -99,9 +99,14 @@ free_port() {
 
 # start_srv NAME PROG ARGS...: start an ITEST helper server with -P portfile, wait until it has
 # written its port, and print the port. Also sets LAST_PID.
+# With SRV_PRELOAD=1 the server itself runs with the library preloaded.
 start_srv() {
 	local name=$1 prog=$2; shift 2
-	bg "$name" "$ITEST_BIN/$prog" -P "$T/$name.port" "$@"
+	if [ -n "${SRV_PRELOAD:-}" ]; then
+		bg "$name" env LD_PRELOAD="$RLT_LIB" "$ITEST_BIN/$prog" -P "$T/$name.port" "$@"
+	else
+		bg "$name" "$ITEST_BIN/$prog" -P "$T/$name.port" "$@"
+	fi
 	wait_file "$T/$name.port"
 	SRV_PORT=$(cat "$T/$name.port")
 }

@@ -1,0 +1,16 @@
+#!/bin/bash
+# SPEC §3/§4: every receive entry point is throttled: read, recv, recvfrom, recvmsg, recvmmsg,
+# readv; MSG_WAITALL is honoured (full buffers). 2.5 MiB at 2 MiB/s, burst 512 KiB; bytes exact.
+. "$(dirname "$0")/lib.sh"
+need_lib
+need_bin source pull
+n=$((5 * 524288))
+SRC_ARGS="-n $n"
+for combo in read recv recvfrom recvmsg recvmmsg readv "recv -W" "recvmsg -W" "recvfrom -W -C"; do
+	set -- $combo
+	m=$1; shift
+	label="$m$(echo "$*" | tr -d ' -')"
+	RLT_RECV="2MiB/s burst=512KiB" do_recv "$label" -m "$m" -b 65536 "$@"
+	MIN_SPAN_S=0.7 assert_rate "$label" $((n - 524288)) "$(kv elapsed_ns "$P_OUT")" 2097152 0.7 1.3
+	case " $* " in *" -W "*) assert_eq "$label: short MSG_WAITALL returns" 0 "$(kv short "$P_OUT")" ;; esac
+done
