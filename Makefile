@@ -10,7 +10,7 @@ OPT     ?= -O2 -g
 SAN     ?=
 
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CPPFLAGS_ALL = -D_GNU_SOURCE -Iinclude -Isrc $(CPPFLAGS)
+CPPFLAGS_ALL = -D_GNU_SOURCE -Iinclude -Isrc -Itools $(CPPFLAGS)
 CFLAGS_ALL   = -std=c11 $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
 
@@ -49,6 +49,9 @@ $(STATIC_LIB): $(LIB_OBJ)
 $(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 	$(CC) -shared -Wl,-soname,librlthrottle.so -Wl,--version-script=preload/exports.map \
 		-Wl,-z,now -Wl,-z,relro -o $@ $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) -ldl
+
+# The installed launcher finds the library in $(PREFIX)/lib when it is not beside it.
+$(TOOLS_OBJ): CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PREFIX)/lib\"
 
 $(BUILD)/rlthrottle: $(TOOLS_OBJ) $(STATIC_LIB)
 	$(CC) -o $@ $(TOOLS_OBJ) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp

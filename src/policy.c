@@ -146,19 +146,23 @@ static void *map_state(size_t size)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-/* Refuses what this build parses but cannot enforce yet. */
+const char *rlt__rule_unsupported(const struct rlt_rule *r)
+{
+	if (r->scope == RLT_SCOPE_SHARED)
+		return "scope=shared: is not supported yet by this build";
+	if (r->scope == RLT_SCOPE_REDIS)
+		return "scope=redis:// is not supported yet by this build";
+	return NULL;
+}
+
 static int check_supported(const struct rlt_rule *r, struct rlt_error *err)
 {
-	const char *what = NULL;
+	const char *why = rlt__rule_unsupported(r);
 
-	if (r->scope == RLT_SCOPE_SHARED)
-		what = "scope=shared:";
-	else if (r->scope == RLT_SCOPE_REDIS)
-		what = "scope=redis://";
-	if (!what)
+	if (!why)
 		return 0;
-	snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": %s is not supported yet by this build",
-	         rlt_var_name(r->var), r->text, what);
+	snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": %s", rlt_var_name(r->var), r->text,
+	         why);
 	return -ENOTSUP;
 }
 

@@ -59,6 +59,9 @@ int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR
                        int ignore_bad, void (*warn)(const char *msg, void *ctx), void *ctx,
                        struct rlt_error *err);
 
+/* Why this build cannot enforce a rule it parsed (NULL: it can). */
+const char *rlt__rule_unsupported(const struct rlt_rule *r);
+
 /* Bitmask of the rules of `var` whose filters admit this peer on a socket of family `af`. */
 uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struct rlt__peer *peer);
 

@@ -217,16 +217,19 @@ static void run_stream(struct result *r)
 	unsigned long long pos = 0;
 	for (;;) {
 		size_t n = wsize;
-		if (!duration) {
+		if (duration) {
+			if (now_ns() >= deadline) break;
+		} else if (udp) {
+			if (r->msgs >= count) break;
+		} else {
 			if (pos >= nbytes) break;
 			if (nbytes - pos < n) n = (size_t)(nbytes - pos);
-		} else if (now_ns() >= deadline) break;
-		if (udp) n = dsize;
-		if (udp && !strcmp(method, "sendmmsg")) {
+		}
+		if (udp) {
 			unsigned long long left = duration ? 4 : count - r->msgs;
-			if (!duration && r->msgs >= count) break;
-			n = dsize * (size_t)(left < 4 ? left : 4);
-		} else if (udp && !duration && r->msgs >= count) break;
+			n = dsize;
+			if (!strcmp(method, "sendmmsg")) n = dsize * (size_t)(left < 4 ? left : 4);
+		}
 		unsigned nm;
 		ssize_t w = one_call(fd, pos, n, &nm);
 		r->calls++;

@@ -1,0 +1,63 @@
+#!/bin/bash
+# nginx (epoll + accept4, 2 worker processes forked from a master) under RLT_ACCEPT="50/s burst=5",
+# hammered by hey without keep-alive for 3 s. Each worker has its own budget (SPEC §4: a forked
+# child has its own budgets), so each worker accepts at most ~50/s, and together at least ~50/s.
+# The workers must not spin while they wait.
+. "$(dirname "$0")/lib.sh"
+need_lib
+need_cmd nginx hey
+port=$(free_port)
+mkdir -p "$T/ngx/logs" "$T/ngx/tmp"
+cat >"$T/ngx/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+master_process on;
+pid $T/ngx/nginx.pid;
+error_log $T/ngx/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    log_format rlt '\$pid \$connection \$msec \$status';
+    access_log $T/ngx/logs/access.log rlt;
+    client_body_temp_path $T/ngx/tmp/body;
+    proxy_temp_path $T/ngx/tmp/proxy;
+    fastcgi_temp_path $T/ngx/tmp/fastcgi;
+    uwsgi_temp_path $T/ngx/tmp/uwsgi;
+    scgi_temp_path $T/ngx/tmp/scgi;
+    keepalive_timeout 0;
+    server {
+        listen 127.0.0.1:$port;
+        location / { return 200 "ok\n"; }
+    }
+}
+CONF
+SRV_PRELOAD=1
+bg nginx env LD_PRELOAD="$RLT_LIB" RLT_ACCEPT="50/s burst=5" nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
+npid=$LAST_PID
+wait_port "$port" 10
+sleep 0.3
+kill -0 "$npid" 2>/dev/null || { show "$T/nginx.err" "$T/ngx/logs/error.log"; fail "nginx did not start"; }
+workers=$(ps -o pid= --ppid "$npid" | tr -d ' ' | tr '\n' ' ')
+info "nginx master $npid, workers: $workers"
+cpu0=0; for w in $workers; do cpu0=$(calc "$cpu0 + $(proc_cpu_s "$w")"); done
+t0=$(now_ns)
+hey -z 3s -c 16 -t 20 -disable-keepalive "http://127.0.0.1:$port/" >"$T/hey.out" 2>&1 || { show "$T/hey.out"; fail "hey failed"; }
+t1=$(now_ns)
+cpu1=0; for w in $workers; do [ -e "/proc/$w/stat" ] && cpu1=$(calc "$cpu1 + $(proc_cpu_s "$w")"); done
+grep -E 'Requests/sec|\[200\]' "$T/hey.out" | sed 's/^/info: hey: /'
+log=$T/ngx/logs/access.log
+[ -s "$log" ] || { show "$T/ngx/logs/error.log"; fail "nginx logged no request"; }
+# per worker: distinct connections and the time span over which they were accepted
+awk '{ if (!($1 SUBSEP $2 in seen)) { seen[$1 SUBSEP $2] = 1; n[$1]++ }
+       if (!($1 in lo) || $3 < lo[$1]) lo[$1] = $3; if ($3 > hi[$1]) hi[$1] = $3 }
+     END { for (p in n) printf "%s %d %.3f\n", p, n[p], hi[p] - lo[p] }' "$log" >"$T/per_worker"
+total=0
+while read -r pid cnt span; do
+	info "worker $pid: $cnt connections over $span s"
+	lim=$(calc "1.3 * (5 + 50 * $span) + 2")
+	assert_le "worker $pid connections (one budget of 50/s)" "$lim" "$cnt"
+	total=$((total + cnt))
+done <"$T/per_worker"
+wall=$(calc "($t1 - $t0) / 1e9")
+assert_ge "connections accepted in total over $wall s" "$(calc "0.7 * 50 * ($wall - 0.5)")" "$total"
+assert_le "connections accepted in total (2 workers)" "$(calc "1.3 * 2 * (5 + 50 * $wall)")" "$total"
+assert_cpu "nginx workers" "$(calc "($cpu1 - $cpu0) * 1e9")" $((t1 - t0)) 0.5

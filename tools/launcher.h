@@ -1,0 +1,17 @@
+/* launcher.h: what the parts of the rlthrottle command share. */
+#ifndef RLT_LAUNCHER_H
+#define RLT_LAUNCHER_H
+
+#include "policy.h"
+
+/* Exit statuses of the launcher's own failures, as env(1) and timeout(1) have them. */
+#define RLT_EXIT_OWN 125
+#define RLT_EXIT_CANNOT_RUN 126
+#define RLT_EXIT_NOTFOUND 127
+
+/* --seccomp: runs cmd under the seccomp supervisor, with the rules of the RLT_* variables.
+ * Returns the exit status the launcher should exit with (the command's, or 125 with one line
+ * on stderr when the supervisor cannot work: it never runs the command unthrottled). */
+int rlt__supervise(char **cmd);
+
+#endif
