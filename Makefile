@@ -99,9 +99,15 @@ $(BUILD)/fuzz/fuzz_rules: tests/fuzz/fuzz_rules.c $(LIB_SRC) include/rlthrottle.
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_rules.c $(LIB_SRC) -pthread
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/rlthrottle.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 man/rlthrottle.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/rlthrottle.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' rlthrottle.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/rlthrottle.pc
 	$(if $(SHARED_LIB),install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/)
 	$(if $(LAUNCHER),install -m 755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/)
 

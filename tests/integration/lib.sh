@@ -120,6 +120,14 @@ kv() {
 		awk -v k="$key" '{ for (i = 1; i <= NF; i++) { n = index($i, "="); if (n && substr($i, 1, n - 1) == k) v = substr($i, n + 1) } } END { print v }'
 }
 
+# Script-mode results of blast/pull/conn ("step send N -> R STATUS at_ms=.. took_ms=..",
+# "step open N -> STATUS ..."): step_status FILE I and step_took FILE I give STATUS and took_ms of
+# the I-th call step (send, recv or open lines only).
+step_line() { grep -E '^step (send|recv|open) ' "$1" | sed -n "${2}p"; }
+step_status() { step_line "$1" "$2" | sed 's/ at_ms=.*//' | awk '{ print $NF }'; }
+step_result() { step_line "$1" "$2" | sed 's/.*-> \([-0-9]*\).*/\1/'; }
+step_took() { step_line "$1" "$2" | sed 's/.*took_ms=\([0-9.]*\).*/\1/'; }
+
 # Floating point helpers via awk.
 calc() { awk "BEGIN { printf \"%.6g\", $* }"; }
 fle() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }

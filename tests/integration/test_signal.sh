@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPEC §4: a signal during a delay runs its handler, then the delay goes on: the call completes
+# with its full count, never EINTR, and every byte arrives. With and without SA_RESTART, SIGALRM
+# and SIGUSR1, on send and on a MSG_WAITALL recv.
+. "$(dirname "$0")/lib.sh"
+need_lib
+need_bin sink source sigdelay
+n=30000
+for opts in "-s alrm" "-s alrm -r" "-s usr1"; do
+	label="send$(echo "$opts" | tr -d ' -')"
+	start_srv "sink_$label" sink
+	spid=$LAST_PID
+	rc=0
+	RLT_SEND="10kB/s burst=10kB" pre "$ITEST_BIN/sigdelay" -p "$SRV_PORT" -n $n $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
+	wait_pid "$spid" 10
+	info "$label: $(cat "$T/$label.out")"
+	assert_eq "$label: call result" $n "$(kv result "$T/$label.out")"
+	assert_eq "$label: errno" none "$(kv errno "$T/$label.out")"
+	assert_ge "$label: handler ran" 2 "$(kv handlers "$T/$label.out")"
+	assert_range "$label: seconds (2 s of pacing)" 1.4 3 "$(calc "$(kv elapsed_ns "$T/$label.out") / 1e9")"
+	assert_eq "$label: bytes received" $n "$(kv bytes "$T/sink_$label.out")"
+	assert_eq "$label: checksum" "$(kv fnv "$T/$label.out")" "$(kv fnv "$T/sink_$label.out")"
+	assert_eq "$label: exit status" 0 "$rc"
+done
+for opts in "-s alrm" "-s usr1 -r"; do
+	label="recv$(echo "$opts" | tr -d ' -')"
+	start_srv "src_$label" source -n $n
+	spid=$LAST_PID
+	rc=0
+	RLT_RECV="10kB/s burst=10kB" pre "$ITEST_BIN/sigdelay" -R -p "$SRV_PORT" -n $n $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
+	wait_pid "$spid" 10
+	info "$label: $(cat "$T/$label.out")"
+	assert_eq "$label: call result" $n "$(kv result "$T/$label.out")"
+	assert_eq "$label: errno" none "$(kv errno "$T/$label.out")"
+	assert_ge "$label: handler ran" 2 "$(kv handlers "$T/$label.out")"
+	assert_eq "$label: checksum" "$(kv fnv "$T/src_$label.out")" "$(kv fnv "$T/$label.out")"
+	assert_eq "$label: exit status" 0 "$rc"
+done
