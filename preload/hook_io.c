@@ -113,7 +113,13 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 		struct rlt__ticket t;
 		size_t want = total - done, piece = want < piece_max ? want : (size_t)piece_max;
 
-		if (nonblock && var == RLT_VAR_SEND) {
+		if (var == RLT_VAR_RECV) {
+			/* ask the kernel for no more than the budget allows now (a whole piece
+			 * is waited for only when nothing is left) */
+			uint64_t a = rlt__available(&rlt__rules, var, mask, states, rlt__now());
+			if (a && a < piece)
+				piece = (size_t)a;
+		} else if (nonblock) {
 			/* what the budget allows now, if that is at least one piece */
 			uint64_t a = rlt__available(&rlt__rules, var, mask, states, rlt__now());
 			if (a > piece)
