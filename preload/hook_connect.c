@@ -26,7 +26,7 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	int err, rc, charged = 0;
 
 	rlt__ensure_real();
-	if (!atomic_load_explicit(&rlt__active, memory_order_acquire))
+	if (!atomic_load_explicit(&rlt__active, memory_order_acquire) || rlt__internal)
 		return real_connect(fd, addr, len);
 	e = rlt__fd_get(fd);
 	if (!e || atomic_load(&e->kind) != RLT_FD_SOCKET)

@@ -31,7 +31,7 @@ static inline struct rlt__fd *socket_for(int fd, enum rlt_var var)
 	struct rlt__fd *e;
 
 	if (!(rlt__vars_in_use & (1u << var)) ||
-	    !atomic_load_explicit(&rlt__active, memory_order_acquire))
+	    !atomic_load_explicit(&rlt__active, memory_order_acquire) || rlt__internal)
 		return NULL;
 	e = rlt__fd_get(fd);
 	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
@@ -104,6 +104,7 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 {
 	void *states = rlt__conn_states(e);
 	uint64_t piece_max = rlt__piece(&rlt__rules, var, mask);
+	int rejects = rlt__rejects(&rlt__rules, var, mask);
 	size_t done = 0;
 
 	(void)fd;
@@ -114,10 +115,12 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 		size_t want = total - done, piece = want < piece_max ? want : (size_t)piece_max;
 
 		if (var == RLT_VAR_RECV) {
-			/* ask the kernel for no more than the budget allows now (a whole piece
-			 * is waited for only when nothing is left) */
+			/* Ask the kernel for no more than the budget allows now. What trickled
+			 * in during the last system call is not worth a call of its own: taking
+			 * it would read a few bytes at a time at full CPU. Below half a piece a
+			 * delay rule waits for a whole one; a reject rule takes what there is. */
 			uint64_t a = rlt__available(&rlt__rules, var, mask, states, rlt__now());
-			if (a && a < piece)
+			if (a < piece && (a >= piece / 2 || (a && rejects)))
 				piece = (size_t)a;
 		} else if (nonblock) {
 			/* what the budget allows now, if that is at least one piece */

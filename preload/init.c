@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "preload.h"
+#include "scope_redis.h"
 #include "stats.h"
 
 struct rlt__ruleset rlt__rules;
@@ -229,6 +230,7 @@ __attribute__((constructor)) static void rlt_load(void)
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		values[v] = getenv(var_env[v]);
+	rlt__scope_log = rlt__log; /* redis scopes: one line per outage */
 	if (rlt__ruleset_build(&rlt__rules, values, ignore, warn_rule, NULL, &err) != 0)
 		fatal(err.msg);
 	for (int v = 0; v < RLT_VAR_COUNT; v++)

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "policy.h"
+#include "scope_redis.h"
 #include "wait.h"
 
 static uint64_t cost_for(const struct rlt_rule *r, uint64_t bytes, uint64_t msgs)
@@ -28,7 +29,33 @@ static void *state_of(const struct rlt__rt_rule *r, void *conn_block)
 {
 	if (r->state)
 		return r->state;
+	if (r->redis)
+		return r->redis;
 	return conn_block ? (char *)conn_block + r->conn_off : NULL;
+}
+
+/* A redis-scope rule decides through its lease (scope_redis.c); every other rule through the
+ * engine on its state (process memory, a connection block or a shared segment alike). */
+static enum rlt_verdict decide(const struct rlt__rt_rule *r, void *st, rlt_ns_t now,
+                               uint64_t cost, enum rlt_mode mode, rlt_ns_t *at)
+{
+	if (r->redis)
+		return rlt__redis_decide(r->redis, now, cost, mode, at);
+	return rlt_decide(&r->rule.params, st, now, cost, mode, at);
+}
+
+static void refund(const struct rlt__rt_rule *r, void *st, rlt_ns_t at, uint64_t units)
+{
+	if (r->redis)
+		rlt__redis_refund(r->redis, at, units);
+	else
+		rlt_refund(&r->rule.params, st, at, units);
+}
+
+/* The RLT_CONNS counter of a rule: in the process, or in its shared segment. */
+static _Atomic uint32_t *open_of(struct rlt__rt_rule *r)
+{
+	return r->shared_open ? r->shared_open : &r->open;
 }
 
 static void stat_max(_Atomic uint64_t *m, uint64_t v)
@@ -52,7 +79,8 @@ uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask
 		void *st = state_of(r, conn_block);
 		if (!(mask & (1u << i)) || r->rule.unit != RLT_UNIT_BYTES || !st)
 			continue;
-		uint64_t a = rlt_available(&r->rule.params, st, now);
+		uint64_t a = r->redis ? rlt__redis_available(r->redis, now)
+		                      : rlt_available(&r->rule.params, st, now);
 		if (a < least)
 			least = a;
 	}
@@ -66,8 +94,7 @@ static void undo(struct rlt__ruleset *rs, struct rlt__ticket *t, unsigned upto)
 		const struct rlt__rt_rule *r = &rs->rules[t->var][i];
 		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER)
 			continue;
-		rlt_refund(&r->rule.params, state_of(r, t->conn_block), t->at[i],
-		           cost_for(&r->rule, t->bytes, t->msgs));
+		refund(r, state_of(r, t->conn_block), t->at[i], cost_for(&r->rule, t->bytes, t->msgs));
 	}
 }
 
@@ -94,7 +121,7 @@ int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var
 		uint64_t cost = cost_for(&r->rule, bytes, msgs);
 		enum rlt_mode mode =
 			r->rule.action == RLT_ACTION_REJECT ? RLT_MODE_NOW : RLT_MODE_RESERVE;
-		enum rlt_verdict v = rlt_decide(&r->rule.params, st, now, cost, mode, &at);
+		enum rlt_verdict v = decide(r, st, now, cost, mode, &at);
 		if (v == RLT_DENY) {
 			undo(rs, t, i);
 			t->err = r->rule.err;
@@ -149,8 +176,7 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
 		if (r->rule.unit == RLT_UNIT_CALLS)
 			used = msgs_used ? 1 : 0;
 		if (used < took)
-			rlt_refund(&r->rule.params, state_of(r, t->conn_block), t->at[i],
-			           took - used);
+			refund(r, state_of(r, t->conn_block), t->at[i], took - used);
 		if (rs->stats_on)
 			ADD(r->st.units, used < took ? used : took);
 	}
@@ -168,10 +194,11 @@ int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
 
 		if (!(mask & (1u << i)))
 			continue;
+		_Atomic uint32_t *open = open_of(r);
 		for (;;) {
-			uint32_t cur = atomic_load(&r->open);
+			uint32_t cur = atomic_load(open);
 			if (cur < limit) {
-				if (atomic_compare_exchange_weak(&r->open, &cur, cur + 1))
+				if (atomic_compare_exchange_weak(open, &cur, cur + 1))
 					break;
 				continue;
 			}
@@ -181,7 +208,7 @@ int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
 					deadline = start + r->rule.max_wait_ns;
 			}
 			if (r->rule.action == RLT_ACTION_REJECT ||
-			    rlt__wait_change(&r->open, cur, deadline, 0) != 0) {
+			    rlt__wait_change(open, cur, deadline, r->shared_open != NULL) != 0) {
 				rlt__conns_release(rs, mask & ((1u << i) - 1));
 				*err = r->rule.err;
 				if (rs->stats_on) {
@@ -213,8 +240,8 @@ void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask)
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
 		if (!(mask & (1u << i)))
 			continue;
-		atomic_fetch_sub(&r->open, 1);
+		atomic_fetch_sub(open_of(r), 1);
 		if (r->rule.action == RLT_ACTION_DELAY)
-			rlt__wake_all(&r->open, 0);
+			rlt__wake_all(open_of(r), r->shared_open != NULL);
 	}
 }

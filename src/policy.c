@@ -10,6 +10,8 @@
 #include <sys/un.h>
 
 #include "policy.h"
+#include "scope_redis.h"
+#include "scope_shm.h"
 
 /* How much time of the rate one real call moves at most: small enough that a long transfer
  * is smooth at any one-second view, large enough that the number of system calls stays low. */
@@ -128,6 +130,14 @@ uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t ma
 	return piece;
 }
 
+int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)
+{
+	for (unsigned i = 0; i < rs->n[var]; i++)
+		if ((mask & (1u << i)) && rs->rules[var][i].rule.action == RLT_ACTION_REJECT)
+			return 1;
+	return 0;
+}
+
 static uint64_t piece_of(const struct rlt_rule *r)
 {
 	const struct rlt_params *p = &r->params;
@@ -148,10 +158,10 @@ static void *map_state(size_t size)
 
 const char *rlt__rule_unsupported(const struct rlt_rule *r)
 {
-	if (r->scope == RLT_SCOPE_SHARED)
-		return "scope=shared: is not supported yet by this build";
-	if (r->scope == RLT_SCOPE_REDIS)
-		return "scope=redis:// is not supported yet by this build";
+	/* A count of open connections across machines would leak whatever a crashed machine held
+	 * open, with nothing to notice; a lease makes no sense for it either. */
+	if (r->scope == RLT_SCOPE_REDIS && r->var == RLT_VAR_CONNS)
+		return "RLT_CONNS cannot have a redis:// scope (use process or shared:NAME)";
 	return NULL;
 }
 
@@ -183,7 +193,16 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	memset(r, 0, sizeof *r);
 	r->rule = *rule;
 	r->piece = v == RLT_VAR_CONNS ? UINT64_MAX : piece_of(rule);
-	if (v != RLT_VAR_CONNS) {
+	if (rule->scope == RLT_SCOPE_SHARED) {
+		/* the state (or the RLT_CONNS counter) lives in the segment */
+		rc = rlt__shm_attach(rule, &r->state, &r->shared_open, err);
+		if (rc)
+			return rc;
+	} else if (rule->scope == RLT_SCOPE_REDIS) {
+		rc = rlt__redis_new(rule, &r->redis, err);
+		if (rc)
+			return rc;
+	} else if (v != RLT_VAR_CONNS) {
 		size_t size = rlt_state_size(&rule->params);
 		if (rule->scope == RLT_SCOPE_CONNECTION) {
 			/* 64-byte slots: one state per cache line at least */

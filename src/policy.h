@@ -29,8 +29,16 @@ struct rlt__rt_rule {
 	size_t conn_off;      /* connection scope: where the state sits in a connection block */
 	uint64_t piece;       /* bytes rules: the most one real call moves at once */
 	_Atomic uint32_t open; /* RLT_CONNS: connections open now (a futex word) */
+	_Atomic uint32_t *shared_open; /* RLT_CONNS, scope=shared: the counter in the segment
+	                                  (a process-shared futex word); NULL: `open` */
+	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
 	struct rlt__stats st;
 };
+
+/* Set (per thread) while the library itself makes network calls (the Redis client): the hooks
+ * then pass every call straight through, so that the throttle never charges or re-enters
+ * itself. Defined in scope_redis.c. */
+extern _Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
 
 struct rlt__ruleset {
 	struct rlt__rt_rule rules[RLT_VAR_COUNT][RLT_MAX_RULES_PER_VAR];
@@ -70,6 +78,9 @@ void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block);
 
 /* The largest piece (bytes) a call under `mask` of var should move in one real call. */
 uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
+
+/* Whether any rule of var in mask rejects rather than delays. */
+int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
 
 /* Units a call under `mask` could take at once now (the least over the byte rules). */
 uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,

@@ -14,6 +14,8 @@
 
 #include "launcher.h"
 #include "rlthrottle.h"
+#include "scope_redis.h"
+#include "shm_cmd.h"
 
 #ifndef RLT_LIBDIR
 #define RLT_LIBDIR "/usr/local/lib"
@@ -75,6 +77,22 @@ static void add_rule(enum rlt_var v, const char *rule)
 	free(joined);
 }
 
+/* --check: whether a redis rule's server answers, said beside the rule. */
+static const char *redis_status(const struct rlt_rule *r)
+{
+	static char out[700];
+	struct rlt_error err;
+
+	if (rlt__redis_ping(r->redis_host, r->redis_port, 200, &err) == 0)
+		snprintf(out, sizeof out, "redis %s:%u answers", r->redis_host, (unsigned)r->redis_port);
+	else
+		snprintf(out, sizeof out, "redis %s:%u does not answer (%s): fallback=%s would apply",
+		         r->redis_host, (unsigned)r->redis_port, err.msg,
+		         r->fallback == RLT_FALLBACK_ALLOW ? "allow"
+		         : r->fallback == RLT_FALLBACK_DENY ? "deny" : "local");
+	return out;
+}
+
 /* Parses every variable as the library will. Returns 0, or prints the error and returns -1. */
 static int check_rules(int print)
 {
@@ -99,7 +117,9 @@ static int check_rules(int print)
 				return -1;
 			}
 			rlt_rule_format(&rules[i], canon, sizeof canon);
-			if (print)
+			if (print && rules[i].scope == RLT_SCOPE_REDIS)
+				printf("%s: %s  # %s\n", var_env[v], canon, redis_status(&rules[i]));
+			else if (print)
 				printf("%s: %s\n", var_env[v], canon);
 		}
 	}
@@ -168,6 +188,9 @@ int main(int argc, char **argv)
 	};
 	int seccomp = 0, check = 0, c;
 
+	/* subcommands, before option parsing */
+	if (argc > 1 && !strcmp(argv[1], "shm"))
+		return rlt__shm_cmd(argc - 1, argv + 1);
 	/* "+": stop at the first non-option, so the command's own options stay its own */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:c:a:u:d:n:hV", opts, NULL)) != -1) {

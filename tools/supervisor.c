@@ -1,11 +1,347 @@
-/* supervisor.c: --seccomp. Being written (issue: the launcher's seccomp supervisor). */
+/*
+ * supervisor.c: --seccomp, the launcher as a seccomp supervisor (SPEC §1, §5; issue 5).
+ *
+ * DESIGN NOTE
+ *
+ * Shape. The launcher forks; the child installs a libseccomp filter (seccomp_child.c) that sends
+ * connect, accept, accept4, the send and receive calls (sendto, sendmsg, sendmmsg, recvfrom,
+ * recvmsg, recvmmsg, read, write, readv, writev, sendfile) and the calls that release or
+ * replace fd numbers (close, dup2, dup3, close_range, execve, execveat) to user notification,
+ * passes the listener to us over a socketpair (SCM_RIGHTS), waits for our go-ahead and execs
+ * the command. Threads and children of the command inherit the filter. We decide with the
+ * preload's own policy (rlt__ruleset_build over the same variables, rlt__match, rlt__charge,
+ * rlt__settle) and write the same RLT_STATS summary at the end: one for the whole command,
+ * under the command's pid.
+ *
+ * One thread, no blocking call. notify_loop.c waits in epoll_wait only, on: the listener, a
+ * timerfd armed for the earliest due job of a timer heap (timer_heap.c), the command's pidfd,
+ * a signalfd, each supervised process's pidfd (its exit), and our duplicates of sockets that
+ * calls are waiting on. A call that must wait becomes a job; many jobs wait at once without
+ * holding each other up. We chose non-blocking duplicates plus epoll over a worker pool: a
+ * blocked worker cannot be taken back when the program's thread leaves the call (a signal),
+ * and a pool is either too small for a program with many blocked readers or too large.
+ * Calls made for the program use MSG_DONTWAIT on the duplicate (a per-call flag: the file's
+ * O_NONBLOCK is shared with the program and is not ours to change), after epoll said ready.
+ *
+ * What each call costs. A call on a file, pipe or terminal (or a socket no rule matches, or any
+ * call of a kind no rule limits) is answered CONTINUE after two look-ups: thread -> process
+ * and (process, fd) -> facts (fdcache.c). That is the fast path (see tests/bench/seccomp.sh).
+ *
+ * Bytes exactly. CONTINUE cannot shorten a call, so:
+ *  - A stream receive with a RECV rule is always made by us: piece = min(len, the rule's
+ *    piece), charge it, wait for the slot, recv(MSG_DONTWAIT) on our duplicate, write the
+ *    data into the program's buffer (process_vm_writev, iovecs too), answer with the count,
+ *    and give back the unused part of the charge. A program is never handed more than it was
+ *    charged. MSG_WAITALL goes on piece after piece until the length is filled (or EOF).
+ *    MSG_PEEK goes through uncharged. recvfrom/recvmsg on a stream get address length 0,
+ *    no ancillary data, flags 0, as TCP gives. A recvmsg with room for ancillary data on a
+ *    unix socket (fds in flight must land in the program, not in us) is made by the kernel
+ *    and charged its whole room before.
+ *  - A stream send larger than one piece is made by us, piece by piece: read the program's
+ *    bytes (process_vm_readv), check the notification is still valid (TOCTOU: we act only on
+ *    what the live call asked), send(MSG_DONTWAIT|MSG_NOSIGNAL), next piece; the answer is
+ *    the count once all has gone (blocking) or what the budget allowed now, one piece at
+ *    least (non-blocking). EPIPE raises SIGPIPE in the thread unless it asked MSG_NOSIGNAL. A
+ *    send within one piece is charged and CONTINUEd: the kernel makes it. Bound: if that call
+ *    then sends less (a short write on a blocking socket, which Linux does only on a signal,
+ *    or EAGAIN), the unused part is not given back: at most one piece per such call. A
+ *    non-blocking send to a socket with no room (poll) is let through uncharged: it gets EAGAIN.
+ *  - Datagrams are never split: a send is charged whole, then CONTINUEd; a receive first
+ *    learns the next datagram's size and sender (MSG_PEEK|MSG_TRUNC on our duplicate, waiting
+ *    for one on epoll if the call blocks), is charged that, and CONTINUEd. Bound: another
+ *    thread may take that datagram first; the call then gets (and is charged for) the next.
+ *    A datagram refused by a reject rule is dropped, as a policer drops a packet.
+ *  - sendmmsg, sendfile and sendmsg with ancillary data are charged whole and CONTINUEd (a
+ *    burst of at most their size); recvmmsg is charged its first datagram only. These are
+ *    the known bounds of this version.
+ *  - connect is charged before (the attempt is what the rule counts), then CONTINUEd;
+ *    RLT_CONNS takes a slot before it and holds it until the fd is closed (a connect that
+ *    fails holds it until the program closes the socket: we do not see the outcome).
+ *  - accept is made by us when the listener is readable (so that rules see the peer, and a
+ *    shed connection is taken off the queue and closed), charged after, and installed in the
+ *    program with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND (kernel 5.14), which also
+ *    answers the call with the new fd number. Bound: if a process outside the command shares
+ *    the listener and takes the connection between our poll and our accept4, a blocking
+ *    listener blocks the supervisor until the next connection.
+ *
+ * O_NONBLOCK and MSG_DONTWAIT. Read per call with fcntl(F_GETFL) on the duplicate (the
+ * program may change it with fcntl or ioctl(FIONBIO) at any time). A non-blocking call whose
+ * socket is not ready is answered EAGAIN (its charge given back); a blocking one is parked on
+ * epoll, holding its charge, until the socket is ready. SO_RCVTIMEO/SO_SNDTIMEO are not
+ * honoured for calls we make (they wait until ready).
+ *
+ * Signals and restarts. A thread makes one system call at a time, so a new notification from
+ * a thread that still has a job means the thread left that call (a signal: the kernel has
+ * answered it EINTR or will restart it). If the new call is the same (number and all six
+ * arguments), it is the restart (SA_RESTART, or the program's own retry after EINTR): it
+ * takes the job over, with its charge, its slot and the bytes it already moved, so nothing is
+ * charged or waited for twice and a send made in pieces is not repeated. Otherwise the old job
+ * is dropped and its charge given back. A job whose answer fails with ENOENT, or that a
+ * sweep (every 250 ms) finds invalid while it waits on its socket, is kept for 2 s after its
+ * slot for such a restart, then dropped. Bound: a send we made in pieces and whose thread then
+ * got EINTR without retrying the same call has sent bytes the program believes unsent; a
+ * receive whose thread leaves between our recv and our answer loses those bytes (both
+ * windows are microseconds wide); a connection we accepted for a thread that left is kept
+ * for the next accept on that listener.
+ *
+ * The fd cache and what it cannot see: see fdcache.c. Not seen: fds closed by io_uring (we make
+ * io_uring_setup fail with ENOSYS so programs fall back to plain calls), a thread that calls
+ * close_range(CLOSE_RANGE_UNSHARE), and a close-on-exec fd learnt by another thread between
+ * an execve notification and the exec itself. preadv2/pwritev2 with offset -1, splice and
+ * vmsplice on sockets are not throttled. 32-bit system calls (int 0x80) kill the process
+ * (libseccomp's bad-architecture action), so they cannot bypass the filter.
+ *
+ * Failure cases (one line on stderr, exit 125, the command never runs):
+ *  - seccomp() missing or user notification unsupported (kernel < 5.0, or a kernel without
+ *    CONFIG_SECCOMP_FILTER): the child's seccomp_load/seccomp_notify_fd fails; we say so.
+ *  - the filter refused (seccomp forbidden by a container profile or an outer filter): idem.
+ *  - pidfd_getfd refused (EPERM: ptrace restricted, kernel.yama.ptrace_scope=3 or a container
+ *    profile) or missing (ENOSYS: kernel < 5.6): tried on the child before it execs.
+ *  - a bad rule or variable: as the plain launcher (checked before anything starts).
+ * RLT_INHERIT=0 cannot be honoured (a seccomp filter cannot be removed): the launcher says so
+ * and exits 125 rather than throttle programs the user asked to leave alone.
+ *
+ * The end. We answer until no task of the command is left (the listener hangs up), which
+ * includes background children the command leaves behind, then write the summary and exit
+ * with the command's status (128 + signal if it was killed, as a shell does). SIGTERM and
+ * SIGHUP sent to the launcher (and SIGINT/SIGQUIT sent by kill, not by the terminal, which
+ * sends them to the command itself) are passed on to the command.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include "launcher.h"
+#include "clock.h"
+#include "stats.h"
+#include "supervisor.h"
+
+static const char *const var_env[RLT_VAR_COUNT] = {
+	[RLT_VAR_CONNECT] = "RLT_CONNECT",
+	[RLT_VAR_ACCEPT] = "RLT_ACCEPT",
+	[RLT_VAR_SEND] = "RLT_SEND",
+	[RLT_VAR_RECV] = "RLT_RECV",
+	[RLT_VAR_CONNS] = "RLT_CONNS",
+};
+
+static int log_level = RLT__LOG_WARN;
+static pid_t log_pid;
+
+void rlt__sup_log(const struct rlt__sup *s, int level, pid_t pid, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	if (level > (s ? s->loglevel : log_level))
+		return;
+	n = snprintf(line, sizeof line, "rlthrottle[%d]: ", (int)(pid ? pid : log_pid));
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	if (write(2, line, (size_t)n) < 0)
+		return;
+}
+
+static void warn_rule(const char *msg, void *ctx)
+{
+	(void)ctx;
+	rlt__sup_log(NULL, RLT__LOG_WARN, 0, "%s (rule ignored: RLT_ON_ERROR=ignore)", msg);
+}
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "rlthrottle: %s\n", msg);
+	return RLT_EXIT_OWN;
+}
+
+/* RLT_LOG, RLT_ON_ERROR, RLT_INHERIT, as the preload reads them. */
+static int read_settings(int *ignore, char *msg, size_t len)
+{
+	static const char *const names[] = {"error", "warn", "info", "debug"};
+	const char *v;
+
+	if ((v = getenv("RLT_LOG")) && *v) {
+		int lv = -1;
+		for (int i = 0; i < 4; i++)
+			if (strcmp(v, names[i]) == 0)
+				lv = i;
+		if (lv < 0) {
+			snprintf(msg, len, "RLT_LOG=\"%.100s\": unknown level (error, warn, info, debug)",
+			         v);
+			return -1;
+		}
+		log_level = lv;
+	}
+	*ignore = 0;
+	if ((v = getenv("RLT_ON_ERROR")) && *v) {
+		if (strcmp(v, "ignore") == 0)
+			*ignore = 1;
+		else if (strcmp(v, "exit") != 0) {
+			snprintf(msg, len, "RLT_ON_ERROR=\"%.100s\": must be exit or ignore", v);
+			return -1;
+		}
+	}
+	if ((v = getenv("RLT_INHERIT")) && *v) {
+		if (strcmp(v, "0") == 0) {
+			snprintf(msg, len, "RLT_INHERIT=0 cannot be honoured with --seccomp (a seccomp "
+			                   "filter stays with every program the command executes)");
+			return -1;
+		} else if (strcmp(v, "1") != 0) {
+			snprintf(msg, len, "RLT_INHERIT=\"%.100s\": must be 0 or 1", v);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void write_stats(struct rlt__ruleset *rs, const char *tmpl, pid_t pid, rlt_ns_t elapsed)
+{
+	char path[1100];
+	int fd;
+
+	if (strcmp(tmpl, "stderr") == 0) {
+		fd = 2;
+	} else {
+		if (rlt__stats_path(tmpl, pid, path, sizeof path) != 0) {
+			rlt__sup_log(NULL, RLT__LOG_ERROR, pid, "RLT_STATS: the path is too long");
+			return;
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			rlt__sup_log(NULL, RLT__LOG_ERROR, pid, "RLT_STATS: cannot write %s: %s", path,
+			             strerror(errno));
+			return;
+		}
+	}
+	rlt__stats_write(rs, write, fd, pid, elapsed);
+	if (fd != 2)
+		close(fd);
+}
+
+/* Each socket of the command costs us one duplicate: take all the fds we may. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+/* Linux 6.6+: the program's thread and the supervisor hand the CPU to each other instead of
+ * waking one another on another CPU, which is most of a notification's cost on a small or
+ * virtual machine. Older kernels say EINVAL: then wake-ups are ordinary. */
+static void sync_wakeups(int notify_fd)
+{
+	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) != 0)
+		rlt__sup_log(NULL, RLT__LOG_DEBUG, 0, "no synchronous wake-ups: %s", strerror(errno));
+}
 
 int rlt__supervise(char **cmd)
 {
-	(void)cmd;
-	fprintf(stderr, "rlthrottle: --seccomp is not built yet; nothing was run\n");
-	return RLT_EXIT_OWN;
+	static struct rlt__ruleset rs; /* large: the rules with their counters */
+	static struct rlt__sup s;
+	const char *values[RLT_VAR_COUNT];
+	const char *stats = getenv("RLT_STATS");
+	struct rlt_error err = {{0}};
+	char msg[700];
+	int ignore, ctl = -1, child_pidfd = -1, sig_fd = -1, status = 0, rc;
+	sigset_t sigs;
+	pid_t pid;
+	rlt_ns_t started = rlt__now();
+
+	if (read_settings(&ignore, msg, sizeof msg) != 0)
+		return fail(msg);
+	if (stats && *stats) {
+		if (strlen(stats) >= 1024)
+			return fail("RLT_STATS: the path is too long");
+		rs.stats_on = 1;
+	}
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		values[v] = getenv(var_env[v]);
+	if (rlt__ruleset_build(&rs, values, ignore, warn_rule, NULL, &err) != 0)
+		return fail(err.msg);
+	raise_fd_limit();
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = rlt__child_spawn(cmd, &pid, &s.notify_fd, &ctl, &err);
+	if (rc)
+		return fail(err.msg);
+	log_pid = pid;
+	sync_wakeups(s.notify_fd);
+	s.rs = &rs;
+	s.loglevel = log_level;
+	s.child = pid;
+	s.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	s.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	child_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &sigs, NULL) == 0)
+		sig_fd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s.epoll_fd < 0 || s.timer_fd < 0 || child_pidfd < 0 || sig_fd < 0) {
+		snprintf(msg, sizeof msg, "--seccomp: cannot set up the supervisor: %s",
+		         strerror(errno));
+		rlt__child_abort(pid, ctl);
+		return fail(msg);
+	}
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < rs.n[v]; i++) {
+			char canon[1024];
+			rlt_rule_format(&rs.rules[v][i].rule, canon, sizeof canon);
+			rlt__sup_log(&s, RLT__LOG_INFO, pid, "%s: %s (seccomp supervisor)", var_env[v],
+			             canon);
+		}
+	if (rlt__child_go(ctl) != 0) {
+		snprintf(msg, sizeof msg, "--seccomp: the command did not start: %s", strerror(errno));
+		rlt__child_abort(pid, -1);
+		return fail(msg);
+	}
+
+	rc = rlt__notify_loop(&s, child_pidfd, sig_fd, &status, &err);
+	if (rc) {
+		/* Without us the command's notified calls fail with ENOSYS: stop it rather than
+		 * leave it running broken. */
+		rlt__sup_log(&s, RLT__LOG_ERROR, pid, "%s; stopping the command", err.msg);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	rlt__sup_log(&s, RLT__LOG_DEBUG, pid, "%llu notifications, %llu answered at once",
+	             (unsigned long long)s.notifications, (unsigned long long)s.continued_fast);
+	if (stats && *stats)
+		write_stats(&rs, stats, pid, rlt__now() - started);
+	rlt__procs_free(&s);
+	if (rc)
+		return RLT_EXIT_OWN;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
 }

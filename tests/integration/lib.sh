@@ -73,10 +73,10 @@ wait_pid() {
 	wait "$pid" 2>/dev/null
 }
 
-# wait_file PATH [SECONDS]: wait until PATH exists and is non-empty (a helper's port file).
+# wait_file PATH [SECONDS]: wait until PATH is a non-empty file (a helper's port file) or a socket.
 wait_file() {
 	local f=$1 lim=${2:-10} i=0
-	while [ ! -s "$f" ]; do
+	while [ ! -s "$f" ] && [ ! -S "$f" ]; do
 		[ $i -ge $((lim * 20)) ] && fail "timed out waiting for $f"
 		sleep 0.05; i=$((i + 1))
 	done
@@ -102,6 +102,7 @@ free_port() {
 # With SRV_PRELOAD=1 the server itself runs with the library preloaded.
 start_srv() {
 	local name=$1 prog=$2; shift 2
+	rm -f "$T/$name.port" "$T/$name.port.tmp"
 	if [ -n "${SRV_PRELOAD:-}" ]; then
 		bg "$name" env LD_PRELOAD="$RLT_LIB" "$ITEST_BIN/$prog" -P "$T/$name.port" "$@"
 	else
@@ -164,11 +165,11 @@ assert_nomatch() { # WHAT ERE STRING
 }
 
 # assert_rate WHAT UNITS ELAPSED_NS TARGET_PER_S LO HI: UNITS/elapsed over the target within
-# [LO, HI]. Also demands that the measurement spans at least MIN_SPAN_S (default 1) seconds.
+# [LO, HI]. Also demands that the measurement spans at least MIN_SPAN_S (default 0.5) seconds.
 assert_rate() {
 	local what=$1 units=$2 ns=$3 target=$4 lo=$5 hi=$6
 	[ -n "$units" ] && [ -n "$ns" ] || fail "$what: missing measurement (units='$units' ns='$ns')"
-	fle "${MIN_SPAN_S:-1}" "$(calc "$ns / 1e9")" || fail "$what: measured over only $(calc "$ns / 1e9") s (units=$units): too fast, not throttled?"
+	fle "${MIN_SPAN_S:-0.5}" "$(calc "$ns / 1e9")" || fail "$what: measured over only $(calc "$ns / 1e9") s (units=$units): too fast, not throttled?"
 	local rate ratio
 	rate=$(calc "$units * 1e9 / $ns")
 	ratio=$(calc "$rate / $target")

@@ -24,11 +24,9 @@ static uint64_t now_ns(void)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) goto usage;
 	int opt, port = -1;
 	long rounds = 10000;
 	const char *portfile = NULL;
-	optind = 2;
 	while ((opt = getopt(argc, argv, "p:n:P:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
@@ -37,13 +35,15 @@ int main(int argc, char **argv)
 		default: goto usage;
 		}
 	}
+	if (optind >= argc) goto usage;
+	const char *mode = argv[optind];
 	alarm(120);
 	int one = 1;
 	struct sockaddr_in a;
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	if (!strcmp(argv[1], "server") && portfile) {
+	if (!strcmp(mode, "server") && portfile) {
 		int l = socket(AF_INET, SOCK_STREAM, 0);
 		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 		if (bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 8) < 0) { perror("bind"); return 2; }
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	if (!strcmp(argv[1], "client") && port > 0) {
+	if (!strcmp(mode, "client") && port > 0) {
 		a.sin_port = htons((uint16_t)port);
 		int c = socket(AF_INET, SOCK_STREAM, 0);
 		if (connect(c, (struct sockaddr *)&a, sizeof a) < 0) { perror("connect"); return 1; }

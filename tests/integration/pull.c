@@ -11,6 +11,7 @@
  *        -e MS      report bytes after the first MS ms since the first byte (late_bytes/late_ns)
  *        -S SCRIPT  script mode: steps "BYTES" (one call with a buffer of that size, result
  *                   printed) or "sleep:MS"
+ *        -D SECONDS stop reading after this long (stream: close early; for benchmarks)
  *        -x         do not hash;  -T SECONDS  hard limit (alarm, default 60)
  * Output: pid=P recv=BYTES msgs=M calls=C eagain=E short=S elapsed_ns=NS total_ns=NS cpu_ns=NS
  *         fnv=HEX minsz=A maxsz=B late_bytes=L late_ns=LN errors=N lasterr=NAME
@@ -120,8 +121,9 @@ int main(int argc, char **argv)
 	int opt, fam = AF_INET, nonblock = 0, cloexec = 0, tlimit = 60, nohash = 0, idle_ms = 1500;
 	int port = -1;
 	unsigned long long count = 0, early_ms = 0;
+	double duration = 0;
 	const char *host = NULL, *upath = NULL, *portfile = NULL, *script = NULL;
-	while ((opt = getopt(argc, argv, "46h:p:U:uP:c:i:m:b:WNCe:S:xT:")) != -1) {
+	while ((opt = getopt(argc, argv, "46h:p:U:uP:c:i:m:b:WNCe:S:xD:T:")) != -1) {
 		switch (opt) {
 		case '4': fam = AF_INET; break;
 		case '6': fam = AF_INET6; break;
@@ -140,6 +142,7 @@ int main(int argc, char **argv)
 		case 'e': early_ms = strtoull(optarg, NULL, 10); break;
 		case 'S': script = optarg; break;
 		case 'x': nohash = 1; break;
+		case 'D': duration = atof(optarg); break;
 		case 'T': tlimit = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: pull [-4|-6] [-h HOST] -p PORT|-U PATH|-u -P PORTFILE [-c N] [-m METHOD] "
@@ -240,7 +243,9 @@ int main(int argc, char **argv)
 	size_t minsz = (size_t)-1, maxsz = 0, lens[4];
 	int lasterr = 0, pending_short = 0;
 	uint64_t first = 0, last = 0, c0 = cpu_ns(), t0 = now_ns();
+	uint64_t deadline = duration > 0 ? t0 + (uint64_t)(duration * 1e9) : 0;
 	for (;;) {
+		if (deadline && now_ns() >= deadline) break;
 		if (nonblock) {
 			struct epoll_event ev;
 			int r = epoll_wait(ep, &ev, 1, udp && first ? idle_ms : 30000);

@@ -10,7 +10,7 @@ need_lib
 need_bin sink blast
 D=2.5
 for a in token leaky fixed-window sliding-window sliding-log; do
-	SINK_ARGS="-u -i 700 -e 950" RLT_SEND="100msg/s algo=$a" do_send "$a" -u -d 200 -D $D -m sendto
+	SINK_ARGS="-u -i 1600 -e 950" RLT_SEND="100msg/s algo=$a" do_send "$a" -u -d 200 -D $D -m sendto
 	got=$(kv msgs "$S_OUT")
 	assert_eq "$a: datagrams received = sent" "$(kv msgs "$B_OUT")" "$got"
 	early=$(kv early_msgs "$S_OUT")

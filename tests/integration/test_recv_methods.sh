@@ -12,5 +12,7 @@ for combo in read recv recvfrom recvmsg recvmmsg readv "recv -W" "recvmsg -W" "r
 	label="$m$(echo "$*" | tr -d ' -')"
 	RLT_RECV="2MiB/s burst=512KiB" do_recv "$label" -m "$m" -b 65536 "$@"
 	MIN_SPAN_S=0.7 assert_rate "$label" $((n - 524288)) "$(kv elapsed_ns "$P_OUT")" 2097152 0.7 1.3
+	# waiting for the budget must not spin (SPEC §4): CPU per wall second well under one core
+	assert_cpu "$label receiver" "$(kv cpu_ns "$P_OUT")" "$(kv total_ns "$P_OUT")" 0.3
 	case " $* " in *" -W "*) assert_eq "$label: short MSG_WAITALL returns" 0 "$(kv short "$P_OUT")" ;; esac
 done

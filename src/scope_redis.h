@@ -1,0 +1,54 @@
+/*
+ * scope_redis.h: scope=redis://HOST:PORT/NAME, one budget across machines.
+ *
+ * Redis holds the state (one Lua script per algorithm family, atomic, on Redis' own clock). A
+ * process does not ask Redis for every call: it leases a small batch of units (10 ms of the
+ * rate, at least one unit, at most the burst or the window's limit) and spends it locally with
+ * one atomic decrement per call; only an empty lease costs a round trip. What a process has not
+ * spent goes back to Redis at exit.
+ *
+ * Accuracy bound: at any time each process holds at most one lease (plus, for a call larger
+ * than a lease, that call's own cost). So over any interval the calls admitted by all processes
+ * together exceed what the rule alone would admit by at most the sum, over the processes, of
+ * one lease each: N processes, rate R: at most N * max(10 ms of R, 1 unit, the largest call)
+ * above the rule. For the windows a lease lapses at the end of the (sub-)window it was taken
+ * in, so the excess does not carry into the next window. While Redis cannot answer,
+ * fallback=local lets each process enforce the rule alone: up to N times the rate.
+ *
+ * When Redis does not answer within 50 ms (connect, or a reply), the rule's fallback decides
+ * (local: a process-local engine with the same params; allow; deny) and the process asks Redis
+ * again at most every 500 ms. The log says so once per outage and once when Redis is back.
+ */
+#ifndef RLT_SCOPE_REDIS_H
+#define RLT_SCOPE_REDIS_H
+
+#include <stdint.h>
+
+#include "rlthrottle.h"
+
+struct rlt__redis;
+
+/* Where the outage and recovery lines go (the preload sets it to its logger; NULL: nowhere).
+ * level: 0 error, 1 warn, 2 info, 3 debug. */
+extern void (*rlt__scope_log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets up a redis-scope rule (no connection yet: the first call that needs a lease makes it).
+ * Returns 0, or -ENOMEM with err. */
+int rlt__redis_new(const struct rlt_rule *r, struct rlt__redis **out, struct rlt_error *err);
+
+/* rlt_decide for a redis-scope rule: the lease, a round trip when it is empty, or the fallback. */
+enum rlt_verdict rlt__redis_decide(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
+                                   enum rlt_mode mode, rlt_ns_t *at);
+void rlt__redis_refund(struct rlt__redis *rd, rlt_ns_t at, uint64_t units);
+uint64_t rlt__redis_available(struct rlt__redis *rd, rlt_ns_t now);
+
+/* Round trips this process made to Redis for this rule (benchmarks, tests). */
+uint64_t rlt__redis_round_trips(const struct rlt__redis *rd);
+
+/* Gives back every unspent lease now (also done at exit). */
+void rlt__redis_return_leases(void);
+
+/* --check: does the server answer PING within timeout_ms? 0, or a negative errno with err. */
+int rlt__redis_ping(const char *host, uint16_t port, unsigned timeout_ms, struct rlt_error *err);
+
+#endif

@@ -1,0 +1,217 @@
+#!/bin/sh
+# make bench, the preload part: prints tables (not pass/fail) of rlthrottle beside trickle, measured
+# in one run on loopback. Run as: BUILD=build sh tests/bench/preload.sh
+#   (a) rate accuracy, upload and download, 100 KiB/s .. 1 GiB/s (measured at the receiver,
+#       after a 1 s warm-up, over BENCH_SECS seconds, default 4)
+#   (b) connect rate accuracy at 10/s, 100/s, 1000/s
+#   (c) CPU used by a sender (and an epoll receiver) held at 1 MiB/s
+#   (d) overhead when no rule binds: 1-byte TCP ping-pong round trips per second
+#   (e) ns per write() on /dev/null and on a matched TCP socket
+# BENCH_QUICK=1 shortens every measurement (for a smoke run); BENCH_ONLY="a c" runs only those parts. Needs the helpers built from
+# tests/integration/*.c ($BUILD/itest) and the library; trickle is optional.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+
+BUILD=${BUILD:-build}
+BUILD=$(cd "$BUILD" && pwd) || exit 1
+LIB=$BUILD/librlthrottle.so
+BIN=$BUILD/itest
+SECS=${BENCH_SECS:-4}
+ROUNDS=20000
+if [ -n "${BENCH_QUICK:-}" ]; then SECS=1; ROUNDS=2000; fi
+
+for b in sink source blast pull conn acceptor pingpong callcost; do
+	[ -x "$BIN/$b" ] || { echo "bench/preload: $BIN/$b not built (make $BIN/$b)"; exit 1; }
+done
+[ -f "$LIB" ] || { echo "bench/preload: $LIB not built"; exit 1; }
+unset RLT_CONNECT RLT_ACCEPT RLT_SEND RLT_RECV RLT_CONNS RLT_STATS RLT_LOG RLT_ON_ERROR RLT_INHERIT LD_PRELOAD
+HAVE_TRICKLE=0
+command -v trickle >/dev/null 2>&1 && HAVE_TRICKLE=1
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/rlt-bench.XXXXXX")
+PIDS=""
+cleanup() {
+	local p
+	for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
+	sleep 0.1
+	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
+
+kv() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "="); if (n && substr($i, 1, n - 1) == k) v = substr($i, n + 1) } } END { print v }' "$2"; }
+calc() { awk "BEGIN { printf \"%.6g\", $* }"; }
+pct() { awk -v a="$1" -v t="$2" 'BEGIN { if (a == "" || t == 0) print "n/a"; else printf "%+.1f%%", (a / t - 1) * 100 }'; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "" }'; }
+
+# srv NAME PROG ARGS...: start a helper server, wait for its port file; sets PORT and SPID.
+srv() {
+	local name=$1 prog=$2 i=0; shift 2
+	rm -f "$T/$name.port"
+	"$BIN/$prog" -P "$T/$name.port" "$@" >"$T/$name.out" 2>"$T/$name.err" &
+	SPID=$!
+	PIDS="$PIDS $SPID"
+	while [ ! -s "$T/$name.port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	PORT=$(cat "$T/$name.port" 2>/dev/null)
+}
+waitp() { local i=0; while kill -0 "$1" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; wait "$1" 2>/dev/null; }
+
+# bytes/s arriving after the 1 s warm-up, from a sink or pull output file
+late_rate() { local b n; b=$(kv late_bytes "$1"); n=$(kv late_ns "$1"); [ -n "$n" ] && [ "$n" != 0 ] && calc "$b * 1e9 / $n"; }
+
+# burst for the accuracy runs: 100 ms of the rate, at least 16 KiB. (The default, one second of
+# the rate, cannot be drained within the 1 s warm-up at rates near the machine's ceiling and would
+# show up as overshoot in the measured window.)
+burst_kib() { local k=$(( $1 / 10240 )); [ $k -lt 16 ] && k=16; echo $k; }
+
+# upload TOOL RATE_BPS: a sender for 1 + SECS seconds, measured at the sink
+upload() {
+	local tool=$1 rate=$2
+	srv up sink -x -e 1000 -T 60
+	local sp=$SPID
+	case $tool in
+	plain) "$BIN/blast" -p "$PORT" -D $((SECS + 1)) -s 65536 >"$T/b.out" 2>&1 ;;
+	ours) env LD_PRELOAD="$LIB" RLT_SEND="${rate}B/s burst=$(burst_kib "$rate")KiB" "$BIN/blast" -p "$PORT" -D $((SECS + 1)) -s 65536 >"$T/b.out" 2>&1 ;;
+	trickle) trickle -s -u $((rate / 1024)) "$BIN/blast" -p "$PORT" -D $((SECS + 1)) -s 65536 >"$T/b.out" 2>&1 ;;
+	esac
+	waitp "$sp"
+	late_rate "$T/up.out"
+}
+# download TOOL RATE_BPS: an unthrottled source, a throttled reader for 1 + SECS seconds
+download() {
+	local tool=$1 rate=$2
+	srv down source -D 60 -T 70
+	local sp=$SPID
+	case $tool in
+	plain) "$BIN/pull" -p "$PORT" -D $((SECS + 1)) -e 1000 -x -m recv >"$T/p.out" 2>&1 ;;
+	ours) env LD_PRELOAD="$LIB" RLT_RECV="${rate}B/s burst=$(burst_kib "$rate")KiB" "$BIN/pull" -p "$PORT" -D $((SECS + 1)) -e 1000 -x -m recv >"$T/p.out" 2>&1 ;;
+	trickle) trickle -s -d $((rate / 1024)) "$BIN/pull" -p "$PORT" -D $((SECS + 1)) -e 1000 -x -m recv >"$T/p.out" 2>&1 ;;
+	esac
+	waitp "$sp"
+	late_rate "$T/p.out"
+}
+
+want() { case " ${BENCH_ONLY:-a b c d e} " in *" $1 "*) return 0 ;; esac; return 1; }
+
+echo "== rlthrottle preload benchmarks ($(nproc) cores; $(uname -r); ${SECS} s per measurement)"
+[ $HAVE_TRICKLE = 1 ] || echo "(trickle not installed: its columns are n/a)"
+if want a; then
+echo
+echo "(a) rate accuracy: achieved / target - 1, at the receiver, after 1 s, over ${SECS} s"
+echo "    (64 KiB writes / reads; rlthrottle burst = 100 ms of the rate; trickle -s -u/-d, KB = 1024 B)"
+echo "    ceiling without any limit on this machine: upload $(calc "$(upload plain 0) / 1048576") MiB/s, download $(calc "$(download plain 0) / 1048576") MiB/s"
+printf '    %-12s | %-22s | %-22s | %-22s | %-22s\n' "target" "upload rlthrottle" "upload trickle" "download rlthrottle" "download trickle"
+for spec in "100KiB 102400" "1MiB 1048576" "10MiB 10485760" "100MiB 104857600" "1GiB 1073741824"; do
+	set -- $spec
+	name=$1 rate=$2
+	uo=$(upload ours "$rate")
+	ut=n/a; [ $HAVE_TRICKLE = 1 ] && ut=$(upload trickle "$rate")
+	do_=$(download ours "$rate")
+	dt=n/a; [ $HAVE_TRICKLE = 1 ] && dt=$(download trickle "$rate")
+	f() { [ -n "$1" ] && [ "$1" != n/a ] && printf '%s (%s MiB/s)' "$(pct "$1" "$rate")" "$(calc "$1 / 1048576")" || echo n/a; }
+	printf '    %-12s | %-22s | %-22s | %-22s | %-22s\n' "$name/s" "$(f "$uo")" "$(f "$ut")" "$(f "$do_")" "$(f "$dt")"
+done
+
+fi
+if want b; then
+echo
+echo "(b) connect rate: RLT_CONNECT=N/s, 4 threads connecting as fast as let, after 1 s, over ${SECS} s"
+echo "    (trickle has no connect limit)"
+printf '    %-10s | %-14s | %-10s\n' "target" "achieved/s" "error"
+srv acc acceptor -D 600 -T 700
+for r in 10 100 1000; do
+	env LD_PRELOAD="$LIB" RLT_CONNECT="$r/s" "$BIN/conn" -p "$PORT" -t 4 -D $((SECS + 1)) -e 1000 >"$T/c.out" 2>&1
+	ok=$(kv late_ok "$T/c.out"); ns=$(kv late_ns "$T/c.out")
+	a=$( [ -n "$ns" ] && [ "$ns" != 0 ] && calc "$ok * 1e9 / $ns" )
+	printf '    %-10s | %-14s | %-10s\n' "$r/s" "${a:-n/a}" "$(pct "$a" "$r")"
+done
+kill "$SPID" 2>/dev/null
+
+fi
+if want c; then
+echo
+echo "(c) CPU while held at 1 MiB/s: CPU-seconds (user+sys) per wall second of the throttled process"
+printf '    %-34s | %-12s | %-12s\n' "work" "rlthrottle" "trickle"
+cpu_send() { # TOOL BLASTFLAGS
+	local tool=$1; shift
+	srv cs sink -x -T 60
+	local sp=$SPID
+	case $tool in
+	ours) env LD_PRELOAD="$LIB" RLT_SEND="1MiB/s" "$BIN/blast" -p "$PORT" -D "$SECS" -s 65536 "$@" >"$T/cb.out" 2>&1 ;;
+	trickle) trickle -s -u 1024 "$BIN/blast" -p "$PORT" -D "$SECS" -s 65536 "$@" >"$T/cb.out" 2>&1 ;;
+	esac
+	waitp "$sp"
+	calc "$(kv cpu_ns "$T/cb.out") / $(kv elapsed_ns "$T/cb.out")"
+}
+cpu_recv() { # TOOL PULLFLAGS
+	local tool=$1; shift
+	srv cr source -D 60 -T 70
+	local sp=$SPID
+	case $tool in
+	ours) env LD_PRELOAD="$LIB" RLT_RECV="1MiB/s" "$BIN/pull" -p "$PORT" -D "$SECS" -x "$@" >"$T/cp.out" 2>&1 ;;
+	trickle) trickle -s -d 1024 "$BIN/pull" -p "$PORT" -D "$SECS" -x "$@" >"$T/cp.out" 2>&1 ;;
+	esac
+	waitp "$sp"
+	calc "$(kv cpu_ns "$T/cp.out") / $(kv total_ns "$T/cp.out")"
+}
+for w in "send:blocking write:" "send:non-blocking send + poll:-N -m send" "recv:blocking recv:-m recv" "recv:non-blocking recv + epoll:-N -m recv"; do
+	kind=${w%%:*}; rest=${w#*:}; label=${rest%%:*}; flags=${rest#*:}
+	o=$(cpu_$kind ours $flags)
+	t=n/a; [ $HAVE_TRICKLE = 1 ] && t=$(cpu_$kind trickle $flags)
+	printf '    %-34s | %-12s | %-12s\n' "$kind, $label" "$o" "$t"
+done
+
+fi
+if want d; then
+echo
+echo "(d) overhead when no rule binds: 1-byte TCP ping-pong, $ROUNDS round trips, 5 alternating runs,"
+echo "    median round trips/s (client preloaded; rlthrottle with RLT_SEND=RLT_RECV=16GB/s;"
+echo "    trickle -s -u/-d 2000000)"
+pp() { # TOOL
+	srv pp pingpong server
+	local sp=$SPID
+	case $1 in
+	plain) "$BIN/pingpong" client -p "$PORT" -n $ROUNDS >"$T/pp.out" 2>&1 ;;
+	ours) env LD_PRELOAD="$LIB" RLT_SEND="16GB/s" RLT_RECV="16GB/s" "$BIN/pingpong" client -p "$PORT" -n $ROUNDS >"$T/pp.out" 2>&1 ;;
+	trickle) trickle -s -u 2000000 -d 2000000 "$BIN/pingpong" client -p "$PORT" -n $ROUNDS >"$T/pp.out" 2>&1 ;;
+	esac
+	waitp "$sp"
+	kv rps "$T/pp.out"
+}
+P=""; O=""; R=""
+for i in 1 2 3 4 5; do
+	P="$P $(pp plain)"; O="$O $(pp ours)"
+	[ $HAVE_TRICKLE = 1 ] && R="$R $(pp trickle)"
+done
+mp=$(echo "$P" | median); mo=$(echo "$O" | median); mr=$(echo "$R" | median)
+printf '    %-12s | %-14s | %-10s | %-26s\n' "client" "round trips/s" "ratio" "added ns per round trip"
+printf '    %-12s | %-14s | %-10s | %-26s\n' "plain" "$mp" "1" "0"
+printf '    %-12s | %-14s | %-10s | %-26s\n' "rlthrottle" "$mo" "$(calc "$mo / $mp")" "$(calc "1e9 / $mo - 1e9 / $mp")"
+if [ -n "$mr" ]; then
+	printf '    %-12s | %-14s | %-10s | %-26s\n' "trickle" "$mr" "$(calc "$mr / $mp")" "$(calc "1e9 / $mr - 1e9 / $mp")"
+fi
+echo "    runs: plain$P; rlthrottle$O${R:+; trickle$R}"
+
+fi
+if want e; then
+echo
+echo "(e) ns per write() call (median of 5 rounds): /dev/null, and a matched TCP socket drained by a thread"
+printf '    %-40s | %-12s | %-12s\n' "setup" "/dev/null" "TCP socket"
+cc_row() { # LABEL CMD...
+	local label=$1; shift
+	"$@" >"$T/cc.out" 2>&1
+	printf '    %-40s | %-12s | %-12s\n' "$label" "$(kv devnull_ns "$T/cc.out")" "$(kv socket_ns "$T/cc.out")"
+}
+N=400000; [ -n "${BENCH_QUICK:-}" ] && N=40000
+cc_row "no library" "$BIN/callcost" -n $N
+cc_row "rlthrottle, RLT_SEND=16GB/s" env LD_PRELOAD="$LIB" RLT_SEND="16GB/s" "$BIN/callcost" -n $N
+cc_row "rlthrottle, 200 idle sockets open" env LD_PRELOAD="$LIB" RLT_SEND="16GB/s" "$BIN/callcost" -n $N -i 200
+if [ $HAVE_TRICKLE = 1 ]; then
+	cc_row "trickle -s -u 2000000" trickle -s -u 2000000 -d 2000000 "$BIN/callcost" -n $N
+	cc_row "trickle, 200 idle sockets open" trickle -s -u 2000000 -d 2000000 "$BIN/callcost" -n $N -i 200
+fi
+fi
+echo
+echo "== end of preload benchmarks"

@@ -1,0 +1,39 @@
+#!/bin/bash
+# --seccomp's own failures: exit 125 with one line on stderr, and the command never runs
+# (bad options and rules; seccomp forbidden or missing; pidfd_getfd refused, as under a
+# restricted ptrace_scope or a container profile: simulated with an outer seccomp filter).
+# And the command's own status comes back: its exit code, 128+signal, 127 when not found.
+. "$(dirname "$0")/lib.sh"
+RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
+[ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"
+need_bin denysys
+
+own_failure() { # WHAT CMD...: exit 125, one line, the command did not run
+	local what=$1 rc=0; shift
+	"$@" >"$T/o.out" 2>"$T/o.err" || rc=$?
+	show "$T/o.err"
+	assert_eq "$what: exit status" 125 "$rc"
+	assert_eq "$what: lines on stderr" 1 "$(wc -l <"$T/o.err")"
+	assert_nomatch "$what: the command ran" RAN "$(cat "$T/o.out")"
+}
+own_failure "bad rule" "$RLTHROTTLE" --seccomp -d "1000/s" -- echo RAN
+own_failure "bad option" "$RLTHROTTLE" --seccomp --bogus -- echo RAN
+own_failure "bad RLT_LOG" env RLT_LOG=loud "$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN
+own_failure "RLT_INHERIT=0" env RLT_INHERIT=0 "$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN
+own_failure "seccomp forbidden (EPERM)" "$ITEST_BIN/denysys" seccomp 1 "$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN
+assert_match "message" "seccomp is forbidden" "$(cat "$T/o.err")"
+own_failure "no seccomp (ENOSYS)" "$ITEST_BIN/denysys" seccomp 38 "$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN
+own_failure "no user notification (EOPNOTSUPP)" "$ITEST_BIN/denysys" seccomp 95 "$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN
+assert_match "message" "user notification" "$(cat "$T/o.err")"
+own_failure "pidfd_getfd refused (EPERM)" "$ITEST_BIN/denysys" pidfd_getfd 1 "$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN
+assert_match "message" "pidfd_getfd" "$(cat "$T/o.err")"
+own_failure "no pidfd_getfd (ENOSYS)" "$ITEST_BIN/denysys" pidfd_getfd 38 "$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN
+
+rc=0; "$RLTHROTTLE" --seccomp -d 1MiB/s -- sh -c 'exit 7' || rc=$?
+assert_eq "the command's exit status" 7 "$rc"
+rc=0; "$RLTHROTTLE" --seccomp -d 1MiB/s -- sh -c 'kill -TERM $$' || rc=$?
+assert_eq "killed by SIGTERM: 128+15" 143 "$rc"
+rc=0; "$RLTHROTTLE" --seccomp -d 1MiB/s -- no-such-command-here 2>"$T/nf.err" || rc=$?
+assert_eq "command not found" 127 "$rc"
+out=$("$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN)
+assert_eq "a command that runs" RAN "$out"

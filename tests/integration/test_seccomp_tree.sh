@@ -1,0 +1,27 @@
+#!/bin/bash
+# --seccomp covers a command's threads and child processes (the filter is inherited): a shell
+# forks two blast processes, each sending on two connections from two threads. Under --seccomp
+# the budget is one for the whole command (all its processes), so the four streams together
+# go at the rule's rate, and every byte arrives intact.
+. "$(dirname "$0")/lib.sh"
+RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
+[ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"
+need_bin sink blast
+
+start_srv sink sink -n 4
+spid=$LAST_PID
+n=300000
+t0=$(now_ns)
+"$RLTHROTTLE" --seccomp -u 400KiB/s --stats "$T/st.json" -- sh -c \
+	"'$ITEST_BIN/blast' -p $SRV_PORT -k 2 -n $n >'$T/b1.out' & '$ITEST_BIN/blast' -p $SRV_PORT -k 2 -n $n >'$T/b2.out'; wait" ||
+	fail "the command failed"
+t1=$(now_ns)
+wait_pid "$spid" 20 || fail "sink did not finish"
+show "$T/b1.out" "$T/b2.out" "$T/sink.out" "$T/st.json"
+assert_eq "bytes received" $((4 * n)) "$(kv bytes "$T/sink.out")"
+fnv=$(kv fnv "$T/b1.out")
+assert_eq "every connection's stream intact" 4 "$(grep -c "^conn=.*fnv=$fnv" "$T/sink.out")"
+units=$(grep -o '"units":[0-9]*' "$T/st.json" | head -1 | cut -d: -f2)
+assert_eq "bytes charged (threads and processes)" $((4 * n)) "$units"
+# 1,200,000 bytes at 400 KiB/s after a 400 KiB burst: 1.93 s
+MIN_SPAN_S=1.5 assert_rate "send rate of the whole tree after the burst" "$((4 * n - 409600))" "$((t1 - t0))" 409600 0.8 1.1

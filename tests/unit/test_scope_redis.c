@@ -1,0 +1,321 @@
+/* test_scope_redis.c: scope=redis:// against a real redis-server this test starts on a free
+ * loopback port (and kills by pid): leases, every algorithm family, reservations, give-backs
+ * at exit, fallbacks while Redis is away, one log line per outage, reconnection. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "clock.h"
+#include "policy.h"
+#include "scope_redis.h"
+
+static pid_t server;
+static int port;
+static char name[64];
+static int nlog_down, nlog_up;
+
+static void count_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)level;
+	(void)fmt; /* scope_redis.c passes "%s" and the line */
+	va_start(ap, fmt);
+	const char *line = va_arg(ap, const char *);
+	va_end(ap);
+	if (strstr(line, "does not answer"))
+		nlog_down++;
+	if (strstr(line, "answers again"))
+		nlog_up++;
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t l = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), p;
+
+	bind(fd, (struct sockaddr *)&a, sizeof a);
+	getsockname(fd, (struct sockaddr *)&a, &l);
+	p = ntohs(a.sin_port);
+	close(fd);
+	return p;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static int start_server(void)
+{
+	char p[16];
+	struct rlt_error err;
+
+	snprintf(p, sizeof p, "%d", port);
+	server = fork();
+	if (server == 0) {
+		freopen("/dev/null", "w", stdout);
+		execlp("redis-server", "redis-server", "--port", p, "--bind", "127.0.0.1", "--save",
+		       "", "--appendonly", "no", "--daemonize", "no", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) { /* up to 2 s */
+		if (rlt__redis_ping("127.0.0.1", (uint16_t)port, 100, &err) == 0)
+			return 0;
+		sleep_ms(10);
+	}
+	return -1;
+}
+
+static void stop_server(void)
+{
+	if (server > 0) {
+		kill(server, SIGKILL);
+		waitpid(server, NULL, 0);
+	}
+	server = 0;
+}
+
+static int group_setup(void **s)
+{
+	(void)s;
+	port = free_port();
+	rlt__scope_log = count_log;
+	if (start_server() != 0) {
+		stop_server();
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **s)
+{
+	(void)s;
+	stop_server();
+	return 0;
+}
+
+static int setup(void **s)
+{
+	static int n;
+	(void)s;
+	snprintf(name, sizeof name, "ut-%d-%d", (int)getpid(), n++);
+	return 0;
+}
+
+static struct rlt__redis *mk(const char *fmt, int at_port, struct rlt_rule *out)
+{
+	char text[300], scope[128];
+	struct rlt_rule r;
+	struct rlt_error err;
+	struct rlt__redis *rd;
+	size_t n = 0;
+
+	snprintf(scope, sizeof scope, "redis://127.0.0.1:%d/%s", at_port, name);
+	snprintf(text, sizeof text, fmt, scope);
+	if (rlt_rules_parse(RLT_VAR_CONNECT, text, &r, 1, &n, &err) != 0)
+		fail_msg("parse %s: %s", text, err.msg);
+	if (rlt__redis_new(&r, &rd, &err) != 0)
+		fail_msg("new: %s", err.msg);
+	if (out)
+		*out = r;
+	return rd;
+}
+
+static int count_go(struct rlt__redis *rd, int calls, enum rlt_mode mode)
+{
+	int go = 0;
+	for (int i = 0; i < calls; i++) {
+		rlt_ns_t at, now = rlt__now();
+		enum rlt_verdict v = rlt__redis_decide(rd, now, 1, mode, &at);
+		go += v != RLT_DENY;
+	}
+	return go;
+}
+
+/* Token: a burst of 100, leases of 10 (10 ms of 1000/s): a quick run of calls gets the burst,
+ * plus at most what refills meanwhile, in about one round trip per lease. */
+static void token_lease(void **s)
+{
+	struct rlt__redis *rd = mk("1000/s burst=100 scope=%s", port, NULL);
+	rlt_ns_t t0 = rlt__now();
+	int go = count_go(rd, 150, RLT_MODE_NOW);
+	double secs = (double)(rlt__now() - t0) / 1e9;
+	(void)s;
+
+	assert_true(go >= 100);
+	assert_true(go <= 100 + 10 + (int)(secs * 1000) + 1);
+	assert_true(rlt__redis_round_trips(rd) <= (uint64_t)go / 10 + 8);
+}
+
+/* Two clients (two processes' worth of state) on one key: one budget. */
+static void two_clients_one_budget(void **s)
+{
+	struct rlt__redis *a = mk("1/h burst=60 scope=%s", port, NULL);
+	struct rlt__redis *b = mk("1/h burst=60 scope=%s", port, NULL);
+	int go = 0;
+	(void)s;
+
+	for (int i = 0; i < 50; i++)
+		go += count_go(a, 1, RLT_MODE_NOW) + count_go(b, 1, RLT_MODE_NOW);
+	assert_int_equal(go, 60);
+}
+
+/* The windows and the log: a single client spends exactly what it leased. */
+static void windows_and_log_exact(void **s)
+{
+	static const char *const rules[] = {
+		"500/10s algo=fixed-window scope=%s",
+		"500/10s algo=sliding-window scope=%s",
+		"500/10s algo=sliding-log scope=%s",
+	};
+	(void)s;
+	for (int k = 0; k < 3; k++) {
+		setup(NULL);
+		struct rlt__redis *a = mk(rules[k], port, NULL);
+		struct rlt__redis *b = mk(rules[k], port, NULL);
+		int go = count_go(a, 300, RLT_MODE_NOW) + count_go(b, 300, RLT_MODE_NOW);
+		/* a fixed window may roll over during the run: then up to two windows' worth */
+		if (k == 0)
+			assert_true(go >= 500 && go <= 600);
+		else
+			assert_int_equal(go, 500);
+	}
+}
+
+/* Delay mode: reservations at the rate, none of them denied. */
+static void reserve_spaces_calls(void **s)
+{
+	static const char *const rules[] = {
+		"100/s burst=1 scope=%s",
+		"100/s algo=leaky burst=100 scope=%s",
+		"10/100ms algo=fixed-window scope=%s",
+		"10/100ms algo=sliding-window scope=%s",
+		"10/100ms algo=sliding-log scope=%s",
+	};
+	(void)s;
+	for (int k = 0; k < 5; k++) {
+		setup(NULL);
+		struct rlt__redis *rd = mk(rules[k], port, NULL);
+		rlt_ns_t t0 = rlt__now(), last = t0;
+		for (int i = 0; i < 40; i++) {
+			rlt_ns_t at, now = rlt__now();
+			enum rlt_verdict v = rlt__redis_decide(rd, now, 1, RLT_MODE_RESERVE, &at);
+			if (v == RLT_DENY)
+				fail_msg("rule %d call %d denied", k, i);
+			if (at > last)
+				last = at;
+			if (at > now)
+				sleep_ms((unsigned)((at - now) / 1000000));
+		}
+		double span = (double)(last - t0) / 1e6; /* ms: 40 calls at 100/s ~ 390 ms */
+		/* a fixed window's first one is partial: 10 at once, 3 boundaries later all 40 */
+		if (span < (k == 2 ? 190 : 250) || span > 700)
+			fail_msg("rule %d: 40 calls spread over %.0f ms", k, span);
+	}
+}
+
+/* Leaky: a call that finds more than the burst waiting is denied even in delay mode. */
+static void leaky_overflow(void **s)
+{
+	struct rlt__redis *rd = mk("10/s algo=leaky burst=2 scope=%s", port, NULL);
+	rlt_ns_t at;
+	int denied = 0;
+	(void)s;
+
+	for (int i = 0; i < 10; i++)
+		denied += rlt__redis_decide(rd, rlt__now(), 1, RLT_MODE_RESERVE, &at) == RLT_DENY;
+	assert_true(denied >= 6);
+}
+
+/* Unspent leases go back: a second client can then take them. */
+static void give_back(void **s)
+{
+	struct rlt__redis *a = mk("1/h burst=20 scope=%s", port, NULL);
+	struct rlt__redis *b;
+	rlt_ns_t at;
+	(void)s;
+
+	/* 1/h: lease of 1 unit, so lease a lot by asking for a big call, then refund it */
+	assert_int_equal(rlt__redis_decide(a, rlt__now(), 15, RLT_MODE_NOW, &at), RLT_GO);
+	rlt__redis_refund(a, at, 15); /* back into a's lease */
+	b = mk("1/h burst=20 scope=%s", port, NULL);
+	assert_int_equal(count_go(b, 20, RLT_MODE_NOW), 5);
+	rlt__redis_return_leases();
+	sleep_ms(20); /* b remembers its denial for up to a lease's time (10 ms) */
+	assert_int_equal(count_go(b, 20, RLT_MODE_NOW), 15);
+}
+
+/* No server: each fallback as written, no call waits on it for long, one line per outage. */
+static void fallbacks_when_unreachable(void **s)
+{
+	int closed = free_port();
+	struct rlt__redis *deny = mk("10/s burst=5 fallback=deny scope=%s", closed, NULL);
+	struct rlt__redis *allow = mk("10/s burst=5 fallback=allow scope=%s", closed, NULL);
+	struct rlt__redis *local = mk("10/s burst=5 fallback=local scope=%s", closed, NULL);
+	(void)s;
+
+	nlog_down = 0;
+	rlt_ns_t t0 = rlt__now();
+	assert_int_equal(count_go(deny, 100, RLT_MODE_NOW), 0);
+	assert_int_equal(count_go(allow, 100, RLT_MODE_NOW), 100);
+	assert_int_equal(count_go(local, 100, RLT_MODE_NOW), 5);
+	assert_true(rlt__now() - t0 < 400 * 1000 * 1000ull);
+	assert_int_equal(nlog_down, 3); /* one per rule, not per call */
+}
+
+/* Redis goes away in the middle and comes back: the fallback covers the gap, then the shared
+ * budget is used again; one line each way. */
+static void outage_and_recovery(void **s)
+{
+	struct rlt__redis *rd = mk("1000/s burst=10 fallback=deny scope=%s", port, NULL);
+	rlt_ns_t at;
+	(void)s;
+
+	assert_true(count_go(rd, 5, RLT_MODE_NOW) == 5);
+	uint64_t rt0 = rlt__redis_round_trips(rd);
+	nlog_down = nlog_up = 0;
+	stop_server();
+	sleep_ms(30); /* the lease of 10 ms lapses into nothing: a token lease does not lapse */
+	int go = 0;
+	for (int i = 0; i < 200; i++)
+		go += rlt__redis_decide(rd, rlt__now(), 1, RLT_MODE_NOW, &at) != RLT_DENY;
+	assert_true(go <= 10); /* only what was still leased */
+	assert_int_equal(nlog_down, 1);
+	assert_int_equal(start_server(), 0);
+	sleep_ms(600); /* past the retry interval */
+	assert_true(count_go(rd, 5, RLT_MODE_NOW) >= 1);
+	assert_int_equal(nlog_up, 1);
+	assert_true(rlt__redis_round_trips(rd) > rt0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(token_lease, setup),
+		cmocka_unit_test_setup(two_clients_one_budget, setup),
+		cmocka_unit_test_setup(windows_and_log_exact, setup),
+		cmocka_unit_test_setup(reserve_spaces_calls, setup),
+		cmocka_unit_test_setup(leaky_overflow, setup),
+		cmocka_unit_test_setup(give_back, setup),
+		cmocka_unit_test_setup(fallbacks_when_unreachable, setup),
+		cmocka_unit_test_setup(outage_and_recovery, setup),
+	};
+	if (system("command -v redis-server >/dev/null") != 0) {
+		printf("test_scope_redis: redis-server is not installed (it is in .ci/packages)\n");
+		return 1;
+	}
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

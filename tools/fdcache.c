@@ -1,0 +1,388 @@
+/*
+ * fdcache.c: what each (process, fd) of the program is, learnt once and kept true.
+ *
+ * Threads share their process's fd table, so facts are kept per thread group (tgid) and a
+ * thread id is mapped to its group once, from /proc/TID/status. A fact is learnt by taking a
+ * duplicate of the program's fd (pidfd_getfd) and asking it: not a socket (the fast path: later
+ * calls on it are answered CONTINUE after two look-ups), or a socket's type, family and peer
+ * (the duplicate is kept, to make calls on the program's behalf without fetching it again).
+ *
+ * It stays true because every way an fd number is released or replaced is seen: close,
+ * close_range, dup2/dup3 onto it, and execve (close-on-exec fds: the whole process is
+ * forgotten) are notified, and a process's exit is seen on its pidfd. A new fd (socket, dup,
+ * accept, a received SCM_RIGHTS) always lands on a released number, which holds no fact, so
+ * the calls that create fds need no notification of their own. The ways we cannot see are
+ * listed in the design note of supervisor.c (io_uring's close, a thread that execs while
+ * another one is in a call).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "supervisor.h"
+
+struct rlt__sock rlt__not_a_socket;
+
+/* fds beyond this are not cached (looked up each time): the table would be too large. */
+#define FD_CACHE_MAX (1u << 20)
+
+static unsigned proc_bucket(pid_t p)
+{
+	return (unsigned)p % RLT__PROC_BUCKETS;
+}
+
+static unsigned tid_bucket(pid_t t)
+{
+	return (unsigned)t % RLT__TID_BUCKETS;
+}
+
+static struct rlt__proc *proc_find(struct rlt__sup *s, pid_t tgid)
+{
+	for (struct rlt__proc *p = s->procs[proc_bucket(tgid)]; p; p = p->next)
+		if (p->tgid == tgid && !p->gone)
+			return p;
+	return NULL;
+}
+
+/* The Tgid: line of /proc/TID/status. */
+static pid_t read_tgid(pid_t tid, int *rc)
+{
+	char path[64], buf[1024];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*rc = -errno;
+		return -1;
+	}
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0) {
+		*rc = n < 0 ? -errno : -ESRCH;
+		return -1;
+	}
+	buf[n] = '\0';
+	char *t = strstr(buf, "\nTgid:");
+	if (!t) {
+		*rc = -ESRCH;
+		return -1;
+	}
+	return (pid_t)strtol(t + 6, NULL, 10);
+}
+
+static struct rlt__proc *proc_new(struct rlt__sup *s, pid_t tgid, int *rc)
+{
+	struct rlt__proc *p = calloc(1, sizeof *p);
+	struct epoll_event ev;
+
+	if (!p) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	p->tgid = tgid;
+	p->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	if (p->pidfd < 0) {
+		*rc = -errno;
+		free(p);
+		return NULL;
+	}
+	fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+	/* the pidfd turns readable when the whole thread group has exited */
+	ev.events = EPOLLIN;
+	ev.data.ptr = p;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, p->pidfd, &ev) != 0) {
+		*rc = -errno;
+		close(p->pidfd);
+		free(p);
+		return NULL;
+	}
+	p->next = s->procs[proc_bucket(tgid)];
+	s->procs[proc_bucket(tgid)] = p;
+	rlt__sup_log(s, RLT__LOG_DEBUG, tgid, "supervising process %d", (int)tgid);
+	return p;
+}
+
+struct rlt__proc *rlt__proc_of_tid(struct rlt__sup *s, pid_t tid, int *rc)
+{
+	struct rlt__tidmap *m;
+	struct rlt__proc *p;
+	pid_t tgid;
+
+	for (m = s->tids[tid_bucket(tid)]; m; m = m->next)
+		if (m->tid == tid)
+			return m->proc;
+	tgid = read_tgid(tid, rc);
+	if (tgid <= 0)
+		return NULL;
+	p = proc_find(s, tgid);
+	if (!p && !(p = proc_new(s, tgid, rc)))
+		return NULL;
+	m = malloc(sizeof *m);
+	if (!m) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	m->tid = tid;
+	m->proc = p;
+	m->next = s->tids[tid_bucket(tid)];
+	s->tids[tid_bucket(tid)] = m;
+	return p;
+}
+
+/* Forgets the thread ids of a process (all of them, or only those that are no longer its
+ * threads: a thread that ended, whose id may be given to another task later). */
+static void tids_drop(struct rlt__sup *s, struct rlt__proc *p, int only_dead)
+{
+	for (unsigned b = 0; b < RLT__TID_BUCKETS; b++) {
+		struct rlt__tidmap **pp = &s->tids[b];
+		while (*pp) {
+			struct rlt__tidmap *m = *pp;
+			int drop = m->proc == p &&
+			           (!only_dead || syscall(SYS_tgkill, p->tgid, m->tid, 0) != 0);
+			if (drop) {
+				*pp = m->next;
+				free(m);
+			} else {
+				pp = &m->next;
+			}
+		}
+	}
+}
+
+void rlt__sock_rematch(struct rlt__sup *s, struct rlt__sock *k)
+{
+	struct rlt__peer p = k->peer;
+
+	if (p.af == 0)
+		p.af = k->af;
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		k->mask[v] = s->rs->n[v] ? rlt__match(s->rs, (enum rlt_var)v, &p) : 0;
+}
+
+static int table_fit(struct rlt__proc *p, unsigned fd)
+{
+	unsigned n = p->nfds ? p->nfds : 64;
+	struct rlt__sock **t;
+
+	if (fd < p->nfds)
+		return 0;
+	while (n <= fd)
+		n *= 2;
+	t = realloc(p->fds, n * sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	memset(t + p->nfds, 0, (n - p->nfds) * sizeof *t);
+	p->fds = t;
+	p->nfds = n;
+	return 0;
+}
+
+static struct rlt__sock *sock_new(struct rlt__sup *s, int dup, int type, int af)
+{
+	struct rlt__sock *k = calloc(1, sizeof *k);
+
+	if (!k)
+		return NULL;
+	k->refs = 1;
+	k->dup = dup;
+	k->type = type;
+	k->af = af;
+	if (s->rs->conn_block_size) {
+		k->conn_block = calloc(1, s->rs->conn_block_size);
+		if (k->conn_block)
+			rlt__conn_block_init(s->rs, k->conn_block);
+	}
+	return k;
+}
+
+struct rlt__sock *rlt__sock_hold(struct rlt__sock *k)
+{
+	if (k && k != RLT_NOT_SOCKET)
+		k->refs++;
+	return k;
+}
+
+void rlt__sock_put(struct rlt__sup *s, struct rlt__sock *k)
+{
+	(void)s;
+	if (!k || k == RLT_NOT_SOCKET || --k->refs > 0)
+		return;
+	close(k->dup);
+	free(k->conn_block);
+	free(k);
+}
+
+/* The program's fd is gone: its RLT_CONNS slots go back now, the facts when no job holds them. */
+static void sock_free(struct rlt__sup *s, struct rlt__sock *k)
+{
+	if (!k || k == RLT_NOT_SOCKET)
+		return;
+	if (k->conns_mask) {
+		uint32_t m = k->conns_mask;
+		k->conns_mask = 0;
+		rlt__conns_give_back(s, m);
+	}
+	rlt__sock_put(s, k);
+}
+
+struct rlt__sock *rlt__fd_facts(struct rlt__sup *s, struct rlt__proc *p, int fd, int *rc)
+{
+	struct rlt__sock *k;
+	struct stat st;
+	int dup, type = 0, af = 0;
+	socklen_t l;
+
+	if (fd < 0) {
+		*rc = -EBADF;
+		return NULL;
+	}
+	if ((unsigned)fd < p->nfds && p->fds[fd])
+		return p->fds[fd];
+	dup = rlt__getfd(p->pidfd, fd);
+	if (dup < 0) {
+		*rc = dup;
+		return NULL;
+	}
+	if (fstat(dup, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+		close(dup);
+		k = RLT_NOT_SOCKET;
+	} else {
+		l = sizeof type;
+		getsockopt(dup, SOL_SOCKET, SO_TYPE, &type, &l);
+		l = sizeof af;
+		getsockopt(dup, SOL_SOCKET, SO_DOMAIN, &af, &l);
+		k = sock_new(s, dup, type, af);
+		if (!k) {
+			close(dup);
+			*rc = -ENOMEM;
+			return NULL;
+		}
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		if (getpeername(dup, (struct sockaddr *)&ss, &sl) == 0)
+			rlt__peer_from_sockaddr(&k->peer, (struct sockaddr *)&ss, sl);
+		sl = sizeof ss;
+		if (getsockname(dup, (struct sockaddr *)&ss, &sl) == 0) {
+			struct rlt__peer me;
+			rlt__peer_from_sockaddr(&me, (struct sockaddr *)&ss, sl);
+			k->local_port = me.port;
+		}
+		rlt__sock_rematch(s, k);
+	}
+	if ((unsigned)fd < FD_CACHE_MAX && table_fit(p, (unsigned)fd) == 0) {
+		p->fds[fd] = k;
+	} else if (k != RLT_NOT_SOCKET) {
+		/* not cached: the caller cannot keep it either; answer as for an unknown fd */
+		sock_free(s, k);
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	return k;
+}
+
+int rlt__fd_adopt(struct rlt__sup *s, struct rlt__proc *p, int fd, int ourfd, int type,
+                  const struct rlt__peer *peer, uint32_t conns_mask)
+{
+	struct rlt__sock *k;
+
+	rlt__fd_forget(s, p, fd);
+	if (fd < 0 || (unsigned)fd >= FD_CACHE_MAX || table_fit(p, (unsigned)fd) != 0)
+		return -ENOMEM;
+	k = sock_new(s, ourfd, type, peer->af == AF_INET6 ? AF_INET6 : AF_INET);
+	if (!k)
+		return -ENOMEM;
+	k->peer = *peer;
+	k->conns_mask = conns_mask;
+	rlt__sock_rematch(s, k);
+	p->fds[fd] = k;
+	return 0;
+}
+
+void rlt__fd_forget(struct rlt__sup *s, struct rlt__proc *p, int fd)
+{
+	if (fd < 0 || (unsigned)fd >= p->nfds || !p->fds[fd])
+		return;
+	sock_free(s, p->fds[fd]);
+	p->fds[fd] = NULL;
+}
+
+void rlt__fd_forget_range(struct rlt__sup *s, struct rlt__proc *p, unsigned lo, unsigned hi)
+{
+	for (unsigned fd = lo; fd < p->nfds && fd <= hi; fd++)
+		rlt__fd_forget(s, p, (int)fd);
+}
+
+void rlt__proc_exec(struct rlt__sup *s, struct rlt__proc *p)
+{
+	rlt__fd_forget_range(s, p, 0, p->nfds);
+	tids_drop(s, p, 0);
+}
+
+static void proc_free(struct rlt__sup *s, struct rlt__proc *p)
+{
+	struct rlt__proc **pp = &s->procs[proc_bucket(p->tgid)];
+
+	while (*pp && *pp != p)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = p->next;
+	rlt__fd_forget_range(s, p, 0, p->nfds);
+	free(p->fds);
+	while (p->stash) {
+		struct rlt__accepted *a = p->stash;
+		p->stash = a->next;
+		if (a->conns_mask)
+			rlt__conns_give_back(s, a->conns_mask);
+		close(a->sock);
+		free(a);
+	}
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	free(p);
+}
+
+void rlt__proc_gone(struct rlt__sup *s, struct rlt__proc *p)
+{
+	rlt__sup_log(s, RLT__LOG_DEBUG, p->tgid, "process %d has exited", (int)p->tgid);
+	p->gone = 1;
+	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, p->pidfd, NULL);
+	tids_drop(s, p, 0);
+	/* its sockets: our duplicates would keep its connections open */
+	rlt__fd_forget_range(s, p, 0, p->nfds);
+	if (p->jobs == 0)
+		proc_free(s, p);
+}
+
+void rlt__proc_put(struct rlt__sup *s, struct rlt__proc *p)
+{
+	if (p && --p->jobs == 0 && p->gone)
+		proc_free(s, p);
+}
+
+void rlt__tids_sweep(struct rlt__sup *s)
+{
+	for (unsigned b = 0; b < RLT__PROC_BUCKETS; b++)
+		for (struct rlt__proc *p = s->procs[b]; p; p = p->next)
+			if (!p->gone)
+				tids_drop(s, p, 1);
+}
+
+void rlt__procs_free(struct rlt__sup *s)
+{
+	for (unsigned b = 0; b < RLT__PROC_BUCKETS; b++)
+		while (s->procs[b]) {
+			struct rlt__proc *p = s->procs[b];
+			p->gone = 1;
+			tids_drop(s, p, 0);
+			proc_free(s, p);
+		}
+}

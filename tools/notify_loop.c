@@ -1,0 +1,1246 @@
+/*
+ * notify_loop.c: the supervisor's one thread. It receives notifications, answers the ones that
+ * need nothing at once (files, pipes, sockets no rule matches: CONTINUE after two look-ups),
+ * and turns every other call into a job: a small state machine that is charged, waits for its
+ * slot on the timer heap, waits for its socket on epoll, and is answered when it is done. It
+ * never sleeps anywhere but in epoll_wait, and never makes a call that can block: calls made
+ * on the program's behalf use our duplicate of its socket with MSG_DONTWAIT, after epoll said
+ * it was ready (see the design note in supervisor.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "supervisor.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* epoll tags: small even numbers for our own fds; jobs are tagged with bit 0; the rest are
+ * processes (their pidfd). */
+#define TAG_NOTIFY ((void *)(uintptr_t)2)
+#define TAG_TIMER ((void *)(uintptr_t)4)
+#define TAG_CHILD ((void *)(uintptr_t)6)
+#define TAG_SIGNAL ((void *)(uintptr_t)8)
+
+/* A call whose thread left it is remembered this long after its slot, for the restart. */
+#define DEAD_KEEP_NS (2 * RLT_NS_PER_SEC)
+/* Parked calls are checked for a thread that left them this often (and ended threads'
+ * ids forgotten). */
+#define SWEEP_MS 250
+
+static int conns_dirty;
+
+static unsigned job_bucket(pid_t tid)
+{
+	return (unsigned)tid % RLT__JOB_BUCKETS;
+}
+
+static struct rlt__job *job_of_tid(struct rlt__sup *s, pid_t tid)
+{
+	for (struct rlt__job *j = s->jobs[job_bucket(tid)]; j; j = j->next)
+		if (j->tid == tid)
+			return j;
+	return NULL;
+}
+
+static void job_unlink(struct rlt__sup *s, struct rlt__job *j)
+{
+	struct rlt__job **pp = &s->jobs[job_bucket(j->tid)];
+
+	while (*pp && *pp != j)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = j->next;
+}
+
+static void waiters_remove(struct rlt__sup *s, struct rlt__job *j)
+{
+	struct rlt__job **pp = &s->conns_waiters;
+
+	if (!j->conns_waiting)
+		return;
+	while (*pp && *pp != j)
+		pp = &(*pp)->wnext;
+	if (*pp)
+		*pp = j->wnext;
+	j->conns_waiting = 0;
+}
+
+static void unpark(struct rlt__sup *s, struct rlt__job *j)
+{
+	/* an event for it later in this batch must not reach a job that is gone */
+	for (int i = s->evi + 1; i < s->nevs; i++)
+		if (s->evs[i].data.ptr == (void *)((uintptr_t)j | 1))
+			s->evs[i].data.ptr = NULL;
+	if (j->park_fd < 0)
+		return;
+	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, j->park_fd, NULL);
+	close(j->park_fd);
+	j->park_fd = -1;
+	if (j->phase == PH_READY)
+		s->parked--;
+}
+
+/* Takes the job off every queue (heap, epoll, RLT_CONNS list). */
+static void job_idle(struct rlt__sup *s, struct rlt__job *j)
+{
+	rlt__heap_remove(&s->heap, j);
+	unpark(s, j);
+	waiters_remove(s, j);
+}
+
+/* The call is over (answered, or its thread will not come back): what it still holds goes
+ * back (an unused charge, an RLT_CONNS slot, a connection nobody took). */
+static void job_end(struct rlt__sup *s, struct rlt__job *j)
+{
+	job_idle(s, j);
+	job_unlink(s, j);
+	if (j->charged)
+		rlt__settle(s->rs, &j->t, 0, 0);
+	if (j->conns_held && j->nmask)
+		rlt__conns_give_back(s, j->nmask);
+	if (j->accepted >= 0)
+		close(j->accepted);
+	free(j->buf);
+	free(j->iov);
+	rlt__sock_put(s, j->sock);
+	rlt__proc_put(s, j->proc);
+	s->njobs--;
+	free(j);
+}
+
+/* The thread left the call (a signal): keep what the call had (its charge, its slot, what it
+ * moved) for when the same call comes back, restarted. */
+static void job_die(struct rlt__sup *s, struct rlt__job *j)
+{
+	rlt_ns_t now = rlt__now();
+
+	job_idle(s, j);
+	j->phase = PH_DEAD;
+	j->dead_until = (j->charged && j->t.go > now ? j->t.go : now) + DEAD_KEEP_NS;
+	rlt__sup_log(s, RLT__LOG_DEBUG, j->proc->tgid,
+	             "thread %d left system call %d while it was held; kept for a restart",
+	             (int)j->tid, j->nr);
+}
+
+static void finish(struct rlt__sup *s, struct rlt__job *j, int64_t result)
+{
+	int rc = result >= 0 ? rlt__notif_return(s->notify_fd, j->id, result)
+	                     : rlt__notif_error(s->notify_fd, j->id, (int)-result);
+	if (rc == -ENOENT) {
+		j->finished = 1;
+		j->result = result;
+		job_die(s, j);
+		return;
+	}
+	job_end(s, j);
+}
+
+static void park(struct rlt__sup *s, struct rlt__job *j, uint32_t events)
+{
+	struct epoll_event ev = {.events = events | EPOLLONESHOT,
+	                         .data.ptr = (void *)((uintptr_t)j | 1)};
+	int op = EPOLL_CTL_MOD;
+
+	if (j->park_fd < 0) {
+		j->park_fd = fcntl(j->sock->dup, F_DUPFD_CLOEXEC, 0);
+		if (j->park_fd < 0) {
+			finish(s, j, -ENOBUFS);
+			return;
+		}
+		op = EPOLL_CTL_ADD;
+	}
+	if (epoll_ctl(s->epoll_fd, op, j->park_fd, &ev) != 0) {
+		finish(s, j, -ENOBUFS);
+		return;
+	}
+	j->phase = PH_READY;
+	j->park_events = events;
+	s->parked++;
+}
+
+/* Waits on the timer heap when the slot is still ahead. 1: waiting; 0: go now. */
+static int wait_slot(struct rlt__sup *s, struct rlt__job *j, rlt_ns_t at)
+{
+	if (at <= rlt__now())
+		return 0;
+	j->deadline = at;
+	j->phase = PH_SLOT;
+	if (rlt__heap_push(&s->heap, j) != 0) {
+		finish(s, j, -ENOMEM);
+		return 1;
+	}
+	return 1;
+}
+
+static int charge(struct rlt__sup *s, struct rlt__job *j, uint64_t bytes, uint64_t msgs)
+{
+	if (rlt__charge(s->rs, &j->t, j->var, j->mask, j->sock->conn_block, bytes, msgs) != 0)
+		return -j->t.err;
+	j->charged = 1;
+	j->charge_bytes = bytes;
+	j->t.msgs = msgs;
+	return 0;
+}
+
+static void settle(struct rlt__sup *s, struct rlt__job *j, uint64_t bytes, uint64_t msgs)
+{
+	if (!j->charged)
+		return;
+	rlt__settle(s->rs, &j->t, bytes, msgs);
+	j->charged = 0;
+}
+
+/* ----- RLT_CONNS without blocking: take a slot now, or join the waiting list ----- */
+
+#define ADD(field, v) atomic_fetch_add_explicit(&(field), (v), memory_order_relaxed)
+
+/* 0: taken in every rule of mask; 1: wait (a delay rule is full); -errno: rejected. */
+static int conns_try(struct rlt__sup *s, struct rlt__job *j)
+{
+	struct rlt__ruleset *rs = s->rs;
+	uint32_t taken = 0;
+
+	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
+		uint32_t cur, limit = (uint32_t)r->rule.amount_num;
+		if (!(j->nmask & (1u << i)))
+			continue;
+		_Atomic uint32_t *w = r->shared_open ? r->shared_open : &r->open;
+		cur = atomic_load(w);
+		while (cur < limit && !atomic_compare_exchange_weak(w, &cur, cur + 1))
+			;
+		if (cur < limit) {
+			taken |= 1u << i;
+			continue;
+		}
+		for (unsigned k = 0; k < i; k++)
+			if (taken & (1u << k))
+				rlt__conns_give_back(s, 1u << k);
+		int expired = j->conns_waiting && r->rule.max_wait_ns != RLT_NS_NEVER &&
+		              rlt__now() - j->conns_since >= r->rule.max_wait_ns;
+		if (r->rule.action == RLT_ACTION_REJECT || expired) {
+			if (rs->stats_on) {
+				ADD(r->st.calls, 1);
+				ADD(r->st.rejected, 1);
+			}
+			return -r->rule.err;
+		}
+		if (!j->conns_waiting) {
+			j->conns_since = rlt__now();
+			j->conns_waiting = 1;
+			j->wnext = s->conns_waiters;
+			s->conns_waiters = j;
+			if (r->rule.max_wait_ns != RLT_NS_NEVER) {
+				j->deadline = j->conns_since + r->rule.max_wait_ns;
+				rlt__heap_push(&s->heap, j);
+			}
+		}
+		return 1;
+	}
+	if (rs->stats_on) {
+		uint64_t d = j->conns_waiting ? rlt__now() - j->conns_since : 0;
+		for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
+			struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
+			if (!(j->nmask & (1u << i)))
+				continue;
+			ADD(r->st.calls, 1);
+			ADD(r->st.allowed, 1);
+			ADD(r->st.units, 1);
+			if (d) {
+				ADD(r->st.delayed, 1);
+				ADD(r->st.delay_ns_total, d);
+				uint64_t old = atomic_load(&r->st.delay_ns_max);
+				while (d > old && !atomic_compare_exchange_weak(&r->st.delay_ns_max, &old, d))
+					;
+			}
+		}
+	}
+	waiters_remove(s, j);
+	rlt__heap_remove(&s->heap, j);
+	return 0;
+}
+
+void rlt__conns_give_back(struct rlt__sup *s, uint32_t mask)
+{
+	for (unsigned i = 0; i < s->rs->n[RLT_VAR_CONNS]; i++) {
+		struct rlt__rt_rule *r = &s->rs->rules[RLT_VAR_CONNS][i];
+		if (mask & (1u << i))
+			atomic_fetch_sub(r->shared_open ? r->shared_open : &r->open, 1);
+	}
+	/* the waiters are retried by the loop, not from here: this runs inside other jobs' steps */
+	conns_dirty = 1;
+}
+
+/* ----- the state machines ----- */
+
+static int nonblocking(const struct rlt__job *j)
+{
+	int fl = fcntl(j->sock->dup, F_GETFL);
+	return (j->flags & MSG_DONTWAIT) || (fl >= 0 && (fl & O_NONBLOCK));
+}
+
+/* OP_CONTINUE: charge, slot, (RLT_CONNS), CONTINUE. */
+static void step_continue(struct rlt__sup *s, struct rlt__job *j)
+{
+	if (!j->charged) {
+		int rc = charge(s, j, j->total, j->t.msgs ? j->t.msgs : 1);
+		if (rc) {
+			rlt__sup_log(s, RLT__LOG_DEBUG, j->proc->tgid, "system call %d on fd %d rejected",
+			             j->nr, j->fd);
+			finish(s, j, rc);
+			return;
+		}
+	}
+	if (wait_slot(s, j, j->t.go))
+		return;
+	if (j->nmask && !j->conns_held) {
+		int rc = conns_try(s, j);
+		if (rc == 1)
+			return;
+		if (rc < 0) {
+			finish(s, j, rc);
+			return;
+		}
+		j->conns_held = 1;
+	}
+	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
+		job_die(s, j);
+		return;
+	}
+	settle(s, j, j->charge_bytes, j->t.msgs);
+	if (j->nmask) {
+		/* the socket holds the slots until its fd is closed */
+		j->sock->conns_mask |= j->nmask;
+		j->nmask = 0;
+	}
+	job_end(s, j);
+}
+
+/* Bytes [done, done + len) of the program's buffer (flat or iovec) to or from ours. */
+static int prog_data(struct rlt__job *j, size_t len, int write)
+{
+	uint64_t base = j->op == OP_SEND || j->op == OP_RECV ? j->args[1] : 0;
+
+	if (j->iov)
+		return write ? rlt__iov_scatter(j->tid, j->iov, j->iovcnt, j->done, j->buf, len)
+		             : rlt__iov_gather(j->tid, j->iov, j->iovcnt, j->done, j->buf, len);
+	return write ? rlt__mem_write(j->tid, base + j->done, j->buf, len)
+	             : rlt__mem_read(j->tid, base + j->done, j->buf, len);
+}
+
+/* What a receive made for the program writes besides the data: a stream has no source
+ * address and no ancillary data here. */
+static void recv_out_params(struct rlt__job *j)
+{
+	if (j->fromlen_addr && j->from_addr) {
+		socklen_t zero = 0;
+		rlt__mem_write(j->tid, j->fromlen_addr, &zero, sizeof zero);
+	}
+	if (j->msg_addr) {
+		struct msghdr h;
+		if (rlt__mem_read(j->tid, j->msg_addr, &h, sizeof h) == 0) {
+			h.msg_namelen = 0;
+			h.msg_controllen = 0;
+			h.msg_flags = 0;
+			rlt__mem_write(j->tid, j->msg_addr, &h, sizeof h);
+		}
+	}
+}
+
+/* OP_SEND and OP_RECV: a stream call made by us, piece by piece. */
+static void step_io(struct rlt__sup *s, struct rlt__job *j)
+{
+	uint64_t piece_max = rlt__piece(s->rs, j->var, j->mask);
+
+	/* Bounded: every round either moves bytes toward total, or returns. */
+	for (;;) {
+		if (!j->charged) {
+			uint64_t want = j->total - j->done;
+			uint64_t piece = want < piece_max ? want : piece_max;
+			if (j->op == OP_SEND && j->nonblock) {
+				uint64_t a = rlt__available(s->rs, j->var, j->mask, j->sock->conn_block,
+				                            rlt__now());
+				if (a > piece)
+					piece = a < want ? a : want;
+			}
+			if (piece > j->buf_len) {
+				void *b = realloc(j->buf, piece);
+				if (!b) {
+					finish(s, j, j->done ? (int64_t)j->done : -ENOMEM);
+					return;
+				}
+				j->buf = b;
+				j->buf_len = piece;
+			}
+			int rc = charge(s, j, piece, j->done == 0);
+			if (rc) {
+				finish(s, j, j->done ? (int64_t)j->done : rc);
+				return;
+			}
+			j->piece = piece;
+		}
+		if (wait_slot(s, j, j->t.go))
+			return;
+
+		ssize_t n;
+		if (j->op == OP_SEND) {
+			int rc = prog_data(j, j->piece, 0);
+			if (rc) {
+				settle(s, j, 0, 0);
+				finish(s, j, j->done ? (int64_t)j->done : rc);
+				return;
+			}
+			/* TOCTOU: what we read is acted on only if the call is still the program's */
+			if (!rlt__notif_valid(s->notify_fd, j->id)) {
+				job_die(s, j);
+				return;
+			}
+			n = send(j->sock->dup, j->buf, j->piece,
+			         MSG_DONTWAIT | MSG_NOSIGNAL | (j->flags & (MSG_MORE | MSG_OOB | MSG_EOR)));
+		} else {
+			if (!rlt__notif_valid(s->notify_fd, j->id)) {
+				job_die(s, j);
+				return;
+			}
+			n = recv(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | (j->flags & MSG_OOB));
+		}
+		int err = errno;
+		if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
+			if (j->nonblock) {
+				settle(s, j, 0, 0);
+				finish(s, j, j->done ? (int64_t)j->done : -EAGAIN);
+				return;
+			}
+			/* blocking: the call waits for its socket, holding its charge */
+			park(s, j, j->op == OP_SEND ? EPOLLOUT : EPOLLIN);
+			return;
+		}
+		if (n < 0) {
+			settle(s, j, 0, 0);
+			if (err == EPIPE && j->op == OP_SEND && !(j->flags & MSG_NOSIGNAL) && !j->done)
+				syscall(SYS_tgkill, j->proc->tgid, j->tid, SIGPIPE);
+			finish(s, j, j->done ? (int64_t)j->done : -err);
+			return;
+		}
+		if (j->op == OP_RECV && n > 0) {
+			int rc = prog_data(j, (size_t)n, 1);
+			if (rc) {
+				/* the program's buffer is not all there: as the kernel would, EFAULT;
+				 * the bytes are lost to it, as they would be */
+				settle(s, j, (uint64_t)n, j->done == 0);
+				finish(s, j, j->done ? (int64_t)j->done : rc);
+				return;
+			}
+		}
+		settle(s, j, (uint64_t)n, j->done == 0);
+		j->done += (uint64_t)n;
+		if (j->op == OP_RECV && j->done == (uint64_t)n)
+			recv_out_params(j);
+		int more = n > 0 && j->done < j->total &&
+		           (j->op == OP_SEND ? !j->nonblock : j->waitall);
+		if (!more) {
+			finish(s, j, (int64_t)j->done);
+			return;
+		}
+	}
+}
+
+/* OP_DGRAM_RECV: a datagram is charged whole, once it is there to be measured. */
+static void step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
+{
+	if (!j->charged) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		ssize_t n = recvfrom(j->sock->dup, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT,
+		                     (struct sockaddr *)&ss, &sl);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (j->nonblock) {
+				/* nothing to charge: the kernel answers EAGAIN itself */
+				if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT)
+					job_die(s, j);
+				else
+					job_end(s, j);
+				return;
+			}
+			park(s, j, EPOLLIN);
+			return;
+		}
+		if (n < 0) {
+			/* an error the real call will report itself */
+			rlt__notif_continue(s->notify_fd, j->id);
+			job_end(s, j);
+			return;
+		}
+		j->mask = j->sock->mask[RLT_VAR_RECV];
+		if (!j->sock->peer.af && sl > 0) {
+			struct rlt__peer p;
+			rlt__peer_from_sockaddr(&p, (struct sockaddr *)&ss, sl);
+			if (p.af)
+				j->mask = rlt__match(s->rs, RLT_VAR_RECV, &p);
+		}
+		if (!j->mask) {
+			rlt__notif_continue(s->notify_fd, j->id);
+			job_end(s, j);
+			return;
+		}
+		int rc = charge(s, j, (uint64_t)n, 1);
+		if (rc) {
+			/* a policer drops the packet */
+			if (rlt__notif_valid(s->notify_fd, j->id))
+				recv(j->sock->dup, NULL, 0, MSG_DONTWAIT | MSG_TRUNC);
+			finish(s, j, rc);
+			return;
+		}
+	}
+	if (wait_slot(s, j, j->t.go))
+		return;
+	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
+		job_die(s, j);
+		return;
+	}
+	settle(s, j, j->charge_bytes, 1);
+	job_end(s, j);
+}
+
+static struct rlt__accepted *stash_take(struct rlt__proc *p, int lfd)
+{
+	for (struct rlt__accepted **pp = &p->stash; *pp; pp = &(*pp)->next)
+		if ((*pp)->lfd == lfd) {
+			struct rlt__accepted *a = *pp;
+			*pp = a->next;
+			return a;
+		}
+	return NULL;
+}
+
+/* OP_ACCEPT: accepted by us (so that the rules can see the peer, and a shed connection is
+ * taken off the queue), charged after, installed in the program with SECCOMP_ADDFD. */
+static void step_accept(struct rlt__sup *s, struct rlt__job *j)
+{
+	if (j->accepted < 0) {
+		struct rlt__accepted *a = stash_take(j->proc, j->fd);
+		if (a) {
+			j->accepted = a->sock;
+			j->apeer = a->peer;
+			if (a->conns_mask)
+				rlt__conns_give_back(s, a->conns_mask);
+			free(a);
+		} else {
+			struct pollfd pfd = {j->sock->dup, POLLIN, 0};
+			struct sockaddr_storage ss;
+			socklen_t sl = sizeof ss;
+			int c = -1;
+			if (poll(&pfd, 1, 0) == 1) {
+				if (!rlt__notif_valid(s->notify_fd, j->id)) {
+					job_die(s, j);
+					return;
+				}
+				c = accept4(j->sock->dup, (struct sockaddr *)&ss, &sl,
+				            SOCK_CLOEXEC | (j->flags & SOCK_NONBLOCK));
+				if (c < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+					finish(s, j, -errno);
+					return;
+				}
+			}
+			if (c < 0) {
+				if (nonblocking(j))
+					finish(s, j, -EAGAIN);
+				else
+					park(s, j, EPOLLIN);
+				return;
+			}
+			j->accepted = c;
+			rlt__peer_from_sockaddr(&j->apeer, (struct sockaddr *)&ss, sl);
+		}
+		struct rlt__peer ap = j->apeer;
+		ap.port = j->sock->local_port; /* accept rules filter on the listening port */
+		j->mask = s->rs->n[RLT_VAR_ACCEPT] ? rlt__match(s->rs, RLT_VAR_ACCEPT, &ap) : 0;
+		struct rlt__peer cp = j->apeer;
+		if (!cp.af)
+			cp.af = j->sock->af;
+		j->nmask = s->rs->n[RLT_VAR_CONNS] ? rlt__match(s->rs, RLT_VAR_CONNS, &cp) : 0;
+		int rc = charge(s, j, 0, 1);
+		if (rc) {
+			/* shed, as an overloaded server does: off the queue and closed */
+			rlt__sup_log(s, RLT__LOG_DEBUG, j->proc->tgid,
+			             "accept on fd %d: connection shed", j->fd);
+			finish(s, j, rc);
+			return;
+		}
+	}
+	if (wait_slot(s, j, j->t.go))
+		return;
+	if (j->nmask && !j->conns_held) {
+		int rc = conns_try(s, j);
+		if (rc == 1)
+			return;
+		if (rc < 0) {
+			finish(s, j, rc);
+			return;
+		}
+		j->conns_held = 1;
+	}
+	if (j->args[1] && j->args[2]) {
+		socklen_t have, sl;
+		struct sockaddr_storage ss;
+		sl = sizeof ss;
+		if (getpeername(j->accepted, (struct sockaddr *)&ss, &sl) == 0 &&
+		    rlt__mem_read(j->tid, j->args[2], &have, sizeof have) == 0) {
+			rlt__mem_write(j->tid, j->args[1], &ss, have < sl ? have : sl);
+			rlt__mem_write(j->tid, j->args[2], &sl, sizeof sl);
+		}
+	}
+	int nfd = rlt__notif_addfd_send(s->notify_fd, j->id, j->accepted, j->cloexec);
+	if (nfd == -ENOENT) {
+		/* the thread left the call: the connection waits for the next accept */
+		struct rlt__accepted *a = calloc(1, sizeof *a);
+		if (a) {
+			a->lfd = j->fd;
+			a->sock = j->accepted;
+			a->peer = j->apeer;
+			a->next = j->proc->stash;
+			j->proc->stash = a;
+			j->accepted = -1;
+		}
+		job_end(s, j); /* refunds the charge: the next accept is charged for it */
+		return;
+	}
+	if (nfd < 0) {
+		finish(s, j, nfd);
+		return;
+	}
+	settle(s, j, 0, 1);
+	if (rlt__fd_adopt(s, j->proc, nfd, j->accepted, SOCK_STREAM, &j->apeer,
+	                  j->conns_held ? j->nmask : 0) == 0) {
+		j->accepted = -1; /* the cache owns it now, and its RLT_CONNS slots */
+		j->conns_held = 0;
+	}
+	job_end(s, j);
+}
+
+static void step(struct rlt__sup *s, struct rlt__job *j)
+{
+	if (j->phase == PH_READY) {
+		s->parked--;
+	}
+	j->phase = PH_NEW;
+	if (j->finished) {
+		finish(s, j, j->result);
+		return;
+	}
+	switch (j->op) {
+	case OP_CONTINUE: step_continue(s, j); break;
+	case OP_SEND:
+	case OP_RECV: step_io(s, j); break;
+	case OP_DGRAM_RECV: step_dgram_recv(s, j); break;
+	case OP_ACCEPT: step_accept(s, j); break;
+	}
+}
+
+/* ----- classifying a notification ----- */
+
+static void answer_continue(struct rlt__sup *s, uint64_t id)
+{
+	s->continued_fast++;
+	rlt__notif_continue(s->notify_fd, id);
+}
+
+static struct rlt__job *job_new(struct rlt__sup *s, const struct seccomp_notif *req,
+                                struct rlt__proc *p, int fd, struct rlt__sock *k,
+                                enum rlt__op op, enum rlt_var var, uint32_t mask)
+{
+	struct rlt__job *j = calloc(1, sizeof *j);
+
+	if (!j)
+		return NULL;
+	j->id = req->id;
+	j->tid = (pid_t)req->pid;
+	j->nr = req->data.nr;
+	memcpy(j->args, req->data.args, sizeof j->args);
+	j->proc = p;
+	p->jobs++;
+	j->fd = fd;
+	j->sock = rlt__sock_hold(k);
+	j->op = op;
+	j->var = var;
+	j->mask = mask;
+	j->park_fd = -1;
+	j->accepted = -1;
+	j->heap_i = SIZE_MAX;
+	j->next = s->jobs[job_bucket(j->tid)];
+	s->jobs[job_bucket(j->tid)] = j;
+	s->njobs++;
+	return j;
+}
+
+/* Reads the program's iovec into the job. 0 or -errno. */
+static int job_iov(struct rlt__job *j, uint64_t addr, uint64_t cnt)
+{
+	j->iov = calloc(cnt ? cnt : 1, sizeof *j->iov);
+	if (!j->iov)
+		return -ENOMEM;
+	j->iovcnt = (unsigned)cnt;
+	return rlt__iov_read(j->tid, addr, cnt, j->iov, &j->total);
+}
+
+static void on_recv(struct rlt__sup *s, const struct seccomp_notif *req, struct rlt__proc *p,
+                    struct rlt__sock *k)
+{
+	uint64_t a[6];
+
+	memcpy(a, req->data.args, sizeof a);
+	int nr = req->data.nr, flags = 0;
+
+	if (nr == SYS_recvfrom || nr == SYS_recvmmsg)
+		flags = (int)a[3];
+	else if (nr == SYS_recvmsg)
+		flags = (int)a[2];
+	if (flags & MSG_PEEK) {
+		answer_continue(s, req->id); /* not charged (SPEC §4) */
+		return;
+	}
+	if (k->type != SOCK_STREAM) {
+		struct rlt__job *j = job_new(s, req, p, (int)a[0], k, OP_DGRAM_RECV, RLT_VAR_RECV, 0);
+		if (!j) {
+			rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+			return;
+		}
+		j->flags = flags;
+		j->nonblock = nonblocking(j);
+		step(s, j);
+		return;
+	}
+	if (!k->mask[RLT_VAR_RECV]) {
+		answer_continue(s, req->id);
+		return;
+	}
+	struct rlt__job *j = job_new(s, req, p, (int)a[0], k, OP_RECV, RLT_VAR_RECV,
+	                             k->mask[RLT_VAR_RECV]);
+	int rc = 0;
+	if (!j) {
+		rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+		return;
+	}
+	j->flags = flags;
+	switch (nr) {
+	case SYS_read:
+		j->total = a[2];
+		break;
+	case SYS_recvfrom:
+		j->total = a[2];
+		j->from_addr = a[4];
+		j->fromlen_addr = a[5];
+		break;
+	case SYS_readv:
+		rc = job_iov(j, a[1], a[2]);
+		break;
+	case SYS_recvmsg: {
+		struct msghdr h;
+		rc = rlt__mem_read(j->tid, a[1], &h, sizeof h);
+		if (rc == 0 && h.msg_controllen && k->af == AF_UNIX) {
+			/* fds in flight must land in the program, not in us: the kernel makes this
+			 * one, charged what it may take at most */
+			j->op = OP_CONTINUE;
+			rc = job_iov(j, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen);
+			break;
+		}
+		if (rc == 0)
+			rc = job_iov(j, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen);
+		j->msg_addr = a[1];
+		break;
+	}
+	default: /* recvmmsg on a stream: rare; charged its first message's room, made by the kernel */
+		j->op = OP_CONTINUE;
+		{
+			struct mmsghdr m;
+			rc = rlt__mem_read(j->tid, a[1], &m, sizeof m);
+			if (rc == 0)
+				rc = job_iov(j, (uint64_t)(uintptr_t)m.msg_hdr.msg_iov,
+				             m.msg_hdr.msg_iovlen);
+		}
+		break;
+	}
+	if (rc) {
+		/* a bad pointer or count: the kernel reports it itself */
+		job_end(s, j);
+		answer_continue(s, req->id);
+		return;
+	}
+	if (j->total == 0) {
+		job_end(s, j);
+		answer_continue(s, req->id);
+		return;
+	}
+	j->nonblock = nonblocking(j);
+	j->waitall = (flags & MSG_WAITALL) != 0;
+	step(s, j);
+}
+
+static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct rlt__proc *p,
+                    struct rlt__sock *k)
+{
+	uint64_t a[6];
+
+	memcpy(a, req->data.args, sizeof a);
+	int nr = req->data.nr, rc = 0, control = 0;
+	struct sockaddr_storage to;
+	socklen_t tolen = 0;
+	uint64_t msgs = 1;
+	struct rlt__job *j = job_new(s, req, p, (int)a[0], k, OP_CONTINUE, RLT_VAR_SEND, 0);
+
+	if (!j) {
+		rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+		return;
+	}
+	switch (nr) {
+	case SYS_write:
+		j->total = a[2];
+		break;
+	case SYS_sendto:
+		j->total = a[2];
+		j->flags = (int)a[3];
+		if (a[4] && a[5] > 0) {
+			tolen = a[5] < sizeof to ? (socklen_t)a[5] : sizeof to;
+			rc = rlt__mem_read(j->tid, a[4], &to, tolen);
+		}
+		break;
+	case SYS_writev:
+		rc = job_iov(j, a[1], a[2]);
+		break;
+	case SYS_sendmsg: {
+		struct msghdr h;
+		j->flags = (int)a[2];
+		rc = rlt__mem_read(j->tid, a[1], &h, sizeof h);
+		if (rc == 0)
+			rc = job_iov(j, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen);
+		if (rc == 0 && h.msg_name && h.msg_namelen) {
+			tolen = h.msg_namelen < sizeof to ? h.msg_namelen : sizeof to;
+			rc = rlt__mem_read(j->tid, (uint64_t)(uintptr_t)h.msg_name, &to, tolen);
+		}
+		control = h.msg_controllen != 0;
+		break;
+	}
+	case SYS_sendmmsg: {
+		/* charged together, bytes and messages, made by the kernel (as the preload does) */
+		uint64_t vlen = a[2] > RLT__IOV_MAX ? RLT__IOV_MAX : a[2];
+		struct mmsghdr *v = calloc(vlen ? vlen : 1, sizeof *v);
+		j->flags = (int)a[3];
+		rc = v ? rlt__mem_read(j->tid, a[1], v, vlen * sizeof *v) : -ENOMEM;
+		for (uint64_t i = 0; rc == 0 && i < vlen; i++) {
+			struct iovec iov[64];
+			uint64_t t = 0;
+			uint64_t cnt = v[i].msg_hdr.msg_iovlen;
+			for (uint64_t off = 0; rc == 0 && off < cnt; off += 64) {
+				uint64_t c = cnt - off < 64 ? cnt - off : 64;
+				rc = rlt__iov_read(j->tid, (uint64_t)(uintptr_t)(v[i].msg_hdr.msg_iov + off), c,
+				                   iov, &t);
+				j->total += t;
+			}
+		}
+		if (rc == 0 && vlen && v[0].msg_hdr.msg_name && v[0].msg_hdr.msg_namelen) {
+			tolen = v[0].msg_hdr.msg_namelen < sizeof to ? v[0].msg_hdr.msg_namelen : sizeof to;
+			rc = rlt__mem_read(j->tid, (uint64_t)(uintptr_t)v[0].msg_hdr.msg_name, &to, tolen);
+		}
+		free(v);
+		msgs = vlen;
+		control = 1;
+		break;
+	}
+	default: /* sendfile(out, in, offset, count) */
+		j->total = a[3];
+		control = 1;
+		break;
+	}
+	if (rc || (j->total == 0 && k->type == SOCK_STREAM) || msgs == 0) {
+		job_end(s, j);
+		answer_continue(s, req->id);
+		return;
+	}
+	j->mask = k->mask[RLT_VAR_SEND];
+	if (k->type != SOCK_STREAM && !k->peer.af && tolen) {
+		struct rlt__peer pe;
+		rlt__peer_from_sockaddr(&pe, (struct sockaddr *)&to, tolen);
+		if (pe.af)
+			j->mask = rlt__match(s->rs, RLT_VAR_SEND, &pe);
+	}
+	/* TOCTOU: the address and lengths we read are only acted on for a live call */
+	if (!j->mask || !rlt__notif_valid(s->notify_fd, req->id)) {
+		job_end(s, j);
+		answer_continue(s, req->id);
+		return;
+	}
+	j->t.msgs = msgs;
+	if (k->type == SOCK_STREAM && !control &&
+	    j->total > rlt__piece(s->rs, RLT_VAR_SEND, j->mask)) {
+		j->op = OP_SEND;
+		j->nonblock = nonblocking(j);
+	} else if (k->type == SOCK_STREAM && nonblocking(j)) {
+		/* a non-blocking send to a full socket fails with EAGAIN: not charged */
+		struct pollfd pfd = {k->dup, POLLOUT, 0};
+		if (poll(&pfd, 1, 0) == 0) {
+			job_end(s, j);
+			answer_continue(s, req->id);
+			return;
+		}
+	}
+	step(s, j);
+}
+
+static void on_connect(struct rlt__sup *s, const struct seccomp_notif *req, struct rlt__proc *p,
+                       struct rlt__sock *k)
+{
+	uint64_t a[6];
+
+	memcpy(a, req->data.args, sizeof a);
+	struct sockaddr_storage ss;
+	socklen_t len = a[2] < sizeof ss ? (socklen_t)a[2] : sizeof ss;
+	struct rlt__peer peer;
+	uint32_t cmask = 0, nmask = 0;
+
+	if (!a[1] || len < sizeof(sa_family_t) ||
+	    rlt__mem_read((pid_t)req->pid, a[1], &ss, len) != 0 ||
+	    !rlt__notif_valid(s->notify_fd, req->id)) {
+		answer_continue(s, req->id);
+		return;
+	}
+	rlt__peer_from_sockaddr(&peer, (struct sockaddr *)&ss, len);
+	if (peer.af == 0) {
+		/* AF_UNSPEC dissolves a datagram socket's association */
+		if (ss.ss_family == AF_UNSPEC) {
+			memset(&k->peer, 0, sizeof k->peer);
+			rlt__sock_rematch(s, k);
+		}
+		answer_continue(s, req->id);
+		return;
+	}
+	k->peer = peer;
+	rlt__sock_rematch(s, k);
+	if (k->type == SOCK_STREAM) {
+		cmask = k->mask[RLT_VAR_CONNECT];
+		/* a second connect() on a socket already counted is not a new connection */
+		nmask = k->conns_mask ? 0 : k->mask[RLT_VAR_CONNS];
+	}
+	if (!cmask && !nmask) {
+		answer_continue(s, req->id);
+		return;
+	}
+	struct rlt__job *j = job_new(s, req, p, (int)a[0], k, OP_CONTINUE, RLT_VAR_CONNECT, cmask);
+	if (!j) {
+		rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+		return;
+	}
+	j->nmask = nmask;
+	step(s, j);
+}
+
+static void on_notification(struct rlt__sup *s)
+{
+	struct seccomp_notif req;
+	struct rlt__proc *p;
+	struct rlt__sock *k;
+	struct rlt__job *old;
+	enum rlt_var var;
+	int rc = 0, fd;
+
+	memset(&req, 0, sizeof req);
+	if (ioctl(s->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
+		return; /* ENOENT: the task died before we read it; EINTR */
+	s->notifications++;
+	uint64_t a[6];
+	memcpy(a, req.data.args, sizeof a);
+	int nr = req.data.nr;
+
+	/* A thread makes one system call at a time: a job of this thread still here means the
+	 * thread left that call (a signal). The same call again is its restart: it takes over the
+	 * job, charge, slot and progress, so nothing is charged or waited for twice. */
+	old = job_of_tid(s, (pid_t)req.pid);
+	if (old) {
+		if (old->nr == nr && memcmp(old->args, a, sizeof old->args) == 0) {
+			rlt__sup_log(s, RLT__LOG_DEBUG, old->proc->tgid,
+			             "thread %d restarted system call %d: it keeps its charge and slot",
+			             (int)old->tid, nr);
+			old->id = req.id;
+			if (old->phase == PH_DEAD)
+				step(s, old);
+			return;
+		}
+		job_end(s, old);
+	}
+
+	switch (nr) {
+	case SYS_read:
+	case SYS_readv:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_recvmmsg:
+		var = RLT_VAR_RECV;
+		break;
+	case SYS_write:
+	case SYS_writev:
+	case SYS_sendto:
+	case SYS_sendmsg:
+	case SYS_sendmmsg:
+	case SYS_sendfile:
+		var = RLT_VAR_SEND;
+		break;
+	case SYS_connect:
+		var = RLT_VAR_CONNECT;
+		break;
+	case SYS_accept:
+	case SYS_accept4:
+		var = RLT_VAR_ACCEPT;
+		break;
+	default:
+		/* the fd table changes: close, dup2, dup3, close_range, execve, execveat */
+		p = rlt__proc_of_tid(s, (pid_t)req.pid, &rc);
+		if (p) {
+			switch (nr) {
+			case SYS_close:
+				rlt__fd_forget(s, p, (int)a[0]);
+				break;
+			case SYS_dup2:
+			case SYS_dup3:
+				if ((int)a[0] != (int)a[1])
+					rlt__fd_forget(s, p, (int)a[1]);
+				break;
+			case SYS_close_range:
+				if (!(a[2] & CLOSE_RANGE_CLOEXEC))
+					rlt__fd_forget_range(s, p, (unsigned)a[0], (unsigned)a[1]);
+				break;
+			case SYS_execve:
+			case SYS_execveat:
+				rlt__proc_exec(s, p);
+				break;
+			}
+		}
+		answer_continue(s, req.id);
+		return;
+	}
+
+	/* No rule for this kind of call at all: straight through, no look-up. */
+	if (!s->rs->n[var] && !((var == RLT_VAR_CONNECT || var == RLT_VAR_ACCEPT) &&
+	                        s->rs->n[RLT_VAR_CONNS])) {
+		answer_continue(s, req.id);
+		return;
+	}
+	fd = (int)a[0];
+	p = rlt__proc_of_tid(s, (pid_t)req.pid, &rc);
+	k = p ? rlt__fd_facts(s, p, fd, &rc) : NULL;
+	if (!k || k == RLT_NOT_SOCKET) {
+		if (!k && rc != -EBADF && rc != -ESRCH && rc != -ENOENT)
+			rlt__sup_log(s, RLT__LOG_WARN, (pid_t)req.pid,
+			             "cannot inspect fd %d of thread %d (%s): let through", fd,
+			             (int)req.pid, strerror(-rc));
+		answer_continue(s, req.id); /* the fast path: a file, a pipe, a terminal */
+		return;
+	}
+	switch (var) {
+	case RLT_VAR_RECV: on_recv(s, &req, p, k); break;
+	case RLT_VAR_SEND: on_send(s, &req, p, k); break;
+	case RLT_VAR_CONNECT: on_connect(s, &req, p, k); break;
+	default:
+		if (k->type != SOCK_STREAM) {
+			answer_continue(s, req.id);
+			break;
+		}
+		{
+			struct rlt__job *j = job_new(s, &req, p, fd, k, OP_ACCEPT, RLT_VAR_ACCEPT, 0);
+			if (!j) {
+				rlt__notif_error(s->notify_fd, req.id, ENOMEM);
+				break;
+			}
+			j->flags = nr == SYS_accept4 ? (int)a[3] : 0;
+			j->cloexec = (j->flags & SOCK_CLOEXEC) != 0;
+			step(s, j);
+		}
+		break;
+	}
+}
+
+/* ----- timers, the sweep, the loop ----- */
+
+static void arm_timer(struct rlt__sup *s)
+{
+	struct rlt__job *top = rlt__heap_top(&s->heap);
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof its);
+	if (top) {
+		rlt_ns_t d = top->deadline ? top->deadline : 1;
+		its.it_value.tv_sec = (time_t)(d / RLT_NS_PER_SEC);
+		its.it_value.tv_nsec = (long)(d % RLT_NS_PER_SEC);
+	}
+	timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void run_due(struct rlt__sup *s)
+{
+	rlt_ns_t now = rlt__now();
+	struct rlt__job *j;
+
+	/* Bounded by the jobs due now: each leaves the heap before it is stepped. */
+	while ((j = rlt__heap_top(&s->heap)) && j->deadline <= now) {
+		rlt__heap_remove(&s->heap, j);
+		if (j->conns_waiting) {
+			/* max-wait for an RLT_CONNS slot is over: conns_try rejects it */
+			if (j->op == OP_ACCEPT)
+				step_accept(s, j);
+			else
+				step_continue(s, j);
+			continue;
+		}
+		step(s, j);
+	}
+}
+
+static void retry_conns_waiters(struct rlt__sup *s)
+{
+	struct rlt__job *list[64];
+	unsigned n = 0;
+
+	conns_dirty = 0;
+	for (struct rlt__job *j = s->conns_waiters; j && n < 64; j = j->wnext)
+		list[n++] = j;
+	/* oldest first: the list is pushed at the head */
+	for (unsigned i = n; i-- > 0;) {
+		struct rlt__job *j = list[i];
+		if (j->op == OP_ACCEPT)
+			step_accept(s, j);
+		else
+			step_continue(s, j);
+	}
+	if (n == 64)
+		conns_dirty = 1;
+}
+
+static void sweep(struct rlt__sup *s)
+{
+	rlt_ns_t now = rlt__now();
+
+	for (unsigned b = 0; b < RLT__JOB_BUCKETS; b++) {
+		struct rlt__job *j = s->jobs[b];
+		while (j) {
+			struct rlt__job *next = j->next;
+			if (j->phase == PH_DEAD) {
+				if (now >= j->dead_until)
+					job_end(s, j);
+			} else if ((j->phase == PH_READY || j->conns_waiting) &&
+			           !rlt__notif_valid(s->notify_fd, j->id)) {
+				job_die(s, j);
+			}
+			j = next;
+		}
+	}
+	rlt__tids_sweep(s);
+}
+
+static void forward_signal(struct rlt__sup *s, int sig_fd)
+{
+	struct signalfd_siginfo si;
+
+	if (read(sig_fd, &si, sizeof si) != (ssize_t)sizeof si)
+		return;
+	/* SIGINT and SIGQUIT from the terminal reach the command's process group themselves */
+	if ((si.ssi_signo == SIGINT || si.ssi_signo == SIGQUIT) && si.ssi_code == SI_KERNEL)
+		return;
+	if (s->child > 0)
+		kill(s->child, (int)si.ssi_signo);
+}
+
+int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *status,
+                     struct rlt_error *err)
+{
+	struct epoll_event ev;
+	int child_done = 0, hup = 0;
+	rlt_ns_t next_sweep = rlt__now() + SWEEP_MS * 1000000ull;
+
+	ev.events = EPOLLIN;
+	ev.data.ptr = TAG_NOTIFY;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->notify_fd, &ev) != 0)
+		goto fail;
+	ev.data.ptr = TAG_TIMER;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->timer_fd, &ev) != 0)
+		goto fail;
+	ev.data.ptr = TAG_CHILD;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, child_pidfd, &ev) != 0)
+		goto fail;
+	if (sig_fd >= 0) {
+		ev.data.ptr = TAG_SIGNAL;
+		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, sig_fd, &ev) != 0)
+			goto fail;
+	}
+
+	/* Until no task of the command is left (the listener hangs up) and the command is
+	 * reaped: background children are supervised to their end, as strace -f follows them. */
+	while (!(hup && child_done)) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(s->epoll_fd, evs, 64, SWEEP_MS);
+		if (n < 0 && errno != EINTR)
+			goto fail;
+		s->evs = evs;
+		s->nevs = n;
+		for (int i = 0; i < n; i++) {
+			void *tag = evs[i].data.ptr;
+			s->evi = i;
+			if (!tag) {
+				continue;
+			} else if (tag == TAG_NOTIFY) {
+				if (evs[i].events & EPOLLIN)
+					on_notification(s);
+				else if (evs[i].events & (EPOLLHUP | EPOLLERR))
+					hup = 1;
+			} else if (tag == TAG_TIMER) {
+				uint64_t x;
+				if (read(s->timer_fd, &x, sizeof x) < 0 && errno != EAGAIN)
+					goto fail;
+				run_due(s);
+			} else if (tag == TAG_CHILD) {
+				int st;
+				if (!child_done && waitpid(s->child, &st, WNOHANG) == s->child) {
+					child_done = 1;
+					*status = st;
+					epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, child_pidfd, NULL);
+				}
+			} else if (tag == TAG_SIGNAL) {
+				forward_signal(s, sig_fd);
+			} else if ((uintptr_t)tag & 1) {
+				struct rlt__job *j = (struct rlt__job *)((uintptr_t)tag - 1);
+				step(s, j);
+			} else {
+				rlt__proc_gone(s, tag);
+			}
+		}
+		s->nevs = 0;
+		if (conns_dirty)
+			retry_conns_waiters(s);
+		rlt_ns_t now = rlt__now();
+		if (now >= next_sweep) {
+			sweep(s);
+			next_sweep = now + SWEEP_MS * 1000000ull;
+		}
+		arm_timer(s);
+	}
+	return 0;
+fail:
+	snprintf(err->msg, sizeof err->msg, "the supervisor's event loop failed: %s",
+	         strerror(errno));
+	return -errno;
+}

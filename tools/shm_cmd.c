@@ -1,0 +1,95 @@
+/*
+ * shm_cmd.c: `rlthrottle shm list` shows the shared-scope segments on this machine (name, what
+ * they limit, the pid that created them, size); `rlthrottle shm rm NAME...` removes them.
+ * Removing a segment does not disturb processes that have it mapped: they keep their budget
+ * until they exit, and the next process to name the scope creates it afresh.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scope_shm.h"
+#include "shm_cmd.h"
+
+static const char *unit_suffix(uint32_t unit)
+{
+	switch (unit) {
+	case RLT_UNIT_BYTES: return "B";
+	case RLT_UNIT_MSGS: return "msg";
+	default: return "";
+	}
+}
+
+static void print_one(const struct rlt__shm_info *in, void *ctx)
+{
+	const struct rlt__shm_hdr *h = &in->hdr;
+	char what[160], when[32] = "-";
+	int *count = ctx;
+
+	(*count)++;
+	if (!in->readable) {
+		printf("%-24s %-36s %-8s %10llu  uid %u mode %04o (not readable by us)\n", in->name,
+		       "?", "?", (unsigned long long)in->size, (unsigned)in->uid, (unsigned)in->mode);
+		return;
+	}
+	if (!in->valid) {
+		printf("%-24s %-36s %-8s %10llu  (not ready, or not of this version)\n", in->name,
+		       "?", "?", (unsigned long long)in->size);
+		return;
+	}
+	if (h->unit == RLT_UNIT_CONNS)
+		snprintf(what, sizeof what, "%s %llu open", rlt_var_name((enum rlt_var)h->var),
+		         (unsigned long long)h->rate_num);
+	else if (h->algo == RLT_ALGO_TOKEN || h->algo == RLT_ALGO_LEAKY)
+		snprintf(what, sizeof what, "%s %s %.9g%s/s burst=%llu",
+		         rlt_var_name((enum rlt_var)h->var), rlt_algo_name((enum rlt_algo)h->algo),
+		         (double)h->rate_num * 1e9 / (double)h->rate_den_ns, unit_suffix(h->unit),
+		         (unsigned long long)h->burst);
+	else
+		snprintf(what, sizeof what, "%s %s %llu%s/%gs", rlt_var_name((enum rlt_var)h->var),
+		         rlt_algo_name((enum rlt_algo)h->algo), (unsigned long long)h->limit,
+		         unit_suffix(h->unit), (double)h->window_ns / 1e9);
+	time_t t = (time_t)h->created;
+	struct tm tm;
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	printf("%-24s %-36s %-8d %10llu  %s  \"%s\"\n", in->name, what, (int)h->creator,
+	       (unsigned long long)in->size, when, h->text);
+}
+
+static int list(void)
+{
+	struct rlt_error err;
+	int count = 0;
+
+	printf("%-24s %-36s %-8s %10s  %s\n", "NAME", "LIMIT", "CREATOR", "BYTES", "CREATED / RULE");
+	if (rlt__shm_list(print_one, &count, &err) != 0) {
+		fprintf(stderr, "rlthrottle: shm list: %s\n", err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+int rlt__shm_cmd(int argc, char **argv)
+{
+	int rc = 0;
+
+	if (argc >= 2 && !strcmp(argv[1], "list") && argc == 2)
+		return list();
+	if (argc >= 3 && !strcmp(argv[1], "rm")) {
+		for (int i = 2; i < argc; i++) {
+			struct rlt_error err;
+			if (rlt__shm_remove(argv[i], &err) != 0) {
+				fprintf(stderr, "rlthrottle: shm rm: %s\n", err.msg);
+				rc = 1;
+			}
+		}
+		return rc;
+	}
+	fputs("usage: rlthrottle shm list\n"
+	      "       rlthrottle shm rm NAME...\n"
+	      "The segments of scope=shared:NAME rules (/dev/shm/rlthrottle.NAME).\n",
+	      stderr);
+	return 2;
+}
