@@ -71,6 +71,7 @@ struct rlt_params {
 	uint64_t ticks_per_unit;
 	uint64_t tick_num;
 	uint64_t tick_den;
+	uint64_t tick_recip; /* tick_num / tick_den with 59 fraction bits: no division per call */
 	uint64_t max_cost;   /* the largest cost whose ticks stay below 2^62 */
 	uint64_t tau; /* burst in ticks */
 

@@ -79,6 +79,7 @@ static int init_ticks(struct rlt_params *p, struct rlt_error *err)
 	p->ticks_per_unit = k;
 	p->tick_num = p->rate_num * k;
 	p->tick_den = p->rate_den_ns;
+	p->tick_recip = (uint64_t)(((u128)p->tick_num << 59) / p->tick_den);
 	p->max_cost = TICK_LIMIT / k;
 	p->tau = p->burst * k;
 	return 0;
