@@ -48,21 +48,21 @@ $(STATIC_LIB): $(LIB_OBJ)
 # marked RLT_EXPORT, and the version script makes all else local.
 $(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 	$(CC) -shared -Wl,-soname,librlthrottle.so -Wl,--version-script=preload/exports.map \
-		-Wl,-z,now -Wl,-z,relro -o $@ $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) -lhiredis -ldl
+		-Wl,-z,now -Wl,-z,relro -o $@ $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) -ldl
 
 # The installed launcher finds the library in $(PREFIX)/lib when it is not beside it.
 $(TOOLS_OBJ): CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PREFIX)/lib\"
 
 $(BUILD)/rlthrottle: $(TOOLS_OBJ) $(STATIC_LIB)
-	$(CC) -o $@ $(TOOLS_OBJ) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp -lhiredis
+	$(CC) -o $@ $(TOOLS_OBJ) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
 
 $(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) tests/unit/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lcmocka -lhiredis -lm
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lcmocka -lm
 
 $(BUILD)/bench/%: tests/bench/%.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lhiredis -lm
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lm
 
 $(BUILD)/itest/%: tests/integration/%.c
 	@mkdir -p $(dir $@)
@@ -96,7 +96,7 @@ fuzz: $(BUILD)/fuzz/fuzz_rules
 		-print_final_stats=1 $(BUILD)/fuzz/corpus tests/fuzz/corpus
 $(BUILD)/fuzz/fuzz_rules: tests/fuzz/fuzz_rules.c $(LIB_SRC) include/rlthrottle.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_rules.c $(LIB_SRC) -pthread -lhiredis
+	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_rules.c $(LIB_SRC) -pthread
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \

@@ -60,8 +60,10 @@ void rlt__peer_from_sockaddr(struct rlt__peer *p, const struct sockaddr *sa, soc
 /*
  * Builds the ruleset from each variable's value (values[v] NULL or "" when unset). Each bad rule
  * is an error: with ignore_bad, it is left out and its message goes to warn(msg, ctx); without,
- * the first error is returned in err. Scopes not built yet are refused here with a clear
- * message. Allocates engine states (this is load time, not a hook).
+ * the first error is returned in err. Rules this build cannot enforce (rlt__rule_unsupported)
+ * are refused here with a clear message. Allocates engine states, maps shared-scope segments
+ * (rlt__shm_attach) and sets up redis-scope leases, connecting on first use (this is load
+ * time, not a hook).
  */
 int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR_COUNT],
                        int ignore_bad, void (*warn)(const char *msg, void *ctx), void *ctx,

@@ -32,9 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <hiredis/hiredis.h>
 
 #include "clock.h"
+#include "hiredis_dl.h"
 #include "policy.h"
 #include "scope_redis.h"
 
@@ -281,9 +281,20 @@ static void atfork_child(void)
 	}
 }
 
+static void drop(struct rlt__redis *rd);
+static int lock_bounded(struct rlt__redis *rd, rlt_ns_t now);
+
+/* Give back what is unspent, then close the connections (a leak checker sees none). */
 static void at_exit(void)
 {
 	rlt__redis_return_leases();
+	for (struct rlt__redis *rd = all_rules; rd; rd = rd->next)
+		if (rd->c && lock_bounded(rd, rlt__now()) == 0) {
+			rlt__internal++;
+			drop(rd);
+			rlt__internal--;
+			pthread_mutex_unlock(&rd->lock);
+		}
 }
 
 static void register_handlers(void)
@@ -307,7 +318,13 @@ int rlt__redis_new(const struct rlt_rule *r, struct rlt__redis **out, struct rlt
 	const struct rlt_params *p = &r->params;
 	struct rlt__redis *rd;
 	size_t size = sizeof *rd + 63;
+	struct rlt_error why;
 
+	if (rlt__hiredis_load(&why) != 0) {
+		snprintf(err->msg, sizeof err->msg, "%s=\"%.200s\": %.200s", rlt_var_name(r->var),
+		         r->text, why.msg);
+		return -ENOENT;
+	}
 	if (r->fallback == RLT_FALLBACK_LOCAL)
 		size += rlt_state_size(p);
 	rd = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -375,7 +392,7 @@ uint64_t rlt__redis_round_trips(const struct rlt__redis *rd)
 static void drop(struct rlt__redis *rd)
 {
 	if (rd->c)
-		redisFree(rd->c);
+		rlt__hr.free_context(rd->c);
 	rd->c = NULL;
 	rd->sha[0] = '\0';
 }
@@ -401,28 +418,28 @@ static int connect_redis(struct rlt__redis *rd)
 		drop(rd);
 	if (rd->c)
 		return 0;
-	rd->c = redisConnectWithTimeout(rd->rule.redis_host, rd->rule.redis_port, tv);
+	rd->c = rlt__hr.connect_with_timeout(rd->rule.redis_host, rd->rule.redis_port, tv);
 	if (!rd->c)
 		return fail_why(rd, "cannot connect", "out of memory");
 	if (rd->c->err)
 		return fail_why(rd, "cannot connect", rd->c->errstr);
 	rd->pid = getpid();
-	redisSetTimeout(rd->c, tv);
+	rlt__hr.set_timeout(rd->c, tv);
 	/* hiredis does not set close-on-exec: the program's exec must not inherit our socket */
 	fcntl(rd->c->fd, F_SETFD, FD_CLOEXEC);
 	atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-	rep = redisCommand(rd->c, "SCRIPT LOAD %s", family_script[rd->fam]);
+	rep = rlt__hr.command(rd->c, "SCRIPT LOAD %s", family_script[rd->fam]);
 	if (!rep)
 		return fail_why(rd, "no answer to SCRIPT LOAD", rd->c->errstr);
 	if (rep->type != REDIS_REPLY_STRING || rep->len >= (int)sizeof rd->sha) {
 		snprintf(rd->why, sizeof rd->why, "SCRIPT LOAD failed: %.100s",
 		         rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-		freeReplyObject(rep);
+		rlt__hr.free_reply(rep);
 		drop(rd);
 		return -1;
 	}
 	memcpy(rd->sha, rep->str, (size_t)rep->len + 1);
-	freeReplyObject(rep);
+	rlt__hr.free_reply(rep);
 	return 0;
 }
 
@@ -465,11 +482,11 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 		for (int i = 0; i < rd->nargs; i++)
 			argv[argc++] = rd->args[i];
 		atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-		rep = redisCommandArgv(rd->c, argc, argv, NULL);
+		rep = rlt__hr.command_argv(rd->c, argc, argv, NULL);
 		if (!rep)
 			return fail_why(rd, "no answer", rd->c->errstr);
 		if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOSCRIPT", 8)) {
-			freeReplyObject(rep);
+			rlt__hr.free_reply(rep);
 			rep = NULL;
 			rd->sha[0] = '\0';
 			drop(rd); /* reconnects and loads the script again */
@@ -486,7 +503,7 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 		snprintf(rd->why, sizeof rd->why, "unexpected reply%s%.100s",
 		         rep->type == REDIS_REPLY_ERROR ? ": " : "",
 		         rep->type == REDIS_REPLY_ERROR ? rep->str : "");
-		freeReplyObject(rep);
+		rlt__hr.free_reply(rep);
 		return -1;
 	}
 	g->units = rep->element[0]->integer;
@@ -495,7 +512,7 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 	g->ref[0] = '\0';
 	if (rep->element[3]->type == REDIS_REPLY_STRING && rep->element[3]->len < (int)sizeof g->ref)
 		memcpy(g->ref, rep->element[3]->str, (size_t)rep->element[3]->len + 1);
-	freeReplyObject(rep);
+	rlt__hr.free_reply(rep);
 	return 0;
 }
 
@@ -562,11 +579,20 @@ static void came_back(struct rlt__redis *rd)
 		    rlt_var_name(rd->rule.var), rd->rule.redis_host, (unsigned)rd->rule.redis_port);
 }
 
+/* pthread_mutex_timedlock takes a CLOCK_REALTIME deadline (pthread_mutex_clocklock would take
+ * a monotonic one, but sanitizers do not know it): a clock step distorts one bounded wait. */
 static int lock_bounded(struct rlt__redis *rd, rlt_ns_t now)
 {
-	rlt_ns_t until = now + LOCK_WAIT_NS;
-	struct timespec ts = {(time_t)(until / RLT_NS_PER_SEC), (long)(until % RLT_NS_PER_SEC)};
-	return pthread_mutex_clocklock(&rd->lock, CLOCK_MONOTONIC, &ts);
+	struct timespec ts;
+	(void)now;
+
+	if (pthread_mutex_trylock(&rd->lock) == 0)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)LOCK_WAIT_NS;
+	ts.tv_sec += ts.tv_nsec / (long)RLT_NS_PER_SEC;
+	ts.tv_nsec %= (long)RLT_NS_PER_SEC;
+	return pthread_mutex_timedlock(&rd->lock, &ts);
 }
 
 /* The slow path: the lease is short. One round trip for the next lease, or the fallback. */
@@ -703,16 +729,18 @@ int rlt__redis_ping(const char *host, uint16_t port, unsigned timeout_ms, struct
 	redisReply *rep;
 	int rc = 0;
 
+	if (rlt__hiredis_load(err) != 0)
+		return -ENOENT;
 	rlt__internal++;
-	c = redisConnectWithTimeout(host, port, tv);
+	c = rlt__hr.connect_with_timeout(host, port, tv);
 	if (!c || c->err) {
 		snprintf(err->msg, sizeof err->msg, "cannot connect: %s",
 		         c ? c->errstr : "out of memory");
 		rc = -ECONNREFUSED;
 		goto out;
 	}
-	redisSetTimeout(c, tv);
-	rep = redisCommand(c, "PING");
+	rlt__hr.set_timeout(c, tv);
+	rep = rlt__hr.command(c, "PING");
 	if (!rep) {
 		snprintf(err->msg, sizeof err->msg, "no answer to PING within %u ms: %s", timeout_ms,
 		         c->errstr);
@@ -723,10 +751,10 @@ int rlt__redis_ping(const char *host, uint16_t port, unsigned timeout_ms, struct
 		snprintf(err->msg, sizeof err->msg, "PING: %.200s", rep->str);
 		rc = -EPROTO;
 	}
-	freeReplyObject(rep);
+	rlt__hr.free_reply(rep);
 out:
 	if (c)
-		redisFree(c);
+		rlt__hr.free_context(c);
 	rlt__internal--;
 	return rc;
 }

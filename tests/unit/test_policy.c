@@ -103,13 +103,14 @@ static void pieces(void **s)
 
 static void unsupported_and_bad(void **s)
 {
-	const char *v[RLT_VAR_COUNT] = {NULL, NULL, "1MiB/s scope=shared:pool", NULL, NULL};
+	const char *v[RLT_VAR_COUNT] = {NULL, NULL, NULL, NULL, "5 scope=redis://127.0.0.1:1/pool"};
 	struct rlt_error err;
 	(void)s;
 	memset(&rs, 0, sizeof rs);
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
-	assert_non_null(strstr(err.msg, "RLT_SEND"));
-	assert_non_null(strstr(err.msg, "not supported yet"));
+	assert_non_null(strstr(err.msg, "RLT_CONNS"));
+	assert_non_null(strstr(err.msg, "cannot have a redis:// scope"));
+	v[4] = NULL;
 	v[2] = "1000/s";
 	memset(&rs, 0, sizeof rs);
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -EINVAL);
