@@ -28,14 +28,6 @@ static char stats_tmpl[1024];
 static rlt_ns_t started;
 static _Atomic int stats_written;
 
-static const char *const var_env[RLT_VAR_COUNT] = {
-	[RLT_VAR_CONNECT] = "RLT_CONNECT",
-	[RLT_VAR_ACCEPT] = "RLT_ACCEPT",
-	[RLT_VAR_SEND] = "RLT_SEND",
-	[RLT_VAR_RECV] = "RLT_RECV",
-	[RLT_VAR_CONNS] = "RLT_CONNS",
-};
-
 /* stderr through the real write: never through our own hook, never through stdio's buffer. */
 static void say(const char *s, size_t n)
 {
@@ -229,7 +221,7 @@ __attribute__((constructor)) static void rlt_load(void)
 		rlt__rules.stats_on = 1;
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		values[v] = getenv(var_env[v]);
+		values[v] = getenv(rlt_var_name((enum rlt_var)v));
 	rlt__scope_log = rlt__log; /* redis scopes: one line per outage */
 	if (rlt__ruleset_build(&rlt__rules, values, ignore, warn_rule, NULL, &err) != 0)
 		fatal(err.msg);
@@ -247,7 +239,7 @@ __attribute__((constructor)) static void rlt_load(void)
 		for (unsigned i = 0; i < rlt__rules.n[v]; i++) {
 			char canon[1024];
 			rlt_rule_format(&rlt__rules.rules[v][i].rule, canon, sizeof canon);
-			rlt__log(RLT_LOG_INFO, "%s: %s", var_env[v], canon);
+			rlt__log(RLT_LOG_INFO, "%s: %s", rlt_var_name((enum rlt_var)v), canon);
 		}
 	atomic_store_explicit(&rlt__active, 1, memory_order_release);
 }

@@ -39,14 +39,6 @@ static const char *const var_short[RLT_VAR_COUNT] = {
 	[RLT_VAR_CONNS] = "conns",
 };
 
-static const char *const algo_names[RLT_ALGO_COUNT] = {
-	[RLT_ALGO_TOKEN] = "token",
-	[RLT_ALGO_LEAKY] = "leaky",
-	[RLT_ALGO_FIXED_WINDOW] = "fixed-window",
-	[RLT_ALGO_SLIDING_WINDOW] = "sliding-window",
-	[RLT_ALGO_SLIDING_LOG] = "sliding-log",
-};
-
 static const char *const action_names[] = { [RLT_ACTION_DELAY] = "delay",
 	                                    [RLT_ACTION_REJECT] = "reject" };
 static const char *const fallback_names[] = { [RLT_FALLBACK_LOCAL] = "local",
@@ -753,7 +745,10 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 		return fail(c, "%s does not apply: RLT_CONNS limits connections open at once",
 		            has[K_ALGO] ? "algo" : "burst");
 	if (has[K_ALGO]) {
-		int a = lookup(val[K_ALGO], algo_names, RLT_ALGO_COUNT);
+		int a = -1;
+		for (int k = 0; k < RLT_ALGO_COUNT && a < 0; k++)
+			if (span_is(val[K_ALGO], rlt_algo_name((enum rlt_algo)k)))
+				a = k;
 		if (a < 0)
 			return fail(c, "algo: unknown \"%s\" (token, leaky, fixed-window, "
 			               "sliding-window, sliding-log)",
@@ -847,7 +842,7 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 		if (rc) {
 			e.msg[sizeof e.msg - 1] = '\0';
 			return fail(c, "\"%s\" with algo=%s: %.160s", qp(&q1, rate.s, rate.n),
-			            algo_names[r->algo], e.msg[0] ? e.msg : "out of range");
+			            rlt_algo_name(r->algo), e.msg[0] ? e.msg : "out of range");
 		}
 	}
 	/* rlt_rule_format() promises text that parses back, which must fit a rule's length. */
@@ -998,7 +993,7 @@ int rlt_rule_format(const struct rlt_rule *r, char *buf, size_t len)
 			o.bad = 1;
 		else
 			emit(&o, "/%s", tmp);
-		emit(&o, " algo=%s", name_or(algo_names, RLT_ALGO_COUNT, (unsigned)r->algo));
+		emit(&o, " algo=%s", rlt_algo_name(r->algo));
 		/* The burst in force, which the engine may have defaulted; windows have none. */
 		if (r->algo == RLT_ALGO_TOKEN || r->algo == RLT_ALGO_LEAKY)
 			emit(&o, " burst=%" PRIu64 "%s", r->params.burst, unit_suffix(r->unit));

@@ -21,14 +21,6 @@
 #define RLT_LIBDIR "/usr/local/lib"
 #endif
 
-static const char *const var_env[RLT_VAR_COUNT] = {
-	[RLT_VAR_CONNECT] = "RLT_CONNECT",
-	[RLT_VAR_ACCEPT] = "RLT_ACCEPT",
-	[RLT_VAR_SEND] = "RLT_SEND",
-	[RLT_VAR_RECV] = "RLT_RECV",
-	[RLT_VAR_CONNS] = "RLT_CONNS",
-};
-
 static void usage(FILE *f)
 {
 	fputs("usage: rlthrottle [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -62,17 +54,17 @@ static void die(const char *msg)
 /* An option adds a rule to what the variable already holds. */
 static void add_rule(enum rlt_var v, const char *rule)
 {
-	const char *old = getenv(var_env[v]);
+	const char *name = rlt_var_name(v), *old = getenv(name);
 	char *joined;
 
 	if (!old || !*old || v == RLT_VAR_CONNS) {
-		if (setenv(var_env[v], rule, 1) != 0)
+		if (setenv(name, rule, 1) != 0)
 			die("cannot set the environment");
 		return;
 	}
 	if (asprintf(&joined, "%s; %s", old, rule) < 0)
 		die("out of memory");
-	if (setenv(var_env[v], joined, 1) != 0)
+	if (setenv(name, joined, 1) != 0)
 		die("cannot set the environment");
 	free(joined);
 }
@@ -101,7 +93,7 @@ static int check_rules(int print)
 	size_t n;
 
 	for (int v = 0; v < RLT_VAR_COUNT; v++) {
-		const char *val = getenv(var_env[v]);
+		const char *name = rlt_var_name((enum rlt_var)v), *val = getenv(name);
 		if (!val || val[strspn(val, " \t")] == '\0')
 			continue;
 		if (rlt_rules_parse((enum rlt_var)v, val, rules, RLT_MAX_RULES_PER_VAR, &n, &err)) {
@@ -112,15 +104,15 @@ static int check_rules(int print)
 			char canon[1024];
 			const char *why = rlt__rule_unsupported(&rules[i]);
 			if (why) {
-				fprintf(stderr, "rlthrottle: %s=\"%s\": %s\n", var_env[v],
+				fprintf(stderr, "rlthrottle: %s=\"%s\": %s\n", name,
 				        rules[i].text, why);
 				return -1;
 			}
 			rlt_rule_format(&rules[i], canon, sizeof canon);
 			if (print && rules[i].scope == RLT_SCOPE_REDIS)
-				printf("%s: %s  # %s\n", var_env[v], canon, redis_status(&rules[i]));
+				printf("%s: %s  # %s\n", name, canon, redis_status(&rules[i]));
 			else if (print)
-				printf("%s: %s\n", var_env[v], canon);
+				printf("%s: %s\n", name, canon);
 		}
 	}
 	return 0;

@@ -128,14 +128,6 @@
 #include "stats.h"
 #include "supervisor.h"
 
-static const char *const var_env[RLT_VAR_COUNT] = {
-	[RLT_VAR_CONNECT] = "RLT_CONNECT",
-	[RLT_VAR_ACCEPT] = "RLT_ACCEPT",
-	[RLT_VAR_SEND] = "RLT_SEND",
-	[RLT_VAR_RECV] = "RLT_RECV",
-	[RLT_VAR_CONNS] = "RLT_CONNS",
-};
-
 static int log_level = RLT__LOG_WARN;
 static pid_t log_pid;
 
@@ -282,7 +274,7 @@ int rlt__supervise(char **cmd)
 		rs.stats_on = 1;
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		values[v] = getenv(var_env[v]);
+		values[v] = getenv(rlt_var_name((enum rlt_var)v));
 	if (rlt__ruleset_build(&rs, values, ignore, warn_rule, NULL, &err) != 0)
 		return fail(err.msg);
 	raise_fd_limit();
@@ -316,7 +308,8 @@ int rlt__supervise(char **cmd)
 		for (unsigned i = 0; i < rs.n[v]; i++) {
 			char canon[1024];
 			rlt_rule_format(&rs.rules[v][i].rule, canon, sizeof canon);
-			rlt__sup_log(&s, RLT__LOG_INFO, pid, "%s: %s (seccomp supervisor)", var_env[v],
+			rlt__sup_log(&s, RLT__LOG_INFO, pid, "%s: %s (seccomp supervisor)",
+			             rlt_var_name((enum rlt_var)v),
 			             canon);
 		}
 	if (rlt__child_go(ctl) != 0) {
