@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "iov.h"
 #include "preload.h"
 
 extern void __chk_fail(void) __attribute__((noreturn));
@@ -62,25 +63,13 @@ static uint32_t mask_to(struct rlt__fd *e, enum rlt_var var, const struct sockad
 
 #define IOV_PIECE_MAX 1024 /* IOV_MAX on Linux */
 
-/* Fills out[] with the part [off, off + len) of iov; returns the count of entries. */
+/* The part [off, off + len) of iov, in at most IOV_PIECE_MAX entries. */
 static int iov_slice(const struct iovec *iov, int cnt, size_t off, size_t len,
                      struct iovec out[IOV_PIECE_MAX])
 {
-	int n = 0;
-	for (int i = 0; i < cnt && len && n < IOV_PIECE_MAX; i++) {
-		size_t l = iov[i].iov_len;
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t take = l - off < len ? l - off : len;
-		out[n].iov_base = (char *)iov[i].iov_base + off;
-		out[n].iov_len = take;
-		n++;
-		len -= take;
-		off = 0;
-	}
-	return n;
+	size_t missing;
+	return (int)rlt__iov_slice(iov, cnt < 0 ? 0 : (size_t)cnt, off, len, out, IOV_PIECE_MAX,
+	                           &missing);
 }
 
 static size_t iov_total(const struct iovec *iov, int cnt)

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "iov.h"
 #include "supervisor.h"
 
 #ifndef SECCOMP_ADDFD_FLAG_SEND
@@ -79,22 +80,9 @@ static int iov_io(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off
                   size_t len, int write)
 {
 	struct iovec remote[SEGS];
-	unsigned n = 0;
-	size_t want = len;
+	size_t want;
+	size_t n = rlt__iov_slice(iov, cnt, off, len, remote, SEGS, &want);
 
-	for (unsigned i = 0; i < cnt && want && n < SEGS; i++) {
-		size_t l = iov[i].iov_len;
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t take = l - off < want ? l - off : want;
-		remote[n].iov_base = (char *)iov[i].iov_base + off;
-		remote[n].iov_len = take;
-		n++;
-		want -= take;
-		off = 0;
-	}
 	if (want)
 		return -EFAULT;
 	struct iovec local = {buf, len};
