@@ -56,9 +56,17 @@ $(TOOLS_OBJ): CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PREFIX)/lib\"
 $(BUILD)/rlthrottle: $(TOOLS_OBJ) $(STATIC_LIB)
 	$(CC) -o $@ $(TOOLS_OBJ) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
 
-$(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) tests/unit/testutil.h
+# The launcher's parts, less its main, for the unit tests of tools/ modules.
+TOOLS_LIB := $(BUILD)/libtools.a
+$(TOOLS_LIB): $(filter-out $(BUILD)/tools/main.o,$(TOOLS_OBJ))
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lcmocka -lm
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(TOOLS_LIB) tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(TOOLS_LIB) $(STATIC_LIB) \
+		$(LDFLAGS_ALL) -lcmocka -lseccomp -ldl -lm
 
 $(BUILD)/bench/%: tests/bench/%.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
