@@ -8,64 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testutil.h"
-#include "engine.h"
+#include "engine_harness.h"
 
-#define SEC RLT_NS_PER_SEC
-#define MS 1000000ull
-#define TEN_YEARS (10ull * 365 * 86400 * SEC)
-#define NEVER RLT_NS_NEVER
 
 static const struct rlt__engine_ops *const ops = &rlt__engine_sliding_log;
-
-struct eng {
-	struct rlt_params p;
-	void *state;
-	size_t size;
-};
-
-static void mk(struct eng *e, uint64_t limit, uint64_t window_ns, uint64_t max_wait)
-{
-	memset(&e->p, 0, sizeof e->p);
-	e->p.algo = RLT_ALGO_SLIDING_LOG;
-	e->p.limit = limit;
-	e->p.window_ns = window_ns;
-	e->p.max_wait_ns = max_wait;
-	e->size = (ops->state_size(&e->p) + 63) / 64 * 64;
-	e->state = aligned_alloc(64, e->size);
-	assert_non_null(e->state);
-	memset(e->state, 0xa5, e->size); /* init must not rely on zeroed memory */
-	assert_int_equal(ops->init(&e->p, e->state, 0), 0);
-}
-
-static void unmk(struct eng *e)
-{
-	ops->destroy(&e->p, e->state);
-	free(e->state);
-}
-
-static enum rlt_verdict dec(struct eng *e, rlt_ns_t now, uint64_t cost, enum rlt_mode m,
-                            rlt_ns_t *at)
-{
-	return ops->decide(&e->p, e->state, now, cost, m, at);
-}
-
-static uint64_t avail(struct eng *e, rlt_ns_t now)
-{
-	return ops->available(&e->p, e->state, now);
-}
-
-static void refund(struct eng *e, rlt_ns_t at, uint64_t units)
-{
-	ops->refund(&e->p, e->state, at, units);
-}
 
 static void log_first_fill_deny_expire(void **s)
 {
 	struct eng e;
 	rlt_ns_t at;
 	(void)s;
-	mk(&e, 5, 1000, NEVER);
+	mk(&e, RLT_ALGO_SLIDING_LOG, 5, 1000, NEVER);
 	assert_int_equal(avail(&e, 50), 5);
 	for (int i = 1; i <= 5; i++) {
 		assert_int_equal(dec(&e, 100 * (uint64_t)i, 1, RLT_MODE_NOW, &at), RLT_GO);
@@ -99,7 +52,7 @@ static void log_reserve_fifo_max_wait(void **s)
 	struct eng e;
 	rlt_ns_t at;
 	(void)s;
-	mk(&e, 5, 1000, 350);
+	mk(&e, RLT_ALGO_SLIDING_LOG, 5, 1000, 350);
 	for (int i = 1; i <= 5; i++)
 		assert_int_equal(dec(&e, 100 * (uint64_t)i, 1, RLT_MODE_RESERVE, &at), RLT_GO);
 	/* reservations queue behind one another, each when the next entry leaves */
@@ -132,7 +85,7 @@ static void log_costs_zero_limit_above(void **s)
 	struct eng e;
 	rlt_ns_t at;
 	(void)s;
-	mk(&e, 5, 1000, NEVER);
+	mk(&e, RLT_ALGO_SLIDING_LOG, 5, 1000, NEVER);
 	/* cost 0 goes and takes nothing */
 	assert_int_equal(dec(&e, 10, 0, RLT_MODE_NOW, &at), RLT_GO);
 	assert_int_equal(at, 10);
@@ -159,7 +112,7 @@ static void log_refund_and_compaction(void **s)
 	struct eng e;
 	rlt_ns_t at, a1, a2, a3;
 	(void)s;
-	mk(&e, 5, 1000, NEVER);
+	mk(&e, RLT_ALGO_SLIDING_LOG, 5, 1000, NEVER);
 	assert_int_equal(dec(&e, 10, 3, RLT_MODE_NOW, &at), RLT_GO);
 	refund(&e, at, 2);
 	assert_int_equal(avail(&e, 11), 4);
@@ -178,7 +131,7 @@ static void log_refund_and_compaction(void **s)
 	unmk(&e);
 
 	/* a ring full of entries refunded to 0 is compacted to make room */
-	mk(&e, 3, 1000, NEVER);
+	mk(&e, RLT_ALGO_SLIDING_LOG, 3, 1000, NEVER);
 	assert_int_equal(dec(&e, 1, 1, RLT_MODE_NOW, &a1), RLT_GO);
 	assert_int_equal(dec(&e, 2, 1, RLT_MODE_NOW, &a2), RLT_GO);
 	assert_int_equal(dec(&e, 3, 1, RLT_MODE_NOW, &a3), RLT_GO);
@@ -203,13 +156,13 @@ static void log_ten_years_and_end_of_time(void **s)
 	struct eng e;
 	rlt_ns_t at;
 	(void)s;
-	mk(&e, 100, SEC, NEVER);
+	mk(&e, RLT_ALGO_SLIDING_LOG, 100, SEC, NEVER);
 	assert_int_equal(dec(&e, TEN_YEARS + 7, 100, RLT_MODE_NOW, &at), RLT_GO);
 	assert_int_equal(dec(&e, TEN_YEARS + 8, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, TEN_YEARS + SEC + 7);
 	unmk(&e);
 	/* an entry that would leave the period past 2^64: never, not wrapped */
-	mk(&e, 1, SEC, NEVER);
+	mk(&e, RLT_ALGO_SLIDING_LOG, 1, SEC, NEVER);
 	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_NOW, &at), RLT_GO);
 	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
 	assert_int_equal(at, NEVER);
@@ -224,7 +177,7 @@ static void log_largest_limit_and_init(void **s)
 	rlt_ns_t at;
 	(void)s;
 	/* 1,000,000 calls in a second: the ring is exactly full, and entries leave in order */
-	mk(&e, RLT_LOG_MAX_LIMIT, SEC, NEVER);
+	mk(&e, RLT_ALGO_SLIDING_LOG, RLT_LOG_MAX_LIMIT, SEC, NEVER);
 	for (uint64_t i = 0; i < RLT_LOG_MAX_LIMIT; i++)
 		assert_int_equal(dec(&e, SEC + i, 1, RLT_MODE_NOW, &at), RLT_GO);
 	assert_int_equal(dec(&e, 2 * SEC - 1, 1, RLT_MODE_NOW, &at), RLT_DENY);
@@ -306,10 +259,6 @@ static void log_shared_owner_dies(void **s)
 	munmap(st, size);
 }
 
-struct adm {
-	rlt_ns_t t;
-	uint64_t c;
-};
 
 /* Units of the admissions a[0..n) in (t - W, t]. */
 static uint64_t live_at(const struct adm *a, size_t n, uint64_t W, rlt_ns_t t)
@@ -355,7 +304,7 @@ static void log_property_random(void **s)
 		size_t n = 0, cap = 2000;
 		struct adm *a = malloc(cap * sizeof *a);
 
-		mk(&e, L, W, mw);
+		mk(&e, RLT_ALGO_SLIDING_LOG, L, W, mw);
 		for (size_t i = 0; i < cap; i++) {
 			uint64_t c = rlt_test_range(&seed, 1, L + (L > 4 ? L / 4 : 1));
 			enum rlt_mode md = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
@@ -410,7 +359,7 @@ static void log_overload_rate(void **s)
 		struct eng e;
 		double r;
 
-		mk(&e, L, W, NEVER);
+		mk(&e, RLT_ALGO_SLIDING_LOG, L, W, NEVER);
 		for (int i = 0; i < 8; i++)
 			next[i] = rlt_test_range(&seed, 0, W);
 		for (;;) {
@@ -433,65 +382,14 @@ static void log_overload_rate(void **s)
 	}
 }
 
-/* 8 threads x 20,000 MODE_NOW decisions on one state, a fake clock in a shared atomic. */
-#define THREADS 8
-#define PER_THREAD 20000
-
-struct thr {
-	struct eng *e;
-	_Atomic uint64_t *clock;
-	uint64_t seed;
-	struct adm *a;
-	size_t n;
-};
-
-static void *thr_main(void *arg)
-{
-	struct thr *t = arg;
-
-	for (int i = 0; i < PER_THREAD; i++) {
-		rlt_ns_t now = atomic_load(t->clock), at;
-		uint64_t c = rlt_test_range(&t->seed, 1, 3);
-
-		if (dec(t->e, now, c, RLT_MODE_NOW, &at) == RLT_GO) {
-			t->a[t->n].t = at;
-			t->a[t->n].c = c;
-			t->n++;
-		}
-		atomic_fetch_add(t->clock, rlt_test_range(&t->seed, 0, 3));
-	}
-	return NULL;
-}
-
-static int adm_cmp(const void *x, const void *y)
-{
-	const struct adm *a = x, *b = y;
-
-	return a->t < b->t ? -1 : a->t > b->t;
-}
-
 static void log_threads_exact(void **s)
 {
-	_Atomic uint64_t clock = 1000000;
-	struct thr t[THREADS];
-	pthread_t id[THREADS];
-	struct adm *all = malloc(THREADS * PER_THREAD * sizeof *all);
 	struct eng e;
 	size_t n = 0;
+	struct adm *all;
 	(void)s;
-	mk(&e, 1000, 20000, NEVER);
-	for (int i = 0; i < THREADS; i++) {
-		t[i] = (struct thr){ .e = &e, .clock = &clock, .seed = 99 + (uint64_t)i,
-		                     .a = malloc(PER_THREAD * sizeof(struct adm)) };
-		assert_int_equal(pthread_create(&id[i], NULL, thr_main, &t[i]), 0);
-	}
-	for (int i = 0; i < THREADS; i++) {
-		assert_int_equal(pthread_join(id[i], NULL), 0);
-		memcpy(all + n, t[i].a, t[i].n * sizeof *all);
-		n += t[i].n;
-		free(t[i].a);
-	}
-	qsort(all, n, sizeof *all, adm_cmp);
+	mk(&e, RLT_ALGO_SLIDING_LOG, 1000, 20000, NEVER);
+	all = run_threads(&e, 99, &n);
 	assert_true(n > 0);
 	/* exact: no period of 20 us holds more than 1000; overloaded, some come close */
 	assert_true(max_in_period(all, n, 20000) <= 1000);

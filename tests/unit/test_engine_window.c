@@ -8,64 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testutil.h"
-#include "engine.h"
+#include "engine_harness.h"
 
-#define SEC RLT_NS_PER_SEC
-#define MS 1000000ull
-#define TEN_YEARS (10ull * 365 * 86400 * SEC)
-#define NEVER RLT_NS_NEVER
-
-typedef unsigned __int128 u128;
-
-struct eng {
-	struct rlt_params p;
-	const struct rlt__engine_ops *ops;
-	void *state;
-};
-
-/* Params filled by hand, as rlt_params_init would for a window: sub_ns = window_ns / 10. */
-static void mk(struct eng *e, enum rlt_algo algo, uint64_t limit, uint64_t window_ns,
-               uint64_t max_wait)
-{
-	size_t size;
-
-	memset(&e->p, 0, sizeof e->p);
-	e->p.algo = algo;
-	e->p.limit = limit;
-	e->p.window_ns = window_ns;
-	e->p.sub_ns = window_ns / RLT_SLIDING_SUBWINDOWS;
-	e->p.max_wait_ns = max_wait;
-	e->ops = algo == RLT_ALGO_FIXED_WINDOW ? &rlt__engine_fixed_window
-	                                       : &rlt__engine_sliding_window;
-	size = (e->ops->state_size(&e->p) + 63) / 64 * 64;
-	e->state = aligned_alloc(64, size);
-	assert_non_null(e->state);
-	memset(e->state, 0xa5, size); /* init must not rely on zeroed memory */
-	assert_int_equal(e->ops->init(&e->p, e->state, 0), 0);
-}
-
-static void unmk(struct eng *e)
-{
-	e->ops->destroy(&e->p, e->state);
-	free(e->state);
-}
-
-static enum rlt_verdict dec(struct eng *e, rlt_ns_t now, uint64_t cost, enum rlt_mode m,
-                            rlt_ns_t *at)
-{
-	return e->ops->decide(&e->p, e->state, now, cost, m, at);
-}
-
-static uint64_t avail(struct eng *e, rlt_ns_t now)
-{
-	return e->ops->available(&e->p, e->state, now);
-}
-
-static void refund(struct eng *e, rlt_ns_t at, uint64_t units)
-{
-	e->ops->refund(&e->p, e->state, at, units);
-}
 
 /* =============================================================================================
  * Fixed window
@@ -284,10 +228,6 @@ static void fw_through_rlt_decide(void **s)
 	rlt_state_destroy(&p, st);
 }
 
-struct adm {
-	rlt_ns_t t;
-	uint64_t c;
-};
 
 /*
  * Random (step, cost, mode) sequences: admitted units by go time in every aligned window are at
@@ -406,66 +346,6 @@ static void fw_overload_rate(void **s)
  * Threads: 8 x 20,000 MODE_NOW decisions on one state, a fake clock in a shared atomic.
  * ------------------------------------------------------------------------------------------- */
 
-#define THREADS 8
-#define PER_THREAD 20000
-
-struct thr {
-	struct eng *e;
-	_Atomic uint64_t *clock;
-	uint64_t seed;
-	struct adm *a;
-	size_t n;
-};
-
-static void *thr_main(void *arg)
-{
-	struct thr *t = arg;
-
-	for (int i = 0; i < PER_THREAD; i++) {
-		rlt_ns_t now = atomic_load(t->clock), at;
-		uint64_t c = rlt_test_range(&t->seed, 1, 3);
-
-		if (dec(t->e, now, c, RLT_MODE_NOW, &at) == RLT_GO) {
-			t->a[t->n].t = at;
-			t->a[t->n].c = c;
-			t->n++;
-		}
-		atomic_fetch_add(t->clock, rlt_test_range(&t->seed, 0, 3));
-	}
-	return NULL;
-}
-
-static int adm_cmp(const void *x, const void *y)
-{
-	const struct adm *a = x, *b = y;
-
-	return a->t < b->t ? -1 : a->t > b->t;
-}
-
-/* Runs the threads and returns every admission, sorted by time. */
-static struct adm *run_threads(struct eng *e, size_t *n)
-{
-	_Atomic uint64_t clock = 1000000;
-	struct thr t[THREADS];
-	pthread_t id[THREADS];
-	struct adm *all = malloc(THREADS * PER_THREAD * sizeof *all);
-
-	*n = 0;
-	for (int i = 0; i < THREADS; i++) {
-		t[i] = (struct thr){ .e = e, .clock = &clock, .seed = 77 + (uint64_t)i,
-		                     .a = malloc(PER_THREAD * sizeof(struct adm)) };
-		assert_int_equal(pthread_create(&id[i], NULL, thr_main, &t[i]), 0);
-	}
-	for (int i = 0; i < THREADS; i++) {
-		assert_int_equal(pthread_join(id[i], NULL), 0);
-		memcpy(all + *n, t[i].a, t[i].n * sizeof *all);
-		*n += t[i].n;
-		free(t[i].a);
-	}
-	qsort(all, *n, sizeof *all, adm_cmp);
-	return all;
-}
-
 static void fw_threads_exact(void **s)
 {
 	struct eng e;
@@ -474,7 +354,7 @@ static void fw_threads_exact(void **s)
 	struct adm *a;
 	(void)s;
 	mk(&e, RLT_ALGO_FIXED_WINDOW, 1000, 20000, NEVER);
-	a = run_threads(&e, &n);
+	a = run_threads(&e, 77, &n);
 	for (size_t i = 0; i < n;) {
 		uint64_t w = a[i].t / 20000, sum = 0;
 
@@ -865,7 +745,7 @@ static void sw_threads_exact(void **s)
 	struct adm *a;
 	(void)s;
 	mk(&e, RLT_ALGO_SLIDING_WINDOW, 1000, 20000, NEVER);
-	a = run_threads(&e, &n);
+	a = run_threads(&e, 77, &n);
 	assert_true(n > 0);
 	sw_check(a, n, 1000, 2000);
 	free(a);
