@@ -35,7 +35,14 @@ LAUNCHER    := $(if $(TOOLS_SRC),$(BUILD)/rlthrottle)
 .PHONY: all test unit integration bench fuzz asan ubsan tsan clean install
 all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h preload/*.h tools/*.h)
+# Objects remember the compiler and flags they were built with: `CC=clang make test` after a
+# gcc build rebuilds everything instead of linking gcc objects into a "clang" test.
+BUILD_ID := $(CC) $(OPT) $(SAN) $(CFLAGS) $(CPPFLAGS)
+BUILD_STAMP := $(BUILD)/.build-id
+$(shell mkdir -p $(BUILD) && (echo '$(BUILD_ID)' | cmp -s - $(BUILD_STAMP) || \
+	echo '$(BUILD_ID)' > $(BUILD_STAMP)))
+
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h preload/*.h tools/*.h) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
 
@@ -63,16 +70,16 @@ $(TOOLS_LIB): $(filter-out $(BUILD)/tools/main.o,$(TOOLS_OBJ))
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(TOOLS_LIB) tests/unit/testutil.h
+$(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(TOOLS_LIB) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(TOOLS_LIB) $(STATIC_LIB) \
 		$(LDFLAGS_ALL) -lcmocka -lseccomp -ldl -lm
 
-$(BUILD)/bench/%: tests/bench/%.c $(STATIC_LIB)
+$(BUILD)/bench/%: tests/bench/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lm
 
-$(BUILD)/itest/%: tests/integration/%.c
+$(BUILD)/itest/%: tests/integration/%.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
