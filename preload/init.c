@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "preload.h"
 #include "scope_redis.h"
+#include "settings.h"
 #include "stats.h"
 
 struct rlt__ruleset rlt__rules;
@@ -24,7 +25,7 @@ _Atomic int rlt__active;
 unsigned rlt__vars_in_use;
 int rlt__loglevel = RLT_LOG_WARN;
 
-static char stats_tmpl[1024];
+static char stats_tmpl[RLT_STATS_PATH_MAX];
 static rlt_ns_t started;
 static _Atomic int stats_written;
 
@@ -43,19 +44,14 @@ static void say(const char *s, size_t n)
 void rlt__log(int level, const char *fmt, ...)
 {
 	char line[1024];
-	int saved = errno, n;
+	int saved = errno;
 	va_list ap;
 
 	if (level > rlt__loglevel)
 		return;
-	n = snprintf(line, sizeof line, "rlthrottle[%d]: ", (int)getpid());
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	say(line, rlt__log_line(line, sizeof line, getpid(), fmt, ap));
 	va_end(ap);
-	if (n > (int)sizeof line - 2)
-		n = (int)sizeof line - 2;
-	line[n++] = '\n';
-	say(line, (size_t)n);
 	errno = saved;
 }
 
@@ -75,26 +71,13 @@ static void warn_rule(const char *msg, void *ctx)
 
 static void write_stats(void)
 {
-	char path[1100];
-	pid_t pid = getpid();
-	int fd;
+	struct rlt_error err;
 
 	if (!stats_tmpl[0] || atomic_exchange(&stats_written, 1))
 		return;
-	if (strcmp(stats_tmpl, "stderr") == 0) {
-		fd = 2;
-	} else {
-		if (rlt__stats_path(stats_tmpl, pid, path, sizeof path) != 0)
-			return;
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			rlt__log(RLT_LOG_ERROR, "RLT_STATS: cannot write %s", path);
-			return;
-		}
-	}
-	rlt__stats_write(&rlt__rules, real_write, fd, pid, rlt__now() - started);
-	if (fd != 2)
-		real_close(fd);
+	if (rlt__stats_to(stats_tmpl, &rlt__rules, real_write, real_close, getpid(),
+	                  rlt__now() - started, &err) != 0)
+		rlt__log(RLT_LOG_ERROR, "%s", err.msg);
 }
 
 /* A fatal signal the program does not handle: write the summary, then die of the signal. */
@@ -168,62 +151,28 @@ static void drop_from_ld_preload(void)
 		unsetenv("LD_PRELOAD");
 }
 
-static int parse_level(const char *s)
-{
-	static const char *const names[] = {"error", "warn", "info", "debug"};
-	for (int i = 0; i < 4; i++)
-		if (strcmp(s, names[i]) == 0)
-			return i;
-	return -1;
-}
-
 __attribute__((constructor)) static void rlt_load(void)
 {
 	const char *values[RLT_VAR_COUNT];
-	const char *s;
 	struct rlt_error err = {{0}};
-	int ignore = 0;
-	char msg[700];
+	struct rlt__settings set;
 
 	rlt__real_init();
 	started = rlt__now();
 
-	if ((s = getenv("RLT_LOG")) && *s) {
-		int lv = parse_level(s);
-		if (lv < 0) {
-			snprintf(msg, sizeof msg,
-			         "RLT_LOG=\"%.100s\": unknown level (error, warn, info, debug)", s);
-			fatal(msg);
-		}
-		rlt__loglevel = lv;
-	}
-	if ((s = getenv("RLT_ON_ERROR")) && *s) {
-		if (strcmp(s, "ignore") == 0)
-			ignore = 1;
-		else if (strcmp(s, "exit") != 0) {
-			snprintf(msg, sizeof msg,
-			         "RLT_ON_ERROR=\"%.100s\": must be exit or ignore", s);
-			fatal(msg);
-		}
-	}
-	if ((s = getenv("RLT_INHERIT")) && *s) {
-		if (strcmp(s, "0") == 0)
-			drop_from_ld_preload();
-		else if (strcmp(s, "1") != 0) {
-			snprintf(msg, sizeof msg, "RLT_INHERIT=\"%.100s\": must be 0 or 1", s);
-			fatal(msg);
-		}
-	}
-	if ((s = getenv("RLT_STATS")) && *s) {
-		if (strlen(s) >= sizeof stats_tmpl)
-			fatal("RLT_STATS: the path is too long");
-		strcpy(stats_tmpl, s);
+	if (rlt__settings_read(&set, &err) != 0)
+		fatal(err.msg);
+	rlt__loglevel = set.loglevel;
+	if (!set.inherit)
+		drop_from_ld_preload();
+	if (set.stats[0]) {
+		strcpy(stats_tmpl, set.stats);
 		rlt__rules.stats_on = 1;
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		values[v] = getenv(rlt_var_name((enum rlt_var)v));
 	rlt__scope_log = rlt__log; /* redis scopes: one line per outage */
-	if (rlt__ruleset_build(&rlt__rules, values, ignore, warn_rule, NULL, &err) != 0)
+	if (rlt__ruleset_build(&rlt__rules, values, set.ignore_bad, warn_rule, NULL, &err) != 0)
 		fatal(err.msg);
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		if (rlt__rules.n[v])

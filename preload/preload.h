@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 
 #include "policy.h"
+#include "settings.h"
 
 #define RLT_EXPORT __attribute__((visibility("default")))
 
@@ -66,7 +67,6 @@ extern _Atomic int rlt__active;
  * rule costs one load. */
 extern unsigned rlt__vars_in_use;
 
-enum rlt__loglevel { RLT_LOG_ERROR = 0, RLT_LOG_WARN, RLT_LOG_INFO, RLT_LOG_DEBUG };
 extern int rlt__loglevel;
 void rlt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

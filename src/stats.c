@@ -3,6 +3,8 @@
  * may run inside a signal handler, where stdio and malloc are off limits.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -146,4 +148,31 @@ int rlt__stats_path(const char *tmpl, pid_t pid, char *out, size_t len)
 	}
 	out[n] = '\0';
 	return 0;
+}
+
+int rlt__stats_to(const char *tmpl, struct rlt__ruleset *rs,
+                  ssize_t (*wr)(int, const void *, size_t), int (*cl)(int), pid_t pid,
+                  rlt_ns_t elapsed_ns, struct rlt_error *err)
+{
+	char path[1100];
+	int fd = 2, rc;
+
+	if (strcmp(tmpl, "stderr") != 0) {
+		if (rlt__stats_path(tmpl, pid, path, sizeof path) != 0) {
+			snprintf(err->msg, sizeof err->msg, "RLT_STATS: the path is too long");
+			return -ENAMETOOLONG;
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			rc = -errno;
+			snprintf(err->msg, sizeof err->msg, "RLT_STATS: cannot write %.400s", path);
+			return rc;
+		}
+	}
+	rc = rlt__stats_write(rs, wr, fd, pid, elapsed_ns);
+	if (rc)
+		snprintf(err->msg, sizeof err->msg, "RLT_STATS: writing the summary failed");
+	if (fd != 2)
+		cl(fd);
+	return rc;
 }

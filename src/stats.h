@@ -12,6 +12,12 @@
 int rlt__stats_write(struct rlt__ruleset *rs, ssize_t (*wr)(int, const void *, size_t), int fd,
                      pid_t pid, rlt_ns_t elapsed_ns);
 
+/* Writes the summary where an RLT_STATS template says ("stderr", or a path with %p), with the
+ * given real write and close. Returns 0, or -errno with err saying what failed. */
+int rlt__stats_to(const char *tmpl, struct rlt__ruleset *rs,
+                  ssize_t (*wr)(int, const void *, size_t), int (*cl)(int), pid_t pid,
+                  rlt_ns_t elapsed_ns, struct rlt_error *err);
+
 /* Expands %p in a path template to the pid ("%%" is a '%'). Returns 0, or -ENAMETOOLONG. */
 int rlt__stats_path(const char *tmpl, pid_t pid, char *out, size_t len);
 

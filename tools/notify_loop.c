@@ -135,7 +135,7 @@ static void job_die(struct rlt__sup *s, struct rlt__job *j)
 	job_idle(s, j);
 	j->phase = PH_DEAD;
 	j->dead_until = (j->charged && j->t.go > now ? j->t.go : now) + DEAD_KEEP_NS;
-	rlt__sup_log(s, RLT__LOG_DEBUG, j->proc->tgid,
+	rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
 	             "thread %d left system call %d while it was held; kept for a restart",
 	             (int)j->tid, j->nr);
 }
@@ -303,7 +303,7 @@ static void step_continue(struct rlt__sup *s, struct rlt__job *j)
 	if (!j->charged) {
 		int rc = charge(s, j, j->total, j->t.msgs ? j->t.msgs : 1);
 		if (rc) {
-			rlt__sup_log(s, RLT__LOG_DEBUG, j->proc->tgid, "system call %d on fd %d rejected",
+			rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid, "system call %d on fd %d rejected",
 			             j->nr, j->fd);
 			finish(s, j, rc);
 			return;
@@ -580,7 +580,7 @@ static void step_accept(struct rlt__sup *s, struct rlt__job *j)
 		int rc = charge(s, j, 0, 1);
 		if (rc) {
 			/* shed, as an overloaded server does: off the queue and closed */
-			rlt__sup_log(s, RLT__LOG_DEBUG, j->proc->tgid,
+			rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
 			             "accept on fd %d: connection shed", j->fd);
 			finish(s, j, rc);
 			return;
@@ -974,7 +974,7 @@ static void on_notification(struct rlt__sup *s)
 	old = job_of_tid(s, (pid_t)req.pid);
 	if (old) {
 		if (old->nr == nr && memcmp(old->args, a, sizeof old->args) == 0) {
-			rlt__sup_log(s, RLT__LOG_DEBUG, old->proc->tgid,
+			rlt__sup_log(s, RLT_LOG_DEBUG, old->proc->tgid,
 			             "thread %d restarted system call %d: it keeps its charge and slot",
 			             (int)old->tid, nr);
 			old->id = req.id;
@@ -1046,7 +1046,7 @@ static void on_notification(struct rlt__sup *s)
 	k = p ? rlt__fd_facts(s, p, fd, &rc) : NULL;
 	if (!k || k == RLT_NOT_SOCKET) {
 		if (!k && rc != -EBADF && rc != -ESRCH && rc != -ENOENT)
-			rlt__sup_log(s, RLT__LOG_WARN, (pid_t)req.pid,
+			rlt__sup_log(s, RLT_LOG_WARN, (pid_t)req.pid,
 			             "cannot inspect fd %d of thread %d (%s): let through", fd,
 			             (int)req.pid, strerror(-rc));
 		answer_continue(s, req.id); /* the fast path: a file, a pipe, a terminal */

@@ -125,35 +125,32 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "settings.h"
 #include "stats.h"
 #include "supervisor.h"
 
-static int log_level = RLT__LOG_WARN;
+static int log_level = RLT_LOG_WARN;
 static pid_t log_pid;
 
 void rlt__sup_log(const struct rlt__sup *s, int level, pid_t pid, const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
-	int n;
+	size_t n;
 
 	if (level > (s ? s->loglevel : log_level))
 		return;
-	n = snprintf(line, sizeof line, "rlthrottle[%d]: ", (int)(pid ? pid : log_pid));
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	n = rlt__log_line(line, sizeof line, pid ? pid : log_pid, fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof line - 2)
-		n = (int)sizeof line - 2;
-	line[n++] = '\n';
-	if (write(2, line, (size_t)n) < 0)
+	if (write(2, line, n) < 0)
 		return;
 }
 
 static void warn_rule(const char *msg, void *ctx)
 {
 	(void)ctx;
-	rlt__sup_log(NULL, RLT__LOG_WARN, 0, "%s (rule ignored: RLT_ON_ERROR=ignore)", msg);
+	rlt__sup_log(NULL, RLT_LOG_WARN, 0, "%s (rule ignored: RLT_ON_ERROR=ignore)", msg);
 }
 
 static int fail(const char *msg)
@@ -162,68 +159,12 @@ static int fail(const char *msg)
 	return RLT_EXIT_OWN;
 }
 
-/* RLT_LOG, RLT_ON_ERROR, RLT_INHERIT, as the preload reads them. */
-static int read_settings(int *ignore, char *msg, size_t len)
-{
-	static const char *const names[] = {"error", "warn", "info", "debug"};
-	const char *v;
-
-	if ((v = getenv("RLT_LOG")) && *v) {
-		int lv = -1;
-		for (int i = 0; i < 4; i++)
-			if (strcmp(v, names[i]) == 0)
-				lv = i;
-		if (lv < 0) {
-			snprintf(msg, len, "RLT_LOG=\"%.100s\": unknown level (error, warn, info, debug)",
-			         v);
-			return -1;
-		}
-		log_level = lv;
-	}
-	*ignore = 0;
-	if ((v = getenv("RLT_ON_ERROR")) && *v) {
-		if (strcmp(v, "ignore") == 0)
-			*ignore = 1;
-		else if (strcmp(v, "exit") != 0) {
-			snprintf(msg, len, "RLT_ON_ERROR=\"%.100s\": must be exit or ignore", v);
-			return -1;
-		}
-	}
-	if ((v = getenv("RLT_INHERIT")) && *v) {
-		if (strcmp(v, "0") == 0) {
-			snprintf(msg, len, "RLT_INHERIT=0 cannot be honoured with --seccomp (a seccomp "
-			                   "filter stays with every program the command executes)");
-			return -1;
-		} else if (strcmp(v, "1") != 0) {
-			snprintf(msg, len, "RLT_INHERIT=\"%.100s\": must be 0 or 1", v);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static void write_stats(struct rlt__ruleset *rs, const char *tmpl, pid_t pid, rlt_ns_t elapsed)
 {
-	char path[1100];
-	int fd;
+	struct rlt_error err;
 
-	if (strcmp(tmpl, "stderr") == 0) {
-		fd = 2;
-	} else {
-		if (rlt__stats_path(tmpl, pid, path, sizeof path) != 0) {
-			rlt__sup_log(NULL, RLT__LOG_ERROR, pid, "RLT_STATS: the path is too long");
-			return;
-		}
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			rlt__sup_log(NULL, RLT__LOG_ERROR, pid, "RLT_STATS: cannot write %s: %s", path,
-			             strerror(errno));
-			return;
-		}
-	}
-	rlt__stats_write(rs, write, fd, pid, elapsed);
-	if (fd != 2)
-		close(fd);
+	if (rlt__stats_to(tmpl, rs, write, close, pid, elapsed, &err) != 0)
+		rlt__sup_log(NULL, RLT_LOG_ERROR, pid, "%s", err.msg);
 }
 
 /* Each socket of the command costs us one duplicate: take all the fds we may. */
@@ -250,7 +191,7 @@ static void raise_fd_limit(void)
 static void sync_wakeups(int notify_fd)
 {
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) != 0)
-		rlt__sup_log(NULL, RLT__LOG_DEBUG, 0, "no synchronous wake-ups: %s", strerror(errno));
+		rlt__sup_log(NULL, RLT_LOG_DEBUG, 0, "no synchronous wake-ups: %s", strerror(errno));
 }
 
 int rlt__supervise(char **cmd)
@@ -258,24 +199,24 @@ int rlt__supervise(char **cmd)
 	static struct rlt__ruleset rs; /* large: the rules with their counters */
 	static struct rlt__sup s;
 	const char *values[RLT_VAR_COUNT];
-	const char *stats = getenv("RLT_STATS");
+	struct rlt__settings set;
 	struct rlt_error err = {{0}};
 	char msg[700];
-	int ignore, ctl = -1, child_pidfd = -1, sig_fd = -1, status = 0, rc;
+	int ctl = -1, child_pidfd = -1, sig_fd = -1, status = 0, rc;
 	sigset_t sigs;
 	pid_t pid;
 	rlt_ns_t started = rlt__now();
 
-	if (read_settings(&ignore, msg, sizeof msg) != 0)
-		return fail(msg);
-	if (stats && *stats) {
-		if (strlen(stats) >= 1024)
-			return fail("RLT_STATS: the path is too long");
-		rs.stats_on = 1;
-	}
+	if (rlt__settings_read(&set, &err) != 0)
+		return fail(err.msg);
+	if (!set.inherit)
+		return fail("RLT_INHERIT=0 cannot be honoured with --seccomp (a seccomp filter stays "
+		            "with every program the command executes)");
+	log_level = set.loglevel;
+	rs.stats_on = set.stats[0] != 0;
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		values[v] = getenv(rlt_var_name((enum rlt_var)v));
-	if (rlt__ruleset_build(&rs, values, ignore, warn_rule, NULL, &err) != 0)
+	if (rlt__ruleset_build(&rs, values, set.ignore_bad, warn_rule, NULL, &err) != 0)
 		return fail(err.msg);
 	raise_fd_limit();
 	signal(SIGPIPE, SIG_IGN);
@@ -308,7 +249,7 @@ int rlt__supervise(char **cmd)
 		for (unsigned i = 0; i < rs.n[v]; i++) {
 			char canon[1024];
 			rlt_rule_format(&rs.rules[v][i].rule, canon, sizeof canon);
-			rlt__sup_log(&s, RLT__LOG_INFO, pid, "%s: %s (seccomp supervisor)",
+			rlt__sup_log(&s, RLT_LOG_INFO, pid, "%s: %s (seccomp supervisor)",
 			             rlt_var_name((enum rlt_var)v),
 			             canon);
 		}
@@ -322,15 +263,15 @@ int rlt__supervise(char **cmd)
 	if (rc) {
 		/* Without us the command's notified calls fail with ENOSYS: stop it rather than
 		 * leave it running broken. */
-		rlt__sup_log(&s, RLT__LOG_ERROR, pid, "%s; stopping the command", err.msg);
+		rlt__sup_log(&s, RLT_LOG_ERROR, pid, "%s; stopping the command", err.msg);
 		kill(pid, SIGKILL);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
-	rlt__sup_log(&s, RLT__LOG_DEBUG, pid, "%llu notifications, %llu answered at once",
+	rlt__sup_log(&s, RLT_LOG_DEBUG, pid, "%llu notifications, %llu answered at once",
 	             (unsigned long long)s.notifications, (unsigned long long)s.continued_fast);
-	if (stats && *stats)
-		write_stats(&rs, stats, pid, rlt__now() - started);
+	if (set.stats[0])
+		write_stats(&rs, set.stats, pid, rlt__now() - started);
 	rlt__procs_free(&s);
 	if (rc)
 		return RLT_EXIT_OWN;

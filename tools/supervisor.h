@@ -13,6 +13,7 @@
 
 #include "launcher.h"
 #include "policy.h"
+#include "settings.h"
 
 /* ----- what we know of one fd of one process (fdcache.c) ----- */
 
@@ -166,7 +167,6 @@ struct rlt__sup {
 };
 
 /* Log levels, as RLT_LOG names them. */
-enum { RLT__LOG_ERROR = 0, RLT__LOG_WARN, RLT__LOG_INFO, RLT__LOG_DEBUG };
 
 void rlt__sup_log(const struct rlt__sup *s, int level, pid_t pid, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
