@@ -278,6 +278,25 @@ static int conns_try(struct rlt__sup *s, struct rlt__job *j)
 	return 0;
 }
 
+/* The common tail of a charged call: its slot, then an RLT_CONNS place. 0 when both are had;
+ * 1 when the job waits (on the timer heap or for a close) or was finished (rejected). */
+static int slot_then_conns(struct rlt__sup *s, struct rlt__job *j)
+{
+	if (wait_slot(s, j, j->t.go))
+		return 1;
+	if (j->nmask && !j->conns_held) {
+		int rc = conns_try(s, j);
+		if (rc == 1)
+			return 1;
+		if (rc < 0) {
+			finish(s, j, rc);
+			return 1;
+		}
+		j->conns_held = 1;
+	}
+	return 0;
+}
+
 void rlt__conns_give_back(struct rlt__sup *s, uint32_t mask)
 {
 	for (unsigned i = 0; i < s->rs->n[RLT_VAR_CONNS]; i++) {
@@ -309,18 +328,8 @@ static void step_continue(struct rlt__sup *s, struct rlt__job *j)
 			return;
 		}
 	}
-	if (wait_slot(s, j, j->t.go))
+	if (slot_then_conns(s, j))
 		return;
-	if (j->nmask && !j->conns_held) {
-		int rc = conns_try(s, j);
-		if (rc == 1)
-			return;
-		if (rc < 0) {
-			finish(s, j, rc);
-			return;
-		}
-		j->conns_held = 1;
-	}
 	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
 		job_die(s, j);
 		return;
@@ -586,18 +595,8 @@ static void step_accept(struct rlt__sup *s, struct rlt__job *j)
 			return;
 		}
 	}
-	if (wait_slot(s, j, j->t.go))
+	if (slot_then_conns(s, j))
 		return;
-	if (j->nmask && !j->conns_held) {
-		int rc = conns_try(s, j);
-		if (rc == 1)
-			return;
-		if (rc < 0) {
-			finish(s, j, rc);
-			return;
-		}
-		j->conns_held = 1;
-	}
 	if (j->args[1] && j->args[2]) {
 		socklen_t have, sl;
 		struct sockaddr_storage ss;
