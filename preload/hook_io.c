@@ -102,22 +102,24 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 	do {
 		struct rlt__ticket t;
 		size_t want = total - done, piece = want < piece_max ? want : (size_t)piece_max;
+		rlt_ns_t now = rlt__now();
 
 		if (var == RLT_VAR_RECV) {
 			/* Ask the kernel for no more than the budget allows now. What trickled
 			 * in during the last system call is not worth a call of its own: taking
 			 * it would read a few bytes at a time at full CPU. Below half a piece a
 			 * delay rule waits for a whole one; a reject rule takes what there is. */
-			uint64_t a = rlt__available(&rlt__rules, var, mask, states, rlt__now());
+			uint64_t a = rlt__available(&rlt__rules, var, mask, states, now);
 			if (a < piece && (a >= piece / 2 || (a && rejects)))
 				piece = (size_t)a;
 		} else if (nonblock) {
 			/* what the budget allows now, if that is at least one piece */
-			uint64_t a = rlt__available(&rlt__rules, var, mask, states, rlt__now());
+			uint64_t a = rlt__available(&rlt__rules, var, mask, states, now);
 			if (a > piece)
 				piece = a < want ? (size_t)a : want;
 		}
-		if (rlt__charge_wait(&rlt__rules, &t, var, mask, states, piece, done == 0) != 0) {
+		if (rlt__charge_wait_at(&rlt__rules, &t, var, mask, states, piece, done == 0, now) !=
+		    0) {
 			if (done)
 				return (ssize_t)done;
 			return rlt__fail(t.err);

@@ -98,10 +98,10 @@ static void undo(struct rlt__ruleset *rs, struct rlt__ticket *t, unsigned upto)
 	}
 }
 
-int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs)
+static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                     uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
-	rlt_ns_t now = rlt__now(), go = now;
+	rlt_ns_t go = now;
 
 	t->var = var;
 	t->mask = mask;
@@ -154,10 +154,23 @@ int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var
 	return 0;
 }
 
+int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs)
+{
+	return charge_at(rs, t, var, mask, conn_block, bytes, msgs, rlt__now());
+}
+
 int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                      uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs)
 {
-	if (rlt__charge(rs, t, var, mask, conn_block, bytes, msgs) != 0)
+	return rlt__charge_wait_at(rs, t, var, mask, conn_block, bytes, msgs, rlt__now());
+}
+
+int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                        uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
+                        rlt_ns_t now)
+{
+	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
 		return -1;
 	if (t->go > t->start)
 		rlt__sleep_until(t->go);

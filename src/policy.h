@@ -110,9 +110,13 @@ struct rlt__ticket {
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                 uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs);
 
-/* rlt__charge, then sleep until the call may go. */
+/* rlt__charge, then sleep until the call may go. The _at form takes the clock reading the
+ * caller already made (one clock read per call on the hot path, not two). */
 int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                      uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs);
+int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                        uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
+                        rlt_ns_t now);
 
 /* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
  * t->msgs) and counts the units. */
