@@ -79,7 +79,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lm
 
-$(BUILD)/itest/%: tests/integration/%.c $(BUILD_STAMP)
+$(BUILD)/itest/%: tests/integration/%.c $(wildcard tests/integration/*.h) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 

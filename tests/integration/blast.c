@@ -38,51 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PAT_LEN 1000003u
-#define MAX_CALL (4u << 20)
+#include "itest.h"
+
 
 static unsigned char *pat;
 static int pat_fd = -1; /* file holding pattern twice over, for sendfile */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t cpu_ns(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
-	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
-}
-
-static void pattern_make(void)
-{
-	pat = malloc(PAT_LEN + MAX_CALL);
-	if (!pat) { perror("malloc"); exit(2); }
-	uint64_t x = 0x9E3779B97F4A7C15ull;
-	for (size_t i = 0; i < PAT_LEN; i++) {
-		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-		pat[i] = (unsigned char)(x >> 24);
-	}
-	for (size_t i = 0; i < MAX_CALL; i++) pat[PAT_LEN + i] = pat[i % PAT_LEN];
-}
-
-static uint64_t fnv_update(uint64_t h, const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ull; }
-	return h;
-}
-#define FNV_INIT 0xcbf29ce484222325ull
-
-static const char *ename(int e)
-{
-	const char *s = strerrorname_np(e);
-	return s ? s : "E?";
-}
 
 /* options */
 static int fam = AF_INET, udp, nonblock, cloexec, nconn = 1;
@@ -325,7 +286,7 @@ int main(int argc, char **argv)
 	}
 	if ((port < 0 && !upath) || nconn < 1 || nconn > 64 || wsize < 1 || wsize > MAX_CALL || dsize > 65000) usage();
 	alarm((unsigned)tlimit);
-	pattern_make();
+	pat = pattern_make();
 	if (!strcmp(method, "sendfile")) {
 		char tmpl[] = "/tmp/blast.XXXXXX";
 		pat_fd = mkstemp(tmpl);

@@ -23,18 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static const char *ename(int e)
-{
-	const char *s = strerrorname_np(e);
-	return s ? s : "E?";
-}
+#include "itest.h"
 
 static struct sockaddr_storage addr;
 static socklen_t addrlen;

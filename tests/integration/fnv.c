@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PAT_LEN 1000003u
+#include "itest.h"
+
 
 int main(int argc, char **argv)
 {

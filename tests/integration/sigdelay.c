@@ -23,19 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PAT_LEN 1000003u
+#include "itest.h"
+
 
 static volatile sig_atomic_t handlers;
 static atomic_int stop;
 static int sig = SIGALRM, interval_ms = 200, tlimit = 30;
 static pid_t mypid;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void on_sig(int s)
 {

@@ -26,21 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "itest.h"
+
 #define MAXC 64
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t fnv_update(uint64_t h, const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ull; }
-	return h;
-}
-#define FNV_INIT 0xcbf29ce484222325ull
 
 static uint64_t first, last, early_ms;
 static unsigned long long tot_bytes, tot_msgs, early_bytes, early_msgs, late_bytes;

@@ -20,38 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PAT_LEN 1000003u
-#define MAX_CALL (4u << 20)
+#include "itest.h"
+
 
 static unsigned char *pat;
 static unsigned long long nbytes;
 static double duration;
 static size_t wsize = 65536;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void pattern_make(void)
-{
-	pat = malloc(PAT_LEN + MAX_CALL);
-	if (!pat) { perror("malloc"); exit(2); }
-	uint64_t x = 0x9E3779B97F4A7C15ull;
-	for (size_t i = 0; i < PAT_LEN; i++) {
-		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-		pat[i] = (unsigned char)(x >> 24);
-	}
-	for (size_t i = 0; i < MAX_CALL; i++) pat[PAT_LEN + i] = pat[i % PAT_LEN];
-}
-
-static uint64_t fnv_update(uint64_t h, const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ull; }
-	return h;
-}
 
 struct conn {
 	int fd, idx;
@@ -113,7 +88,7 @@ int main(int argc, char **argv)
 	if (nconns < 1 || nconns > 256 || wsize < 1 || wsize > MAX_CALL) return 2;
 	signal(SIGPIPE, SIG_IGN);
 	alarm((unsigned)tlimit);
-	pattern_make();
+	pat = pattern_make();
 	struct sockaddr_storage ss;
 	socklen_t len;
 	memset(&ss, 0, sizeof ss);
