@@ -256,3 +256,32 @@ assert_cpu() {
 show() { local f; for f in "$@"; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" | head -40; done; }
 
 cd "$T" || exit 1
+
+# nginx_conf WORKERS PORT: $T/ngx/nginx.conf for a non-daemon nginx with WORKERS worker
+# processes answering "ok" on 127.0.0.1:PORT, one connection per request, logs in $T/ngx/logs
+# (the access log: pid, connection, time, status).
+nginx_conf() {
+	mkdir -p "$T/ngx/logs" "$T/ngx/tmp"
+	cat >"$T/ngx/nginx.conf" <<-CONF
+	worker_processes $1;
+	daemon off;
+	master_process on;
+	pid $T/ngx/nginx.pid;
+	error_log $T/ngx/logs/error.log warn;
+	events { worker_connections 1024; }
+	http {
+	    log_format rlt '\$pid \$connection \$msec \$status';
+	    access_log $T/ngx/logs/access.log rlt;
+	    client_body_temp_path $T/ngx/tmp/body;
+	    proxy_temp_path $T/ngx/tmp/proxy;
+	    fastcgi_temp_path $T/ngx/tmp/fastcgi;
+	    uwsgi_temp_path $T/ngx/tmp/uwsgi;
+	    scgi_temp_path $T/ngx/tmp/scgi;
+	    keepalive_timeout 0;
+	    server {
+	        listen 127.0.0.1:$2;
+	        location / { return 200 "ok\n"; }
+	    }
+	}
+	CONF
+}

@@ -8,29 +8,7 @@ need_cmd nginx hey
 name=itest-ngx-$$
 trap 'rm -f /dev/shm/rlthrottle.$name; cleanup' EXIT
 port=$(free_port)
-mkdir -p "$T/ngx/logs" "$T/ngx/tmp"
-cat >"$T/ngx/nginx.conf" <<CONF
-worker_processes 4;
-daemon off;
-master_process on;
-pid $T/ngx/nginx.pid;
-error_log $T/ngx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    log_format rlt '\$pid \$connection \$msec \$status';
-    access_log $T/ngx/logs/access.log rlt;
-    client_body_temp_path $T/ngx/tmp/body;
-    proxy_temp_path $T/ngx/tmp/proxy;
-    fastcgi_temp_path $T/ngx/tmp/fastcgi;
-    uwsgi_temp_path $T/ngx/tmp/uwsgi;
-    scgi_temp_path $T/ngx/tmp/scgi;
-    keepalive_timeout 0;
-    server {
-        listen 127.0.0.1:$port;
-        location / { return 200 "ok\n"; }
-    }
-}
-CONF
+nginx_conf 4 "$port"
 bg nginx env LD_PRELOAD="$RLT_LIB" RLT_ACCEPT="50/s burst=5 scope=shared:$name" nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
 npid=$LAST_PID
 wait_port "$port" 10
