@@ -24,25 +24,10 @@ for b in sink source blast pull conn acceptor pingpong callcost; do
 	[ -x "$BIN/$b" ] || { echo "bench/preload: $BIN/$b not built (make $BIN/$b)"; exit 1; }
 done
 [ -f "$LIB" ] || { echo "bench/preload: $LIB not built"; exit 1; }
-unset RLT_CONNECT RLT_ACCEPT RLT_SEND RLT_RECV RLT_CONNS RLT_STATS RLT_LOG RLT_ON_ERROR RLT_INHERIT LD_PRELOAD
 HAVE_TRICKLE=0
 command -v trickle >/dev/null 2>&1 && HAVE_TRICKLE=1
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/rlt-bench.XXXXXX")
-PIDS=""
-cleanup() {
-	local p
-	for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
-	sleep 0.1
-	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP
-
-kv() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "="); if (n && substr($i, 1, n - 1) == k) v = substr($i, n + 1) } } END { print v }' "$2"; }
-calc() { awk "BEGIN { printf \"%.6g\", $* }"; }
+. "$(dirname "$0")/common.sh"
+bench_setup rlt-bench
 pct() { awk -v a="$1" -v t="$2" 'BEGIN { if (a == "" || t == 0) print "n/a"; else printf "%+.1f%%", (a / t - 1) * 100 }'; }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "" }'; }
 

@@ -21,21 +21,8 @@ for b in source pull callcost; do
 	[ -x "$BIN/$b" ] || { echo "bench/seccomp: $BIN/$b not built (make $BIN/$b)"; exit 1; }
 done
 [ -x "$RLT" ] || { echo "bench/seccomp: $RLT not built"; exit 1; }
-unset RLT_CONNECT RLT_ACCEPT RLT_SEND RLT_RECV RLT_CONNS RLT_STATS RLT_LOG RLT_ON_ERROR RLT_INHERIT LD_PRELOAD
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/rlt-bench-seccomp.XXXXXX")
-PIDS=""
-cleanup() {
-	local p
-	for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
-	sleep 0.1
-	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-kv() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "="); if (n && substr($i, 1, n - 1) == k) v = substr($i, n + 1) } } END { print v }' "$2"; }
-calc() { awk "BEGIN { printf \"%.4g\", $* }"; }
+. "$(dirname "$0")/common.sh"
+bench_setup rlt-bench-seccomp
 waitfile() { local i=0; while [ ! -s "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done; }
 
 echo "== --seccomp: receive rate accuracy (pull, after a 1 s warm-up, about ${SECS} s)"
