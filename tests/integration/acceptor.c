@@ -56,34 +56,9 @@ int main(int argc, char **argv)
 	}
 	if (!portfile) return 2;
 	alarm((unsigned)tlimit);
-	struct sockaddr_storage ss;
-	socklen_t len;
-	memset(&ss, 0, sizeof ss);
-	int lfd = socket(fam, SOCK_STREAM, 0);
-	int one = 1;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (fam == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		s6->sin6_family = AF_INET6;
-		if (inet_pton(AF_INET6, bindaddr ? bindaddr : "::1", &s6->sin6_addr) != 1) return 2;
-		len = sizeof *s6;
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		s4->sin_family = AF_INET;
-		if (inet_pton(AF_INET, bindaddr ? bindaddr : "127.0.0.1", &s4->sin_addr) != 1) return 2;
-		len = sizeof *s4;
-	}
-	if (bind(lfd, (struct sockaddr *)&ss, len) < 0 || listen(lfd, 4096) < 0) { perror("acceptor: bind/listen"); return 2; }
-	socklen_t l2 = sizeof ss;
-	getsockname(lfd, (struct sockaddr *)&ss, &l2);
-	int port = fam == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port) : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
-	FILE *pf = fopen(tmp, "w");
-	if (!pf) return 2;
-	fprintf(pf, "%d\n", port);
-	fclose(pf);
-	rename(tmp, portfile);
+	int lfd = listen_loopback("acceptor", fam, SOCK_STREAM, bindaddr, NULL, 4096, portfile);
+	if (lfd < 0)
+		return 2;
 
 	long long accepted = 0, failed = 0, calls = 0, late_ok = 0;
 	int errc[256] = { 0 };

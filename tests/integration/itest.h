@@ -3,12 +3,18 @@
 #ifndef RLT_ITEST_H
 #define RLT_ITEST_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline uint64_t now_ns(void)
 {
@@ -66,6 +72,73 @@ static inline unsigned char *pattern_make(void)
 	for (size_t i = 0; i < MAX_CALL; i++)
 		p[PAT_LEN + i] = p[i % PAT_LEN];
 	return p;
+}
+
+/*
+ * A server socket: bound on loopback (bindaddr, or 127.0.0.1 / ::1) or on the unix path upath,
+ * listening when it is a stream; its port ("unix" for a path) is written to portfile, renamed
+ * into place so a reader never sees half of it. Returns the fd, or -1 after saying why.
+ */
+static inline int listen_loopback(const char *who, int fam, int type, const char *bindaddr,
+                                  const char *upath, int backlog, const char *portfile)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1, port = 0;
+	int fd = socket(upath ? AF_UNIX : fam, type, 0);
+
+	memset(&ss, 0, sizeof ss);
+	if (fd < 0) {
+		perror("socket");
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (upath) {
+		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+		un->sun_family = AF_UNIX;
+		snprintf(un->sun_path, sizeof un->sun_path, "%s", upath);
+		unlink(upath);
+		len = sizeof *un;
+	} else if (fam == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, bindaddr ? bindaddr : "::1", &s6->sin6_addr) != 1)
+			return -1;
+		len = sizeof *s6;
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		if (inet_pton(AF_INET, bindaddr ? bindaddr : "127.0.0.1", &s4->sin_addr) != 1)
+			return -1;
+		len = sizeof *s4;
+	}
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, backlog) < 0)) {
+		fprintf(stderr, "%s: bind/listen: %s\n", who, strerror(errno));
+		return -1;
+	}
+	if (!upath) {
+		socklen_t l2 = sizeof ss;
+		getsockname(fd, (struct sockaddr *)&ss, &l2);
+		port = fam == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+		                       : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	}
+	if (portfile) {
+		char tmp[4096];
+		snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
+		FILE *pf = fopen(tmp, "w");
+		if (!pf) {
+			perror("portfile");
+			return -1;
+		}
+		if (upath)
+			fprintf(pf, "unix\n");
+		else
+			fprintf(pf, "%d\n", port);
+		fclose(pf);
+		rename(tmp, portfile);
+	}
+	return fd;
 }
 
 #endif

@@ -89,48 +89,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	alarm((unsigned)tlimit);
 	pat = pattern_make();
-	struct sockaddr_storage ss;
-	socklen_t len;
-	memset(&ss, 0, sizeof ss);
-	int lfd = socket(upath ? AF_UNIX : fam, SOCK_STREAM, 0);
-	if (lfd < 0) { perror("socket"); return 2; }
-	int one = 1;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (upath) {
-		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
-		un->sun_family = AF_UNIX;
-		snprintf(un->sun_path, sizeof un->sun_path, "%s", upath);
-		unlink(upath);
-		len = sizeof *un;
-	} else if (fam == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		s6->sin6_family = AF_INET6;
-		if (inet_pton(AF_INET6, bindaddr ? bindaddr : "::1", &s6->sin6_addr) != 1) return 2;
-		len = sizeof *s6;
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		s4->sin_family = AF_INET;
-		if (inet_pton(AF_INET, bindaddr ? bindaddr : "127.0.0.1", &s4->sin_addr) != 1) return 2;
-		len = sizeof *s4;
-	}
-	if (bind(lfd, (struct sockaddr *)&ss, len) < 0) { perror("source: bind"); return 2; }
-	if (listen(lfd, 128) < 0) { perror("listen"); return 2; }
-	if (portfile) {
-		int port = 0;
-		if (!upath) {
-			socklen_t l2 = sizeof ss;
-			getsockname(lfd, (struct sockaddr *)&ss, &l2);
-			port = fam == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-					       : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		}
-		char tmp[4096];
-		snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
-		FILE *pf = fopen(tmp, "w");
-		if (!pf) { perror("portfile"); return 2; }
-		if (upath) fprintf(pf, "unix\n"); else fprintf(pf, "%d\n", port);
-		fclose(pf);
-		rename(tmp, portfile);
-	}
+	int lfd = listen_loopback("source", fam, SOCK_STREAM, bindaddr, upath, 128, portfile);
+	if (lfd < 0)
+		return 2;
 	struct conn *cs = calloc((size_t)nconns, sizeof *cs);
 	pthread_t *th = calloc((size_t)nconns, sizeof *th);
 	for (int i = 0; i < nconns; i++) {
