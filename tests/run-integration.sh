@@ -3,7 +3,8 @@
 # `timeout 120`, with RLT_LIB=$BUILD/librlthrottle.so and ITEST_BIN=$BUILD/itest.
 # Prints one line per test (PASS/FAIL/SKIP name: reason) and a closing count line; exits non-zero
 # if any test failed. A test skips with exit 77 (only for a capability this machine lacks).
-# ITEST_FILTER=PATTERN runs only the tests whose name contains PATTERN.
+# ITEST_FILTER=PATTERN runs only the tests whose name contains PATTERN; ITEST_EXCLUDE=PATTERN
+# leaves out those whose name contains it.
 # Each test's full output is kept in $BUILD/itest-logs/NAME.log; a failure prints its tail.
 set -u
 BUILD=${BUILD:-build}
@@ -23,6 +24,9 @@ for t in $(ls "$here"/integration/test_*.sh 2>/dev/null | LC_ALL=C sort); do
 	name=$(basename "$t" .sh)
 	if [ -n "${ITEST_FILTER:-}" ]; then
 		case $name in *"$ITEST_FILTER"*) ;; *) continue ;; esac
+	fi
+	if [ -n "${ITEST_EXCLUDE:-}" ]; then
+		case $name in *"$ITEST_EXCLUDE"*) continue ;; esac
 	fi
 	log=$logs/$name.log
 	t0=$(date +%s)

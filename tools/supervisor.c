@@ -13,10 +13,16 @@
  * rlt__settle) and write the same RLT_STATS summary at the end: one for the whole command,
  * under the command's pid.
  *
- * One thread, no blocking call. notify_loop.c waits in epoll_wait only, on: the listener, a
- * timerfd armed for the earliest due job of a timer heap (timer_heap.c), the command's pidfd,
- * a signalfd, each supervised process's pidfd (its exit), and our duplicates of sockets that
- * calls are waiting on. A call that must wait becomes a job; many jobs wait at once without
+ * Two threads under one lock, no blocking call. The lane (notify_loop.c) sleeps in
+ * NOTIF_RECV only: a thread blocked there is woken on the calling thread's CPU (Linux 6.6
+ * SYNC_WAKE_UP), so a notification costs two context switches and nothing more, about what
+ * a pipe ping-pong costs (test_seccomp_fileread prints both). The loop sleeps in epoll_wait
+ * only, on: the listener's hang-up, a timerfd armed for the earliest due job of a timer heap
+ * (timer_heap.c), the command's pidfd, a signalfd, each supervised process's pidfd (its
+ * exit), and our duplicates of sockets that calls are waiting on. Both handle what woke them
+ * under the lock, so the state is never touched by two at once; an ended job is freed only
+ * after the loop's next batch, as the loop may hold an event for it harvested before the
+ * lane ended it. A call that must wait becomes a job; many jobs wait at once without
  * holding each other up. We chose non-blocking duplicates plus epoll over a worker pool: a
  * blocked worker cannot be taken back when the program's thread leaves the call (a signal),
  * and a pool is either too small for a program with many blocked readers or too large.

@@ -5,6 +5,8 @@
 #ifndef RLT_SUPERVISOR_H
 #define RLT_SUPERVISOR_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -69,6 +71,7 @@ enum rlt__phase {
 	PH_SLOT,   /* charged: waiting on the timer heap for the slot (t.go) */
 	PH_READY,  /* parked: waiting for the socket to become readable/writable */
 	PH_DEAD,   /* the program's thread has left the call: remembered for a restart */
+	PH_GONE,   /* ended: in the graveyard until no epoll batch can still name it */
 };
 
 struct rlt__job {
@@ -152,6 +155,7 @@ struct rlt__sup {
 	int notify_fd;
 	int epoll_fd;
 	int timer_fd;
+	rlt_ns_t timer_armed;                    /* the deadline timer_fd is set for, 0 none */
 	int loglevel;
 	pid_t child;
 	struct rlt__heap heap;
@@ -161,9 +165,15 @@ struct rlt__sup {
 	struct rlt__job *conns_waiters;          /* jobs waiting for an RLT_CONNS slot */
 	unsigned parked;                         /* jobs in PH_READY */
 	unsigned njobs;                          /* jobs alive or remembered */
-	struct epoll_event *evs;                 /* the batch epoll_wait returned ... */
-	int nevs, evi;                           /* ... its length, and the event being handled */
+	struct rlt__job *graveyard;              /* ended jobs, freed after the next batch */
 	uint64_t notifications, continued_fast;  /* counters for the debug log */
+
+	/* The notification lane (notify_loop.c): a thread blocked in NOTIF_RECV. Everything
+	 * above is used under lock, by the lane and by the epoll loop alike. */
+	pthread_mutex_t lock;
+	pthread_t lane;
+	int lane_running;
+	atomic_int lane_stop, lane_done;
 };
 
 /* Log levels, as RLT_LOG names them. */

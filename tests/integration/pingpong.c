@@ -2,6 +2,8 @@
  *
  *   pingpong server -P PORTFILE        accept one connection, echo each byte until EOF
  *   pingpong client -p PORT -n ROUNDS  prints: rounds=N elapsed_ns=NS rps=R
+ *   pingpong pipe -n ROUNDS            the same between this process and a child over two
+ *                                      pipes: on one CPU, a round is two context switches
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,7 +85,30 @@ int main(int argc, char **argv)
 		       (double)rounds * 1e9 / (double)(t1 - t0));
 		return 0;
 	}
+	if (!strcmp(mode, "pipe")) {
+		int up[2], down[2];
+		char b = 'x';
+		if (pipe(up) < 0 || pipe(down) < 0) { perror("pipe"); return 1; }
+		pid_t pid = fork();
+		if (pid < 0) { perror("fork"); return 1; }
+		if (pid == 0) {
+			for (long i = 0; i < rounds; i++)
+				if (read(down[0], &b, 1) != 1 || write(up[1], &b, 1) != 1)
+					_exit(1);
+			_exit(0);
+		}
+		uint64_t t0 = now_ns();
+		for (long i = 0; i < rounds; i++)
+			if (write(down[1], &b, 1) != 1 || read(up[0], &b, 1) != 1) { perror("pipe"); return 1; }
+		uint64_t t1 = now_ns();
+		int st;
+		waitpid(pid, &st, 0);
+		printf("rounds=%ld elapsed_ns=%llu rps=%.0f\n", rounds, (unsigned long long)(t1 - t0),
+		       (double)rounds * 1e9 / (double)(t1 - t0));
+		return 0;
+	}
 usage:
-	fprintf(stderr, "usage: pingpong server -P PORTFILE | pingpong client -p PORT [-n ROUNDS]\n");
+	fprintf(stderr, "usage: pingpong server -P PORTFILE | pingpong client -p PORT [-n ROUNDS] | "
+	                "pingpong pipe [-n ROUNDS]\n");
 	return 2;
 }
