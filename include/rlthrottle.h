@@ -103,6 +103,11 @@ size_t rlt_state_size(const struct rlt_params *p);
 int rlt_state_init(const struct rlt_params *p, void *state, unsigned flags);
 void rlt_state_destroy(const struct rlt_params *p, void *state);
 
+/* Makes `dst` (rlt_state_size() bytes, not initialised) an independent process-local state
+ * standing exactly where `src` stands now: the budget of a forked process. Safe while other
+ * threads decide on src. Returns 0 or a negative errno. */
+int rlt_state_copy(const struct rlt_params *p, void *dst, void *src);
+
 enum rlt_mode {
 	RLT_MODE_NOW,     /* conform now, or be denied; nothing is taken on a denial */
 	RLT_MODE_RESERVE, /* take the earliest slot within max_wait (FIFO among reservers) */

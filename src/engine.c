@@ -161,6 +161,11 @@ void rlt_state_destroy(const struct rlt_params *p, void *state)
 	ops_of[p->algo]->destroy(p, state);
 }
 
+int rlt_state_copy(const struct rlt_params *p, void *dst, void *src)
+{
+	return ops_of[p->algo]->copy(p, dst, src);
+}
+
 enum rlt_verdict rlt_decide(const struct rlt_params *p, void *state, rlt_ns_t now, uint64_t cost,
                             enum rlt_mode mode, rlt_ns_t *at)
 {

@@ -14,6 +14,7 @@ struct rlt__engine_ops {
 	size_t (*state_size)(const struct rlt_params *p);
 	int (*init)(const struct rlt_params *p, void *state, unsigned flags);
 	void (*destroy)(const struct rlt_params *p, void *state);
+	int (*copy)(const struct rlt_params *p, void *dst, void *src);
 	enum rlt_verdict (*decide)(const struct rlt_params *p, void *state, rlt_ns_t now,
 	                           uint64_t cost, enum rlt_mode mode, rlt_ns_t *at);
 	void (*refund)(const struct rlt_params *p, void *state, rlt_ns_t at, uint64_t units);

@@ -67,6 +67,13 @@ static int gcra_init(const struct rlt_params *p, void *state, unsigned flags)
 	return 0;
 }
 
+static int gcra_copy(const struct rlt_params *p, void *dst, void *src)
+{
+	(void)p;
+	atomic_init((tat_t *)dst, atomic_load_explicit((tat_t *)src, memory_order_acquire));
+	return 0;
+}
+
 static void gcra_destroy(const struct rlt_params *p, void *state)
 {
 	(void)p;
@@ -203,6 +210,7 @@ const struct rlt__engine_ops rlt__engine_token = {
 	.state_size = gcra_state_size,
 	.init = gcra_init,
 	.destroy = gcra_destroy,
+	.copy = gcra_copy,
 	.decide = token_decide,
 	.refund = gcra_refund,
 	.available = token_available,
@@ -212,6 +220,7 @@ const struct rlt__engine_ops rlt__engine_leaky = {
 	.state_size = gcra_state_size,
 	.init = gcra_init,
 	.destroy = gcra_destroy,
+	.copy = gcra_copy,
 	.decide = leaky_decide,
 	.refund = gcra_refund,
 	.available = leaky_available,

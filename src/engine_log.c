@@ -61,6 +61,7 @@ static void log_destroy(const struct rlt_params *p, void *state)
 	pthread_mutex_destroy(&((struct log_state *)state)->lock);
 }
 
+
 static struct log_entry *log_at(struct log_state *st, uint64_t L, uint64_t i)
 {
 	return &st->e[i % L];
@@ -90,6 +91,25 @@ static int log_lock(struct log_state *st, uint64_t L)
 	if (e == 0 && died)
 		log_repair(st, L);
 	return e;
+}
+
+/* A lock is never copied: dst gets its own, then the counts and the ring, read under src's. */
+static int log_copy(const struct rlt_params *p, void *dst, void *src)
+{
+	struct log_state *d = dst, *s = src;
+	int rc = log_init(p, d, 0);
+
+	if (rc)
+		return rc;
+	if (log_lock(s, p->limit) != 0) {
+		log_destroy(p, d);
+		return -EINVAL;
+	}
+	memcpy((char *)d + offsetof(struct log_state, begin),
+	       (char *)s + offsetof(struct log_state, begin),
+	       log_state_size(p) - offsetof(struct log_state, begin));
+	pthread_mutex_unlock(&s->lock);
+	return 0;
 }
 
 /*
@@ -280,6 +300,7 @@ const struct rlt__engine_ops rlt__engine_sliding_log = {
 	.state_size = log_state_size,
 	.init = log_init,
 	.destroy = log_destroy,
+	.copy = log_copy,
 	.decide = log_decide,
 	.refund = log_refund,
 	.available = log_available,

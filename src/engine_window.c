@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "engine.h"
@@ -47,6 +48,14 @@ static void fw_destroy(const struct rlt_params *p, void *state)
 {
 	(void)p;
 	(void)state;
+}
+
+static int fw_copy(const struct rlt_params *p, void *dst, void *src)
+{
+	(void)p;
+	atomic_init(&((struct fw_state *)dst)->pos,
+	            atomic_load_explicit(&((struct fw_state *)src)->pos, memory_order_acquire));
+	return 0;
 }
 
 /*
@@ -174,6 +183,7 @@ const struct rlt__engine_ops rlt__engine_fixed_window = {
 	.state_size = fw_state_size,
 	.init = fw_init,
 	.destroy = fw_destroy,
+	.copy = fw_copy,
 	.decide = fw_decide,
 	.refund = fw_refund,
 	.available = fw_available,
@@ -231,6 +241,24 @@ static void sw_destroy(const struct rlt_params *p, void *state)
 {
 	(void)p;
 	pthread_mutex_destroy(&((struct sw_state *)state)->lock);
+}
+
+/* A lock is never copied: dst gets its own, then everything after it, read under src's. */
+static int sw_copy(const struct rlt_params *p, void *dst, void *src)
+{
+	struct sw_state *d = dst, *s = src;
+	int rc = sw_init(p, d, 0);
+
+	if (rc)
+		return rc;
+	if (sw_lock(&s->lock) != 0) {
+		sw_destroy(p, d);
+		return -EINVAL;
+	}
+	memcpy((char *)d + offsetof(struct sw_state, hw), (char *)s + offsetof(struct sw_state, hw),
+	       sizeof *s - offsetof(struct sw_state, hw));
+	pthread_mutex_unlock(&s->lock);
+	return 0;
 }
 
 static uint64_t sw_get(const struct sw_state *st, uint64_t id)
@@ -408,6 +436,7 @@ const struct rlt__engine_ops rlt__engine_sliding_window = {
 	.state_size = sw_state_size,
 	.init = sw_init,
 	.destroy = sw_destroy,
+	.copy = sw_copy,
 	.decide = sw_decide,
 	.refund = sw_refund,
 	.available = sw_available,

@@ -47,6 +47,17 @@ struct rlt__ruleset {
 	int stats_on;           /* count per-rule statistics */
 };
 
+/*
+ * A forked process's rules, for the supervisor (ruleset_fork.c): a copy of rs whose
+ * process-scope states stand where rs's stand now (rlt_state_copy) and whose statistics start
+ * at zero. RLT_CONNS counts, shared and redis scopes stay common (the copy points at rs's).
+ * No decision on rs may run meanwhile for the copy to be exact (the supervisor holds its
+ * lock). NULL when out of memory.
+ */
+struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs);
+/* Adds a fork's statistics into rs's (the summary of the whole command) and frees it. */
+void rlt__ruleset_join(struct rlt__ruleset *rs, struct rlt__ruleset *fork);
+
 /* What a call is made to or from, for the rule filters. */
 struct rlt__peer {
 	int af;           /* AF_INET, AF_INET6, AF_UNIX, other, or 0 when not known */

@@ -51,14 +51,14 @@ static struct rlt__proc *proc_find(struct rlt__sup *s, pid_t tgid)
 	return NULL;
 }
 
-/* The Tgid: line of /proc/TID/status. */
-static pid_t read_tgid(pid_t tid, int *rc)
+/* A pid line of /proc/PID/status ("Tgid", "PPid"). */
+static pid_t status_pid(pid_t pid, const char *key, int *rc)
 {
-	char path[64], buf[1024];
+	char path[64], buf[1024], want[16];
 	int fd;
 	ssize_t n;
 
-	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		*rc = -errno;
@@ -71,12 +71,35 @@ static pid_t read_tgid(pid_t tid, int *rc)
 		return -1;
 	}
 	buf[n] = '\0';
-	char *t = strstr(buf, "\nTgid:");
+	snprintf(want, sizeof want, "\n%s:", key);
+	char *t = strstr(buf, want);
 	if (!t) {
 		*rc = -ESRCH;
 		return -1;
 	}
-	return (pid_t)strtol(t + 6, NULL, 10);
+	return (pid_t)strtol(t + strlen(want), NULL, 10);
+}
+
+/*
+ * The budgets a newly seen process starts from (SPEC §4: a forked child has its own, starting
+ * where its parent's stood): those of its nearest supervised ancestor, or the command's. We
+ * see a process at its first call, not at its fork, so "where the parent stood" is where it
+ * stands then. Bounded: 64 generations.
+ */
+static struct rlt__ruleset *parent_budgets(struct rlt__sup *s, pid_t tgid)
+{
+	int rc;
+	pid_t pid = tgid;
+
+	for (int depth = 0; depth < 64; depth++) {
+		pid = status_pid(pid, "PPid", &rc);
+		if (pid <= 1 || pid == s->child)
+			break;
+		struct rlt__proc *a = proc_find(s, pid);
+		if (a)
+			return a->rs;
+	}
+	return s->rs; /* the command's own */
 }
 
 static struct rlt__proc *proc_new(struct rlt__sup *s, pid_t tgid, int *rc)
@@ -89,9 +112,22 @@ static struct rlt__proc *proc_new(struct rlt__sup *s, pid_t tgid, int *rc)
 		return NULL;
 	}
 	p->tgid = tgid;
+	p->rs = s->rs;
+	if (tgid != s->child) {
+		p->rs = rlt__ruleset_fork(parent_budgets(s, tgid));
+		p->owns_rs = p->rs != NULL;
+		if (!p->rs) {
+			rlt__sup_log(s, RLT_LOG_WARN, tgid,
+			             "no memory for the budgets of process %d: it shares the command's",
+			             (int)tgid);
+			p->rs = s->rs;
+		}
+	}
 	p->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
 	if (p->pidfd < 0) {
 		*rc = -errno;
+		if (p->owns_rs)
+			rlt__ruleset_join(s->rs, p->rs);
 		free(p);
 		return NULL;
 	}
@@ -102,6 +138,8 @@ static struct rlt__proc *proc_new(struct rlt__sup *s, pid_t tgid, int *rc)
 	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, p->pidfd, &ev) != 0) {
 		*rc = -errno;
 		close(p->pidfd);
+		if (p->owns_rs)
+			rlt__ruleset_join(s->rs, p->rs);
 		free(p);
 		return NULL;
 	}
@@ -120,7 +158,7 @@ struct rlt__proc *rlt__proc_of_tid(struct rlt__sup *s, pid_t tid, int *rc)
 	for (m = s->tids[tid_bucket(tid)]; m; m = m->next)
 		if (m->tid == tid)
 			return m->proc;
-	tgid = read_tgid(tid, rc);
+	tgid = status_pid(tid, "Tgid", rc);
 	if (tgid <= 0)
 		return NULL;
 	p = proc_find(s, tgid);
@@ -347,6 +385,8 @@ static void proc_free(struct rlt__sup *s, struct rlt__proc *p)
 	}
 	if (p->pidfd >= 0)
 		close(p->pidfd);
+	if (p->owns_rs)
+		rlt__ruleset_join(s->rs, p->rs); /* its statistics join the command's summary */
 	free(p);
 }
 

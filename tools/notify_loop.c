@@ -112,7 +112,7 @@ static void job_end(struct rlt__sup *s, struct rlt__job *j)
 	job_idle(s, j);
 	job_unlink(s, j);
 	if (j->charged)
-		rlt__settle(s->rs, &j->t, 0, 0);
+		rlt__settle(j->proc->rs, &j->t, 0, 0);
 	if (j->conns_held && j->nmask)
 		rlt__conns_give_back(s, j->nmask);
 	if (j->accepted >= 0)
@@ -205,9 +205,9 @@ static int wait_slot(struct rlt__sup *s, struct rlt__job *j, rlt_ns_t at)
 	return 1;
 }
 
-static int charge(struct rlt__sup *s, struct rlt__job *j, uint64_t bytes, uint64_t msgs)
+static int charge(struct rlt__job *j, uint64_t bytes, uint64_t msgs)
 {
-	if (rlt__charge(s->rs, &j->t, j->var, j->mask, j->sock->conn_block, bytes, msgs) != 0)
+	if (rlt__charge(j->proc->rs, &j->t, j->var, j->mask, j->sock->conn_block, bytes, msgs) != 0)
 		return -j->t.err;
 	j->charged = 1;
 	j->charge_bytes = bytes;
@@ -215,11 +215,11 @@ static int charge(struct rlt__sup *s, struct rlt__job *j, uint64_t bytes, uint64
 	return 0;
 }
 
-static void settle(struct rlt__sup *s, struct rlt__job *j, uint64_t bytes, uint64_t msgs)
+static void settle(struct rlt__job *j, uint64_t bytes, uint64_t msgs)
 {
 	if (!j->charged)
 		return;
-	rlt__settle(s->rs, &j->t, bytes, msgs);
+	rlt__settle(j->proc->rs, &j->t, bytes, msgs);
 	j->charged = 0;
 }
 
@@ -335,7 +335,7 @@ static int nonblocking(const struct rlt__job *j)
 static void step_continue(struct rlt__sup *s, struct rlt__job *j)
 {
 	if (!j->charged) {
-		int rc = charge(s, j, j->total, j->t.msgs ? j->t.msgs : 1);
+		int rc = charge(j, j->total, j->t.msgs ? j->t.msgs : 1);
 		if (rc) {
 			rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid, "system call %d on fd %d rejected",
 			             j->nr, j->fd);
@@ -349,7 +349,7 @@ static void step_continue(struct rlt__sup *s, struct rlt__job *j)
 		job_die(s, j);
 		return;
 	}
-	settle(s, j, j->charge_bytes, j->t.msgs);
+	settle(j, j->charge_bytes, j->t.msgs);
 	if (j->nmask) {
 		/* the socket holds the slots until its fd is closed */
 		j->sock->conns_mask |= j->nmask;
@@ -400,7 +400,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			uint64_t want = j->total - j->done;
 			uint64_t piece = want < piece_max ? want : piece_max;
 			if (j->op == OP_SEND && j->nonblock) {
-				uint64_t a = rlt__available(s->rs, j->var, j->mask, j->sock->conn_block,
+				uint64_t a = rlt__available(j->proc->rs, j->var, j->mask, j->sock->conn_block,
 				                            rlt__now());
 				if (a > piece)
 					piece = a < want ? a : want;
@@ -414,7 +414,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 				j->buf = b;
 				j->buf_len = piece;
 			}
-			int rc = charge(s, j, piece, j->done == 0);
+			int rc = charge(j, piece, j->done == 0);
 			if (rc) {
 				finish(s, j, j->done ? (int64_t)j->done : rc);
 				return;
@@ -428,7 +428,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 		if (j->op == OP_SEND) {
 			int rc = prog_data(j, j->piece, 0);
 			if (rc) {
-				settle(s, j, 0, 0);
+				settle(j, 0, 0);
 				finish(s, j, j->done ? (int64_t)j->done : rc);
 				return;
 			}
@@ -449,7 +449,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 		int err = errno;
 		if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
 			if (j->nonblock) {
-				settle(s, j, 0, 0);
+				settle(j, 0, 0);
 				finish(s, j, j->done ? (int64_t)j->done : -EAGAIN);
 				return;
 			}
@@ -458,7 +458,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			return;
 		}
 		if (n < 0) {
-			settle(s, j, 0, 0);
+			settle(j, 0, 0);
 			if (err == EPIPE && j->op == OP_SEND && !(j->flags & MSG_NOSIGNAL) && !j->done)
 				syscall(SYS_tgkill, j->proc->tgid, j->tid, SIGPIPE);
 			finish(s, j, j->done ? (int64_t)j->done : -err);
@@ -469,12 +469,12 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			if (rc) {
 				/* the program's buffer is not all there: as the kernel would, EFAULT;
 				 * the bytes are lost to it, as they would be */
-				settle(s, j, (uint64_t)n, j->done == 0);
+				settle(j, (uint64_t)n, j->done == 0);
 				finish(s, j, j->done ? (int64_t)j->done : rc);
 				return;
 			}
 		}
-		settle(s, j, (uint64_t)n, j->done == 0);
+		settle(j, (uint64_t)n, j->done == 0);
 		j->done += (uint64_t)n;
 		if (j->op == OP_RECV && j->done == (uint64_t)n)
 			recv_out_params(j);
@@ -525,7 +525,7 @@ static void step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 			job_end(s, j);
 			return;
 		}
-		int rc = charge(s, j, (uint64_t)n, 1);
+		int rc = charge(j, (uint64_t)n, 1);
 		if (rc) {
 			/* a policer drops the packet */
 			if (rlt__notif_valid(s->notify_fd, j->id))
@@ -540,7 +540,7 @@ static void step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 		job_die(s, j);
 		return;
 	}
-	settle(s, j, j->charge_bytes, 1);
+	settle(j, j->charge_bytes, 1);
 	job_end(s, j);
 }
 
@@ -601,7 +601,7 @@ static void step_accept(struct rlt__sup *s, struct rlt__job *j)
 		if (!cp.af)
 			cp.af = j->sock->af;
 		j->nmask = s->rs->n[RLT_VAR_CONNS] ? rlt__match(s->rs, RLT_VAR_CONNS, &cp) : 0;
-		int rc = charge(s, j, 0, 1);
+		int rc = charge(j, 0, 1);
 		if (rc) {
 			/* shed, as an overloaded server does: off the queue and closed */
 			rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
@@ -641,7 +641,7 @@ static void step_accept(struct rlt__sup *s, struct rlt__job *j)
 		finish(s, j, nfd);
 		return;
 	}
-	settle(s, j, 0, 1);
+	settle(j, 0, 1);
 	if (rlt__fd_adopt(s, j->proc, nfd, j->accepted, SOCK_STREAM, &j->apeer,
 	                  j->conns_held ? j->nmask : 0) == 0) {
 		j->accepted = -1; /* the cache owns it now, and its RLT_CONNS slots */

@@ -11,7 +11,10 @@
  * the command. Threads and children of the command inherit the filter. We decide with the
  * preload's own policy (rlt__ruleset_build over the same variables, rlt__match, rlt__charge,
  * rlt__settle) and write the same RLT_STATS summary at the end: one for the whole command,
- * under the command's pid.
+ * under the command's pid. Each process has budgets of its own (SPEC §4): the first a
+ * process is seen, its nearest supervised ancestor's are copied (rlt__ruleset_fork); at its
+ * end its statistics join the command's (rlt__ruleset_join). RLT_CONNS stays one count for
+ * the command, as the supervisor holds its slots per call and socket, not per process.
  *
  * Two threads under one lock, no blocking call. The lane (notify_loop.c) sleeps in
  * NOTIF_RECV only: a thread blocked there is woken on the calling thread's CPU (Linux 6.6
@@ -276,9 +279,9 @@ int rlt__supervise(char **cmd)
 	}
 	rlt__sup_log(&s, RLT_LOG_DEBUG, pid, "%llu notifications, %llu answered at once",
 	             (unsigned long long)s.notifications, (unsigned long long)s.continued_fast);
+	rlt__procs_free(&s); /* first: each process's statistics join the summary */
 	if (set.stats[0])
 		write_stats(&rs, set.stats, pid, rlt__now() - started);
-	rlt__procs_free(&s);
 	if (rc)
 		return RLT_EXIT_OWN;
 	if (WIFSIGNALED(status))

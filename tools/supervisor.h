@@ -53,6 +53,8 @@ struct rlt__proc {
 	unsigned jobs;               /* jobs that still refer to it (freed at 0 once gone) */
 	int gone;                    /* its pidfd reported the exit of the whole thread group */
 	struct rlt__accepted *stash; /* connections accepted for it that no call took yet */
+	struct rlt__ruleset *rs;     /* its budgets: the command's own, or a fork's (owns_rs) */
+	int owns_rs;
 	struct rlt__proc *next;      /* hash chain */
 };
 

@@ -1,0 +1,103 @@
+/*
+ * ruleset_fork.c: a forked process's own budgets, for the supervisor (SPEC §4: "the child has
+ * its own budgets, starting where the parent's stood"). The preload gets this from fork()
+ * itself, its states being process memory; the supervisor keeps one ruleset per supervised
+ * process and makes a child's from its parent's here.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "policy.h"
+
+/* What a fork owns: the process-scope states of the rules that decide (RLT_CONNS counts and
+ * the shared and redis scopes are common to all, connection scope lives with each socket). */
+static int owns_state(const struct rlt__rt_rule *r)
+{
+	return r->rule.scope == RLT_SCOPE_PROCESS && r->rule.var != RLT_VAR_CONNS && r->state;
+}
+
+static void stats_zero(struct rlt__stats *st)
+{
+	atomic_init(&st->calls, 0);
+	atomic_init(&st->allowed, 0);
+	atomic_init(&st->delayed, 0);
+	atomic_init(&st->rejected, 0);
+	atomic_init(&st->units, 0);
+	atomic_init(&st->delay_ns_total, 0);
+	atomic_init(&st->delay_ns_max, 0);
+}
+
+static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i)
+{
+	for (unsigned v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < f->n[v]; i++) {
+			struct rlt__rt_rule *r = &f->rules[v][i];
+			if (v == upto_v && i == upto_i)
+				return;
+			if (owns_state(r)) {
+				rlt_state_destroy(&r->rule.params, r->state);
+				munmap(r->state, rlt_state_size(&r->rule.params));
+			}
+		}
+}
+
+struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
+{
+	struct rlt__ruleset *f = malloc(sizeof *f);
+
+	if (!f)
+		return NULL;
+	memcpy(f, rs, sizeof *f);
+	for (unsigned v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < f->n[v]; i++) {
+			struct rlt__rt_rule *r = &f->rules[v][i];
+			stats_zero(&r->st);
+			if (!owns_state(r))
+				continue;
+			size_t size = rlt_state_size(&r->rule.params);
+			void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			               -1, 0);
+			if (m == MAP_FAILED ||
+			    rlt_state_copy(&r->rule.params, m, rs->rules[v][i].state) != 0) {
+				if (m != MAP_FAILED)
+					munmap(m, size);
+				drop_states(f, v, i);
+				free(f);
+				return NULL;
+			}
+			r->state = m;
+		}
+	return f;
+}
+
+static void stat_max(_Atomic uint64_t *m, uint64_t v)
+{
+	uint64_t old = atomic_load_explicit(m, memory_order_relaxed);
+	while (v > old &&
+	       !atomic_compare_exchange_weak_explicit(m, &old, v, memory_order_relaxed,
+	                                              memory_order_relaxed))
+		;
+}
+
+#define FOLD(field) \
+	atomic_fetch_add_explicit(&d->field, atomic_load_explicit(&s->field, memory_order_relaxed), \
+	                          memory_order_relaxed)
+
+void rlt__ruleset_join(struct rlt__ruleset *rs, struct rlt__ruleset *f)
+{
+	for (unsigned v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < f->n[v]; i++) {
+			struct rlt__stats *d = &rs->rules[v][i].st, *s = &f->rules[v][i].st;
+			FOLD(calls);
+			FOLD(allowed);
+			FOLD(delayed);
+			FOLD(rejected);
+			FOLD(units);
+			FOLD(delay_ns_total);
+			stat_max(&d->delay_ns_max,
+			         atomic_load_explicit(&s->delay_ns_max, memory_order_relaxed));
+		}
+	drop_states(f, RLT_VAR_COUNT, 0);
+	free(f);
+}
