@@ -168,6 +168,24 @@ static void finish(struct rlt__sup *s, struct rlt__job *j, int64_t result)
 	job_end(s, j);
 }
 
+/* The socket's SO_RCVTIMEO (waits for input) or SO_SNDTIMEO (for room), in ns; 0: none. */
+static rlt_ns_t sock_timeout(int fd, uint32_t events)
+{
+	struct timeval tv;
+	socklen_t len = sizeof tv;
+
+	if (getsockopt(fd, SOL_SOCKET, (events & EPOLLOUT) ? SO_SNDTIMEO : SO_RCVTIMEO, &tv, &len) !=
+	    0)
+		return 0;
+	return (rlt_ns_t)tv.tv_sec * RLT_NS_PER_SEC + (rlt_ns_t)tv.tv_usec * 1000;
+}
+
+/*
+ * A blocking call waits for its socket on epoll, and, when the program set a timeout on the
+ * socket, on the timer heap too. As in the kernel the timeout covers the whole call from its
+ * first wait on the socket (the wait for its slot before it is the throttle's, as under the
+ * preload, where the kernel's clock starts when the real call is made).
+ */
 static void park(struct rlt__sup *s, struct rlt__job *j, uint32_t events)
 {
 	struct epoll_event ev = {.events = events | EPOLLONESHOT,
@@ -189,6 +207,15 @@ static void park(struct rlt__sup *s, struct rlt__job *j, uint32_t events)
 	j->phase = PH_READY;
 	j->park_events = events;
 	s->parked++;
+	if (!j->timeout_known) {
+		rlt_ns_t t = sock_timeout(j->sock->dup, events);
+		j->timeout_known = 1;
+		j->timeout_at = t ? rlt__now() + t : 0;
+	}
+	if (j->timeout_at) {
+		j->deadline = j->timeout_at;
+		rlt__heap_push(&s->heap, j); /* out of memory: it waits without its timeout */
+	}
 }
 
 /* Waits on the timer heap when the slot is still ahead. 1: waiting; 0: go now. */
@@ -654,6 +681,7 @@ static void step(struct rlt__sup *s, struct rlt__job *j)
 {
 	if (j->phase == PH_READY) {
 		s->parked--;
+		rlt__heap_remove(&s->heap, j); /* its timeout, if it has one */
 	}
 	j->phase = PH_NEW;
 	if (j->finished) {
@@ -1115,6 +1143,14 @@ static void run_due(struct rlt__sup *s)
 	/* Bounded by the jobs due now: each leaves the heap before it is stepped. */
 	while ((j = rlt__heap_top(&s->heap)) && j->deadline <= now) {
 		rlt__heap_remove(&s->heap, j);
+		if (j->phase == PH_READY) {
+			/* SO_RCVTIMEO/SO_SNDTIMEO ran out: what moved, or EAGAIN, as the kernel says */
+			unpark(s, j);
+			j->phase = PH_NEW;
+			settle(j, 0, 0);
+			finish(s, j, j->done ? (int64_t)j->done : -EAGAIN);
+			continue;
+		}
 		if (j->conns_waiting) {
 			/* max-wait for an RLT_CONNS slot is over: conns_try rejects it */
 			if (j->op == OP_ACCEPT)

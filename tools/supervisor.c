@@ -76,8 +76,8 @@
  * O_NONBLOCK and MSG_DONTWAIT. Read per call with fcntl(F_GETFL) on the duplicate (the
  * program may change it with fcntl or ioctl(FIONBIO) at any time). A non-blocking call whose
  * socket is not ready is answered EAGAIN (its charge given back); a blocking one is parked on
- * epoll, holding its charge, until the socket is ready. SO_RCVTIMEO/SO_SNDTIMEO are not
- * honoured for calls we make (they wait until ready).
+ * epoll, holding its charge, until the socket is ready, or until the socket's SO_RCVTIMEO or
+ * SO_SNDTIMEO runs out (the timer heap, from the first wait: then what moved, or EAGAIN).
  *
  * Signals and restarts. A thread makes one system call at a time, so a new notification from
  * a thread that still has a job means the thread left that call (a signal: the kernel has

@@ -125,6 +125,8 @@ struct rlt__job {
 	rlt_ns_t deadline;      /* timer heap key */
 	size_t heap_i;          /* index in the heap (SIZE_MAX: not in it) */
 	rlt_ns_t dead_until;    /* PH_DEAD: forgotten after this */
+	rlt_ns_t timeout_at;    /* SO_RCVTIMEO/SO_SNDTIMEO: a wait on the socket gives up then */
+	int timeout_known;      /* timeout_at was set at the call's first wait on its socket */
 	struct rlt__job *next;  /* tid hash chain */
 	struct rlt__job *wnext; /* RLT_CONNS waiting list */
 };
