@@ -33,6 +33,15 @@ static void free_state(const struct rlt_params *p, void *m)
 	free(m);
 }
 
+static struct rlt_rule parse_rule(const char *text)
+{
+	struct rlt_rule r;
+	struct rlt_error err;
+	size_t n;
+	assert_int_equal(rlt_rules_parse(RLT_VAR_CONNECT, text, &r, 1, &n, &err), 0);
+	return r;
+}
+
 /* One step of a seeded run: time moves on by up to 400 ms, cost 1..3, either mode. */
 struct step {
 	rlt_ns_t dt;
@@ -54,16 +63,13 @@ static void copy_stands_where_src_stood(void **state)
 	(void)state;
 	for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
 		char text[80];
-		struct rlt_rule r;
-		struct rlt_error err;
-		size_t n;
 		uint64_t seed = 0x5eed0000 + a;
 		rlt_ns_t now = 5 * SEC;
 
 		snprintf(text, sizeof text, "120/min burst=5 algo=%s max-wait=2s", algos[a]);
 		if (strstr(algos[a], "window") || strstr(algos[a], "log"))
 			snprintf(text, sizeof text, "120/min algo=%s max-wait=2s", algos[a]);
-		assert_int_equal(rlt_rules_parse(RLT_VAR_CONNECT, text, &r, 1, &n, &err), 0);
+		struct rlt_rule r = parse_rule(text);
 		const struct rlt_params *p = &r.params;
 		void *src = new_mem(p), *cp = new_mem(p), *spent = new_mem(p);
 		assert_int_equal(rlt_state_init(p, src, 0), 0);
@@ -111,13 +117,10 @@ static void copy_of_fresh_and_of_exhausted(void **state)
 	(void)state;
 	for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
 		char text[80];
-		struct rlt_rule r;
-		struct rlt_error err;
-		size_t n;
 		rlt_ns_t at, now = 3 * SEC;
 
 		snprintf(text, sizeof text, "10/min algo=%s", algos[a]);
-		assert_int_equal(rlt_rules_parse(RLT_VAR_CONNECT, text, &r, 1, &n, &err), 0);
+		struct rlt_rule r = parse_rule(text);
 		const struct rlt_params *p = &r.params;
 		void *src = new_mem(p), *fresh = new_mem(p), *empty = new_mem(p);
 		assert_int_equal(rlt_state_init(p, src, 0), 0);
