@@ -117,6 +117,8 @@ static void job_end(struct rlt__sup *s, struct rlt__job *j)
 		rlt__conns_give_back(s, j->nmask);
 	if (j->accepted >= 0)
 		close(j->accepted);
+	if (j->src_fd >= 0)
+		close(j->src_fd);
 	free(j->buf);
 	free(j->iov);
 	rlt__sock_put(s, j->sock);
@@ -157,6 +159,11 @@ static void job_die(struct rlt__sup *s, struct rlt__job *j)
 
 static void finish(struct rlt__sup *s, struct rlt__job *j, int64_t result)
 {
+	if (j->op == OP_SENDFILE && j->off_addr && result > 0) {
+		/* sendfile with an offset: the kernel writes the new one back, so do we */
+		int64_t off = j->src_off;
+		rlt__mem_write(j->tid, j->off_addr, &off, sizeof off);
+	}
 	int rc = result >= 0 ? rlt__notif_return(s->notify_fd, j->id, result)
 	                     : rlt__notif_error(s->notify_fd, j->id, (int)-result);
 	if (rc == -ENOENT) {
@@ -426,7 +433,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 		if (!j->charged) {
 			uint64_t want = j->total - j->done;
 			uint64_t piece = want < piece_max ? want : piece_max;
-			if (j->op == OP_SEND && j->nonblock) {
+			if (j->op != OP_RECV && j->nonblock) {
 				uint64_t a = rlt__available(j->proc->rs, j->var, j->mask, j->sock->conn_block,
 				                            rlt__now());
 				if (a > piece)
@@ -452,7 +459,28 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			return;
 
 		ssize_t n;
-		if (j->op == OP_SEND) {
+		if (j->op == OP_SENDFILE) {
+			/* the file's next bytes, read at our offset (the program's file position moves
+			 * with what is sent, below); a short read is the end of the file */
+			ssize_t r = pread(j->src_fd, j->buf, j->piece, j->src_off);
+			if (r <= 0) {
+				int e = errno;
+				settle(j, 0, 0);
+				finish(s, j, j->done ? (int64_t)j->done : r == 0 ? 0 : -e);
+				return;
+			}
+			j->piece = (uint64_t)r;
+			if (!rlt__notif_valid(s->notify_fd, j->id)) {
+				job_die(s, j);
+				return;
+			}
+			n = send(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n > 0) {
+				j->src_off += n;
+				if (!j->off_addr)
+					lseek(j->src_fd, j->src_off, SEEK_SET);
+			}
+		} else if (j->op == OP_SEND) {
 			int rc = prog_data(j, j->piece, 0);
 			if (rc) {
 				settle(j, 0, 0);
@@ -481,12 +509,12 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 				return;
 			}
 			/* blocking: the call waits for its socket, holding its charge */
-			park(s, j, j->op == OP_SEND ? EPOLLOUT : EPOLLIN);
+			park(s, j, j->op != OP_RECV ? EPOLLOUT : EPOLLIN);
 			return;
 		}
 		if (n < 0) {
 			settle(j, 0, 0);
-			if (err == EPIPE && j->op == OP_SEND && !(j->flags & MSG_NOSIGNAL) && !j->done)
+			if (err == EPIPE && j->op != OP_RECV && !(j->flags & MSG_NOSIGNAL) && !j->done)
 				syscall(SYS_tgkill, j->proc->tgid, j->tid, SIGPIPE);
 			finish(s, j, j->done ? (int64_t)j->done : -err);
 			return;
@@ -506,7 +534,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 		if (j->op == OP_RECV && j->done == (uint64_t)n)
 			recv_out_params(j);
 		int more = n > 0 && j->done < j->total &&
-		           (j->op == OP_SEND ? !j->nonblock : j->waitall);
+		           (j->op != OP_RECV ? !j->nonblock : j->waitall);
 		if (!more) {
 			finish(s, j, (int64_t)j->done);
 			return;
@@ -691,6 +719,7 @@ static void step(struct rlt__sup *s, struct rlt__job *j)
 	switch (j->op) {
 	case OP_CONTINUE: step_continue(s, j); break;
 	case OP_SEND:
+	case OP_SENDFILE:
 	case OP_RECV: step_io(s, j); break;
 	case OP_DGRAM_RECV: step_dgram_recv(s, j); break;
 	case OP_ACCEPT: step_accept(s, j); break;
@@ -726,6 +755,7 @@ static struct rlt__job *job_new(struct rlt__sup *s, const struct seccomp_notif *
 	j->mask = mask;
 	j->park_fd = -1;
 	j->accepted = -1;
+	j->src_fd = -1;
 	j->heap_i = SIZE_MAX;
 	j->next = s->jobs[job_bucket(j->tid)];
 	s->jobs[job_bucket(j->tid)] = j;
@@ -909,6 +939,24 @@ static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 	default: /* sendfile(out, in, offset, count) */
 		j->total = a[3];
 		control = 1;
+		if (k->type != SOCK_STREAM)
+			break;
+		/* made for the program from a duplicate of its file, piece by piece, when the file
+		 * can be read at an offset; else (a pipe) charged whole, as the preload cannot do
+		 * better either */
+		j->src_fd = rlt__getfd(p->pidfd, (int)a[1]);
+		if (j->src_fd >= 0 && a[2]) {
+			int64_t off;
+			rc = rlt__mem_read(j->tid, a[2], &off, sizeof off);
+			j->src_off = off;
+			j->off_addr = a[2];
+		} else if (j->src_fd >= 0) {
+			j->src_off = lseek(j->src_fd, 0, SEEK_CUR);
+		}
+		if (j->src_fd >= 0 && (j->src_off < 0 || lseek(j->src_fd, 0, SEEK_CUR) < 0)) {
+			close(j->src_fd);
+			j->src_fd = -1;
+		}
 		break;
 	}
 	if (rc || (j->total == 0 && k->type == SOCK_STREAM) || msgs == 0) {
@@ -930,7 +978,10 @@ static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 		return;
 	}
 	j->t.msgs = msgs;
-	if (k->type == SOCK_STREAM && !control &&
+	if (j->src_fd >= 0) {
+		j->op = OP_SENDFILE;
+		j->nonblock = nonblocking(j);
+	} else if (k->type == SOCK_STREAM && !control &&
 	    j->total > rlt__piece(s->rs, RLT_VAR_SEND, j->mask)) {
 		j->op = OP_SEND;
 		j->nonblock = nonblocking(j);

@@ -60,9 +60,14 @@
  *    for one on epoll if the call blocks), is charged that, and CONTINUEd. Bound: another
  *    thread may take that datagram first; the call then gets (and is charged for) the next.
  *    A datagram refused by a reject rule is dropped, as a policer drops a packet.
- *  - sendmmsg, sendfile and sendmsg with ancillary data are charged whole and CONTINUEd (a
- *    burst of at most their size); recvmmsg is charged its first datagram only. These are
- *    the known bounds of this version.
+ *  - sendfile to a stream is made by us, as a send in pieces whose bytes come from our
+ *    duplicate of the program's file (pread at our offset, then the program's offset written
+ *    back, or its file position moved on with lseek, as the kernel does): servers send whole
+ *    files in one call (busybox httpd asks for 2^63 bytes), which charged whole would be one
+ *    burst of the file, or a reject. CONTINUE is not possible for it: it cannot be shortened.
+ *  - sendmmsg, sendmsg with ancillary data and sendfile from a pipe (no offset to read at) are
+ *    charged whole and CONTINUEd (a burst of at most their size); recvmmsg is charged its first
+ *    datagram only. These are the known bounds of this version.
  *  - connect is charged before (the attempt is what the rule counts), then CONTINUEd;
  *    RLT_CONNS takes a slot before it and holds it until the fd is closed (a connect that
  *    fails holds it until the program closes the socket: we do not see the outcome).

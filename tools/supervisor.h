@@ -64,6 +64,7 @@ enum rlt__op {
 	OP_CONTINUE,   /* charge, wait for the slot, then let the kernel make the call */
 	OP_RECV,       /* a stream receive made on the program's behalf */
 	OP_SEND,       /* a stream send made on the program's behalf */
+	OP_SENDFILE,   /* sendfile to a stream, made on its behalf from our duplicate of the file */
 	OP_DGRAM_RECV, /* a datagram receive: learn its size, charge it whole, then CONTINUE */
 	OP_ACCEPT,     /* accept made on the program's behalf, then the fd installed in it */
 };
@@ -119,6 +120,9 @@ struct rlt__job {
 	unsigned iovcnt;
 	uint64_t msg_addr;      /* recvmsg: the program's struct msghdr, to write back */
 	uint64_t from_addr, fromlen_addr; /* recvfrom: the address out-parameters */
+	int src_fd;             /* OP_SENDFILE: our duplicate of the file sent from */
+	int64_t src_off;        /* OP_SENDFILE: where the next piece is read from */
+	uint64_t off_addr;      /* OP_SENDFILE: the program's offset argument (0: the file's own) */
 	struct rlt__peer apeer; /* OP_ACCEPT: its remote end */
 
 	/* scheduling */

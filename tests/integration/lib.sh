@@ -204,6 +204,7 @@ proc_cpu_s() {
 # do_send LABEL BLAST_ARGS...: start a sink (extra options in $SINK_ARGS), run blast preloaded
 # (the RLT_* variables come from the caller: RLT_SEND=... do_send ...), wait for the sink, and check
 # that the sink got exactly the bytes blast sent (count and FNV-1a). Sets B_OUT and S_OUT (files).
+# UNDER_SECCOMP=1 runs blast under `rlthrottle --seccomp` instead of the preload.
 do_send() {
 	local label=$1; shift
 	start_srv "sink_$label" sink ${SINK_ARGS:-}
@@ -211,7 +212,9 @@ do_send() {
 	B_OUT=$T/blast_$label.out
 	S_OUT=$T/sink_$label.out
 	local rc=0
-	env LD_PRELOAD="$RLT_LIB" "$ITEST_BIN/blast" -p "$SRV_PORT" "$@" >"$B_OUT" 2>"$T/blast_$label.err" || rc=$?
+	local run=(env LD_PRELOAD="$RLT_LIB")
+	[ -n "${UNDER_SECCOMP:-}" ] && run=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
+	"${run[@]}" "$ITEST_BIN/blast" -p "$SRV_PORT" "$@" >"$B_OUT" 2>"$T/blast_$label.err" || rc=$?
 	wait_pid "$spid" 20 || { show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: sink did not finish"; }
 	if [ $rc -ne 0 ]; then show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: blast exited $rc"; fi
 	if [ -z "${NOCHECK:-}" ]; then
