@@ -29,6 +29,9 @@ static unsigned table_size;
  * A plain mutex would deadlock if a signal handler closed a socket in the middle of it. */
 static _Atomic(struct rlt__conn *) free_conns;
 static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The highest fd that ever held RLT_CONNS slots: a forked child looks no further. */
+static _Atomic int conns_fd_max = -1;
+static uint32_t forks; /* forks counted in this process's line, for conn->fork_seen */
 
 void rlt__fdtable_init(void)
 {
@@ -227,6 +230,36 @@ struct rlt__conn *rlt__fd_conn(struct rlt__fd *e)
 	if (!e->conn)
 		e->conn = conn_new();
 	return e->conn;
+}
+
+void rlt__fd_conns_hold(int fd, struct rlt__conn *c, uint32_t mask)
+{
+	int max = atomic_load_explicit(&conns_fd_max, memory_order_relaxed);
+
+	c->conns_mask = mask;
+	while (fd > max && !atomic_compare_exchange_weak_explicit(&conns_fd_max, &max, fd,
+	                                                          memory_order_relaxed,
+	                                                          memory_order_relaxed))
+		;
+}
+
+void rlt__fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR])
+{
+	int max = atomic_load_explicit(&conns_fd_max, memory_order_relaxed);
+
+	memset(held, 0, RLT_MAX_RULES_PER_VAR * sizeof *held);
+	forks++;
+	for (int fd = 0; fd <= max && (unsigned)fd < table_size; fd++) {
+		struct rlt__fd *e = &table[fd];
+		struct rlt__conn *c = e->conn;
+		if (atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET || !c ||
+		    !c->conns_mask || c->fork_seen == forks)
+			continue;
+		c->fork_seen = forks;
+		for (unsigned i = 0; i < RLT_MAX_RULES_PER_VAR; i++)
+			if (c->conns_mask & (1u << i))
+				held[i]++;
+	}
 }
 
 /* The child of fork() has its own copy of everything, and the arena lock may have been held by

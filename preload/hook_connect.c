@@ -65,7 +65,7 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (nmask) {
 		struct rlt__conn *c = (rc == 0 || err == EINPROGRESS) ? rlt__fd_conn(e) : NULL;
 		if (c)
-			c->conns_mask = nmask; /* released with the socket's last fd */
+			rlt__fd_conns_hold(fd, c, nmask); /* released with the socket's last fd */
 		else
 			rlt__conns_release(&rlt__rules, nmask);
 	}
@@ -131,7 +131,7 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 			goto shed;
 		struct rlt__conn *c = rlt__fd_conn(e);
 		if (c)
-			c->conns_mask = nmask;
+			rlt__fd_conns_hold(nfd, c, nmask);
 		else
 			rlt__conns_release(&rlt__rules, nmask);
 	}

@@ -107,6 +107,13 @@ static void catch_fatal_signals(void)
 static void atfork_child(void)
 {
 	rlt__fdtable_atfork_child();
+	if (rlt__rules.n[RLT_VAR_CONNS]) {
+		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
+		uint32_t held[RLT_MAX_RULES_PER_VAR];
+		rlt__conns_identity();
+		rlt__fdtable_conns_held(held);
+		rlt__conns_forked(&rlt__rules, held);
+	}
 	/* The child starts where the parent's budgets stood (the memory is a copy) but reports
 	 * its own calls. */
 	started = rlt__now();

@@ -91,6 +91,7 @@ enum rlt__fdkind {
 struct rlt__conn {
 	_Atomic uint32_t refs;    /* fds that refer to this socket */
 	uint32_t conns_mask;      /* RLT_CONNS rules this connection counts against */
+	uint32_t fork_seen;       /* the fork that last counted it (rlt__fdtable_conns_held) */
 	struct rlt__conn *next;   /* free list */
 	_Alignas(64) unsigned char states[]; /* rlt__rules.conn_block_size bytes */
 };
@@ -135,6 +136,11 @@ static inline void *rlt__conn_states(struct rlt__fd *e)
 	return c ? c->states : NULL;
 }
 void rlt__fdtable_atfork_child(void);
+/* The connection on fd holds slots of the RLT_CONNS rules in mask until its last fd closes. */
+void rlt__fd_conns_hold(int fd, struct rlt__conn *c, uint32_t mask);
+/* In a forked child: the connections it inherited, counted per RLT_CONNS rule (a socket with
+ * several fds once). */
+void rlt__fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR]);
 
 /* ----- shared hook helpers (hook_io.c) ----- */
 

@@ -52,20 +52,7 @@ static void refund(const struct rlt__rt_rule *r, void *st, rlt_ns_t at, uint64_t
 		rlt_refund(&r->rule.params, st, at, units);
 }
 
-/* The RLT_CONNS counter of a rule: in the process, or in its shared segment. */
-static _Atomic uint32_t *open_of(struct rlt__rt_rule *r)
-{
-	return r->shared_open ? r->shared_open : &r->open;
-}
 
-static void stat_max(_Atomic uint64_t *m, uint64_t v)
-{
-	uint64_t old = atomic_load_explicit(m, memory_order_relaxed);
-	while (v > old &&
-	       !atomic_compare_exchange_weak_explicit(m, &old, v, memory_order_relaxed,
-	                                              memory_order_relaxed))
-		;
-}
 
 #define ADD(field, v) atomic_fetch_add_explicit(&(field), (v), memory_order_relaxed)
 
@@ -147,7 +134,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			if (waited) {
 				ADD(r->st.delayed, 1);
 				ADD(r->st.delay_ns_total, waited);
-				stat_max(&r->st.delay_ns_max, waited);
+				rlt__stat_max(&r->st.delay_ns_max, waited);
 			}
 		}
 	}
@@ -195,66 +182,3 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
 	}
 }
 
-int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
-{
-	unsigned n = rs->n[RLT_VAR_CONNS];
-
-	for (unsigned i = 0; i < n; i++) {
-		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
-		uint32_t limit = (uint32_t)r->rule.amount_num;
-		rlt_ns_t start = 0, deadline = RLT_NS_NEVER;
-		int waited = 0;
-
-		if (!(mask & (1u << i)))
-			continue;
-		_Atomic uint32_t *open = open_of(r);
-		for (;;) {
-			uint32_t cur = atomic_load(open);
-			if (cur < limit) {
-				if (atomic_compare_exchange_weak(open, &cur, cur + 1))
-					break;
-				continue;
-			}
-			if (r->rule.action == RLT_ACTION_DELAY && !start) {
-				start = rlt__now();
-				if (r->rule.max_wait_ns != RLT_NS_NEVER)
-					deadline = start + r->rule.max_wait_ns;
-			}
-			if (r->rule.action == RLT_ACTION_REJECT ||
-			    rlt__wait_change(open, cur, deadline, r->shared_open != NULL) != 0) {
-				rlt__conns_release(rs, mask & ((1u << i) - 1));
-				*err = r->rule.err;
-				if (rs->stats_on) {
-					ADD(r->st.calls, 1);
-					ADD(r->st.rejected, 1);
-				}
-				return -1;
-			}
-			waited = 1;
-		}
-		if (rs->stats_on) {
-			ADD(r->st.calls, 1);
-			ADD(r->st.allowed, 1);
-			ADD(r->st.units, 1);
-			if (waited) {
-				uint64_t d = rlt__now() - start;
-				ADD(r->st.delayed, 1);
-				ADD(r->st.delay_ns_total, d);
-				stat_max(&r->st.delay_ns_max, d);
-			}
-		}
-	}
-	return 0;
-}
-
-void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask)
-{
-	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
-		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
-		if (!(mask & (1u << i)))
-			continue;
-		atomic_fetch_sub(open_of(r), 1);
-		if (r->rule.action == RLT_ACTION_DELAY)
-			rlt__wake_all(open_of(r), r->shared_open != NULL);
-	}
-}

@@ -195,9 +195,11 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	r->piece = v == RLT_VAR_CONNS ? UINT64_MAX : piece_of(rule);
 	if (rule->scope == RLT_SCOPE_SHARED) {
 		/* the state (or the RLT_CONNS counter) lives in the segment */
-		rc = rlt__shm_attach(rule, &r->state, &r->shared_open, err);
+		rc = rlt__shm_attach(rule, &r->state, &r->shared_open, &r->holders, err);
 		if (rc)
 			return rc;
+		if (v == RLT_VAR_CONNS)
+			rlt__conns_identity();
 	} else if (rule->scope == RLT_SCOPE_REDIS) {
 		rc = rlt__redis_new(rule, &r->redis, err);
 		if (rc)

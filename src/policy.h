@@ -23,6 +23,18 @@ struct rlt__stats {
 	_Atomic uint64_t delay_ns_max;
 };
 
+/* Raises a maximum counter to v (relaxed: a statistic). */
+static inline void rlt__stat_max(_Atomic uint64_t *m, uint64_t v)
+{
+	uint64_t old = atomic_load_explicit(m, memory_order_relaxed);
+	while (v > old &&
+	       !atomic_compare_exchange_weak_explicit(m, &old, v, memory_order_relaxed,
+	                                              memory_order_relaxed))
+		;
+}
+
+struct rlt__shm_holder;
+
 struct rlt__rt_rule {
 	struct rlt_rule rule;
 	void *state;          /* process scope: the engine state; NULL for connection scope */
@@ -31,6 +43,8 @@ struct rlt__rt_rule {
 	_Atomic uint32_t open; /* RLT_CONNS: connections open now (a futex word) */
 	_Atomic uint32_t *shared_open; /* RLT_CONNS, scope=shared: the counter in the segment
 	                                  (a process-shared futex word); NULL: `open` */
+	struct rlt__shm_holder *holders; /* RLT_CONNS, scope=shared: who holds its slots */
+	_Atomic(struct rlt__shm_holder *) mine; /* ... and this process's entry (NULL: none yet) */
 	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
 	struct rlt__stats st;
 };
@@ -135,10 +149,21 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
                  uint64_t msgs_used);
 
 /*
- * RLT_CONNS: admits one more open connection under the rules in mask (reject, or wait for a
- * close within max-wait). Returns 0, or -1 with *err set. rlt__conns_release undoes it.
+ * RLT_CONNS (conns.c): admits one more open connection under the rules in mask (reject, or wait
+ * for a close within max-wait). Returns 0, or -1 with *err set. rlt__conns_release undoes it.
  */
 int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err);
 void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask);
+/* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
+ * the slots of dead processes, in shared scope). rlt__conns_give returns one and wakes waiters. */
+int rlt__conns_take(struct rlt__rt_rule *r);
+void rlt__conns_give(struct rlt__rt_rule *r);
+/* Who this process is to the shared holders (its pid and start time): read at load, and again
+ * in a forked child, before anything else. */
+void rlt__conns_identity(void);
+/* In a forked child (after rlt__conns_identity): it holds inherited[i] connections of RLT_CONNS
+ * rule i that its parent took; in shared scope they are counted again, as the child's, so that
+ * each process gives back what it holds (in process scope the child's copy already has them). */
+void rlt__conns_forked(struct rlt__ruleset *rs, const uint32_t inherited[RLT_MAX_RULES_PER_VAR]);
 
 #endif

@@ -71,14 +71,6 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 	return f;
 }
 
-static void stat_max(_Atomic uint64_t *m, uint64_t v)
-{
-	uint64_t old = atomic_load_explicit(m, memory_order_relaxed);
-	while (v > old &&
-	       !atomic_compare_exchange_weak_explicit(m, &old, v, memory_order_relaxed,
-	                                              memory_order_relaxed))
-		;
-}
 
 #define FOLD(field) \
 	atomic_fetch_add_explicit(&d->field, atomic_load_explicit(&s->field, memory_order_relaxed), \
@@ -95,7 +87,7 @@ void rlt__ruleset_join(struct rlt__ruleset *rs, struct rlt__ruleset *f)
 			FOLD(rejected);
 			FOLD(units);
 			FOLD(delay_ns_total);
-			stat_max(&d->delay_ns_max,
+			rlt__stat_max(&d->delay_ns_max,
 			         atomic_load_explicit(&s->delay_ns_max, memory_order_relaxed));
 		}
 	drop_states(f, RLT_VAR_COUNT, 0);

@@ -191,7 +191,8 @@ static int lock_within(int fd, rlt_ns_t deadline)
 
 static size_t state_size_of(const struct rlt_rule *r)
 {
-	return r->var == RLT_VAR_CONNS ? 0 : rlt_state_size(&r->params);
+	return r->var == RLT_VAR_CONNS ? RLT_SHM_HOLDERS * sizeof(struct rlt__shm_holder)
+	                               : rlt_state_size(&r->params);
 }
 
 /* The creator's side. fd is the object it just created with O_EXCL. */
@@ -368,7 +369,7 @@ static int join(int fd, const struct rlt_rule *r, const char *obj, struct rlt__s
 }
 
 int rlt__shm_attach(const struct rlt_rule *r, void **state, _Atomic uint32_t **open,
-                    struct rlt_error *err)
+                    struct rlt__shm_holder **holders, struct rlt_error *err)
 {
 	char obj[RLT_NAME_MAX + 32];
 	struct rlt__shm_hdr *h = NULL;
@@ -404,6 +405,10 @@ int rlt__shm_attach(const struct rlt_rule *r, void **state, _Atomic uint32_t **o
 		if (rc == ATTACHED) {
 			*state = r->var == RLT_VAR_CONNS ? NULL : (char *)h + h->state_off;
 			*open = &h->open;
+			/* ftruncate gave zeroes: every holder free */
+			*holders = r->var == RLT_VAR_CONNS
+			                   ? (struct rlt__shm_holder *)((char *)h + h->state_off)
+			                   : NULL;
 			return 0;
 		}
 	}

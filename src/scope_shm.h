@@ -18,7 +18,20 @@
 #define RLT_SHM_PREFIX "rlthrottle."   /* the object is "/" RLT_SHM_PREFIX NAME */
 #define RLT_SHM_DIR "/dev/shm"         /* where Linux keeps POSIX shared memory */
 #define RLT_SHM_MAGIC 0x314d48532d544c52ull /* "RLT-SHM1" little-endian */
-#define RLT_SHM_LAYOUT 1u              /* bumped whenever the header or a state changes shape */
+#define RLT_SHM_LAYOUT 2u              /* bumped whenever the header or a state changes shape */
+#define RLT_SHM_HOLDERS 512            /* RLT_CONNS: processes that can hold slots at once */
+
+/*
+ * RLT_CONNS in a segment: who holds the slots counted in `open`, so that the slots of a
+ * process that died without closing (SIGKILL) can be taken back (conns.c). A process claims
+ * one entry (owner from 0 to its identity: pid and start time, so a reused pid is not taken
+ * for it) and counts its slots there; an entry whose owner is gone is emptied into `open`.
+ */
+struct rlt__shm_holder {
+	_Atomic uint64_t owner;  /* 0 free; pid | start time << 32; bit 63 while being emptied */
+	_Atomic uint32_t count;  /* slots of `open` this process holds */
+	uint32_t pad;
+};
 
 /* The head of a segment. Written once by the creator before `ready`, read-only after. */
 struct rlt__shm_hdr {
@@ -45,13 +58,14 @@ struct rlt__shm_hdr {
 
 /*
  * Maps the segment of a shared-scope rule, creating it when no process has yet. *state gets
- * the engine state (NULL for RLT_CONNS), *open the segment's RLT_CONNS counter. Returns 0, or a
+ * the engine state (NULL for RLT_CONNS), *open the segment's RLT_CONNS counter and *holders its
+ * table of RLT_SHM_HOLDERS holders (NULL but for RLT_CONNS). Returns 0, or a
  * negative errno with err->msg naming the variable, the rule and what is wrong (params that
  * differ from the creator's, a segment another user owns or can write, one that never became
  * ready). Waits at most about 2 s for a creator that is still setting the segment up.
  */
 int rlt__shm_attach(const struct rlt_rule *r, void **state, _Atomic uint32_t **open,
-                    struct rlt_error *err);
+                    struct rlt__shm_holder **holders, struct rlt_error *err);
 
 /* 1 when NAME is a valid scope name ([A-Za-z0-9._-]{1,RLT_NAME_MAX}, not "." or ".."). */
 int rlt__shm_name_ok(const char *name);

@@ -269,20 +269,14 @@ static int conns_try(struct rlt__sup *s, struct rlt__job *j)
 
 	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
-		uint32_t cur, limit = (uint32_t)r->rule.amount_num;
 		if (!(j->nmask & (1u << i)))
 			continue;
-		_Atomic uint32_t *w = r->shared_open ? r->shared_open : &r->open;
-		cur = atomic_load(w);
-		while (cur < limit && !atomic_compare_exchange_weak(w, &cur, cur + 1))
-			;
-		if (cur < limit) {
+		if (rlt__conns_take(r)) {
 			taken |= 1u << i;
 			continue;
 		}
-		for (unsigned k = 0; k < i; k++)
-			if (taken & (1u << k))
-				rlt__conns_give_back(s, 1u << k);
+		if (taken)
+			rlt__conns_give_back(s, taken);
 		int expired = j->conns_waiting && r->rule.max_wait_ns != RLT_NS_NEVER &&
 		              rlt__now() - j->conns_since >= r->rule.max_wait_ns;
 		if (r->rule.action == RLT_ACTION_REJECT || expired) {
@@ -316,9 +310,7 @@ static int conns_try(struct rlt__sup *s, struct rlt__job *j)
 			if (d) {
 				ADD(r->st.delayed, 1);
 				ADD(r->st.delay_ns_total, d);
-				uint64_t old = atomic_load(&r->st.delay_ns_max);
-				while (d > old && !atomic_compare_exchange_weak(&r->st.delay_ns_max, &old, d))
-					;
+				rlt__stat_max(&r->st.delay_ns_max, d);
 			}
 		}
 	}
@@ -348,12 +340,9 @@ static int slot_then_conns(struct rlt__sup *s, struct rlt__job *j)
 
 void rlt__conns_give_back(struct rlt__sup *s, uint32_t mask)
 {
-	for (unsigned i = 0; i < s->rs->n[RLT_VAR_CONNS]; i++) {
-		struct rlt__rt_rule *r = &s->rs->rules[RLT_VAR_CONNS][i];
-		if (mask & (1u << i))
-			atomic_fetch_sub(r->shared_open ? r->shared_open : &r->open, 1);
-	}
-	/* the waiters are retried by the loop, not from here: this runs inside other jobs' steps */
+	/* wakes waiters of other processes in shared scope; ours are retried by the loop, not
+	 * from here: this runs inside other jobs' steps */
+	rlt__conns_release(s->rs, mask);
 	conns_dirty = 1;
 }
 
@@ -1253,6 +1242,9 @@ static void sweep(struct rlt__sup *s)
 		}
 	}
 	rlt__tids_sweep(s);
+	/* a slot given back by another process (shared scope) wakes nobody here: look again */
+	if (s->conns_waiters)
+		conns_dirty = 1;
 }
 
 static void forward_signal(struct rlt__sup *s, int sig_fd)

@@ -39,8 +39,8 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 		return;
 	}
 	if (h->unit == RLT_UNIT_CONNS)
-		snprintf(what, sizeof what, "%s %llu open", rlt_var_name((enum rlt_var)h->var),
-		         (unsigned long long)h->rate_num);
+		snprintf(what, sizeof what, "%s %llu open (now %u)", rlt_var_name((enum rlt_var)h->var),
+		         (unsigned long long)h->rate_num, (unsigned)atomic_load(&h->open));
 	else if (h->algo == RLT_ALGO_TOKEN || h->algo == RLT_ALGO_LEAKY)
 		snprintf(what, sizeof what, "%s %s %.9g%s/s burst=%llu",
 		         rlt_var_name((enum rlt_var)h->var), rlt_algo_name((enum rlt_algo)h->algo),

@@ -51,7 +51,8 @@ static struct rlt_rule rule_of(enum rlt_var v, const char *fmt)
 static int attach(const struct rlt_rule *r, void **state, _Atomic uint32_t **open,
                   struct rlt_error *err)
 {
-	return rlt__shm_attach(r, state, open, err);
+	struct rlt__shm_holder *holders;
+	return rlt__shm_attach(r, state, open, &holders, err);
 }
 
 /* Two attachments of one scope are one budget. */
@@ -228,7 +229,7 @@ static void slow_creator_is_waited_for(void **s)
 		close(fd);
 		/* now let a normal creator finish: remove our placeholder, attach for real */
 		shm_unlink(path);
-		_exit(rlt__shm_attach(&r, &a, &o, &err) == 0 ? 0 : 1);
+		_exit(attach(&r, &a, &o, &err) == 0 ? 0 : 1);
 	}
 	char c;
 	assert_int_equal(read(go[0], &c, 1), 1);
@@ -261,7 +262,7 @@ static void creation_race(void **s)
 			close(gate[1]);
 			if (read(gate[0], &c, 1) != 0)
 				_exit(2);
-			if (rlt__shm_attach(&r, &a, &o, &err) != 0)
+			if (attach(&r, &a, &o, &err) != 0)
 				_exit(1);
 			for (int i = 0; i < 10; i++)
 				if (rlt_decide(&r.params, a, rlt__now(), 1, RLT_MODE_NOW, &at) == RLT_GO)

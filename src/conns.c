@@ -1,0 +1,268 @@
+/*
+ * conns.c: RLT_CONNS, connections open at once. One count per rule, in the process or in the
+ * rule's shared segment; a futex word either way, so that a delayed connect sleeps until a
+ * close.
+ *
+ * In shared scope the count is every process's, and a process can die holding slots (SIGKILL:
+ * no close runs), or fork and leave its connections to a child that closes them. So each
+ * process also counts the slots it holds in a holder entry of the segment (scope_shm.h): a
+ * forked child counts what it inherited as its own, each process gives back only what it
+ * holds, and when the limit is reached the entries of processes that are gone are emptied
+ * back into the count before a call is refused or waits. The order keeps any error on the
+ * safe side: a slot is added to the count before the holder and taken from the holder before
+ * the count, so a death in between leaves one slot lost, never a connection over the limit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "policy.h"
+#include "scope_shm.h"
+#include "wait.h"
+
+/* A process looks for dead holders at most this often (a look reads /proc once a holder). */
+#define RECLAIM_EVERY_NS (100 * 1000 * 1000ull)
+/* A delayed connect waiting for a close in shared scope looks again this often. */
+#define WAIT_SLICE_NS (200 * 1000 * 1000ull)
+#define EMPTYING (1ull << 63)
+#define START_MASK 0x7fffffffull
+
+#define ADD(field, v) atomic_fetch_add_explicit(&(field), (v), memory_order_relaxed)
+
+static _Atomic uint64_t self_id;       /* see rlt__conns_identity */
+static _Atomic uint64_t last_reclaim;  /* rlt__now() of the last look for dead holders */
+
+static _Atomic uint32_t *open_of(struct rlt__rt_rule *r)
+{
+	return r->shared_open ? r->shared_open : &r->open;
+}
+
+/* State letter and start time of a process, from /proc/PID/stat. Raw system calls: this runs
+ * inside the connect and accept hooks, which must not call hooked functions (read, close).
+ * 0, or -1 when the process is not there. */
+static int proc_stat(pid_t pid, char *state, uint64_t *start)
+{
+	char path[48], buf[1024];
+	int fd;
+	long n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything, the last ')' ends it */
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -1;
+	*state = p[2];
+	p += 2;
+	for (int field = 3; field < 22; field++) { /* field 22 is the start time */
+		p = strchr(p, ' ');
+		if (!p)
+			return -1;
+		p++;
+	}
+	*start = strtoull(p, NULL, 10);
+	return 0;
+}
+
+void rlt__conns_identity(void)
+{
+	pid_t pid = (pid_t)syscall(SYS_getpid);
+	uint64_t start = 0;
+	char st;
+
+	if (proc_stat(pid, &st, &start) != 0)
+		start = 0; /* no /proc: the pid alone (a reused pid then passes for us) */
+	atomic_store(&self_id, (uint64_t)(uint32_t)pid | (start & START_MASK) << 32);
+}
+
+/* The holder's process has ended (or is a zombie: its fds are closed already). */
+static int holder_gone(uint64_t owner)
+{
+	pid_t pid = (pid_t)(uint32_t)owner;
+	uint64_t want = owner >> 32 & START_MASK, start;
+	char st;
+
+	if (proc_stat(pid, &st, &start) != 0 || st == 'Z' || st == 'X')
+		return 1;
+	return want && (start & START_MASK) != want;
+}
+
+/* This process's holder entry of a shared rule, claimed on first use. NULL when the table is
+ * full: the process's slots are then counted but cannot be taken back after its death. */
+static struct rlt__shm_holder *mine(struct rlt__rt_rule *r)
+{
+	struct rlt__shm_holder *m = atomic_load_explicit(&r->mine, memory_order_acquire);
+	uint64_t id = atomic_load_explicit(&self_id, memory_order_relaxed);
+
+	if (m || !r->holders || !id)
+		return m;
+	for (unsigned i = 0; i < RLT_SHM_HOLDERS; i++) {
+		struct rlt__shm_holder *h = &r->holders[i];
+		uint64_t free_owner = 0;
+		if (!atomic_compare_exchange_strong(&h->owner, &free_owner, id))
+			continue;
+		struct rlt__shm_holder *none = NULL;
+		if (atomic_compare_exchange_strong(&r->mine, &none, h))
+			return h;
+		atomic_store(&h->owner, 0); /* another thread of ours claimed one first */
+		return none;
+	}
+	return NULL;
+}
+
+/* Empties the entries of dead processes back into the count. Returns the slots taken back. */
+static uint32_t reclaim(struct rlt__rt_rule *r)
+{
+	rlt_ns_t now = rlt__now();
+	uint64_t last = atomic_load(&last_reclaim);
+	uint64_t self = atomic_load(&self_id);
+	uint32_t back = 0;
+
+	if (last && now < last + RECLAIM_EVERY_NS)
+		return 0;
+	if (!atomic_compare_exchange_strong(&last_reclaim, &last, now))
+		return 0; /* another thread of ours is looking */
+	for (unsigned i = 0; i < RLT_SHM_HOLDERS; i++) {
+		struct rlt__shm_holder *h = &r->holders[i];
+		uint64_t o = atomic_load(&h->owner);
+		if (!o || (o & EMPTYING) || o == self || !holder_gone(o))
+			continue;
+		if (!atomic_compare_exchange_strong(&h->owner, &o, o | EMPTYING))
+			continue; /* another process is emptying it */
+		uint32_t n = atomic_exchange(&h->count, 0);
+		if (n) {
+			atomic_fetch_sub(open_of(r), n);
+			back += n;
+		}
+		atomic_store(&h->owner, 0);
+	}
+	if (back)
+		rlt__wake_all(open_of(r), 1);
+	return back;
+}
+
+int rlt__conns_take(struct rlt__rt_rule *r)
+{
+	uint32_t limit = (uint32_t)r->rule.amount_num;
+	_Atomic uint32_t *open = open_of(r);
+
+	/* Bounded: a second round only after dead holders gave slots back. */
+	for (int round = 0; round < 2; round++) {
+		uint32_t cur = atomic_load(open);
+		while (cur < limit) {
+			if (atomic_compare_exchange_weak(open, &cur, cur + 1)) {
+				struct rlt__shm_holder *m = mine(r);
+				if (m)
+					atomic_fetch_add(&m->count, 1);
+				return 1;
+			}
+		}
+		if (!r->holders || !reclaim(r))
+			return 0;
+	}
+	return 0;
+}
+
+void rlt__conns_give(struct rlt__rt_rule *r)
+{
+	struct rlt__shm_holder *m = r->holders ? atomic_load(&r->mine) : NULL;
+
+	if (m) {
+		/* not below 0: a slot taken while the table was full is in no entry */
+		uint32_t c = atomic_load(&m->count);
+		while (c && !atomic_compare_exchange_weak(&m->count, &c, c - 1))
+			;
+	}
+	atomic_fetch_sub(open_of(r), 1);
+	if (r->rule.action == RLT_ACTION_DELAY || r->shared_open)
+		rlt__wake_all(open_of(r), r->shared_open != NULL);
+}
+
+int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
+{
+	unsigned n = rs->n[RLT_VAR_CONNS];
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
+		uint32_t limit = (uint32_t)r->rule.amount_num;
+		rlt_ns_t start = 0, deadline = RLT_NS_NEVER;
+		int waited = 0;
+
+		if (!(mask & (1u << i)))
+			continue;
+		/* Bounded by max-wait (a delay without one waits for a close, as SPEC §3 says). */
+		while (!rlt__conns_take(r)) {
+			if (r->rule.action == RLT_ACTION_DELAY && !start) {
+				start = rlt__now();
+				if (r->rule.max_wait_ns != RLT_NS_NEVER)
+					deadline = start + r->rule.max_wait_ns;
+			}
+			uint32_t cur = atomic_load(open_of(r));
+			rlt_ns_t until = deadline;
+			if (r->holders && rlt__now() + WAIT_SLICE_NS < until)
+				until = rlt__now() + WAIT_SLICE_NS; /* then look for dead holders */
+			if (r->rule.action == RLT_ACTION_REJECT ||
+			    (cur >= limit &&
+			     rlt__wait_change(open_of(r), cur, until, r->shared_open != NULL) != 0 &&
+			     until == deadline)) {
+				rlt__conns_release(rs, mask & ((1u << i) - 1));
+				*err = r->rule.err;
+				if (rs->stats_on) {
+					ADD(r->st.calls, 1);
+					ADD(r->st.rejected, 1);
+				}
+				return -1;
+			}
+			waited = 1;
+		}
+		if (rs->stats_on) {
+			ADD(r->st.calls, 1);
+			ADD(r->st.allowed, 1);
+			ADD(r->st.units, 1);
+			if (waited) {
+				uint64_t d = rlt__now() - start;
+				ADD(r->st.delayed, 1);
+				ADD(r->st.delay_ns_total, d);
+				rlt__stat_max(&r->st.delay_ns_max, d);
+			}
+		}
+	}
+	return 0;
+}
+
+void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask)
+{
+	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++)
+		if (mask & (1u << i))
+			rlt__conns_give(&rs->rules[RLT_VAR_CONNS][i]);
+}
+
+void rlt__conns_forked(struct rlt__ruleset *rs, const uint32_t inherited[RLT_MAX_RULES_PER_VAR])
+{
+	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
+		if (!r->holders)
+			continue; /* process scope: the child's copy of the count has them */
+		atomic_store(&r->mine, NULL); /* that entry is the parent's */
+		if (!inherited[i])
+			continue;
+		/* open already, so counted even over the limit */
+		atomic_fetch_add(open_of(r), inherited[i]);
+		struct rlt__shm_holder *m = mine(r);
+		if (m)
+			atomic_fetch_add(&m->count, inherited[i]);
+	}
+}
