@@ -12,6 +12,7 @@
  */
 #include <limits.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
 
@@ -375,6 +376,56 @@ RLT_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 }
 
 /* off64_t and off_t are one type on the 64-bit ABIs we build for. */
+struct splice_ctx {
+	int in, out;
+	loff_t *off_in, *off_out;
+	unsigned flags;
+};
+
+static ssize_t splice_piece(void *c, size_t off, size_t len)
+{
+	struct splice_ctx *s = c;
+	(void)off; /* the kernel moves the offsets (or the file positions) itself */
+	return real_splice(s->in, s->off_in, s->out, s->off_out, len, s->flags);
+}
+
+/*
+ * splice moves bytes between a pipe and a file or socket without a copy (Go's io.Copy between
+ * two TCP connections, HAProxy, proxies). One end is a pipe, so at most one is a socket: a
+ * stream socket is paced as a send or a receive of the same length (pieces, each when the
+ * budget allows; splice may always return less than asked, and callers loop); a datagram
+ * socket's send is charged whole.
+ */
+RLT_EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len,
+                          unsigned flags)
+{
+	struct splice_ctx c = {in, out, off_in, off_out, flags};
+	struct rlt__fd *e;
+	enum rlt_var var = RLT_VAR_SEND;
+
+	rlt__ensure_real();
+	e = socket_for(out, RLT_VAR_SEND);
+	if (!e || !e->mask[RLT_VAR_SEND]) {
+		var = RLT_VAR_RECV;
+		e = socket_for(in, RLT_VAR_RECV);
+		if (!e || !e->mask[RLT_VAR_RECV] || is_dgram(e))
+			return real_splice(in, off_in, out, off_out, len, flags);
+	}
+	if (is_dgram(e)) {
+		struct rlt__ticket t;
+		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
+		                     rlt__conn_states(e), len, 1) != 0)
+			return rlt__fail(t.err);
+		ssize_t n = real_splice(in, off_in, out, off_out, len, flags);
+		int err = errno;
+		rlt__settle(&rlt__rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0);
+		errno = err;
+		return n;
+	}
+	return stream_io(var == RLT_VAR_SEND ? out : in, e, var, e->mask[var], len, e->nonblock, 0,
+	                 splice_piece, &c);
+}
+
 RLT_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t count)
 {
 	_Static_assert(sizeof(off64_t) == sizeof(off_t), "sendfile64 is sendfile here");

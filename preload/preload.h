@@ -33,6 +33,7 @@
 	X(ssize_t, writev, (int, const struct iovec *, int))                                     \
 	X(ssize_t, sendfile, (int, int, off_t *, size_t))                                        \
 	X(ssize_t, sendfile64, (int, int, off64_t *, size_t))                                    \
+	X(ssize_t, splice, (int, loff_t *, int, loff_t *, size_t, unsigned))                       \
 	X(ssize_t, recv, (int, void *, size_t, int))                                             \
 	X(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *, socklen_t *))         \
 	X(ssize_t, recvmsg, (int, struct msghdr *, int))                                         \

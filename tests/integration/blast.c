@@ -4,7 +4,7 @@
  *         -n BYTES      bytes to send on each connection (stream mode)
  *         -D SECONDS    instead of -n: send for this long, then stop (counted at the end)
  *         -s SIZE       bytes per call (default 16384)
- *         -m METHOD     write|send|sendto|sendmsg|sendmmsg|writev|sendfile (default write)
+ *         -m METHOD     write|send|sendto|sendmsg|sendmmsg|writev|sendfile|splice (default write)
  *         -N            SOCK_NONBLOCK, poll() for POLLOUT on EAGAIN
  *         -C            SOCK_CLOEXEC
  *         -k K          K connections, one thread each, each sends the same stream
@@ -124,6 +124,28 @@ static ssize_t one_call(int fd, unsigned long long pos, size_t n, unsigned *nmsg
 	if (!strcmp(method, "sendfile")) {
 		off_t off = (off_t)(pos % PAT_LEN);
 		return sendfile(fd, pat_fd, &off, n);
+	}
+	if (!strcmp(method, "splice")) {
+		/* the chunk from the pattern file into a pipe, then all of it from the pipe to the
+		 * socket (what a proxy does) */
+		static int p[2] = {-1, -1};
+		loff_t off = (loff_t)(pos % PAT_LEN);
+		if (p[0] < 0 && pipe(p) != 0)
+			return -1;
+		ssize_t in = splice(pat_fd, &off, p[1], NULL, n, 0);
+		size_t out = 0;
+		while (in > 0 && out < (size_t)in) {
+			ssize_t k = splice(p[0], NULL, fd, NULL, (size_t)in - out, 0);
+			if (k < 0 && errno == EAGAIN) {
+				struct pollfd w = {fd, POLLOUT, 0};
+				poll(&w, 1, 1000);
+				continue;
+			}
+			if (k <= 0)
+				return out ? (ssize_t)out : -1;
+			out += (size_t)k;
+		}
+		return in < 0 ? -1 : (ssize_t)out;
 	}
 	if (!strcmp(method, "sendmmsg")) {
 		struct mmsghdr mm[4];
@@ -287,7 +309,7 @@ int main(int argc, char **argv)
 	if ((port < 0 && !upath) || nconn < 1 || nconn > 64 || wsize < 1 || wsize > MAX_CALL || dsize > 65000) usage();
 	alarm((unsigned)tlimit);
 	pat = pattern_make();
-	if (!strcmp(method, "sendfile")) {
+	if (!strcmp(method, "sendfile") || !strcmp(method, "splice")) {
 		char tmpl[] = "/tmp/blast.XXXXXX";
 		pat_fd = mkstemp(tmpl);
 		if (pat_fd < 0) { perror("mkstemp"); return 2; }

@@ -3,7 +3,7 @@
  *   pull [-4|-6] [-h HOST] -p PORT | -U PATH     connect there (TCP or unix stream) and read to EOF
  *   pull -u [-4|-6] [-h BINDADDR] -P PORTFILE    UDP: bind, write the port, receive datagrams
  *        -c COUNT   UDP: stop after COUNT datagrams (else after IDLE_MS, -i, default 1500)
- *        -m METHOD  read|recv|recvfrom|recvmsg|recvmmsg|readv (default read)
+ *        -m METHOD  read|recv|recvfrom|recvmsg|recvmmsg|readv|splice (default read)
  *        -b SIZE    buffer per call (default 65536)
  *        -W         MSG_WAITALL (recv, recvfrom, recvmsg, recvmmsg)
  *        -N         SOCK_NONBLOCK and epoll_wait() for EPOLLIN before each read
@@ -40,6 +40,7 @@ static const char *method = "read";
 static int waitall, udp;
 static size_t bufsz = 65536;
 static unsigned char *buf;
+static int spipe[2] = {-1, -1}; /* -m splice: socket -> this pipe -> buf */
 
 /* One call; returns bytes (sum over messages for recvmmsg) and sets *nmsg, *lens for datagrams. */
 static ssize_t one_call(int fd, size_t n, unsigned *nmsg, size_t *lens)
@@ -48,6 +49,19 @@ static ssize_t one_call(int fd, size_t n, unsigned *nmsg, size_t *lens)
 	ssize_t r;
 	*nmsg = 1;
 	if (!strcmp(method, "read")) r = read(fd, buf, n);
+	else if (!strcmp(method, "splice")) {
+		if (spipe[0] < 0 && pipe(spipe) != 0)
+			return -1;
+		if (n > 65536)
+			n = 65536; /* what the pipe holds */
+		r = splice(fd, NULL, spipe[1], NULL, n, 0);
+		for (ssize_t got = 0; r > 0 && got < r;) { /* the pipe's bytes, to hash */
+			ssize_t k = read(spipe[0], buf + got, (size_t)(r - got));
+			if (k <= 0)
+				return -1;
+			got += k;
+		}
+	}
 	else if (!strcmp(method, "recv")) r = recv(fd, buf, n, fl);
 	else if (!strcmp(method, "recvfrom")) {
 		struct sockaddr_storage from;

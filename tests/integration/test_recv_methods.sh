@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPEC §3/§4: every receive entry point is throttled: read, recv, recvfrom, recvmsg, recvmmsg,
-# readv; MSG_WAITALL is honoured (full buffers). 2.5 MiB at 2 MiB/s, burst 512 KiB; bytes exact.
+# readv, and splice from the socket into a pipe; MSG_WAITALL is honoured (full buffers). 2.5 MiB at 2 MiB/s, burst 512 KiB; bytes exact.
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin source pull
 n=$((5 * 524288))
 SRC_ARGS="-n $n"
-for combo in read recv recvfrom recvmsg recvmmsg readv "recv -W" "recvmsg -W" "recvfrom -W -C"; do
+for combo in read recv recvfrom recvmsg recvmmsg readv splice "recv -W" "recvmsg -W" "recvfrom -W -C"; do
 	set -- $combo
 	m=$1; shift
 	label="$m$(echo "$*" | tr -d ' -')"
