@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -159,6 +160,12 @@ static void job_die(struct rlt__sup *s, struct rlt__job *j)
 
 static void finish(struct rlt__sup *s, struct rlt__job *j, int64_t result)
 {
+	if (j->nr == SYS_recvmmsg && j->op == OP_RECV && result >= 0) {
+		/* one message of `result` bytes (0 at the end of the stream) */
+		unsigned len = (unsigned)result;
+		rlt__mem_write(j->tid, j->args[1] + offsetof(struct mmsghdr, msg_len), &len, sizeof len);
+		result = 1;
+	}
 	if (j->op == OP_SENDFILE && j->off_addr && result > 0) {
 		/* sendfile with an offset: the kernel writes the new one back, so do we */
 		int64_t off = j->src_off;
@@ -193,14 +200,17 @@ static rlt_ns_t sock_timeout(int fd, uint32_t events)
  * first wait on the socket (the wait for its slot before it is the throttle's, as under the
  * preload, where the kernel's clock starts when the real call is made).
  */
-static void park(struct rlt__sup *s, struct rlt__job *j, uint32_t events)
+static void park_on(struct rlt__sup *s, struct rlt__job *j, int fd, uint32_t events)
 {
 	struct epoll_event ev = {.events = events | EPOLLONESHOT,
 	                         .data.ptr = (void *)((uintptr_t)j | 1)};
 	int op = EPOLL_CTL_MOD;
 
+	if (j->park_fd >= 0 && j->park_src != fd)
+		unpark(s, j); /* it waited on its socket, now on its pipe, or the other way */
 	if (j->park_fd < 0) {
-		j->park_fd = fcntl(j->sock->dup, F_DUPFD_CLOEXEC, 0);
+		j->park_src = fd;
+		j->park_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (j->park_fd < 0) {
 			finish(s, j, -ENOBUFS);
 			return;
@@ -223,6 +233,11 @@ static void park(struct rlt__sup *s, struct rlt__job *j, uint32_t events)
 		j->deadline = j->timeout_at;
 		rlt__heap_push(&s->heap, j); /* out of memory: it waits without its timeout */
 	}
+}
+
+static void park(struct rlt__sup *s, struct rlt__job *j, uint32_t events)
+{
+	park_on(s, j, j->sock->dup, events);
 }
 
 /* Waits on the timer heap when the slot is still ahead. 1: waiting; 0: go now. */
@@ -413,6 +428,19 @@ static void recv_out_params(struct rlt__job *j)
 }
 
 /* OP_SEND and OP_RECV: a stream call made by us, piece by piece. */
+/* The job's buffer, at least len bytes. 0 or -ENOMEM. */
+static int job_buf(struct rlt__job *j, size_t len)
+{
+	if (len <= j->buf_len)
+		return 0;
+	void *b = realloc(j->buf, len);
+	if (!b)
+		return -ENOMEM;
+	j->buf = b;
+	j->buf_len = len;
+	return 0;
+}
+
 static void step_io(struct rlt__sup *s, struct rlt__job *j)
 {
 	uint64_t piece_max = rlt__piece(s->rs, j->var, j->mask);
@@ -428,14 +456,9 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 				if (a > piece)
 					piece = a < want ? a : want;
 			}
-			if (piece > j->buf_len) {
-				void *b = realloc(j->buf, piece);
-				if (!b) {
-					finish(s, j, j->done ? (int64_t)j->done : -ENOMEM);
-					return;
-				}
-				j->buf = b;
-				j->buf_len = piece;
+			if (job_buf(j, piece) != 0) {
+				finish(s, j, j->done ? (int64_t)j->done : -ENOMEM);
+				return;
 			}
 			int rc = charge(j, piece, j->done == 0);
 			if (rc) {
@@ -529,6 +552,124 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			return;
 		}
 	}
+}
+
+/*
+ * OP_SPLICE_SEND / OP_SPLICE_RECV: splice between the program's pipe and a stream socket (Go's
+ * io.Copy between two connections, proxies). One piece a call, as splice may always return
+ * less than asked (callers loop). The program's pipe is reached through our duplicate, whose
+ * blocking is the program's, so nothing is asked of it that could wait:
+ *  - to the socket: tee (SPLICE_F_NONBLOCK) shows the pipe's next bytes without taking them,
+ *    send(MSG_DONTWAIT) sends what the socket takes, and exactly that is then read out of the
+ *    pipe (it is there); an empty pipe is waited for on epoll, not in a call;
+ *  - from the socket: no more than the pipe has room for is received (MSG_DONTWAIT) and
+ *    written into it; a full pipe is waited for on epoll.
+ * The charge is given back while the call waits for its pipe, and taken again after.
+ */
+static void step_splice(struct rlt__sup *s, struct rlt__job *j)
+{
+	int to_sock = j->op == OP_SPLICE_SEND;
+	ssize_t n;
+	int err;
+
+	if (!j->charged) {
+		uint64_t pmax = rlt__piece(s->rs, j->var, j->mask);
+		uint64_t piece = j->total < pmax ? j->total : pmax;
+		if (job_buf(j, piece) != 0) {
+			finish(s, j, -ENOMEM);
+			return;
+		}
+		int rc = charge(j, piece, 1);
+		if (rc) {
+			finish(s, j, rc);
+			return;
+		}
+		j->piece = piece;
+	}
+	if (wait_slot(s, j, j->t.go))
+		return;
+	if (to_sock) {
+		ssize_t t = tee(j->src_fd, s->tee_pipe[1], j->piece, SPLICE_F_NONBLOCK);
+		if (t <= 0) {
+			err = errno;
+			settle(j, 0, 0);
+			if (t == 0) /* empty, and no writer left: the end */
+				finish(s, j, 0);
+			else if (err != EAGAIN || j->nonblock)
+				finish(s, j, -err);
+			else
+				park_on(s, j, j->src_fd, EPOLLIN);
+			return;
+		}
+		for (ssize_t got = 0; got < t;) { /* our own pipe: all of it is there */
+			ssize_t k = read(s->tee_pipe[0], (char *)j->buf + got, (size_t)(t - got));
+			if (k <= 0) {
+				settle(j, 0, 0);
+				finish(s, j, -EIO);
+				return;
+			}
+			got += k;
+		}
+		if (!rlt__notif_valid(s->notify_fd, j->id)) {
+			job_die(s, j);
+			return;
+		}
+		n = send(j->sock->dup, j->buf, (size_t)t,
+		         MSG_DONTWAIT | MSG_NOSIGNAL | ((j->flags & SPLICE_F_MORE) ? MSG_MORE : 0));
+		err = errno;
+		/* what went out leaves the pipe, as splice would have taken it */
+		if (n > 0 && read(j->src_fd, j->buf, (size_t)n) != n)
+			rlt__sup_log(s, RLT_LOG_WARN, j->proc->tgid,
+			             "splice: the pipe of fd %d was read by another thread meanwhile",
+			             (int)j->args[0]);
+	} else {
+		int cap = fcntl(j->src_fd, F_GETPIPE_SZ), queued = 0;
+		if (cap < 0 || ioctl(j->src_fd, FIONREAD, &queued) != 0)
+			cap = queued = 0;
+		size_t room = cap > queued ? (size_t)(cap - queued) : 0;
+		if (!room) {
+			settle(j, 0, 0);
+			if (j->nonblock)
+				finish(s, j, -EAGAIN);
+			else
+				park_on(s, j, j->src_fd, EPOLLOUT);
+			return;
+		}
+		if (!rlt__notif_valid(s->notify_fd, j->id)) {
+			job_die(s, j);
+			return;
+		}
+		n = recv(j->sock->dup, j->buf, j->piece < room ? j->piece : room, MSG_DONTWAIT);
+		err = errno;
+		for (ssize_t put = 0; n > 0 && put < n;) { /* there is room: this does not wait */
+			ssize_t k = write(j->src_fd, (char *)j->buf + put, (size_t)(n - put));
+			if (k <= 0) {
+				rlt__sup_log(s, RLT_LOG_WARN, j->proc->tgid,
+				             "splice: %zd bytes lost: the pipe of fd %d filled meanwhile",
+				             n - put, (int)j->args[2]);
+				break;
+			}
+			put += k;
+		}
+	}
+	if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
+		if (j->nonblock) {
+			settle(j, 0, 0);
+			finish(s, j, -EAGAIN);
+		} else {
+			park(s, j, to_sock ? EPOLLOUT : EPOLLIN); /* holding its charge */
+		}
+		return;
+	}
+	if (n < 0) {
+		settle(j, 0, 0);
+		if (err == EPIPE && to_sock)
+			syscall(SYS_tgkill, j->proc->tgid, j->tid, SIGPIPE);
+		finish(s, j, -err);
+		return;
+	}
+	settle(j, (uint64_t)n, 1);
+	finish(s, j, n);
 }
 
 /* OP_DGRAM_RECV: a datagram is charged whole, once it is there to be measured. */
@@ -711,6 +852,8 @@ static void step(struct rlt__sup *s, struct rlt__job *j)
 	case OP_SENDFILE:
 	case OP_RECV: step_io(s, j); break;
 	case OP_DGRAM_RECV: step_dgram_recv(s, j); break;
+	case OP_SPLICE_SEND:
+	case OP_SPLICE_RECV: step_splice(s, j); break;
 	case OP_ACCEPT: step_accept(s, j); break;
 	}
 }
@@ -828,16 +971,17 @@ static void on_recv(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 		j->msg_addr = a[1];
 		break;
 	}
-	default: /* recvmmsg on a stream: rare; charged its first message's room, made by the kernel */
-		j->op = OP_CONTINUE;
-		{
-			struct mmsghdr m;
-			rc = rlt__mem_read(j->tid, a[1], &m, sizeof m);
-			if (rc == 0)
-				rc = job_iov(j, (uint64_t)(uintptr_t)m.msg_hdr.msg_iov,
-				             m.msg_hdr.msg_iovlen);
-		}
+	default: { /* recvmmsg on a stream (no message boundaries): made by us into its first
+	            * message, what the budget allows, and answered 1 (finish) */
+		struct mmsghdr m;
+		rc = a[2] ? rlt__mem_read(j->tid, a[1], &m, sizeof m) : -EINVAL;
+		if (rc == 0 && m.msg_hdr.msg_controllen && k->af == AF_UNIX)
+			j->op = OP_CONTINUE; /* fds in flight: as recvmsg above */
+		if (rc == 0)
+			rc = job_iov(j, (uint64_t)(uintptr_t)m.msg_hdr.msg_iov, m.msg_hdr.msg_iovlen);
+		j->msg_addr = a[1]; /* a struct mmsghdr starts with its struct msghdr */
 		break;
+	}
 	}
 	if (rc) {
 		/* a bad pointer or count: the kernel reports it itself */
@@ -1033,6 +1177,63 @@ static void on_connect(struct rlt__sup *s, const struct seccomp_notif *req, stru
 	step(s, j);
 }
 
+/* splice(in, off_in, out, off_out, len, flags): one end is a pipe, so at most one is a socket.
+ * A stream socket with a rule for the direction makes it a job; anything else goes through. */
+static void on_splice(struct rlt__sup *s, const struct seccomp_notif *req)
+{
+	uint64_t a[6];
+	int rc = 0, sockfd = -1, pipefd = -1;
+	enum rlt_var var = RLT_VAR_SEND;
+	struct rlt__sock *k = NULL;
+	struct rlt__proc *p;
+
+	memcpy(a, req->data.args, sizeof a);
+	p = rlt__proc_of_tid(s, (pid_t)req->pid, &rc);
+	if (p && s->rs->n[RLT_VAR_SEND]) {
+		k = rlt__fd_facts(s, p, (int)a[2], &rc);
+		if (k && k != RLT_NOT_SOCKET && k->type == SOCK_STREAM && k->mask[RLT_VAR_SEND] &&
+		    !a[1]) {
+			sockfd = (int)a[2];
+			pipefd = (int)a[0];
+		}
+	}
+	if (sockfd < 0 && p && s->rs->n[RLT_VAR_RECV]) {
+		k = rlt__fd_facts(s, p, (int)a[0], &rc);
+		if (k && k != RLT_NOT_SOCKET && k->type == SOCK_STREAM && k->mask[RLT_VAR_RECV] &&
+		    !a[3]) {
+			sockfd = (int)a[0];
+			pipefd = (int)a[2];
+			var = RLT_VAR_RECV;
+		}
+	}
+	/* an offset on the pipe's side is the kernel's to refuse (ESPIPE); a length 0 is 0 */
+	if (sockfd < 0 || a[4] == 0) {
+		answer_continue(s, req->id);
+		return;
+	}
+	if (s->tee_pipe[0] <= 0 && pipe2(s->tee_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+		fcntl(s->tee_pipe[0], F_SETPIPE_SZ, 1 << 20); /* a piece at once, when allowed */
+	struct rlt__job *j = job_new(s, req, p, sockfd, k,
+	                             var == RLT_VAR_SEND ? OP_SPLICE_SEND : OP_SPLICE_RECV, var,
+	                             k->mask[var]);
+	struct stat st;
+	if (!j) {
+		rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+		return;
+	}
+	j->src_fd = rlt__getfd(p->pidfd, pipefd);
+	if (j->src_fd < 0 || fstat(j->src_fd, &st) != 0 || !S_ISFIFO(st.st_mode) ||
+	    s->tee_pipe[0] <= 0) {
+		job_end(s, j);
+		answer_continue(s, req->id);
+		return;
+	}
+	j->total = a[4];
+	j->flags = (int)a[5];
+	j->nonblock = (a[5] & SPLICE_F_NONBLOCK) || (fcntl(k->dup, F_GETFL) & O_NONBLOCK);
+	step(s, j);
+}
+
 static void on_notification(struct rlt__sup *s, const struct seccomp_notif *r)
 {
 	const struct seccomp_notif req = *r;
@@ -1083,6 +1284,9 @@ static void on_notification(struct rlt__sup *s, const struct seccomp_notif *r)
 	case SYS_connect:
 		var = RLT_VAR_CONNECT;
 		break;
+	case SYS_splice:
+		on_splice(s, &req);
+		return;
 	case SYS_accept:
 	case SYS_accept4:
 		var = RLT_VAR_ACCEPT;

@@ -39,7 +39,7 @@ struct report {
  * calls that create fds (socket, dup, fcntl) need no notification. */
 static const char *const notified[] = {
 	"connect", "accept", "accept4", "sendto", "sendmsg", "sendmmsg", "recvfrom", "recvmsg",
-	"recvmmsg", "read", "write", "readv", "writev", "sendfile",
+	"recvmmsg", "read", "write", "readv", "writev", "sendfile", "splice",
 	"close", "dup2", "dup3", "close_range", "execve", "execveat",
 };
 

@@ -5,7 +5,7 @@
  *
  * Shape. The launcher forks; the child installs a libseccomp filter (seccomp_child.c) that sends
  * connect, accept, accept4, the send and receive calls (sendto, sendmsg, sendmmsg, recvfrom,
- * recvmsg, recvmmsg, read, write, readv, writev, sendfile) and the calls that release or
+ * recvmsg, recvmmsg, read, write, readv, writev, sendfile, splice) and the calls that release or
  * replace fd numbers (close, dup2, dup3, close_range, execve, execveat) to user notification,
  * passes the listener to us over a socketpair (SCM_RIGHTS), waits for our go-ahead and execs
  * the command. Threads and children of the command inherit the filter. We decide with the
@@ -65,9 +65,13 @@
  *    back, or its file position moved on with lseek, as the kernel does): servers send whole
  *    files in one call (busybox httpd asks for 2^63 bytes), which charged whole would be one
  *    burst of the file, or a reject. CONTINUE is not possible for it: it cannot be shortened.
+ *  - splice between a pipe and a stream socket is made by us, one piece a call (see
+ *    step_splice: tee to look at the pipe, send, then take out of the pipe what went; or recv
+ *    no more than the pipe has room for, then write). recvmmsg on a stream is made by us into
+ *    its first message and answered 1.
  *  - sendmmsg, sendmsg with ancillary data and sendfile from a pipe (no offset to read at) are
- *    charged whole and CONTINUEd (a burst of at most their size); recvmmsg is charged its first
- *    datagram only. These are the known bounds of this version.
+ *    charged whole and CONTINUEd (a burst of at most their size); recvmmsg on datagrams is
+ *    charged its first datagram only. These are the known bounds of this version.
  *  - connect is charged before (the attempt is what the rule counts), then CONTINUEd;
  *    RLT_CONNS takes a slot before it and holds it until the fd is closed (a connect that
  *    fails holds it until the program closes the socket: we do not see the outcome).

@@ -65,6 +65,8 @@ enum rlt__op {
 	OP_RECV,       /* a stream receive made on the program's behalf */
 	OP_SEND,       /* a stream send made on the program's behalf */
 	OP_SENDFILE,   /* sendfile to a stream, made on its behalf from our duplicate of the file */
+	OP_SPLICE_SEND, /* splice from a pipe to a stream, made on its behalf (tee, send, consume) */
+	OP_SPLICE_RECV, /* splice from a stream to a pipe, made on its behalf (recv, write) */
 	OP_DGRAM_RECV, /* a datagram receive: learn its size, charge it whole, then CONTINUE */
 	OP_ACCEPT,     /* accept made on the program's behalf, then the fd installed in it */
 };
@@ -106,7 +108,8 @@ struct rlt__job {
 	int nonblock;           /* O_NONBLOCK or MSG_DONTWAIT: answer EAGAIN rather than park */
 	int waitall;            /* MSG_WAITALL */
 	int flags;              /* the call's MSG_* flags */
-	int park_fd;            /* our own duplicate registered with epoll while PH_READY */
+	int park_fd;            /* our own duplicate registered with epoll while PH_READY ... */
+	int park_src;           /* ... of this fd (the socket's duplicate, or src_fd) */
 	uint32_t park_events;
 	int accepted;           /* OP_ACCEPT: the connection we accepted (-1: none) */
 	int cloexec;            /* OP_ACCEPT: SOCK_CLOEXEC asked for */
@@ -120,7 +123,7 @@ struct rlt__job {
 	unsigned iovcnt;
 	uint64_t msg_addr;      /* recvmsg: the program's struct msghdr, to write back */
 	uint64_t from_addr, fromlen_addr; /* recvfrom: the address out-parameters */
-	int src_fd;             /* OP_SENDFILE: our duplicate of the file sent from */
+	int src_fd;             /* OP_SENDFILE: our duplicate of the file; OP_SPLICE_*: of the pipe */
 	int64_t src_off;        /* OP_SENDFILE: where the next piece is read from */
 	uint64_t off_addr;      /* OP_SENDFILE: the program's offset argument (0: the file's own) */
 	struct rlt__peer apeer; /* OP_ACCEPT: its remote end */
@@ -174,6 +177,7 @@ struct rlt__sup {
 	unsigned parked;                         /* jobs in PH_READY */
 	unsigned njobs;                          /* jobs alive or remembered */
 	struct rlt__job *graveyard;              /* ended jobs, freed after the next batch */
+	int tee_pipe[2];                         /* splice: where a pipe's bytes are looked at */
 	uint64_t notifications, continued_fast;  /* counters for the debug log */
 
 	/* The notification lane (notify_loop.c): a thread blocked in NOTIF_RECV. Everything

@@ -228,7 +228,8 @@ do_send() {
 }
 
 # do_recv LABEL PULL_ARGS...: start a source (options in $SRC_ARGS, e.g. "-n 1000000"), run pull
-# preloaded, check pull got exactly what the source sent. Sets P_OUT and SRC_OUT.
+# preloaded (UNDER_SECCOMP=1: under `rlthrottle --seccomp`), check pull got exactly what the
+# source sent. Sets P_OUT and SRC_OUT.
 do_recv() {
 	local label=$1; shift
 	start_srv "source_$label" source ${SRC_ARGS:-}
@@ -236,7 +237,9 @@ do_recv() {
 	P_OUT=$T/pull_$label.out
 	SRC_OUT=$T/source_$label.out
 	local rc=0
-	env LD_PRELOAD="$RLT_LIB" "$ITEST_BIN/pull" -p "$SRV_PORT" "$@" >"$P_OUT" 2>"$T/pull_$label.err" || rc=$?
+	local run=(env LD_PRELOAD="$RLT_LIB")
+	[ -n "${UNDER_SECCOMP:-}" ] && run=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
+	"${run[@]}" "$ITEST_BIN/pull" -p "$SRV_PORT" "$@" >"$P_OUT" 2>"$T/pull_$label.err" || rc=$?
 	wait_pid "$spid" 20 || { show "$P_OUT" "$T/pull_$label.err"; fail "$label: source did not finish"; }
 	if [ $rc -ne 0 ]; then show "$P_OUT" "$T/pull_$label.err" "$SRC_OUT"; fail "$label: pull exited $rc"; fi
 	local sent got fs fg
