@@ -5,6 +5,7 @@
 #ifndef RLT_SUPERVISOR_H
 #define RLT_SUPERVISOR_H
 
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -58,7 +59,7 @@ struct rlt__proc {
 	struct rlt__proc *next;      /* hash chain */
 };
 
-/* ----- a call that is not answered at once (notify_loop.c) ----- */
+/* ----- a call that is not answered at once (jobs.c) ----- */
 
 enum rlt__op {
 	OP_CONTINUE,   /* charge, wait for the slot, then let the kernel make the call */
@@ -180,6 +181,8 @@ struct rlt__sup {
 	int tee_pipe[2];                         /* splice: where a pipe's bytes are looked at */
 	uint64_t notifications, continued_fast;  /* counters for the debug log */
 
+	int conns_dirty;                         /* a slot came free: retry the waiting list */
+
 	/* The notification lane (notify_loop.c): a thread blocked in NOTIF_RECV. Everything
 	 * above is used under lock, by the lane and by the epoll loop alike. */
 	pthread_mutex_t lock;
@@ -248,8 +251,38 @@ void rlt__tids_sweep(struct rlt__sup *s);
 /* Forgets every process (at the end). */
 void rlt__procs_free(struct rlt__sup *s);
 
-/* Gives back RLT_CONNS slots and wakes connects waiting for one (notify_loop.c). */
+/* Gives back RLT_CONNS slots and wakes connects waiting for one (jobs.c). */
 void rlt__conns_give_back(struct rlt__sup *s, uint32_t mask);
+
+/* ----- jobs (jobs.c) and what a notification becomes (on_call.c) ----- */
+
+/* A job is tagged with bit 0 in epoll (our own fds are small even numbers, processes the
+ * rest). */
+#define RLT__JOB_TAG(j) ((void *)((uintptr_t)(j) | 1))
+
+struct rlt__job *rlt__job_new(struct rlt__sup *s, const struct seccomp_notif *req,
+                              struct rlt__proc *p, int fd, struct rlt__sock *k, enum rlt__op op,
+                              enum rlt_var var, uint32_t mask);
+/* Reads the program's iovec into the job. 0 or -errno. */
+int rlt__job_iov(struct rlt__job *j, uint64_t addr, uint64_t cnt);
+/* The job of a thread (one call at a time), or NULL. */
+struct rlt__job *rlt__job_of_tid(struct rlt__sup *s, pid_t tid);
+/* The call is O_NONBLOCK or MSG_DONTWAIT. */
+int rlt__job_nonblocking(const struct rlt__job *j);
+/* Moves a job on: from new, from its slot, from its socket being ready. */
+void rlt__job_step(struct rlt__sup *s, struct rlt__job *j);
+/* The call is over: what it holds goes back; it is freed after the loop's next batch. */
+void rlt__job_end(struct rlt__sup *s, struct rlt__job *j);
+/* Steps the jobs whose time has come (slots, SO_*TIMEO, RLT_CONNS max-wait). */
+void rlt__jobs_run_due(struct rlt__sup *s);
+/* Retries the jobs waiting for an RLT_CONNS slot, oldest first. */
+void rlt__jobs_retry_conns(struct rlt__sup *s);
+/* Ends what was left behind (threads that left their calls) and forgets ended threads. */
+void rlt__jobs_sweep(struct rlt__sup *s);
+/* Frees the ended jobs: only when no harvested epoll event can still name them. */
+void rlt__jobs_graveyard_free(struct rlt__sup *s);
+/* Answers or turns into a job one notification (on_call.c). */
+void rlt__on_notification(struct rlt__sup *s, const struct seccomp_notif *req);
 
 /* ----- the program's memory and calls made for it (remote_io.c) ----- */
 
