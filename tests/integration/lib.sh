@@ -53,6 +53,15 @@ need_ipv6() {
 
 # Run a command with the library preloaded (variables go before: pre VAR=x cmd ...).
 pre() { env LD_PRELOAD="$RLT_LIB" "$@"; }
+# throttled CMD...: CMD preloaded, or under `rlthrottle --seccomp` when UNDER_SECCOMP is set
+# (the RLT_* variables come from the caller either way).
+throttled() {
+	if [ -n "${UNDER_SECCOMP:-}" ]; then
+		"$(dirname "$RLT_LIB")/rlthrottle" --seccomp -- "$@"
+	else
+		pre "$@"
+	fi
+}
 
 # bg NAME CMD...: start CMD in the background, stdout to $T/NAME.out, stderr to $T/NAME.err,
 # record its PID (LAST_PID and the cleanup list).
@@ -212,9 +221,7 @@ do_send() {
 	B_OUT=$T/blast_$label.out
 	S_OUT=$T/sink_$label.out
 	local rc=0
-	local run=(env LD_PRELOAD="$RLT_LIB")
-	[ -n "${UNDER_SECCOMP:-}" ] && run=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
-	"${run[@]}" "$ITEST_BIN/blast" -p "$SRV_PORT" "$@" >"$B_OUT" 2>"$T/blast_$label.err" || rc=$?
+	throttled "$ITEST_BIN/blast" -p "$SRV_PORT" "$@" >"$B_OUT" 2>"$T/blast_$label.err" || rc=$?
 	wait_pid "$spid" 20 || { show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: sink did not finish"; }
 	if [ $rc -ne 0 ]; then show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: blast exited $rc"; fi
 	if [ -z "${NOCHECK:-}" ]; then
@@ -237,9 +244,7 @@ do_recv() {
 	P_OUT=$T/pull_$label.out
 	SRC_OUT=$T/source_$label.out
 	local rc=0
-	local run=(env LD_PRELOAD="$RLT_LIB")
-	[ -n "${UNDER_SECCOMP:-}" ] && run=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
-	"${run[@]}" "$ITEST_BIN/pull" -p "$SRV_PORT" "$@" >"$P_OUT" 2>"$T/pull_$label.err" || rc=$?
+	throttled "$ITEST_BIN/pull" -p "$SRV_PORT" "$@" >"$P_OUT" 2>"$T/pull_$label.err" || rc=$?
 	wait_pid "$spid" 20 || { show "$P_OUT" "$T/pull_$label.err"; fail "$label: source did not finish"; }
 	if [ $rc -ne 0 ]; then show "$P_OUT" "$T/pull_$label.err" "$SRC_OUT"; fail "$label: pull exited $rc"; fi
 	local sent got fs fg

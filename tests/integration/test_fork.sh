@@ -12,8 +12,7 @@ need_bin sink forker
 for how in preload seccomp; do
 	start_srv sink sink -n 2
 	spid=$LAST_PID
-	if [ $how = preload ]; then run=(pre); else run=("$RLTHROTTLE" --seccomp --); fi
-	RLT_SEND="100KiB/s burst=100KiB" "${run[@]}" "$ITEST_BIN/forker" fork -p "$SRV_PORT" -P 102400 -n 204800 >"$T/f.out" 2>"$T/f.err" ||
+	UNDER_SECCOMP=$([ $how = seccomp ] && echo 1) RLT_SEND="100KiB/s burst=100KiB" throttled "$ITEST_BIN/forker" fork -p "$SRV_PORT" -P 102400 -n 204800 >"$T/f.out" 2>"$T/f.err" ||
 		{ show "$T/f.out" "$T/f.err"; fail "$how: forker failed"; }
 	wait_pid "$spid" 20 || fail "$how: sink did not finish"
 	show "$T/f.out" "$T/sink.out"
