@@ -92,8 +92,9 @@ static void catch_fatal_signals(void)
 {
 	/* Only signals the program has left at their default: a handler it installs later
 	 * replaces ours, which is what it asked for. SIGINT is left alone because interpreters
-	 * (python) install their own only where they find SIG_DFL. */
-	static const int sigs[] = {SIGTERM, SIGHUP};
+	 * (python) install their own only where they find SIG_DFL. SIGPIPE is how a network
+	 * program that writes to a closed connection usually dies. */
+	static const int sigs[] = {SIGTERM, SIGHUP, SIGPIPE};
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
 		struct sigaction old;
 		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) {

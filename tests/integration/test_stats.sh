@@ -71,6 +71,16 @@ pid=$(kv pid "$T/c.out")
 python3 "$T/check.py" "$T/c.json" "$pid" RLT_CONNECT calls=3 allowed=2 rejected=1 units=2 ||
 	{ show "$T/c.json"; fail "stats content (reject)"; }
 
+# 3b. a program killed by SIGPIPE (yes, writing into a pipe whose reader has gone) still leaves
+# its summary, and still dies of SIGPIPE
+need_cmd yes head
+RLT_STATS="$T/pipe.%p.json" RLT_SEND="100MB/s" pre yes | head -c 1 >/dev/null
+assert_eq "exit status of the writer (128 + SIGPIPE)" 141 "${PIPESTATUS[0]}"
+f=$(ls "$T"/pipe.*.json 2>/dev/null | head -1)
+[ -n "$f" ] || fail "no summary from a process killed by SIGPIPE"
+bp=$(basename "$f" .json | sed 's/^pipe\.//')
+python3 "$T/check.py" "$f" "$bp" RLT_SEND calls=0 units=0 || { show "$f"; fail "stats content (killed by SIGPIPE)"; }
+
 # 4. RLT_STATS=stderr
 RLT_STATS=stderr RLT_SEND="100MB/s" do_send s4 -n 5000 -s 5000
 pid=$(kv pid "$B_OUT")
