@@ -89,6 +89,40 @@ typedef ssize_t (*piece_fn)(void *ctx, size_t off, size_t len);
 
 /* ----- streams ----- */
 
+/*
+ * A blocking stream receive under rules that admit every charge (rlt__always_admits): the
+ * piece is received first, as the program asked (blocking, with its SO_RCVTIMEO and its
+ * signal semantics), then charged and waited for. A receive that waits for data then holds
+ * no reservation: a hundred threads blocked on idle connections would otherwise hold a
+ * hundred pieces of the budget and hold up the busy ones. What arrives early waits in the
+ * program's buffer, at most one piece (10 ms of the rate) ahead of the rate.
+ */
+static ssize_t recv_then_charge(struct rlt__fd *e, uint32_t mask, size_t total, int waitall,
+                                piece_fn fn, void *ctx)
+{
+	uint64_t piece_max = rlt__piece(&rlt__rules, RLT_VAR_RECV, mask);
+	size_t done = 0;
+
+	do {
+		struct rlt__ticket t;
+		size_t want = total - done, piece = want < piece_max ? want : (size_t)piece_max;
+		ssize_t n = fn(ctx, done, piece);
+		if (n <= 0)
+			return done ? (ssize_t)done : n; /* the end of the stream, or its errno */
+		int err = errno;
+		/* the clock is read after the call: a reading from before it would date the charge
+		 * back by as long as the call waited for data, and give that time away */
+		rlt__charge_wait_at(&rlt__rules, &t, RLT_VAR_RECV, mask, rlt__conn_states(e),
+		                    (uint64_t)n, done == 0, rlt__now());
+		rlt__settle(&rlt__rules, &t, (uint64_t)n, done == 0);
+		errno = err;
+		done += (size_t)n;
+		if ((size_t)n < piece || !waitall)
+			break;
+	} while (done < total);
+	return (ssize_t)done;
+}
+
 static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t mask, size_t total,
                          int nonblock, int waitall, piece_fn fn, void *ctx)
 {
@@ -100,6 +134,8 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 	(void)fd;
 	if (total == 0)
 		return fn(ctx, 0, 0);
+	if (var == RLT_VAR_RECV && !nonblock && rlt__always_admits(&rlt__rules, var, mask))
+		return recv_then_charge(e, mask, total, waitall, fn, ctx);
 	do {
 		struct rlt__ticket t;
 		size_t want = total - done, piece = want < piece_max ? want : (size_t)piece_max;

@@ -138,6 +138,19 @@ int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)
 	return 0;
 }
 
+int rlt__always_admits(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)
+{
+	for (unsigned i = 0; i < rs->n[var]; i++) {
+		const struct rlt__rt_rule *r = &rs->rules[var][i];
+		if (!(mask & (1u << i)))
+			continue;
+		if (r->rule.action != RLT_ACTION_DELAY || r->rule.params.max_wait_ns != RLT_NS_NEVER ||
+		    r->rule.params.algo != RLT_ALGO_TOKEN || r->redis)
+			return 0;
+	}
+	return 1;
+}
+
 static uint64_t piece_of(const struct rlt_rule *r)
 {
 	const struct rlt_params *p = &r->params;

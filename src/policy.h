@@ -106,6 +106,10 @@ void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block);
 /* The largest piece (bytes) a call under `mask` of var should move in one real call. */
 uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
 
+/* Whether every rule of var in mask admits any charge, at worst later: token buckets that delay
+ * with no max-wait (a leaky bucket overflows, a window's wait is bounded by max-wait, a redis
+ * rule may fall back to deny). Such a charge may be made after the call it pays for. */
+int rlt__always_admits(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
 /* Whether any rule of var in mask rejects rather than delays. */
 int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
 

@@ -12,6 +12,9 @@
  *        -S SCRIPT  script mode: steps "BYTES" (one call with a buffer of that size, result
  *                   printed) or "sleep:MS"
  *        -D SECONDS stop reading after this long (stream: close early; for benchmarks)
+ *        -I N -J PORT  first open N more connections to 127.0.0.1:PORT, each with a thread
+ *                   blocked in read() on it (idle readers: the server sends nothing there);
+ *                   total_ns then counts from after they are blocked
  *        -x         do not hash;  -T SECONDS  hard limit (alarm, default 60)
  * Output: pid=P recv=BYTES msgs=M calls=C eagain=E short=S elapsed_ns=NS total_ns=NS cpu_ns=NS
  *         fnv=HEX minsz=A maxsz=B late_bytes=L late_ns=LN errors=N lasterr=NAME
@@ -22,6 +25,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,14 +109,42 @@ static ssize_t one_call(int fd, size_t n, unsigned *nmsg, size_t *lens)
 	return r;
 }
 
+static void *idle_reader(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char b[65536];
+	while (read(fd, b, sizeof b) > 0) /* blocks: nothing comes until the server closes */
+		;
+	return NULL;
+}
+
+/* N connections to port, each with a detached thread blocked in read(). 0 or -1. */
+static int idle_readers(int n, int port)
+{
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+		    pthread_create(&t, NULL, idle_reader, (void *)(intptr_t)fd) != 0)
+			return -1;
+		pthread_detach(t);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int opt, fam = AF_INET, nonblock = 0, cloexec = 0, tlimit = 60, nohash = 0, idle_ms = 1500;
-	int port = -1;
+	int port = -1, nidle = 0, idle_port = -1;
 	unsigned long long count = 0, early_ms = 0;
 	double duration = 0;
 	const char *host = NULL, *upath = NULL, *portfile = NULL, *script = NULL;
-	while ((opt = getopt(argc, argv, "46h:p:U:uP:c:i:m:b:WNCe:S:xD:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "46h:p:U:uP:c:i:m:b:WNCe:S:xD:T:I:J:")) != -1) {
 		switch (opt) {
 		case '4': fam = AF_INET; break;
 		case '6': fam = AF_INET6; break;
@@ -133,6 +165,8 @@ int main(int argc, char **argv)
 		case 'x': nohash = 1; break;
 		case 'D': duration = atof(optarg); break;
 		case 'T': tlimit = atoi(optarg); break;
+		case 'I': nidle = atoi(optarg); break;
+		case 'J': idle_port = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: pull [-4|-6] [-h HOST] -p PORT|-U PATH|-u -P PORTFILE [-c N] [-m METHOD] "
 					"[-b SIZE] [-W] [-N] [-C] [-e MS] [-S SCRIPT] [-x] [-T SEC]\n");
@@ -141,6 +175,14 @@ int main(int argc, char **argv)
 	}
 	if ((!udp && port < 0 && !upath) || (udp && !portfile) || bufsz < 16 || bufsz > (64u << 20)) return 2;
 	alarm((unsigned)tlimit);
+	if (nidle > 0 && (idle_port <= 0 || idle_readers(nidle, idle_port) != 0)) {
+		perror("pull: idle connections");
+		return 1;
+	}
+	if (nidle > 0) {
+		struct timespec settle = {0, 200 * 1000 * 1000}; /* let every idle reader block */
+		nanosleep(&settle, NULL);
+	}
 	buf = malloc(bufsz);
 
 	int type = (udp ? SOCK_DGRAM : SOCK_STREAM) | (nonblock ? SOCK_NONBLOCK : 0) | (cloexec ? SOCK_CLOEXEC : 0);
