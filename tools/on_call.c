@@ -345,7 +345,7 @@ static void on_splice(struct rlt__sup *s, const struct seccomp_notif *req)
 		answer_continue(s, req->id);
 		return;
 	}
-	if (s->tee_pipe[0] <= 0 && pipe2(s->tee_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+	if (s->tee_pipe[0] < 0 && pipe2(s->tee_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
 		fcntl(s->tee_pipe[0], F_SETPIPE_SZ, 1 << 20); /* a piece at once, when allowed */
 	struct rlt__job *j = rlt__job_new(s, req, p, sockfd, k,
 	                             var == RLT_VAR_SEND ? OP_SPLICE_SEND : OP_SPLICE_RECV, var,
@@ -357,7 +357,7 @@ static void on_splice(struct rlt__sup *s, const struct seccomp_notif *req)
 	}
 	j->src_fd = rlt__getfd(p->pidfd, pipefd);
 	if (j->src_fd < 0 || fstat(j->src_fd, &st) != 0 || !S_ISFIFO(st.st_mode) ||
-	    s->tee_pipe[0] <= 0) {
+	    s->tee_pipe[0] < 0) {
 		rlt__job_end(s, j);
 		answer_continue(s, req->id);
 		return;

@@ -96,6 +96,12 @@ static int install(int *nfd, char *what, size_t wlen)
 	scmp_filter_ctx ctx;
 	int rc;
 
+	/* libseccomp takes a listener numbered 0 for none: with stdin (or 1, 2) closed the new
+	 * listener would get that number. Fill the closed ones with close-on-exec placeholders,
+	 * so the command still finds them closed. */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0)
+			open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		snprintf(what, wlen, "prctl(PR_SET_NO_NEW_PRIVS)");
 		return -errno;

@@ -249,6 +249,7 @@ int rlt__supervise(char **cmd)
 	s.child = pid;
 	s.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	s.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	s.tee_pipe[0] = s.tee_pipe[1] = -1; /* made on the first splice */
 	child_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);

@@ -37,3 +37,8 @@ rc=0; "$RLTHROTTLE" --seccomp -d 1MiB/s -- no-such-command-here 2>"$T/nf.err" ||
 assert_eq "command not found" 127 "$rc"
 out=$("$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN)
 assert_eq "a command that runs" RAN "$out"
+# stdin closed: the filter's listener must not take fd 0 (libseccomp reads 0 as none), and the
+# command still finds fd 0 closed
+out=$("$RLTHROTTLE" --seccomp -d 1MiB/s -- sh -c 'if [ -e /proc/self/fd/0 ]; then echo open; else echo closed; fi' <&- 2>"$T/c0.err") ||
+	{ show "$T/c0.err"; fail "--seccomp with stdin closed failed"; }
+assert_eq "fd 0 of the command when the launcher's stdin is closed" closed "$out"
