@@ -140,24 +140,35 @@ static void job_die(struct rlt__sup *s, struct rlt__job *j)
 	             (int)j->tid, j->nr);
 }
 
-static void finish(struct rlt__sup *s, struct rlt__job *j, int64_t result)
+/* What the kernel would write back and return for a call made for the program that moved
+ * `moved` bytes (or failed with -errno): most calls return the count itself. */
+static int64_t call_answer(struct rlt__job *j, int64_t moved)
 {
-	if (j->nr == SYS_recvmmsg && j->op == OP_RECV && result >= 0) {
-		/* one message of `result` bytes (0 at the end of the stream) */
-		unsigned len = (unsigned)result;
+	if (moved < 0)
+		return moved;
+	if (j->nr == SYS_recvmmsg && j->op == OP_RECV) {
+		/* one message of `moved` bytes (0 at the end of the stream) */
+		unsigned len = (unsigned)moved;
 		rlt__mem_write(j->tid, j->args[1] + offsetof(struct mmsghdr, msg_len), &len, sizeof len);
-		result = 1;
+		return 1;
 	}
-	if (j->op == OP_SENDFILE && j->off_addr && result > 0) {
-		/* sendfile with an offset: the kernel writes the new one back, so do we */
+	if (j->op == OP_SENDFILE && j->off_addr && moved > 0) {
+		/* sendfile with an offset: the kernel writes the new one back */
 		int64_t off = j->src_off;
 		rlt__mem_write(j->tid, j->off_addr, &off, sizeof off);
 	}
-	int rc = result >= 0 ? rlt__notif_return(s->notify_fd, j->id, result)
-	                     : rlt__notif_error(s->notify_fd, j->id, (int)-result);
+	return moved;
+}
+
+/* Answers the call; a thread that left it (ENOENT) gets the same answer on its restart. */
+static void finish(struct rlt__sup *s, struct rlt__job *j, int64_t moved)
+{
+	int64_t answer = call_answer(j, moved);
+	int rc = answer >= 0 ? rlt__notif_return(s->notify_fd, j->id, answer)
+	                     : rlt__notif_error(s->notify_fd, j->id, (int)-answer);
 	if (rc == -ENOENT) {
 		j->finished = 1;
-		j->result = result;
+		j->result = moved;
 		job_die(s, j);
 		return;
 	}

@@ -117,7 +117,7 @@ struct rlt__job {
 	int conns_waiting;      /* on the RLT_CONNS waiting list */
 	rlt_ns_t conns_since;   /* when it started waiting for a slot */
 	int finished;           /* the call is done; result is its answer (for a restart) */
-	int64_t result;         /* >= 0 a return value, < 0 -errno */
+	int64_t result;         /* what it moved (>= 0), or -errno: answered again on its restart */
 	void *buf;              /* OP_RECV/OP_SEND: our buffer of one piece */
 	size_t buf_len;
 	struct iovec *iov;      /* the program's iovec (readv/writev/recvmsg/sendmsg) or NULL */
