@@ -20,6 +20,7 @@
 #include "policy.h"
 #include "scope_redis.h"
 #include "scope_shm.h"
+#include "../unit/redis_server.h"
 
 #define CALLS 2000000
 
@@ -74,48 +75,19 @@ static double in_procs(const char *rule, int nproc)
 	return sum / nproc;
 }
 
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0), p;
-
-	bind(fd, (struct sockaddr *)&a, sizeof a);
-	getsockname(fd, (struct sockaddr *)&a, &l);
-	p = ntohs(a.sin_port);
-	close(fd);
-	return p;
-}
-
 static void redis_part(void)
 {
 	static const char *const rates[] = {"10000000/s", "1000000/s", "100000/s"};
-	struct rlt_error err;
-	char p[16], rule[200];
-	int port = free_port(), up = 0;
+	char rule[200];
+	int port = rlt_test_free_port();
 	pid_t srv;
 
 	if (system("command -v redis-server >/dev/null") != 0) {
 		printf("redis scope: skipped (no redis-server)\n");
 		return;
 	}
-	snprintf(p, sizeof p, "%d", port);
-	fflush(stdout);
-	srv = fork();
-	if (srv == 0) {
-		if (!freopen("/dev/null", "w", stdout))
-			_exit(127);
-		execlp("redis-server", "redis-server", "--port", p, "--bind", "127.0.0.1", "--save",
-		       "", "--appendonly", "no", "--daemonize", "no", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200 && !up; i++) {
-		struct timespec ts = {0, 10 * 1000 * 1000};
-		up = rlt__redis_ping("127.0.0.1", (uint16_t)port, 100, &err) == 0;
-		if (!up)
-			nanosleep(&ts, NULL);
-	}
-	if (up) {
+	srv = rlt_test_redis_start(port);
+	if (srv > 0) {
 		printf("redis scope, one process, conforming calls (lease = 10 ms of the rate):\n");
 		for (size_t k = 0; k < sizeof rates / sizeof rates[0]; k++) {
 			uint64_t rts;
@@ -131,8 +103,7 @@ static void redis_part(void)
 	} else {
 		printf("redis scope: skipped (redis-server did not answer)\n");
 	}
-	kill(srv, SIGKILL);
-	waitpid(srv, NULL, 0);
+	rlt_test_redis_stop(srv);
 }
 
 int main(void)

@@ -69,26 +69,8 @@ static int make_socket(struct result *r)
 	int fd = socket(f, type, 0);
 	if (fd < 0) { r->lasterr = errno; perror("socket"); return -1; }
 	struct sockaddr_storage ss;
-	socklen_t len;
-	memset(&ss, 0, sizeof ss);
-	if (upath) {
-		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
-		un->sun_family = AF_UNIX;
-		snprintf(un->sun_path, sizeof un->sun_path, "%s", upath);
-		len = sizeof *un;
-	} else if (fam == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET6, host ? host : "::1", &s6->sin6_addr) != 1) { fprintf(stderr, "bad host\n"); exit(2); }
-		len = sizeof *s6;
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET, host ? host : "127.0.0.1", &s4->sin_addr) != 1) { fprintf(stderr, "bad host\n"); exit(2); }
-		len = sizeof *s4;
-	}
+	socklen_t len = loopback_addr(&ss, fam, host, upath, port);
+	if (!len) { fprintf(stderr, "bad host\n"); exit(2); }
 	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
 		if (errno != EINPROGRESS) { r->lasterr = errno; fprintf(stderr, "blast: connect: %s\n", ename(errno)); close(fd); return -1; }
 		struct pollfd p = { .fd = fd, .events = POLLOUT };

@@ -173,20 +173,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	alarm((unsigned)tlimit);
-	memset(&addr, 0, sizeof addr);
-	if (fam == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&addr;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET6, host ? host : "::1", &s6->sin6_addr) != 1) return 2;
-		addrlen = sizeof *s6;
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&addr;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET, host ? host : "127.0.0.1", &s4->sin_addr) != 1) return 2;
-		addrlen = sizeof *s4;
-	}
+	addrlen = loopback_addr(&addr, fam, host, NULL, port);
+	if (!addrlen) return 2;
 	if (script) return run_script(script);
 
 	t_start = now_ns();

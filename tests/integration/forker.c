@@ -23,13 +23,8 @@
 
 static int dial(const char *host, int port)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	inet_pton(AF_INET, host, &a.sin_addr);
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) { perror("forker: connect"); exit(1); }
+	int fd = dial_loopback(host, port);
+	if (fd < 0) { perror("forker: connect"); exit(1); }
 	return fd;
 }
 

@@ -75,6 +75,49 @@ static inline unsigned char *pattern_make(void)
 }
 
 /*
+ * The address of the unix path upath, or of host (default 127.0.0.1, or ::1 for AF_INET6) and
+ * port. Returns its length, or 0 when host is not an address of the family.
+ */
+static inline socklen_t loopback_addr(struct sockaddr_storage *ss, int fam, const char *host,
+                                      const char *upath, int port)
+{
+	memset(ss, 0, sizeof *ss);
+	if (upath) {
+		struct sockaddr_un *un = (struct sockaddr_un *)ss;
+		un->sun_family = AF_UNIX;
+		snprintf(un->sun_path, sizeof un->sun_path, "%s", upath);
+		return sizeof *un;
+	}
+	if (fam == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		return inet_pton(AF_INET6, host ? host : "::1", &s6->sin6_addr) == 1 ? sizeof *s6 : 0;
+	}
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons((uint16_t)port);
+	return inet_pton(AF_INET, host ? host : "127.0.0.1", &s4->sin_addr) == 1 ? sizeof *s4 : 0;
+}
+
+/* A blocking TCP connection to host (default 127.0.0.1) and port: the fd, or -1 with errno. */
+static inline int dial_loopback(const char *host, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback_addr(&ss, AF_INET, host, NULL, port);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0 || !len || connect(fd, (struct sockaddr *)&ss, len) != 0) {
+		int e = len ? errno : EINVAL;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * A server socket: bound on loopback (bindaddr, or 127.0.0.1 / ::1) or on the unix path upath,
  * listening when it is a stream; its port ("unix" for a path) is written to portfile, renamed
  * into place so a reader never sees half of it. Returns the fd, or -1 after saying why.
@@ -83,35 +126,19 @@ static inline int listen_loopback(const char *who, int fam, int type, const char
                                   const char *upath, int backlog, const char *portfile)
 {
 	struct sockaddr_storage ss;
-	socklen_t len;
+	socklen_t len = loopback_addr(&ss, fam, bindaddr, upath, 0);
 	int one = 1, port = 0;
 	int fd = socket(upath ? AF_UNIX : fam, type, 0);
 
-	memset(&ss, 0, sizeof ss);
 	if (fd < 0) {
 		perror("socket");
 		return -1;
 	}
+	if (!len)
+		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (upath) {
-		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
-		un->sun_family = AF_UNIX;
-		snprintf(un->sun_path, sizeof un->sun_path, "%s", upath);
+	if (upath)
 		unlink(upath);
-		len = sizeof *un;
-	} else if (fam == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		s6->sin6_family = AF_INET6;
-		if (inet_pton(AF_INET6, bindaddr ? bindaddr : "::1", &s6->sin6_addr) != 1)
-			return -1;
-		len = sizeof *s6;
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		s4->sin_family = AF_INET;
-		if (inet_pton(AF_INET, bindaddr ? bindaddr : "127.0.0.1", &s4->sin_addr) != 1)
-			return -1;
-		len = sizeof *s4;
-	}
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
 	    (type == SOCK_STREAM && listen(fd, backlog) < 0)) {
 		fprintf(stderr, "%s: bind/listen: %s\n", who, strerror(errno));

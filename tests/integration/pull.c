@@ -121,16 +121,10 @@ static void *idle_reader(void *arg)
 /* N connections to port, each with a detached thread blocked in read(). 0 or -1. */
 static int idle_readers(int n, int port)
 {
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
 	for (int i = 0; i < n; i++) {
 		pthread_t t;
-		int fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-		    pthread_create(&t, NULL, idle_reader, (void *)(intptr_t)fd) != 0)
+		int fd = dial_loopback(NULL, port);
+		if (fd < 0 || pthread_create(&t, NULL, idle_reader, (void *)(intptr_t)fd) != 0)
 			return -1;
 		pthread_detach(t);
 	}
@@ -189,26 +183,8 @@ int main(int argc, char **argv)
 	int fd = socket(upath ? AF_UNIX : fam, type, 0);
 	if (fd < 0) { perror("socket"); return 2; }
 	struct sockaddr_storage ss;
-	socklen_t len;
-	memset(&ss, 0, sizeof ss);
-	if (upath) {
-		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
-		un->sun_family = AF_UNIX;
-		snprintf(un->sun_path, sizeof un->sun_path, "%s", upath);
-		len = sizeof *un;
-	} else if (fam == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)(udp ? 0 : port));
-		if (inet_pton(AF_INET6, host ? host : "::1", &s6->sin6_addr) != 1) return 2;
-		len = sizeof *s6;
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)(udp ? 0 : port));
-		if (inet_pton(AF_INET, host ? host : "127.0.0.1", &s4->sin_addr) != 1) return 2;
-		len = sizeof *s4;
-	}
+	socklen_t len = loopback_addr(&ss, fam, host, upath, udp ? 0 : port);
+	if (!len) return 2;
 	if (udp) {
 		int rcvbuf = 4 << 20;
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);

@@ -40,13 +40,8 @@ int main(int argc, char **argv)
 		goto usage;
 	alarm(60);
 
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+	int fd = dial_loopback(NULL, port);
+	if (fd < 0) {
 		perror("timeo: connect");
 		return 1;
 	}

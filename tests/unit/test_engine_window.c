@@ -580,10 +580,6 @@ static void sw_through_rlt_decide(void **s)
 static void sw_shared_owner_dies(void **s)
 {
 	struct rlt_params p;
-	void *st;
-	rlt_ns_t at;
-	pid_t pid;
-	int status;
 	(void)s;
 	memset(&p, 0, sizeof p);
 	p.algo = RLT_ALGO_SLIDING_WINDOW;
@@ -591,27 +587,7 @@ static void sw_shared_owner_dies(void **s)
 	p.window_ns = SW_W;
 	p.sub_ns = SW_S;
 	p.max_wait_ns = NEVER;
-	st = mmap(NULL, rlt__engine_sliding_window.state_size(&p), PROT_READ | PROT_WRITE,
-	          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	assert_true(st != MAP_FAILED);
-	assert_int_equal(rlt__engine_sliding_window.init(&p, st, RLT_STATE_SHARED), 0);
-	assert_int_equal(rlt__engine_sliding_window.decide(&p, st, 100, 4, RLT_MODE_NOW, &at),
-	                 RLT_GO);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		rlt__engine_sliding_window.decide(&p, st, 200, 3, RLT_MODE_NOW, &at);
-		pthread_mutex_lock((pthread_mutex_t *)st);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(rlt__engine_sliding_window.available(&p, st, 300), 3);
-	assert_int_equal(rlt__engine_sliding_window.decide(&p, st, 300, 3, RLT_MODE_NOW, &at),
-	                 RLT_GO);
-	assert_int_equal(rlt__engine_sliding_window.decide(&p, st, 300, 1, RLT_MODE_NOW, &at),
-	                 RLT_DENY);
-	rlt__engine_sliding_window.destroy(&p, st);
-	munmap(st, rlt__engine_sliding_window.state_size(&p));
+	shared_owner_dies(&rlt__engine_sliding_window, &p);
 }
 
 /*

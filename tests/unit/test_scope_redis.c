@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "policy.h"
 #include "scope_redis.h"
+#include "redis_server.h"
 
 static pid_t server;
 static int port;
@@ -38,19 +39,6 @@ static void count_log(int level, const char *fmt, ...)
 		nlog_up++;
 }
 
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0), p;
-
-	bind(fd, (struct sockaddr *)&a, sizeof a);
-	getsockname(fd, (struct sockaddr *)&a, &l);
-	p = ntohs(a.sin_port);
-	close(fd);
-	return p;
-}
-
 static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
@@ -60,38 +48,20 @@ static void sleep_ms(unsigned ms)
 
 static int start_server(void)
 {
-	char p[16];
-	struct rlt_error err;
-
-	snprintf(p, sizeof p, "%d", port);
-	server = fork();
-	if (server == 0) {
-		freopen("/dev/null", "w", stdout);
-		execlp("redis-server", "redis-server", "--port", p, "--bind", "127.0.0.1", "--save",
-		       "", "--appendonly", "no", "--daemonize", "no", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200; i++) { /* up to 2 s */
-		if (rlt__redis_ping("127.0.0.1", (uint16_t)port, 100, &err) == 0)
-			return 0;
-		sleep_ms(10);
-	}
-	return -1;
+	server = rlt_test_redis_start(port);
+	return server > 0 ? 0 : -1;
 }
 
 static void stop_server(void)
 {
-	if (server > 0) {
-		kill(server, SIGKILL);
-		waitpid(server, NULL, 0);
-	}
+	rlt_test_redis_stop(server);
 	server = 0;
 }
 
 static int group_setup(void **s)
 {
 	(void)s;
-	port = free_port();
+	port = rlt_test_free_port();
 	rlt__scope_log = count_log;
 	if (start_server() != 0) {
 		stop_server();
@@ -261,7 +231,7 @@ static void give_back(void **s)
 /* No server: each fallback as written, no call waits on it for long, one line per outage. */
 static void fallbacks_when_unreachable(void **s)
 {
-	int closed = free_port();
+	int closed = rlt_test_free_port();
 	struct rlt__redis *deny = mk("10/s burst=5 fallback=deny scope=%s", closed, NULL);
 	struct rlt__redis *allow = mk("10/s burst=5 fallback=allow scope=%s", closed, NULL);
 	struct rlt__redis *local = mk("10/s burst=5 fallback=local scope=%s", closed, NULL);
