@@ -1,6 +1,7 @@
 #!/bin/sh
-# make integration: runs every tests/integration/test_*.sh in sorted order, each under
-# `timeout 120`, with RLT_LIB=$BUILD/librlthrottle.so and ITEST_BIN=$BUILD/itest.
+# make integration / make reliability: runs every tests/$ITEST_SUITE/test_*.sh (ITEST_SUITE is
+# integration by default, or reliability) in sorted order, each under `timeout 120`, with
+# RLT_LIB=$BUILD/librlthrottle.so and ITEST_BIN=$BUILD/itest.
 # Prints one line per test (PASS/FAIL/SKIP name: reason) and a closing count line; exits non-zero
 # if any test failed. A test skips with exit 77 (only for a capability this machine lacks).
 # ITEST_FILTER=PATTERN runs only the tests whose name contains PATTERN; ITEST_EXCLUDE=PATTERN
@@ -8,6 +9,7 @@
 # Each test's full output is kept in $BUILD/itest-logs/NAME.log; a failure prints its tail.
 set -u
 BUILD=${BUILD:-build}
+suite=${ITEST_SUITE:-integration}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$BUILD/itest-logs"
 BUILD=$(cd "$BUILD" && pwd)
@@ -16,11 +18,11 @@ ITEST_BIN=$BUILD/itest
 export RLT_LIB ITEST_BIN
 logs=$BUILD/itest-logs
 
-[ -f "$RLT_LIB" ] || echo "integration: warning: $RLT_LIB does not exist; every test will fail"
+[ -f "$RLT_LIB" ] || echo "$suite: warning: $RLT_LIB does not exist; every test will fail"
 
 pass=0; fail=0; skipped=0; failed=""
 start=$(date +%s)
-for t in $(ls "$here"/integration/test_*.sh 2>/dev/null | LC_ALL=C sort); do
+for t in $(ls "$here"/$suite/test_*.sh 2>/dev/null | LC_ALL=C sort); do
 	name=$(basename "$t" .sh)
 	if [ -n "${ITEST_FILTER:-}" ]; then
 		case $name in *"$ITEST_FILTER"*) ;; *) continue ;; esac
@@ -57,7 +59,7 @@ for t in $(ls "$here"/integration/test_*.sh 2>/dev/null | LC_ALL=C sort); do
 		;;
 	esac
 done
-echo "integration: total time $(( $(date +%s) - start ))s; logs in $logs"
-[ -n "$failed" ] && echo "failed integration tests:$failed"
-echo "integration: $pass passed, $fail failed, $skipped skipped"
+echo "$suite: total time $(( $(date +%s) - start ))s; logs in $logs"
+[ -n "$failed" ] && echo "failed $suite tests:$failed"
+echo "$suite: $pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]
