@@ -3,10 +3,13 @@
  * for moving data on a socket, because a program reaches the kernel through whichever it likes
  * and none of them funnels into another that we could see.
  *
- * Streams move in pieces: a blocking send larger than a piece goes out piece by piece, each when
- * the budget allows, and returns when all of it has gone; a non-blocking one sends what the
- * budget allows (waiting for one piece at the least, so an event loop never spins on an EAGAIN
- * of ours). A stream receive asks the kernel for no more than its piece. Datagrams are never
+ * A blocking stream send no larger than what can go whole (rlt__whole: the burst) is charged
+ * whole, waited for, and made as one real call: threads that share a socket rely on a send the
+ * kernel would take whole not being torn by another thread's. A larger one goes out piece by
+ * piece, each when the budget allows, and returns when all of it has gone; so do sendfile and
+ * splice, which may always return less. A non-blocking send sends what the budget allows
+ * (waiting for one piece at the least, so an event loop never spins on an EAGAIN of ours). A
+ * stream receive asks the kernel for no more than its piece. Datagrams are never
  * split: a send is charged whole before it is made, a receive whole after it arrived (its size
  * is not known before), delaying its return to the program.
  */
@@ -123,8 +126,10 @@ static ssize_t recv_then_charge(struct rlt__fd *e, uint32_t mask, size_t total, 
 	return (ssize_t)done;
 }
 
+/* keep_whole: a send made by send, sendto, write, sendmsg or writev, which goes out in one
+ * real call when it is small enough (rlt__whole); sendfile and splice move in pieces. */
 static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t mask, size_t total,
-                         int nonblock, int waitall, piece_fn fn, void *ctx)
+                         int nonblock, int waitall, int keep_whole, piece_fn fn, void *ctx)
 {
 	void *states = rlt__conn_states(e);
 	uint64_t piece_max = rlt__piece(&rlt__rules, var, mask);
@@ -134,6 +139,8 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 	(void)fd;
 	if (total == 0)
 		return fn(ctx, 0, 0);
+	if (keep_whole && total <= rlt__whole(&rlt__rules, var, mask, nonblock))
+		piece_max = total;
 	if (var == RLT_VAR_RECV && !nonblock && rlt__always_admits(&rlt__rules, var, mask))
 		return recv_then_charge(e, mask, total, waitall, fn, ctx);
 	do {
@@ -245,7 +252,7 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 		return n;
 	}
 	return stream_io(fd, e, RLT_VAR_SEND, mask, len, e->nonblock || (flags & MSG_DONTWAIT), 0,
-	                 buf_send_piece, &c);
+	                 1, buf_send_piece, &c);
 }
 
 RLT_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
@@ -318,7 +325,7 @@ static ssize_t send_msg(int fd, const struct msghdr *msg, int flags, int use_wri
 		return n;
 	}
 	return stream_io(fd, e, RLT_VAR_SEND, mask, total, e->nonblock || (flags & MSG_DONTWAIT),
-	                 0, msg_send_piece, &c);
+	                 0, 1, msg_send_piece, &c);
 straight:
 	return use_writev ? real_writev(fd, msg->msg_iov, (int)msg->msg_iovlen)
 	                  : real_sendmsg(fd, msg, flags);
@@ -407,7 +414,7 @@ RLT_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 		errno = err;
 		return n;
 	}
-	return stream_io(out, e, RLT_VAR_SEND, e->mask[RLT_VAR_SEND], count, e->nonblock, 0,
+	return stream_io(out, e, RLT_VAR_SEND, e->mask[RLT_VAR_SEND], count, e->nonblock, 0, 0,
 	                 sendfile_piece, &c);
 }
 
@@ -459,7 +466,7 @@ RLT_EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size
 		return n;
 	}
 	return stream_io(var == RLT_VAR_SEND ? out : in, e, var, e->mask[var], len, e->nonblock, 0,
-	                 splice_piece, &c);
+	                 0, splice_piece, &c);
 }
 
 RLT_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t count)
@@ -522,7 +529,7 @@ static ssize_t recv_buf(int fd, void *buf, size_t len, int flags, struct sockadd
 	if (!e->mask[RLT_VAR_RECV])
 		goto straight;
 	return stream_io(fd, e, RLT_VAR_RECV, e->mask[RLT_VAR_RECV], len,
-	                 e->nonblock || (flags & MSG_DONTWAIT), (flags & MSG_WAITALL) != 0,
+	                 e->nonblock || (flags & MSG_DONTWAIT), (flags & MSG_WAITALL) != 0, 0,
 	                 buf_recv_piece, &c);
 straight:
 	return use_read ? real_read(fd, buf, len) : real_recvfrom(fd, buf, len, flags, from, fromlen);
@@ -595,7 +602,7 @@ static ssize_t recv_msg(int fd, struct msghdr *msg, int flags, int use_readv)
 		goto straight;
 	return stream_io(fd, e, RLT_VAR_RECV, e->mask[RLT_VAR_RECV],
 	                 iov_total(msg->msg_iov, (int)msg->msg_iovlen),
-	                 e->nonblock || (flags & MSG_DONTWAIT), (flags & MSG_WAITALL) != 0,
+	                 e->nonblock || (flags & MSG_DONTWAIT), (flags & MSG_WAITALL) != 0, 0,
 	                 msg_recv_piece, &c);
 straight:
 	return use_readv ? real_readv(fd, msg->msg_iov, (int)msg->msg_iovlen)

@@ -130,6 +130,18 @@ uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t ma
 	return piece;
 }
 
+uint64_t rlt__whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask, int nonblock)
+{
+	uint64_t whole = UINT64_MAX;
+
+	if (nonblock)
+		return rlt__piece(rs, var, mask);
+	for (unsigned i = 0; i < rs->n[var]; i++)
+		if ((mask & (1u << i)) && rs->rules[var][i].whole < whole)
+			whole = rs->rules[var][i].whole;
+	return whole;
+}
+
 int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)
 {
 	for (unsigned i = 0; i < rs->n[var]; i++)
@@ -161,6 +173,23 @@ static uint64_t piece_of(const struct rlt_rule *r)
 	if (r->unit != RLT_UNIT_BYTES)
 		return UINT64_MAX;
 	return piece < lo ? lo : piece;
+}
+
+/* See rlt__whole. */
+static uint64_t whole_of(const struct rlt_rule *r, uint64_t piece)
+{
+	const struct rlt_params *p = &r->params;
+	uint64_t whole = p->burst;
+
+	if (r->unit != RLT_UNIT_BYTES)
+		return UINT64_MAX;
+	if (p->max_wait_ns != RLT_NS_NEVER) { /* delay rules only: reject never waits */
+		unsigned __int128 in_wait =
+			(unsigned __int128)p->rate_num * p->max_wait_ns / p->rate_den_ns;
+		if (in_wait < whole)
+			whole = (uint64_t)in_wait;
+	}
+	return whole > piece ? whole : piece;
 }
 
 static void *map_state(size_t size)
@@ -206,6 +235,7 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	memset(r, 0, sizeof *r);
 	r->rule = *rule;
 	r->piece = v == RLT_VAR_CONNS ? UINT64_MAX : piece_of(rule);
+	r->whole = v == RLT_VAR_CONNS ? UINT64_MAX : whole_of(rule, r->piece);
 	if (rule->scope == RLT_SCOPE_SHARED) {
 		/* the state (or the RLT_CONNS counter) lives in the segment */
 		rc = rlt__shm_attach(rule, &r->state, &r->shared_open, &r->holders, err);

@@ -40,6 +40,7 @@ struct rlt__rt_rule {
 	void *state;          /* process scope: the engine state; NULL for connection scope */
 	size_t conn_off;      /* connection scope: where the state sits in a connection block */
 	uint64_t piece;       /* bytes rules: the most one real call moves at once */
+	uint64_t whole;       /* bytes rules: the largest blocking stream send made as one call */
 	_Atomic uint32_t open; /* RLT_CONNS: connections open now (a futex word) */
 	_Atomic uint32_t *shared_open; /* RLT_CONNS, scope=shared: the counter in the segment
 	                                  (a process-shared futex word); NULL: `open` */
@@ -105,6 +106,18 @@ void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block);
 
 /* The largest piece (bytes) a call under `mask` of var should move in one real call. */
 uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
+
+/*
+ * The largest stream send (bytes) under `mask` of var that goes out as one real call, charged
+ * whole; a larger one moves in pieces (rlt__piece). Threads sharing a socket rely on a send
+ * the kernel would take whole being whole: a piece of it between another thread's pieces
+ * tears both records. Blocking: the smallest over the byte rules of what can conform at once
+ * (the burst: a token bucket's depth, a leaky bucket's capacity, a window's limit), and, for a
+ * delay rule with a max-wait, of what the rate gives within it (so that a send is delayed,
+ * never refused, for being whole); never less than a piece. Non-blocking: one piece (it sends
+ * what the budget allows, as the kernel may send part of it).
+ */
+uint64_t rlt__whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask, int nonblock);
 
 /* Whether every rule of var in mask admits any charge, at worst later: token buckets that delay
  * with no max-wait (a leaky bucket overflows, a window's wait is bounded by max-wait, a redis

@@ -245,14 +245,18 @@ static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 		return;
 	}
 	j->t.msgs = msgs;
+	int nonblock = k->type == SOCK_STREAM && rlt__job_nonblocking(j);
 	if (j->src_fd >= 0) {
 		j->op = OP_SENDFILE;
-		j->nonblock = rlt__job_nonblocking(j);
+		j->nonblock = nonblock;
 	} else if (k->type == SOCK_STREAM && !control &&
-	    j->total > rlt__piece(s->rs, RLT_VAR_SEND, j->mask)) {
+	           j->total > rlt__whole(s->rs, RLT_VAR_SEND, j->mask, nonblock)) {
+		/* too large to go whole (a blocking send within the burst is charged whole and
+		 * made by the kernel in one call, below: records of threads sharing the socket
+		 * stay whole) */
 		j->op = OP_SEND;
-		j->nonblock = rlt__job_nonblocking(j);
-	} else if (k->type == SOCK_STREAM && rlt__job_nonblocking(j)) {
+		j->nonblock = nonblock;
+	} else if (nonblock) {
 		/* a non-blocking send to a full socket fails with EAGAIN: not charged */
 		struct pollfd pfd = {k->dup, POLLOUT, 0};
 		if (poll(&pfd, 1, 0) == 0) {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 9, threads that share a stream socket: 4 threads each send 20 lines of 4000 bytes (one
+# Issue 9, threads that share a stream socket: 4 threads each send 16 lines of 4000 bytes (one
 # call a line) on one blocking TCP socket under RLT_SEND=100KiB/s. A send no larger than the
 # burst goes out as one real call, charged whole, so no line is torn by another thread's: every
 # line arrives whole, once, and the lines received are exactly those sent (sha256 of the sorted
@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_bin lines
-t=4 n=20 l=4000 burst=102400
+t=4 n=16 l=4000 burst=102400
 total=$((t * n * l))
 want=$("$ITEST_BIN/lines" gen -t $t -n $n -l $l | sort | sha256sum | cut -d' ' -f1)
 for run in preload:send preload:writev seccomp:write seccomp:sendmsg; do

@@ -101,6 +101,35 @@ static void pieces(void **s)
 	assert_int_equal(rlt__piece(&rs, RLT_VAR_RECV, 0x1), 50);
 }
 
+static void wholes(void **s)
+{
+	(void)s;
+	/* the burst of each algorithm: token's depth (default one second), leaky's capacity,
+	 * a window's limit; a max-wait bounds it by what the rate gives within it (1 MiB/s for
+	 * 100 ms: 104857); a reject rule, which never waits, its burst; messages do not
+	 * bound bytes */
+	load(NULL,
+	     "1MiB/s; 100kB/s burst=20kB; 1MiB/s algo=leaky burst=64KiB; "
+	     "50000B/s algo=fixed-window; 50000B/s algo=sliding-window; 1MiB/s max-wait=100ms; "
+	     "1MiB/s action=reject; 100msg/s; 1kB/s burst=100",
+	     NULL, NULL);
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x1, 0), 1048576);
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x2, 0), 20000);
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x4, 0), 65536);
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x8, 0), 50000);
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x10, 0), 50000);
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x20, 0), 104857);
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x40, 0), 1048576);
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x80, 0), UINT64_MAX);
+	/* the smallest of the rules that apply */
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x1 | 0x2 | 0x80, 0), 20000);
+	/* never below a piece (the burst itself here: 100 bytes, below 256) */
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x100, 0), 100);
+	/* non-blocking: one piece */
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x1, 1), 10485);
+	assert_int_equal(rlt__whole(&rs, RLT_VAR_SEND, 0x1 | 0x2, 1), 1000);
+}
+
 static void unsupported_and_bad(void **s)
 {
 	const char *v[RLT_VAR_COUNT] = {NULL, NULL, NULL, NULL, "5 scope=redis://127.0.0.1:1/pool"};
@@ -164,6 +193,7 @@ int main(void)
 		cmocka_unit_test(peer_from_sockaddr),
 		cmocka_unit_test(filters),
 		cmocka_unit_test(pieces),
+		cmocka_unit_test(wholes),
 		cmocka_unit_test(unsupported_and_bad),
 		cmocka_unit_test(ignore_bad_keeps_the_good),
 		cmocka_unit_test(connection_scope_layout),
