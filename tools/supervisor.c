@@ -46,13 +46,14 @@
  *    no ancillary data, flags 0, as TCP gives. A recvmsg with room for ancillary data on a
  *    unix socket (fds in flight must land in the program, not in us) is made by the kernel
  *    and charged its whole room before.
- *  - A stream send that can go whole (rlt__whole: blocking and within the burst, or
- *    non-blocking and within one piece) is charged whole and CONTINUEd: the kernel makes it
- *    in one call, so threads sharing the socket do not tear each other's records. Bound: if
- *    that call then sends less (a short write on a blocking socket, which Linux does only on a
- *    signal, or EAGAIN), the unused part is not given back: at most what can go whole per
- *    such call. A non-blocking send to a socket with no room (poll) is let through
- *    uncharged: it gets EAGAIN.
+ *  - A stream send that can go whole (rlt__whole: blocking and within the burst and what the
+ *    rate gives within a max-wait, or non-blocking and within one piece; sendmsg with
+ *    ancillary data and sendmmsg whatever their size, below) is charged whole and
+ *    CONTINUEd: the kernel makes it in one call, so threads sharing the socket do not tear
+ *    each other's records. Bound: if that call then sends less (a short write on a blocking
+ *    socket, which Linux does only on a signal, or EAGAIN), the unused part is not given
+ *    back: at most what can go whole per such call. A non-blocking send to a socket with no
+ *    room (poll) is let through uncharged: it gets EAGAIN.
  *  - A larger stream send is made by us, piece by piece: read the program's bytes
  *    (process_vm_readv), check the notification is still valid (TOCTOU: we act only on what
  *    the live call asked), send(MSG_DONTWAIT|MSG_NOSIGNAL), next piece; the answer is the
