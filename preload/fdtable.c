@@ -104,6 +104,9 @@ static void classify(int fd, struct rlt__fd *e)
 	socklen_t len = sizeof type;
 	struct sockaddr_storage ss;
 
+	/* a vfork child's fd may be another file than ours under the same number */
+	if (rlt__borrowed())
+		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
 		atomic_store_explicit(&e->kind, RLT_FD_OTHER, memory_order_release);
 		errno = saved;

@@ -25,6 +25,9 @@ _Atomic int rlt__active;
 unsigned rlt__vars_in_use;
 int rlt__loglevel = RLT_LOG_WARN;
 
+/* The process our state describes: set at load and in a fork's child (see rlt__borrowed). */
+static _Atomic pid_t owner;
+
 static char stats_tmpl[RLT_STATS_PATH_MAX];
 static rlt_ns_t started;
 static _Atomic int stats_written;
@@ -105,8 +108,18 @@ static void catch_fatal_signals(void)
 	}
 }
 
+int rlt__borrowed(void)
+{
+	pid_t o = atomic_load_explicit(&owner, memory_order_relaxed);
+	/* a raw system call: the C library no longer caches the pid, and a vfork child's copy
+	 * of any cache would be the parent's */
+	return o && (pid_t)syscall(SYS_getpid) != o;
+}
+
 static void atfork_child(void)
 {
+	/* first: the handlers registered after ours run after it, and may close fds */
+	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
 	rlt__fdtable_atfork_child();
 	if (rlt__rules.n[RLT_VAR_CONNS]) {
 		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
@@ -187,6 +200,7 @@ __attribute__((constructor)) static void rlt_load(void)
 			rlt__vars_in_use |= 1u << v;
 
 	rlt__fdtable_init();
+	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
 	pthread_atfork(NULL, NULL, atfork_child);
 	if (stats_tmpl[0]) {
 		atexit(write_stats);

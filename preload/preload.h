@@ -42,6 +42,7 @@
 	X(ssize_t, readv, (int, const struct iovec *, int))                                      \
 	X(int, close, (int))                                                                     \
 	X(int, close_range, (unsigned int, unsigned int, int))                                   \
+	X(void, closefrom, (int))                                                                \
 	X(int, fclose, (FILE *))                                                                 \
 	X(int, dup, (int))                                                                       \
 	X(int, dup2, (int, int))                                                                 \
@@ -69,6 +70,13 @@ extern _Atomic int rlt__active;
 extern unsigned rlt__vars_in_use;
 
 extern int rlt__loglevel;
+
+/* 1 when the caller runs in our memory without being the process our state describes: the
+ * child of vfork() or posix_spawn() (CPython's subprocess), before it execs. Its fd table is
+ * its own, so what it closes or duplicates says nothing about ours, and it must change none
+ * of our state. TLS cannot tell it from the parent's thread (they share it); its pid can.
+ * One system call: only for the calls that change the fd table, never on a hot path. */
+int rlt__borrowed(void);
 void rlt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
