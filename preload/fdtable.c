@@ -32,6 +32,22 @@ static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The highest fd that ever held RLT_CONNS slots: a forked child looks no further. */
 static _Atomic int conns_fd_max = -1;
 static uint32_t forks; /* forks counted in this process's line, for conn->fork_seen */
+/* The highest fd whose entry was ever set: closing a range looks no further. */
+static _Atomic int fd_top = -1;
+
+static void note_top(int fd)
+{
+	int top = atomic_load_explicit(&fd_top, memory_order_relaxed);
+	while (fd > top && !atomic_compare_exchange_weak_explicit(&fd_top, &top, fd,
+	                                                          memory_order_relaxed,
+	                                                          memory_order_relaxed))
+		;
+}
+
+int rlt__fd_top(void)
+{
+	return atomic_load_explicit(&fd_top, memory_order_relaxed);
+}
 
 void rlt__fdtable_init(void)
 {
@@ -93,6 +109,7 @@ void rlt__fd_new_socket(int fd, int af, int type, int nonblock)
 	if (!e)
 		return;
 	rlt__fd_forget(fd);
+	note_top(fd);
 	set_entry(e, af, type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC), nonblock);
 }
 
@@ -107,6 +124,7 @@ static void classify(int fd, struct rlt__fd *e)
 	/* a vfork child's fd may be another file than ours under the same number */
 	if (rlt__borrowed())
 		return;
+	note_top(fd);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
 		atomic_store_explicit(&e->kind, RLT_FD_OTHER, memory_order_release);
 		errno = saved;
@@ -174,6 +192,7 @@ void rlt__fd_dup(int oldfd, int newfd)
 	rlt__fd_forget(newfd);
 	if (!from || atomic_load(&from->kind) != RLT_FD_SOCKET)
 		return;
+	note_top(newfd);
 	atomic_store_explicit(&to->kind, RLT_FD_UNKNOWN, memory_order_relaxed);
 	to->type = from->type;
 	to->af = from->af;

@@ -52,18 +52,20 @@ RLT_EXPORT int close(int fd)
 /* The entries from first to last (the table's end at most), after they were closed. */
 static void forget_range(unsigned int first, unsigned int last)
 {
-	if (rlt__borrowed())
+	int top = rlt__fd_top();
+
+	/* up to the highest fd ever seen: a closefrom(3) must not walk (and fault in) every
+	 * page of a table sized for a million fds */
+	if (top < 0 || first > (unsigned int)top || rlt__borrowed())
 		return;
+	if (last > (unsigned int)top)
+		last = (unsigned int)top;
 	for (unsigned int fd = first; fd <= last; fd++) {
 		struct rlt__fd *e = rlt__fd_slot((int)fd);
 		if (!e)
 			break;
-		/* a read, not a write, for fds never seen: a closefrom(3) must not touch every
-		 * page of a table sized for a million fds */
 		if (atomic_load_explicit(&e->kind, memory_order_relaxed) != RLT_FD_UNKNOWN || e->conn)
 			rlt__fd_forget((int)fd);
-		if (fd == last)
-			break;
 	}
 }
 

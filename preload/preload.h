@@ -130,6 +130,8 @@ void rlt__fd_set_peer(int fd, const struct rlt__peer *peer);
 void rlt__fd_forget(int fd);
 /* newfd now refers to the same open file as oldfd. */
 void rlt__fd_dup(int oldfd, int newfd);
+/* The highest fd whose entry was ever set (-1: none): entries above it are all never-seen. */
+int rlt__fd_top(void);
 /* Connection block of an fd, created on demand (NULL when no rule needs one). */
 struct rlt__conn *rlt__fd_conn(struct rlt__fd *e);
 void rlt__fdtable_init(void);
