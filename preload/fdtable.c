@@ -32,22 +32,6 @@ static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The highest fd that ever held RLT_CONNS slots: a forked child looks no further. */
 static _Atomic int conns_fd_max = -1;
 static uint32_t forks; /* forks counted in this process's line, for conn->fork_seen */
-/* The highest fd whose entry was ever set: closing a range looks no further. */
-static _Atomic int fd_top = -1;
-
-static void note_top(int fd)
-{
-	int top = atomic_load_explicit(&fd_top, memory_order_relaxed);
-	while (fd > top && !atomic_compare_exchange_weak_explicit(&fd_top, &top, fd,
-	                                                          memory_order_relaxed,
-	                                                          memory_order_relaxed))
-		;
-}
-
-int rlt__fd_top(void)
-{
-	return atomic_load_explicit(&fd_top, memory_order_relaxed);
-}
 
 void rlt__fdtable_init(void)
 {
@@ -101,6 +85,23 @@ static void set_entry(struct rlt__fd *e, int af, int type, int nonblock)
 	e->conn = NULL;
 	compute_masks(e);
 	atomic_store_explicit(&e->kind, RLT_FD_SOCKET, memory_order_release);
+}
+
+/* The highest fd whose entry was ever set: closing a range looks no further. */
+static _Atomic int fd_top = -1;
+
+static void note_top(int fd)
+{
+	int top = atomic_load_explicit(&fd_top, memory_order_relaxed);
+	while (fd > top && !atomic_compare_exchange_weak_explicit(&fd_top, &top, fd,
+	                                                          memory_order_relaxed,
+	                                                          memory_order_relaxed))
+		;
+}
+
+int rlt__fd_top(void)
+{
+	return atomic_load_explicit(&fd_top, memory_order_relaxed);
 }
 
 void rlt__fd_new_socket(int fd, int af, int type, int nonblock)
