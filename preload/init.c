@@ -6,6 +6,7 @@
  * did not apply would make every measurement taken under it a lie.
  */
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -110,10 +111,26 @@ static void catch_fatal_signals(void)
 
 int rlt__borrowed(void)
 {
-	pid_t o = atomic_load_explicit(&owner, memory_order_relaxed);
+	pid_t o = atomic_load_explicit(&owner, memory_order_relaxed), me;
+	int saved = errno;
+	long vm;
+
 	/* a raw system call: the C library no longer caches the pid, and a vfork child's copy
 	 * of any cache would be the parent's */
-	return o && (pid_t)syscall(SYS_getpid) != o;
+	if (!o || (me = (pid_t)syscall(SYS_getpid)) == o)
+		return 0;
+	/* Another process. A vfork child shares our memory. A child of a fork that ran no
+	 * handlers (_Fork, a raw clone) has a copy of its own, which it keeps true from now on;
+	 * so does a child whose parent is gone. When the kernel will not tell (kcmp refused),
+	 * hands off. */
+	vm = syscall(SYS_kcmp, me, o, KCMP_VM, 0, 0);
+	if (vm == 0 || (vm < 0 && errno != ESRCH)) {
+		errno = saved;
+		return 1;
+	}
+	atomic_store_explicit(&owner, me, memory_order_relaxed);
+	errno = saved;
+	return 0;
 }
 
 static void atfork_child(void)

@@ -6,6 +6,11 @@
  *        (dup2 of /dev/null onto it), duplicates (dup, fcntl F_DUPFD), closes all from 3
  *        (close_range, closefrom) and _exits; then the parent opens a 3rd connection.
  *        Prints: open1=OK open2=OK open3=ERRNAME|OK
+ *   fdlife -p PORT -f FILE [-b BYTES] rawfork
+ *        opens 2 connections; a child of _Fork (no fork handlers run) closes the first, opens
+ *        FILE (at the closed socket's number), writes BYTES to it, then opens 2 connections;
+ *        then the parent opens a 3rd.
+ *        Prints: child_fd=3 write_ms=.. child_open1=OK child_open2=ERRNAME parent_open3=ERRNAME
  *   fdlife -p PORT -f FILE [-b BYTES] closefrom
  *        opens 2 connections, closefrom(3), opens FILE (it gets fd 3, a former socket's number)
  *        and writes BYTES (default 262144) to it, then opens 3 connections (the file open).
@@ -132,6 +137,51 @@ static int do_closefrom(const char *file, long bytes)
 	return 0;
 }
 
+static double write_file(int fd, long bytes)
+{
+	static char buf[65536];
+	long wrote = 0;
+	uint64_t t0 = now_ns();
+
+	memset(buf, 'x', sizeof buf);
+	while (wrote < bytes) {
+		size_t n = bytes - wrote < (long)sizeof buf ? (size_t)(bytes - wrote) : sizeof buf;
+		ssize_t w = write(fd, buf, n);
+		if (w <= 0)
+			return -1;
+		wrote += w;
+	}
+	return (double)(now_ns() - t0) / 1e6;
+}
+
+static int do_rawfork(const char *file, long bytes)
+{
+	int a = -1, b = -1, st = 0;
+	const char *ra = dial_name(&a), *rb = dial_name(&b);
+
+	if (a < 0 || b < 0) {
+		printf("open1=%s open2=%s\n", ra, rb);
+		return 2;
+	}
+	fflush(stdout);
+	pid_t pid = _Fork();
+	if (pid == 0) {
+		close(a);
+		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		double ms = fd >= 0 ? write_file(fd, bytes) : -1;
+		const char *o1 = dial_name(&a), *o2 = dial_name(NULL);
+		printf("child_fd=%d write_ms=%.1f child_open1=%s child_open2=%s ", fd, ms, o1, o2);
+		fflush(stdout);
+		_exit(ms < 0 ? 2 : 0);
+	}
+	if (pid < 0)
+		return 2;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	printf("parent_open3=%s\n", dial_name(NULL));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+}
+
 /* Waits (bounded) until fd is writable: the attempt is over. */
 static int wait_out(int fd)
 {
@@ -234,12 +284,14 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc || !port) {
-		fprintf(stderr, "usage: fdlife -p PORT vfork|closefrom|check|retry\n");
+		fprintf(stderr, "usage: fdlife -p PORT vfork|rawfork|closefrom|check|retry\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(argv[optind], "vfork"))
 		return do_vfork();
+	if (!strcmp(argv[optind], "rawfork") && file)
+		return do_rawfork(file, bytes);
 	if (!strcmp(argv[optind], "closefrom") && file)
 		return do_closefrom(file, bytes);
 	if (!strcmp(argv[optind], "check"))

@@ -70,6 +70,23 @@ for front in preload seccomp; do
 	info "$front C vfork (close, dup2, dup, F_DUPFD, close_range, closefrom in the child): $out"
 	assert_eq "$front: a 3rd connection after the vfork child" ECONNREFUSED "$(kv open3 "$out")"
 
+	# and a child with memory of its own whose fork ran no handlers (_Fork) still keeps
+	# its own table true: the file at its closed socket's number is a file
+	RLT_CONNS=2 RLT_SEND=64KiB/s throttled "$ITEST_BIN/fdlife" -p "$acc_port" -f "$T/rawfork_$front" rawfork \
+		>"$T/rawfork_$front.out" 2>"$T/rawfork_$front.err" || { show "$T/rawfork_$front.err"; fail "$front: fdlife rawfork failed"; }
+	out=$(cat "$T/rawfork_$front.out")
+	info "$front _Fork child: $out"
+	assert_le "$front: _Fork child: 256 KiB to a file at a closed socket's number (ms)" 500 "$(kv write_ms "$out")"
+	if [ $front = preload ]; then
+		# each process counts its own (SPEC §4: the child's budgets are its own)
+		assert_eq "$front: _Fork child: a connection in place of the closed one" OK "$(kv child_open1 "$out")"
+		assert_eq "$front: _Fork child: a 3rd one (RLT_CONNS=2)" ECONNREFUSED "$(kv child_open2 "$out")"
+	else
+		# RLT_CONNS counts the command's connections together: the parent still holds both
+		assert_eq "$front: _Fork child: a connection while the parent holds 2" ECONNREFUSED "$(kv child_open1 "$out")"
+	fi
+	assert_eq "$front: _Fork's parent: a 3rd connection" ECONNREFUSED "$(kv parent_open3 "$out")"
+
 	start_srv "sink_$front" sink -T 20
 	spid=$LAST_PID
 	RLT_SEND="20KiB/s scope=connection" throttled python3 "$T/scope.py" "$SRV_PORT" >"$T/scope_$front.out" 2>"$T/scope_$front.err" ||
