@@ -135,7 +135,8 @@ int rlt__borrowed(void)
 
 static void atfork_child(void)
 {
-	/* first: the handlers registered after ours run after it, and may close fds */
+	/* first, for the handlers registered after ours (they may close fds); those before
+	 * ours are told from a vfork child by rlt__borrowed */
 	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
 	rlt__fdtable_atfork_child();
 	if (rlt__rules.n[RLT_VAR_CONNS]) {

@@ -70,14 +70,15 @@ extern _Atomic int rlt__active;
 extern unsigned rlt__vars_in_use;
 
 extern int rlt__loglevel;
+void rlt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* 1 when the caller runs in our memory without being the process our state describes: the
  * child of vfork() or posix_spawn() (CPython's subprocess), before it execs. Its fd table is
  * its own, so what it closes or duplicates says nothing about ours, and it must change none
  * of our state. TLS cannot tell it from the parent's thread (they share it); its pid can.
- * One system call: only for the calls that change the fd table, never on a hot path. */
+ * A system call (two in such a child): only for the calls that change the fd table, never on
+ * a hot path. */
 int rlt__borrowed(void);
-void rlt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
  * constructor, from another library's constructor). */
