@@ -87,12 +87,30 @@ static void set_entry(struct rlt__fd *e, int af, int type, int nonblock)
 	atomic_store_explicit(&e->kind, RLT_FD_SOCKET, memory_order_release);
 }
 
+/* The highest fd whose entry was ever set: closing a range looks no further. */
+static _Atomic int fd_top = -1;
+
+static void note_top(int fd)
+{
+	int top = atomic_load_explicit(&fd_top, memory_order_relaxed);
+	while (fd > top && !atomic_compare_exchange_weak_explicit(&fd_top, &top, fd,
+	                                                          memory_order_relaxed,
+	                                                          memory_order_relaxed))
+		;
+}
+
+int rlt__fd_top(void)
+{
+	return atomic_load_explicit(&fd_top, memory_order_relaxed);
+}
+
 void rlt__fd_new_socket(int fd, int af, int type, int nonblock)
 {
 	struct rlt__fd *e = rlt__fd_slot(fd);
 	if (!e)
 		return;
 	rlt__fd_forget(fd);
+	note_top(fd);
 	set_entry(e, af, type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC), nonblock);
 }
 
@@ -104,6 +122,10 @@ static void classify(int fd, struct rlt__fd *e)
 	socklen_t len = sizeof type;
 	struct sockaddr_storage ss;
 
+	/* a vfork child's fd may be another file than ours under the same number */
+	if (rlt__borrowed())
+		return;
+	note_top(fd);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
 		atomic_store_explicit(&e->kind, RLT_FD_OTHER, memory_order_release);
 		errno = saved;
@@ -171,6 +193,7 @@ void rlt__fd_dup(int oldfd, int newfd)
 	rlt__fd_forget(newfd);
 	if (!from || atomic_load(&from->kind) != RLT_FD_SOCKET)
 		return;
+	note_top(newfd);
 	atomic_store_explicit(&to->kind, RLT_FD_UNKNOWN, memory_order_relaxed);
 	to->type = from->type;
 	to->af = from->af;

@@ -2,9 +2,12 @@
  * hook_connect.c: connect (RLT_CONNECT, RLT_CONNS) and accept (RLT_ACCEPT, RLT_CONNS).
  *
  * connect is charged before it is made: the attempt is what the rule counts, and a refused
- * attempt is still an attempt. accept is charged after the kernel hands over a connection: a
- * charge taken before a blocking accept would let every thread parked in accept() go at once
- * when a crowd arrives, past the rate.
+ * attempt is still an attempt. A connect() that only asks how an attempt went (a client that
+ * connects without blocking and calls connect() again to learn the outcome) is not one.
+ *
+ * accept is charged after the kernel hands over a connection: a charge taken before a blocking
+ * accept would let every thread parked in accept() go at once when a crowd arrives, past the
+ * rate.
  */
 #include <netinet/in.h>
 #include <unistd.h>
@@ -39,11 +42,16 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 			rlt__fd_set_peer(fd, &peer);
 		return real_connect(fd, addr, len);
 	}
+	int seen = e->peer.af != 0; /* a connect() went before on this socket */
 	rlt__fd_set_peer(fd, &peer);
 	if (e->type == SOCK_STREAM) {
 		cmask = e->mask[RLT_VAR_CONNECT];
 		/* a second connect() on a socket already counted is not a new connection */
 		nmask = e->conn && e->conn->conns_mask ? 0 : e->mask[RLT_VAR_CONNS];
+		/* the first connect() starts an attempt; a later one may only ask how it went
+		 * (connect is no hot path: one system call to tell) */
+		if ((cmask || nmask) && seen && !rlt__connect_starts(fd))
+			cmask = nmask = 0;
 	}
 	if (cmask) {
 		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_CONNECT, cmask, rlt__conn_states(e),
@@ -62,12 +70,21 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	err = errno;
 	if (charged)
 		rlt__settle(&rlt__rules, &t, 0, 1);
+	/* EINTR leaves the attempt going on in the kernel, as EINPROGRESS does */
+	int going = rc == 0 || err == EINPROGRESS || err == EALREADY || err == EINTR;
 	if (nmask) {
-		struct rlt__conn *c = (rc == 0 || err == EINPROGRESS) ? rlt__fd_conn(e) : NULL;
+		struct rlt__conn *c = going ? rlt__fd_conn(e) : NULL;
 		if (c)
 			rlt__fd_conns_hold(fd, c, nmask); /* released with the socket's last fd */
 		else
 			rlt__conns_release(&rlt__rules, nmask);
+	}
+	if (e->type == SOCK_STREAM && !going && err != EISCONN) {
+		/* The attempt failed, and the program knows: the next connect() starts another.
+		 * Said without a system call, and true on kernels that do not tell (see
+		 * rlt__connect_starts). */
+		struct rlt__peer none = {.af = 0};
+		rlt__fd_set_peer(fd, &none);
 	}
 	errno = err;
 	return rc;

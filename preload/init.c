@@ -6,6 +6,7 @@
  * did not apply would make every measurement taken under it a lie.
  */
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,6 +25,9 @@ struct rlt__ruleset rlt__rules;
 _Atomic int rlt__active;
 unsigned rlt__vars_in_use;
 int rlt__loglevel = RLT_LOG_WARN;
+
+/* The process our state describes: set at load and in a fork's child (see rlt__borrowed). */
+static _Atomic pid_t owner;
 
 static char stats_tmpl[RLT_STATS_PATH_MAX];
 static rlt_ns_t started;
@@ -105,8 +109,35 @@ static void catch_fatal_signals(void)
 	}
 }
 
+int rlt__borrowed(void)
+{
+	pid_t o = atomic_load_explicit(&owner, memory_order_relaxed), me;
+	int saved = errno;
+	long vm;
+
+	/* a raw system call: the C library no longer caches the pid, and a vfork child's copy
+	 * of any cache would be the parent's */
+	if (!o || (me = (pid_t)syscall(SYS_getpid)) == o)
+		return 0;
+	/* Another process. A vfork child shares our memory. A child of a fork that ran no
+	 * handlers (_Fork, a raw clone) has a copy of its own, which it keeps true from now on;
+	 * so does a child whose parent is gone. When the kernel will not tell (kcmp refused),
+	 * hands off. */
+	vm = syscall(SYS_kcmp, me, o, KCMP_VM, 0, 0);
+	if (vm == 0 || (vm < 0 && errno != ESRCH)) {
+		errno = saved;
+		return 1;
+	}
+	atomic_store_explicit(&owner, me, memory_order_relaxed);
+	errno = saved;
+	return 0;
+}
+
 static void atfork_child(void)
 {
+	/* first, for the handlers registered after ours (they may close fds); those before
+	 * ours are told from a vfork child by rlt__borrowed */
+	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
 	rlt__fdtable_atfork_child();
 	if (rlt__rules.n[RLT_VAR_CONNS]) {
 		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
@@ -187,6 +218,7 @@ __attribute__((constructor)) static void rlt_load(void)
 			rlt__vars_in_use |= 1u << v;
 
 	rlt__fdtable_init();
+	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
 	pthread_atfork(NULL, NULL, atfork_child);
 	if (stats_tmpl[0]) {
 		atexit(write_stats);

@@ -42,6 +42,7 @@
 	X(ssize_t, readv, (int, const struct iovec *, int))                                      \
 	X(int, close, (int))                                                                     \
 	X(int, close_range, (unsigned int, unsigned int, int))                                   \
+	X(void, closefrom, (int))                                                                \
 	X(int, fclose, (FILE *))                                                                 \
 	X(int, dup, (int))                                                                       \
 	X(int, dup2, (int, int))                                                                 \
@@ -70,6 +71,14 @@ extern unsigned rlt__vars_in_use;
 
 extern int rlt__loglevel;
 void rlt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* 1 when the caller runs in our memory without being the process our state describes: the
+ * child of vfork() or posix_spawn() (CPython's subprocess), before it execs. Its fd table is
+ * its own, so what it closes or duplicates says nothing about ours, and it must change none
+ * of our state. TLS cannot tell it from the parent's thread (they share it); its pid can.
+ * A system call (two in such a child): only for the calls that change the fd table, never on
+ * a hot path. */
+int rlt__borrowed(void);
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
  * constructor, from another library's constructor). */
@@ -122,6 +131,8 @@ void rlt__fd_set_peer(int fd, const struct rlt__peer *peer);
 void rlt__fd_forget(int fd);
 /* newfd now refers to the same open file as oldfd. */
 void rlt__fd_dup(int oldfd, int newfd);
+/* The highest fd whose entry was ever set (-1: none): entries above it are all never-seen. */
+int rlt__fd_top(void);
 /* Connection block of an fd, created on demand (NULL when no rule needs one). */
 struct rlt__conn *rlt__fd_conn(struct rlt__fd *e);
 void rlt__fdtable_init(void);

@@ -183,4 +183,9 @@ void rlt__conns_identity(void);
  * each process gives back what it holds (in process scope the child's copy already has them). */
 void rlt__conns_forked(struct rlt__ruleset *rs, const uint32_t inherited[RLT_MAX_RULES_PER_VAR]);
 
+/* connect_attempt.c: 1 when a connect() now on fd, a stream socket that has seen one before,
+ * would start a connection attempt (RLT_CONNECT and RLT_CONNS count it); 0 when it would only
+ * report how the last one went (EALREADY, EISCONN, 0 or its error). Keeps errno. */
+int rlt__connect_starts(int fd);
+
 #endif

@@ -2,7 +2,9 @@
  * fdcache.c: what each (process, fd) of the program is, learnt once and kept true.
  *
  * Threads share their process's fd table, so facts are kept per thread group (tgid) and a
- * thread id is mapped to its group once, from /proc/TID/status. A fact is learnt by taking a
+ * thread id is mapped to its group once, from /proc/TID/status. A child of vfork or
+ * posix_spawn shares its parent's memory but not its fd table, and is a thread group of its
+ * own: what it closes before exec is forgotten in its facts, never in its parent's. A fact is learnt by taking a
  * duplicate of the program's fd (pidfd_getfd) and asking it: not a socket (the fast path: later
  * calls on it are answered CONTINUE after two look-ups), or a socket's type, family and peer
  * (the duplicate is kept, to make calls on the program's behalf without fetching it again).

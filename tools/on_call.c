@@ -301,6 +301,11 @@ static void on_connect(struct rlt__sup *s, const struct seccomp_notif *req, stru
 		cmask = k->mask[RLT_VAR_CONNECT];
 		/* a second connect() on a socket already counted is not a new connection */
 		nmask = k->conns_mask ? 0 : k->mask[RLT_VAR_CONNS];
+		/* a connect() may only ask how an attempt went: asked of our duplicate, the same
+		 * socket, while the program's call waits for our answer (every time: a socket
+		 * inherited mid-attempt is new to us, not to the kernel) */
+		if ((cmask || nmask) && !rlt__connect_starts(k->dup))
+			cmask = nmask = 0;
 	}
 	if (!cmask && !nmask) {
 		answer_continue(s, req->id);

@@ -78,7 +78,10 @@
  *    charged its first datagram only. These are the known bounds of this version.
  *  - connect is charged before (the attempt is what the rule counts), then CONTINUEd;
  *    RLT_CONNS takes a slot before it and holds it until the fd is closed (a connect that
- *    fails holds it until the program closes the socket: we do not see the outcome).
+ *    fails holds it until the program closes the socket: we do not see the outcome). A later
+ *    connect() on the same socket that only asks how its attempt went (EALREADY, EISCONN) is
+ *    neither charged nor given a slot: the socket's TCP state says which it is
+ *    (rlt__connect_starts, on our duplicate).
  *  - accept is made by us when the listener is readable (so that rules see the peer, and a
  *    shed connection is taken off the queue and closed), charged after, and installed in the
  *    program with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND (kernel 5.14), which also

@@ -1,0 +1,49 @@
+/*
+ * connect_attempt.c: telling a connect() that starts a connection attempt from one that asks how
+ * an attempt went.
+ *
+ * Clients that connect without blocking (APR, and so `ab`) learn the outcome by calling connect()
+ * again on the same socket: EALREADY while the attempt runs, then 0 or EISCONN, or the error it
+ * failed with. Charging each call would halve RLT_CONNECT for them. The kernel's TCP state tells
+ * the calls apart: SYN_SENT is an attempt under way and any state but CLOSE a socket that got
+ * (or had) its connection, so connect() starts nothing. CLOSE is a socket free to start an
+ * attempt, except one whose attempt failed and has not been reported yet: the next connect()
+ * reports the failure and starts nothing. That one alone has sent segments: the kernel clears
+ * the count when the failure is reported (tcp_disconnect, Linux 5.6). Not the error itself
+ * (SO_ERROR): reading it would take it from the program.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <linux/tcp.h>
+
+#include "policy.h"
+
+/* include/net/tcp_states.h; <linux/tcp.h> has no names for them */
+#define STATE_CLOSE 7
+
+int rlt__connect_starts(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof ti;
+	int saved = errno, starts;
+
+	memset(&ti, 0, sizeof ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) {
+		/* not TCP (a unix stream socket never says EINPROGRESS): a connected socket
+		 * answers EISCONN, any other starts an attempt */
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		starts = getpeername(fd, (struct sockaddr *)&ss, &sl) != 0;
+	} else if (ti.tcpi_state != STATE_CLOSE) {
+		starts = 0;
+	} else if (len < offsetof(struct tcp_info, tcpi_segs_out) + sizeof ti.tcpi_segs_out) {
+		starts = 1; /* a kernel older than the count: charged, as a new attempt */
+	} else {
+		starts = ti.tcpi_segs_out == 0;
+	}
+	errno = saved;
+	return starts;
+}
