@@ -242,6 +242,13 @@ int rlt__supervise(char **cmd)
 	rc = rlt__child_spawn(cmd, &pid, &s.notify_fd, &ctl, &err);
 	if (rc)
 		return fail(err.msg);
+	/* before the command runs, and before the lane thread: the keeper is forked from a
+	 * process of one thread */
+	if (rlt__keeper_start(s.notify_fd, &err) != 0) {
+		rlt__child_abort(pid, ctl);
+		return fail(err.msg);
+	}
+	rlt__keeper_add(pid);
 	log_pid = pid;
 	sync_wakeups(s.notify_fd);
 	s.rs = &rs;
@@ -262,6 +269,7 @@ int rlt__supervise(char **cmd)
 		snprintf(msg, sizeof msg, "--seccomp: cannot set up the supervisor: %s",
 		         strerror(errno));
 		rlt__child_abort(pid, ctl);
+		rlt__keeper_stop();
 		return fail(msg);
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
@@ -275,6 +283,7 @@ int rlt__supervise(char **cmd)
 	if (rlt__child_go(ctl) != 0) {
 		snprintf(msg, sizeof msg, "--seccomp: the command did not start: %s", strerror(errno));
 		rlt__child_abort(pid, -1);
+		rlt__keeper_stop();
 		return fail(msg);
 	}
 
@@ -286,6 +295,9 @@ int rlt__supervise(char **cmd)
 		kill(pid, SIGKILL);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
+		/* the keeper stays: once we are gone it kills what is left of the tree */
+	} else {
+		rlt__keeper_stop(); /* no task of the command is left */
 	}
 	rlt__sup_log(&s, RLT_LOG_DEBUG, pid, "%llu notifications, %llu answered at once",
 	             (unsigned long long)s.notifications, (unsigned long long)s.continued_fast);
