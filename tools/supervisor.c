@@ -119,6 +119,16 @@
  * RLT_INHERIT=0 cannot be honoured (a seccomp filter cannot be removed): the launcher says so
  * and exits 125 rather than throttle programs the user asked to leave alone.
  *
+ * Our death (keeper.c). Before the command runs we fork a keeper that holds a duplicate of the
+ * listener and a pidfd of us, and nothing else. While it holds the listener the kernel never
+ * answers a notified call ENOSYS. We record in a table shared with it (MAP_SHARED) each process
+ * we supervise, when we first see it and until its pidfd reports its end. If we die, the keeper
+ * stops and then SIGKILLs those processes and their descendants, then kills each process that
+ * still makes a notified call, and exits when the listener hangs up. The command also has
+ * PR_SET_PDEATHSIG(SIGKILL), set before exec (our main thread forked it and lives to the end).
+ * On our normal end (or a failure before the command runs) we kill and reap the keeper; if our
+ * loop fails we kill the command and leave the rest of the tree to the keeper.
+ *
  * The end. We answer until no task of the command is left (the listener hangs up), which
  * includes background children the command leaves behind, then write the summary and exit
  * with the command's status (128 + signal if it was killed, as a shell does). SIGTERM and
