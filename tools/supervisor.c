@@ -235,11 +235,11 @@ int rlt__supervise(char **cmd)
 	pid_t pid;
 	rlt_ns_t started = rlt__now();
 
+	log_pid = getpid(); /* the command's pid once it runs */
 	if (rlt__settings_read(&set, &err) != 0)
 		return fail(err.msg);
 	if (!set.inherit)
-		return fail("RLT_INHERIT=0 cannot be honoured with --seccomp (a seccomp filter stays "
-		            "with every program the command executes)");
+		return fail(RLT_SECCOMP_NO_INHERIT);
 	log_level = set.loglevel;
 	rs.stats_on = set.stats[0] != 0;
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
