@@ -142,7 +142,7 @@ static int check_rules(int print, int seccomp)
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++) {
 		const char *val = getenv(rlt_var_name((enum rlt_var)v));
-		if (!val || val[strspn(val, " \t")] == '\0')
+		if (!val || val[strspn(val, " \t;")] == '\0') /* unset, as the library has it */
 			continue;
 		if (!set.ignore_bad) {
 			if (check_one((enum rlt_var)v, val, rules, &n, &err) != 0) {
