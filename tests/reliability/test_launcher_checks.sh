@@ -51,6 +51,20 @@ assert_eq "--check with RLT_ON_ERROR=ignore and a bad rule: status" 2 "$(cat "$T
 grep -q 'rule ignored' "$T/chk.err" || fail "--check does not say the rule would be ignored: $(cat "$T/chk.err")"
 grep -q "RLT_SEND: 2097152B/s" "$T/chk.out" || fail "--check does not print the good rule: $(cat "$T/chk.out")"
 
+# Blanks and empty rules, the same in every variable and in both the launcher and the library
+run gap env RLT_LOG=" warn" RLT_SEND=";1MiB/s" LD_PRELOAD="$RLT_LIB" sh -c 'exit 5'
+assert_eq "preload: RLT_LOG=\" warn\" RLT_SEND=\";1MiB/s\": status" 5 "$(cat "$T/gap.rc")"
+assert_eq "preload: RLT_LOG=\" warn\" RLT_SEND=\";1MiB/s\": stderr" "" "$(cat "$T/gap.err")"
+run gap env RLT_LOG="info " RLT_SEND=";1MiB/s;; 2MiB/s ;" "$L" --check
+assert_eq "--check of \";1MiB/s;; 2MiB/s ;\": status" 0 "$(cat "$T/gap.rc")"
+assert_eq "--check of \";1MiB/s;; 2MiB/s ;\": rules" 2 "$(lines "$T/gap.out")"
+run gap env RLT_SEND=" ; " RLT_INHERIT=" 1" "$L" -- sh -c 'exit 4'
+assert_eq "RLT_SEND=\" ; \" is unset: status" 4 "$(cat "$T/gap.rc")"
+many=$(for i in $(seq 17); do printf '%d/s port=%d;' $i $i; done)
+run gap env RLT_CONNECT="$many" "$L" --check
+assert_eq "17 rules: status" 2 "$(cat "$T/gap.rc")"
+grep -q "at most 16" "$T/gap.err" || fail "17 rules: the error does not give the limit: $(cat "$T/gap.err")"
+
 # --help and --version
 for args in "--help=foo" "--version=1" "--version extra" "--help extra" "-V -- true" "-h -u 1MiB/s"; do
 	run opt "$L" $args
