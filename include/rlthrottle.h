@@ -47,9 +47,12 @@ enum rlt_algo {
 #define RLT_SLIDING_SUBWINDOWS 10
 /* The sliding log keeps one entry per admitted call; more than this is refused at parse time. */
 #define RLT_LOG_MAX_LIMIT 1000000ull
-/* Rates above this many units per second are refused: the tick arithmetic of the token and
- * leaky engines keeps 36 years of CLOCK_MONOTONIC in 64 bits only up to 16 units per ns. */
-#define RLT_RATE_MAX_PER_SEC 16000000000ull
+/* Rates above this many units per second are refused (10^18: far beyond any link; the token
+ * and leaky engines count in ticks of several units above 16 units per ns, see engine.c). */
+#define RLT_RATE_MAX_PER_SEC 1000000000000000000ull
+/* The windows' counters keep 36 years of CLOCK_MONOTONIC in 64 bits only up to 16 units per
+ * ns: a window rule above this is refused. */
+#define RLT_WINDOW_RATE_MAX_PER_SEC 16000000000ull
 
 /*
  * Immutable parameters of one engine, built once by rlt_params_init(). The rate is kept as an
@@ -72,6 +75,8 @@ struct rlt_params {
 	uint64_t tick_num;
 	uint64_t tick_den;
 	uint64_t tick_recip; /* tick_num / tick_den with 59 fraction bits: no division per call */
+	unsigned unit_shift; /* above 16 units per ns a tick is 2^unit_shift units (else 0) ... */
+	uint64_t unit_round; /* ... and a cost is rounded up to it: 2^unit_shift - 1 */
 	uint64_t max_cost;   /* the largest cost whose ticks stay below 2^62 */
 	uint64_t tau; /* burst in ticks */
 

@@ -58,13 +58,46 @@ static int fail(struct rlt_error *err, int code, const char *why)
  * Token and leaky count time in ticks. The largest power of two K (ticks per unit) is chosen
  * such that a tick lasts at least 1/16 ns (so 64 bits hold 36 years of clock) and the burst in
  * ticks stays below 2^62. The finer the tick, the less the floor of a clock reading gives away.
+ *
+ * Above 16 units per ns (16 G units per second: rates such as 100GiB/s or 1TB/s, written to
+ * count rather than limit) even one tick per unit would make ticks shorter than 1/16 ns, and
+ * 2^62 of them would hold less than 36 years of CLOCK_MONOTONIC (53 days at 1 TB/s): then a
+ * tick is 2^unit_shift units instead, the least power of two that keeps it 1/16 ns or longer.
+ * A cost is rounded up to whole ticks (less than 2^unit_shift units more per call, a few
+ * hundred bytes at 1 TB/s), a refund down, so the rate is never exceeded.
  */
 static int init_ticks(struct rlt_params *p, struct rlt_error *err)
 {
 	uint64_t k = 1;
+	unsigned s = 0;
 
 	if (p->rate_den_ns > (TICK_LIMIT >> 4))
 		return fail(err, -ERANGE, "the rate has too many digits to keep exactly");
+	while ((u128)p->rate_num > ((u128)p->rate_den_ns << s) * TICKS_PER_NS_MAX)
+		s++;
+	if (s) {
+		if (((u128)p->rate_den_ns << s) > UINT64_MAX)
+			return fail(err, -ERANGE, "the rate has too many digits to keep exactly");
+		if ((p->burst >> s) == 0) {
+			if (err)
+				snprintf(err->msg, sizeof err->msg,
+				         "burst is too small for so high a rate (at least %llu units)",
+				         1ull << s);
+			return -ERANGE;
+		}
+		u128 most = ((u128)(TICK_LIMIT - 1) << s);
+		uint64_t round = (1ull << s) - 1;
+		p->unit_shift = s;
+		p->unit_round = round;
+		p->ticks_per_unit = 1;
+		p->tick_num = p->rate_num;
+		p->tick_den = p->rate_den_ns << s;
+		p->tick_recip = (uint64_t)(((u128)p->tick_num << 59) / p->tick_den);
+		/* cost + unit_round must not wrap either */
+		p->max_cost = most > UINT64_MAX - round ? UINT64_MAX - round : (uint64_t)most;
+		p->tau = p->burst >> s;
+		return 0;
+	}
 	/* rate_num * K <= 16 * rate_den_ns, and burst * K < 2^62 */
 	while (k < (1ull << 62)) {
 		u128 next = (u128)k * 2;
@@ -105,7 +138,13 @@ int rlt_params_init(struct rlt_params *p, enum rlt_algo algo, uint64_t amount_nu
 	if (den > UINT64_MAX)
 		return fail(err, -ERANGE, "the rate has too many digits to keep exactly");
 	if (num * RLT_NS_PER_SEC > den * RLT_RATE_MAX_PER_SEC)
-		return fail(err, -ERANGE, "the rate is too high (at most 16 G units per second)");
+		return fail(err, -ERANGE, "the rate is too high (at most 10^18 units per second)");
+	/* A window's counters count units since boot: 16 G a second keeps 36 years in 64 bits. */
+	if (algo != RLT_ALGO_TOKEN && algo != RLT_ALGO_LEAKY &&
+	    num * RLT_NS_PER_SEC > den * RLT_WINDOW_RATE_MAX_PER_SEC)
+		return fail(err, -ERANGE,
+		            "the rate is too high for a window (at most 16 G units per second; "
+		            "algo=token or leaky go to 10^18)");
 
 	p->algo = algo;
 	p->rate_num = (uint64_t)num;

@@ -45,12 +45,23 @@ static rlt_ns_t ns_of(const struct rlt_params *p, uint64_t ticks)
 }
 
 /* cost in ticks, or 0 when it cannot be represented (it could never be waited out anyway:
- * 2^62 ticks are at least 9 years). */
+ * 2^62 ticks are at least 9 years). Above 16 units per ns a tick holds 2^unit_shift units and a
+ * cost is rounded up to whole ticks (ticks_per_unit is then 1); below, the shift is 0. */
 static uint64_t cost_ticks(const struct rlt_params *p, uint64_t cost)
 {
 	if (cost > p->max_cost)
 		return 0;
-	return cost * p->ticks_per_unit;
+	return ((cost + p->unit_round) >> p->unit_shift) * p->ticks_per_unit;
+}
+
+/* What a refund of `units` gives back, in ticks: rounded down, never more than was charged
+ * (ceil(a) - ceil(b) >= floor(a - b)). TICK_LIMIT (everything) for a refund too large to
+ * represent. */
+static uint64_t refund_ticks(const struct rlt_params *p, uint64_t units)
+{
+	if (units > p->max_cost)
+		return TICK_LIMIT;
+	return (units >> p->unit_shift) * p->ticks_per_unit;
 }
 
 static size_t gcra_state_size(const struct rlt_params *p)
@@ -173,12 +184,12 @@ static enum rlt_verdict leaky_decide(const struct rlt_params *p, void *state, rl
 static void gcra_refund(const struct rlt_params *p, void *state, rlt_ns_t at, uint64_t units)
 {
 	tat_t *st = state;
-	uint64_t c = cost_ticks(p, units);
+	uint64_t c = refund_ticks(p, units);
 	uint64_t old = atomic_load_explicit(st, memory_order_relaxed);
 
 	(void)at;
 	if (c == 0)
-		c = TICK_LIMIT;
+		return; /* less than a tick */
 	for (;;) {
 		uint64_t tat_new = old > c ? old - c : 0;
 		if (atomic_compare_exchange_weak_explicit(st, &old, tat_new, memory_order_relaxed,
@@ -194,6 +205,8 @@ static uint64_t token_available(const struct rlt_params *p, void *state, rlt_ns_
 	uint64_t base = tat > now_t ? tat : now_t;
 	uint64_t room = now_t + p->tau > base ? now_t + p->tau - base : 0;
 
+	if (p->unit_shift)
+		return room > (UINT64_MAX >> p->unit_shift) ? UINT64_MAX : room << p->unit_shift;
 	return room / p->ticks_per_unit;
 }
 

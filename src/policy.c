@@ -227,8 +227,8 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	if (rc)
 		return rc;
 	if (rs->n[v] >= RLT_MAX_RULES_PER_VAR) {
-		snprintf(err->msg, sizeof err->msg, "%s: more than %d rules", rlt_var_name(v),
-		         RLT_MAX_RULES_PER_VAR);
+		snprintf(err->msg, sizeof err->msg, "%s: more than %d rules (a variable holds at most %d)",
+		         rlt_var_name(v), RLT_MAX_RULES_PER_VAR, RLT_MAX_RULES_PER_VAR);
 		return -EINVAL;
 	}
 	r = &rs->rules[v][rs->n[v]];
@@ -305,8 +305,9 @@ int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR
                        struct rlt_error *err)
 {
 	for (int v = 0; v < RLT_VAR_COUNT; v++) {
-		/* An empty variable is treated as unset: scripts write RLT_SEND=${X:-} */
-		if (!values[v] || values[v][strspn(values[v], " \t")] == '\0')
+		/* An empty variable is treated as unset: scripts write RLT_SEND=${X:-}, or
+		 * RLT_SEND="$A;$B" with both empty (blanks and ';' are no rule) */
+		if (!values[v] || values[v][strspn(values[v], " \t;")] == '\0')
 			continue;
 		int rc = build_var(rs, (enum rlt_var)v, values[v], ignore_bad, warn, ctx, err);
 		if (rc)

@@ -311,8 +311,8 @@ static int parse_rate(const struct ctx *c, struct span t, struct rlt_rule *r)
 			               "%smsg/%s",
 			            qp(&q1, num.s, num.n), qp(&q2, period.s, period.n), q1.s, q2.s);
 		if (!u)
-			return fail(c, "rate: unknown unit \"%s\" in \"%s\" (B, kB, MB, GB, KiB, MiB, "
-			               "GiB, kbit, Mbit, Gbit or msg)",
+			return fail(c, "rate: unknown unit \"%s\" in \"%s\" (B, kB, MB, GB, TB, KiB, "
+			               "MiB, GiB, TiB, kbit, Mbit, Gbit, Tbit or msg)",
 			            qp(&q1, unit.s, unit.n), qp(&q2, amount.s, amount.n));
 	}
 	rc = rlt__amount_scale(&d, u, &r->amount_num, &r->amount_den);
@@ -914,16 +914,16 @@ int rlt_rules_parse(enum rlt_var var, const char *value, struct rlt_rule *rules,
 
 		trim(&rs, &rn);
 		if (rn == 0) {
-			/* Nothing after the last ';' is a trailing separator; anywhere else an empty
-			 * rule is a mistake (or the whole value is blank). */
-			if (!semi && count > 0)
+			/* Blanks between, before or after the ';' are no rule, wherever they are:
+			 * "1MiB/s;", ";1MiB/s" and "$A;$B" with A empty all mean the one rule. */
+			if (!semi)
 				break;
-			if (count == 0 && !semi && !memchr(value, ';', len))
-				return fail(&c, "is empty");
-			return fail(&c, "rule %zu is empty (nothing between two ';')", count + 1);
+			p = semi + 1;
+			continue;
 		}
 		if (count >= cap)
-			return fail(&c, "has more than %zu rules", cap);
+			return fail(&c, "has more than %zu rules (a variable holds at most %d)", cap,
+			            RLT_MAX_RULES_PER_VAR);
 		rc_ctx.rule = rs;
 		rc_ctx.rule_len = rn;
 		if (rn > RLT_RULE_TEXT_MAX)
@@ -937,6 +937,8 @@ int rlt_rules_parse(enum rlt_var var, const char *value, struct rlt_rule *rules,
 			break;
 		p = semi + 1;
 	}
+	if (count == 0)
+		return fail(&c, "is empty");
 	*n = count;
 	return 0;
 }

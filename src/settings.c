@@ -14,14 +14,40 @@ static int bad(struct rlt_error *err, const char *var, const char *val, const ch
 	return -EINVAL;
 }
 
+/*
+ * A variable's value without the blanks (spaces, tabs) around it, as the rule variables are
+ * read: RLT_LOG=" warn" is warn, and a blank value is unset, like RLT_SEND=" ". NULL when unset
+ * or blank; cut to fit buf.
+ */
+static const char *trimmed(const char *name, char *buf, size_t cap)
+{
+	const char *v = getenv(name);
+	size_t n;
+
+	if (!v)
+		return NULL;
+	v += strspn(v, " \t");
+	n = strlen(v);
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	if (n == 0)
+		return NULL;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return buf;
+}
+
 int rlt__settings_read(struct rlt__settings *st, struct rlt_error *err)
 {
+	char buf[RLT_STATS_PATH_MAX + 1];
 	const char *v;
 
 	memset(st, 0, sizeof *st);
 	st->loglevel = RLT_LOG_WARN;
 	st->inherit = 1;
-	if ((v = getenv("RLT_LOG")) && *v) {
+	if ((v = trimmed("RLT_LOG", buf, sizeof buf))) {
 		st->loglevel = -1;
 		for (int i = 0; i < 4; i++)
 			if (strcmp(v, level_names[i]) == 0)
@@ -29,19 +55,19 @@ int rlt__settings_read(struct rlt__settings *st, struct rlt_error *err)
 		if (st->loglevel < 0)
 			return bad(err, "RLT_LOG", v, "unknown level (error, warn, info, debug)");
 	}
-	if ((v = getenv("RLT_ON_ERROR")) && *v) {
+	if ((v = trimmed("RLT_ON_ERROR", buf, sizeof buf))) {
 		if (strcmp(v, "ignore") == 0)
 			st->ignore_bad = 1;
 		else if (strcmp(v, "exit") != 0)
 			return bad(err, "RLT_ON_ERROR", v, "must be exit or ignore");
 	}
-	if ((v = getenv("RLT_INHERIT")) && *v) {
+	if ((v = trimmed("RLT_INHERIT", buf, sizeof buf))) {
 		if (strcmp(v, "0") == 0)
 			st->inherit = 0;
 		else if (strcmp(v, "1") != 0)
 			return bad(err, "RLT_INHERIT", v, "must be 0 or 1");
 	}
-	if ((v = getenv("RLT_STATS")) && *v) {
+	if ((v = trimmed("RLT_STATS", buf, sizeof buf))) {
 		if (strlen(v) >= sizeof st->stats) {
 			snprintf(err->msg, sizeof err->msg, "RLT_STATS: the path is too long");
 			return -EINVAL;

@@ -19,12 +19,15 @@ static const struct rlt__unit units[] = {
 	{ "kB", RLT_UNIT_BYTES, 1000ull },
 	{ "MB", RLT_UNIT_BYTES, 1000000ull },
 	{ "GB", RLT_UNIT_BYTES, 1000000000ull },
+	{ "TB", RLT_UNIT_BYTES, 1000000000000ull },
 	{ "KiB", RLT_UNIT_BYTES, 1024ull },
 	{ "MiB", RLT_UNIT_BYTES, 1024ull * 1024 },
 	{ "GiB", RLT_UNIT_BYTES, 1024ull * 1024 * 1024 },
+	{ "TiB", RLT_UNIT_BYTES, 1024ull * 1024 * 1024 * 1024 },
 	{ "kbit", RLT_UNIT_BYTES, 1000ull / 8 },
 	{ "Mbit", RLT_UNIT_BYTES, 1000000ull / 8 },
 	{ "Gbit", RLT_UNIT_BYTES, 1000000000ull / 8 },
+	{ "Tbit", RLT_UNIT_BYTES, 1000000000000ull / 8 },
 };
 
 #define NS_US 1000ull

@@ -147,6 +147,7 @@ static struct rlt__proc *proc_new(struct rlt__sup *s, pid_t tgid, int *rc)
 	}
 	p->next = s->procs[proc_bucket(tgid)];
 	s->procs[proc_bucket(tgid)] = p;
+	rlt__keeper_add(tgid);
 	rlt__sup_log(s, RLT_LOG_DEBUG, tgid, "supervising process %d", (int)tgid);
 	return p;
 }
@@ -396,6 +397,7 @@ void rlt__proc_gone(struct rlt__sup *s, struct rlt__proc *p)
 {
 	rlt__sup_log(s, RLT_LOG_DEBUG, p->tgid, "process %d has exited", (int)p->tgid);
 	p->gone = 1;
+	rlt__keeper_del(p->tgid);
 	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, p->pidfd, NULL);
 	tids_drop(s, p, 0);
 	/* its sockets: our duplicates would keep its connections open */

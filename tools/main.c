@@ -15,6 +15,7 @@
 #include "launcher.h"
 #include "rlthrottle.h"
 #include "scope_redis.h"
+#include "settings.h"
 #include "shm_cmd.h"
 
 #ifndef RLT_LIBDIR
@@ -85,37 +86,95 @@ static const char *redis_status(const struct rlt_rule *r)
 	return out;
 }
 
-/* Parses every variable as the library will. Returns 0, or prints the error and returns -1. */
-static int check_rules(int print)
+/* One rule of a variable, checked as the library will build it. 0, or -1 with err filled. */
+static int check_one(enum rlt_var v, const char *text, struct rlt_rule *rules, size_t *n,
+                     struct rlt_error *err)
 {
-	static struct rlt_rule rules[RLT_MAX_RULES_PER_VAR];
-	struct rlt_error err;
-	size_t n;
-
-	for (int v = 0; v < RLT_VAR_COUNT; v++) {
-		const char *name = rlt_var_name((enum rlt_var)v), *val = getenv(name);
-		if (!val || val[strspn(val, " \t")] == '\0')
-			continue;
-		if (rlt_rules_parse((enum rlt_var)v, val, rules, RLT_MAX_RULES_PER_VAR, &n, &err)) {
-			fprintf(stderr, "rlthrottle: %s\n", err.msg);
+	if (rlt_rules_parse(v, text, rules, RLT_MAX_RULES_PER_VAR, n, err) != 0)
+		return -1;
+	for (size_t i = 0; i < *n; i++) {
+		const char *why = rlt__rule_unsupported(&rules[i]);
+		if (why) {
+			snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": %s", rlt_var_name(v),
+			         rules[i].text, why);
 			return -1;
-		}
-		for (size_t i = 0; i < n; i++) {
-			char canon[1024];
-			const char *why = rlt__rule_unsupported(&rules[i]);
-			if (why) {
-				fprintf(stderr, "rlthrottle: %s=\"%s\": %s\n", name,
-				        rules[i].text, why);
-				return -1;
-			}
-			rlt_rule_format(&rules[i], canon, sizeof canon);
-			if (print && rules[i].scope == RLT_SCOPE_REDIS)
-				printf("%s: %s  # %s\n", name, canon, redis_status(&rules[i]));
-			else if (print)
-				printf("%s: %s\n", name, canon);
 		}
 	}
 	return 0;
+}
+
+static void print_rules(enum rlt_var v, const struct rlt_rule *rules, size_t n)
+{
+	const char *name = rlt_var_name(v);
+
+	for (size_t i = 0; i < n; i++) {
+		char canon[1024];
+		rlt_rule_format(&rules[i], canon, sizeof canon);
+		if (rules[i].scope == RLT_SCOPE_REDIS)
+			printf("%s: %s  # %s\n", name, canon, redis_status(&rules[i]));
+		else
+			printf("%s: %s\n", name, canon);
+	}
+}
+
+/*
+ * Checks the settings and every variable as the library (or the supervisor) will at load. A bad
+ * setting, or a bad rule under RLT_ON_ERROR=exit, prints its one line and returns -1. Under
+ * RLT_ON_ERROR=ignore the run leaves a bad rule out with a warning, which the library or the
+ * supervisor prints itself; --check (print) prints that warning here, and still returns -1: the
+ * rule is not valid.
+ */
+static int check_rules(int print, int seccomp)
+{
+	static struct rlt_rule rules[RLT_MAX_RULES_PER_VAR];
+	struct rlt__settings set;
+	struct rlt_error err;
+	size_t n;
+	int bad = 0;
+
+	if (rlt__settings_read(&set, &err) != 0) {
+		fprintf(stderr, "rlthrottle: %s\n", err.msg);
+		return -1;
+	}
+	if (seccomp && !set.inherit) {
+		fprintf(stderr, "rlthrottle: %s\n", RLT_SECCOMP_NO_INHERIT);
+		return -1;
+	}
+	for (int v = 0; v < RLT_VAR_COUNT; v++) {
+		const char *val = getenv(rlt_var_name((enum rlt_var)v));
+		if (!val || val[strspn(val, " \t;")] == '\0') /* unset, as the library has it */
+			continue;
+		if (!set.ignore_bad) {
+			if (check_one((enum rlt_var)v, val, rules, &n, &err) != 0) {
+				fprintf(stderr, "rlthrottle: %s\n", err.msg);
+				return -1;
+			}
+			if (print)
+				print_rules((enum rlt_var)v, rules, n);
+			continue;
+		}
+		/* one rule at a time, as the library's RLT_ON_ERROR=ignore does */
+		for (const char *p = val; *p;) {
+			char one[RLT_VALUE_MAX + 1];
+			size_t len = strcspn(p, ";");
+			if (len > RLT_VALUE_MAX)
+				len = RLT_VALUE_MAX;
+			memcpy(one, p, len);
+			one[len] = '\0';
+			p += len + (p[len] == ';');
+			if (strspn(one, " \t") == len)
+				continue;
+			if (check_one((enum rlt_var)v, one, rules, &n, &err) != 0) {
+				bad = 1;
+				if (print && set.loglevel >= RLT_LOG_WARN)
+					fprintf(stderr, "rlthrottle: %s (rule ignored: RLT_ON_ERROR=ignore)\n",
+					        err.msg);
+			} else if (print) {
+				print_rules((enum rlt_var)v, rules, n);
+			}
+		}
+	}
+	return print && bad ? -1 : 0;
 }
 
 static int readable_at(char *out, size_t len, const char *dir, const char *rest)
@@ -162,6 +221,45 @@ static void preload_and_exec(char **cmd)
 	exit(errno == ENOENT ? RLT_EXIT_NOTFOUND : RLT_EXIT_CANNOT_RUN);
 }
 
+/* A bad option: one line that names it and says what is wrong with it; status 125. */
+static void bad_option(const char *arg, int c, int opt, const struct option *opts)
+{
+	char msg[200];
+
+	if (arg && !strncmp(arg, "--", 2)) {
+		size_t len = strcspn(arg + 2, "=");
+		const struct option *o = NULL;
+		int matches = 0;
+		/* getopt_long takes a unique prefix of a name, as --sen for --send */
+		for (const struct option *q = opts; q->name; q++)
+			if (!strncmp(q->name, arg + 2, len)) {
+				if (strlen(q->name) == len) {
+					o = q;
+					matches = 1;
+					break;
+				}
+				o = q;
+				matches++;
+			}
+		if (matches > 1)
+			snprintf(msg, sizeof msg, "option --%.*s is ambiguous (see --help)", (int)len,
+			         arg + 2);
+		else if (!o)
+			snprintf(msg, sizeof msg, "option --%.*s is unknown (see --help)", (int)len,
+			         arg + 2);
+		else if (o->has_arg == no_argument && arg[2 + len] == '=')
+			snprintf(msg, sizeof msg, "option --%s takes no value (see --help)", o->name);
+		else
+			snprintf(msg, sizeof msg, "option --%s needs a value (see --help)", o->name);
+	} else if (opt > 0 && opt < 256) {
+		snprintf(msg, sizeof msg, "option -%c %s (see --help)", opt,
+		         c == ':' ? "needs a value" : "is unknown");
+	} else {
+		snprintf(msg, sizeof msg, "option %.60s is unknown (see --help)", arg ? arg : "?");
+	}
+	die(msg);
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_STATS = 256, OPT_SECCOMP, OPT_CHECK };
@@ -178,7 +276,8 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	int seccomp = 0, check = 0, c;
+	int seccomp = 0, check = 0, only = 0, c;
+	const char *only_arg = NULL;
 
 	/* subcommands, before option parsing */
 	if (argc > 1 && !strcmp(argv[1], "shm"))
@@ -199,27 +298,36 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SECCOMP: seccomp = 1; break;
 		case OPT_CHECK: check = 1; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("rlthrottle %s\n", RLT_VERSION); return 0;
+		case 'h':
+		case 'V':
+			only = c;
+			only_arg = argv[optind - 1];
+			break;
 		case ':':
 		case '?':
-		default: {
-			char msg[128];
-			if (optopt && optopt < 256)
-				snprintf(msg, sizeof msg, "option -%c %s (see --help)", optopt,
-				         c == ':' ? "needs a value" : "is unknown");
-			else
-				snprintf(msg, sizeof msg, "option %s is unknown or needs a value (see --help)",
-				         argv[optind - 1]);
-			die(msg);
-		}
+		default:
+			bad_option(argv[optind - 1], c, optopt, opts);
 		}
 	}
+	/* --help and --version stand alone: anything beside them is a mistake to report, not to
+	 * drop silently */
+	if (only) {
+		if (argc != 2) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "%.60s takes no other argument (see --help)", only_arg);
+			die(msg);
+		}
+		if (only == 'h')
+			usage(stdout);
+		else
+			printf("rlthrottle %s\n", RLT_VERSION);
+		return 0;
+	}
 	if (check)
-		return check_rules(1) == 0 ? 0 : 2;
+		return check_rules(1, seccomp) == 0 ? 0 : 2;
 	if (optind >= argc)
 		die("no command to run (see --help)");
-	if (check_rules(0) != 0)
+	if (check_rules(0, seccomp) != 0)
 		return RLT_EXIT_OWN;
 	if (seccomp)
 		return rlt__supervise(argv + optind);

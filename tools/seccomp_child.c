@@ -152,6 +152,7 @@ static void child(char **cmd, int ctl)
 	pthread_t t;
 	void *res = NULL;
 	int nfd = -1, rc;
+	pid_t parent = getppid();
 
 	h.ctl = ctl;
 	if (pthread_create(&t, NULL, helper_main, &h) != 0) {
@@ -172,6 +173,12 @@ static void child(char **cmd, int ctl)
 	/* From here on every notified call of ours is answered by the parent. */
 	close(nfd);
 	close(ctl);
+	/* The first defence against the supervisor's death (the keeper is the second, for the
+	 * whole tree): it fires when the thread that forked us ends, and that thread is the
+	 * supervisor's main thread, which lives until the end. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(RLT_EXIT_OWN); /* it died before the line above */
 	execvp(cmd[0], cmd);
 	fprintf(stderr, "rlthrottle: cannot run %s: %s\n", cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? RLT_EXIT_NOTFOUND : RLT_EXIT_CANNOT_RUN);

@@ -126,6 +126,16 @@
  * RLT_INHERIT=0 cannot be honoured (a seccomp filter cannot be removed): the launcher says so
  * and exits 125 rather than throttle programs the user asked to leave alone.
  *
+ * Our death (keeper.c). Before the command runs we fork a keeper that holds a duplicate of the
+ * listener and a pidfd of us, and nothing else. While it holds the listener the kernel never
+ * answers a notified call ENOSYS. We record in a table shared with it (MAP_SHARED) each process
+ * we supervise, when we first see it and until its pidfd reports its end. If we die, the keeper
+ * stops and then SIGKILLs those processes and their descendants, then kills each process that
+ * still makes a notified call, and exits when the listener hangs up. The command also has
+ * PR_SET_PDEATHSIG(SIGKILL), set before exec (our main thread forked it and lives to the end).
+ * On our normal end (or a failure before the command runs) we kill and reap the keeper; if our
+ * loop fails we kill the command and leave the rest of the tree to the keeper.
+ *
  * The end. We answer until no task of the command is left (the listener hangs up), which
  * includes background children the command leaves behind, then write the summary and exit
  * with the command's status (128 + signal if it was killed, as a shell does). SIGTERM and
@@ -232,11 +242,11 @@ int rlt__supervise(char **cmd)
 	pid_t pid;
 	rlt_ns_t started = rlt__now();
 
+	log_pid = getpid(); /* the command's pid once it runs */
 	if (rlt__settings_read(&set, &err) != 0)
 		return fail(err.msg);
 	if (!set.inherit)
-		return fail("RLT_INHERIT=0 cannot be honoured with --seccomp (a seccomp filter stays "
-		            "with every program the command executes)");
+		return fail(RLT_SECCOMP_NO_INHERIT);
 	log_level = set.loglevel;
 	rs.stats_on = set.stats[0] != 0;
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
@@ -249,6 +259,13 @@ int rlt__supervise(char **cmd)
 	rc = rlt__child_spawn(cmd, &pid, &s.notify_fd, &ctl, &err);
 	if (rc)
 		return fail(err.msg);
+	/* before the command runs, and before the lane thread: the keeper is forked from a
+	 * process of one thread */
+	if (rlt__keeper_start(s.notify_fd, &err) != 0) {
+		rlt__child_abort(pid, ctl);
+		return fail(err.msg);
+	}
+	rlt__keeper_add(pid);
 	log_pid = pid;
 	sync_wakeups(s.notify_fd);
 	s.rs = &rs;
@@ -269,6 +286,7 @@ int rlt__supervise(char **cmd)
 		snprintf(msg, sizeof msg, "--seccomp: cannot set up the supervisor: %s",
 		         strerror(errno));
 		rlt__child_abort(pid, ctl);
+		rlt__keeper_stop();
 		return fail(msg);
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
@@ -282,6 +300,7 @@ int rlt__supervise(char **cmd)
 	if (rlt__child_go(ctl) != 0) {
 		snprintf(msg, sizeof msg, "--seccomp: the command did not start: %s", strerror(errno));
 		rlt__child_abort(pid, -1);
+		rlt__keeper_stop();
 		return fail(msg);
 	}
 
@@ -293,6 +312,9 @@ int rlt__supervise(char **cmd)
 		kill(pid, SIGKILL);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
+		/* the keeper stays: once we are gone it kills what is left of the tree */
+	} else {
+		rlt__keeper_stop(); /* no task of the command is left */
 	}
 	rlt__sup_log(&s, RLT_LOG_DEBUG, pid, "%llu notifications, %llu answered at once",
 	             (unsigned long long)s.notifications, (unsigned long long)s.continued_fast);

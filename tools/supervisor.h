@@ -211,6 +211,18 @@ int rlt__child_go(int ctl_fd);
 /* Kills and reaps a child that has not been let go. */
 void rlt__child_abort(pid_t pid, int ctl_fd);
 
+/* ----- the keeper: the tree dies with the supervisor (keeper.c) ----- */
+
+/* Forks the keeper, holding a duplicate of the listener and a pidfd of this process. Call it
+ * before the command runs, while this process has one thread. 0, or -1 with err filled. */
+int rlt__keeper_start(int notify_fd, struct rlt_error *err);
+/* Records a supervised process / forgets one that ended (the keeper kills the recorded ones if
+ * the supervisor dies). No-ops without a keeper. */
+void rlt__keeper_add(pid_t pid);
+void rlt__keeper_del(pid_t pid);
+/* The supervisor's normal end: the keeper is killed and reaped. */
+void rlt__keeper_stop(void);
+
 /* ----- the (pid, fd) cache (fdcache.c) ----- */
 
 /* The process a thread belongs to (learnt once per tid). Returns NULL with *rc = -errno when

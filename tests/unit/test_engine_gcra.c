@@ -228,6 +228,78 @@ static void huge_cost(void **s)
 	assert_int_equal(at, TEN_YEARS + 1023 * SEC);
 }
 
+/*
+ * Rates from 16 G to 10^18 units per second ("count, don't limit": 100GiB/s, 1TB/s, 1TiB/s):
+ * many calls against a fake clock, early after boot and 8 years after, never pass more than
+ * burst + rate * t, and a saturating caller gets the rate (to 0.1%) with no overflow: every
+ * verdict is GO or a wait due within the interval, never the "never" of an overflowed clock.
+ */
+static void high_rate_run(enum rlt_algo algo, uint64_t num, uint64_t base, uint64_t seed)
+{
+	struct eng e;
+	rlt_ns_t at, now = base;
+	unsigned __int128 passed = 0;
+	const uint64_t span = 50 * MS, most = num / 1000; /* a call: up to 1 ms of the rate */
+	mk(&e, algo, num, 1, SEC, num / 100, RLT_NS_NEVER); /* burst: 10 ms */
+	for (int i = 0; i < 200000 && now - base < span; i++) {
+		/* a quarter of the calls are small: each is rounded up to a whole tick */
+		uint64_t cost = 1 + rlt_test_rand(&seed) % (i % 4 ? most : 1000);
+		enum rlt_verdict v = dec(&e, now, cost, RLT_MODE_NOW, &at);
+		if (v == RLT_GO) {
+			passed += cost; /* a saturating caller: the clock moves only when told to wait */
+			continue;
+		}
+		assert_int_equal(v, RLT_DENY);
+		assert_true(at != RLT_NS_NEVER);
+		assert_true(at > now && at - now <= SEC);
+		now = at;
+	}
+	assert_true(now - base >= span);
+	unsigned __int128 allowed = (unsigned __int128)e.p.burst +
+	                            (unsigned __int128)num * (now - base) / SEC;
+	if (passed > allowed)
+		fail_msg("rate %llu: passed %llu > allowed %llu", (unsigned long long)num,
+		         (unsigned long long)passed, (unsigned long long)allowed);
+	/* and gets the rate: all but the call it was told to wait for, to 0.1% */
+	if (algo == RLT_ALGO_TOKEN && (passed + most) * 1000 < allowed * 999)
+		fail_msg("rate %llu: passed %llu < 99.9%% of %llu", (unsigned long long)num,
+		         (unsigned long long)passed, (unsigned long long)allowed);
+}
+
+static void rates_up_to_a_terabyte_and_beyond(void **s)
+{
+	/* ticks last at least 1/16 ns and a state holds 2^62 of them: 9 years of uptime */
+	const uint64_t eight_years = 8ull * 365 * 86400 * SEC;
+	static const uint64_t rates[] = {
+		16000000000ull, 17000000000ull, 100ull << 30, 1000000000000ull, 1ull << 40,
+		8000000000000ull / 8 * 10, 1000000000000000ull, 1000000000000000000ull,
+	};
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+		high_rate_run(RLT_ALGO_TOKEN, rates[i], T0, i + 1);
+		high_rate_run(RLT_ALGO_TOKEN, rates[i], eight_years, i + 7);
+		high_rate_run(RLT_ALGO_LEAKY, rates[i], T0, i + 13);
+		high_rate_run(RLT_ALGO_LEAKY, rates[i], eight_years, i + 19);
+	}
+	/* 1 TB/s: the burst (one second) passes at once, then 1 TB more waits exactly 1 s */
+	mk(&e, RLT_ALGO_TOKEN, 1000000000000ull, 1, SEC, 0, RLT_NS_NEVER);
+	assert_true(e.p.unit_shift > 0);
+	assert_int_equal(dec(&e, eight_years, 1000000000000ull, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, eight_years, 1000000000000ull, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_true(at >= eight_years + SEC && at <= eight_years + SEC + 1);
+	/* a refund smaller than a tick gives nothing back (and never the whole bucket) */
+	rlt_refund(&e.p, e.state, at, 1);
+	assert_int_equal(dec(&e, eight_years, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	/* a refund of the whole second gives the second back */
+	rlt_refund(&e.p, e.state, at, 1000000000000ull);
+	assert_int_equal(dec(&e, eight_years + SEC, 1000000000000ull, RLT_MODE_NOW, &at), RLT_GO);
+	/* what is available is counted in units, not ticks */
+	mk(&e, RLT_ALGO_TOKEN, 1ull << 40, 1, SEC, 0, RLT_NS_NEVER);
+	assert_int_equal(rlt_available(&e.p, e.state, T0), 1ull << 40);
+}
+
 static void bad_params(void **s)
 {
 	struct rlt_params p;
@@ -236,12 +308,27 @@ static void bad_params(void **s)
 	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, 0, 1, SEC, 0, 0, &err), -EINVAL);
 	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, 1, 1, 0, 0, 0, &err), -EINVAL);
 	assert_int_equal(rlt_params_init(&p, RLT_ALGO_COUNT, 1, 1, SEC, 0, 0, &err), -EINVAL);
-	/* 17 G units per second is above the maximum */
-	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, 17000000000ull, 1, SEC, 0, 0, &err),
+	/* 10^18 units per second is the maximum; windows stop at 16 G */
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, 1000000000000000001ull, 1, SEC, 0, 0,
+	                                 &err),
 	                 -ERANGE);
 	assert_non_null(strstr(err.msg, "too high"));
-	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, 16000000000ull, 1, SEC, 0, 0, &err),
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, 1000000000000000000ull, 1, SEC, 0, 0,
+	                                 &err),
 	                 0);
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, 17000000000ull, 1, SEC, 0, 0, &err),
+	                 0);
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_FIXED_WINDOW, 17000000000ull, 1, SEC, 0, 0,
+	                                 &err),
+	                 -ERANGE);
+	assert_non_null(strstr(err.msg, "for a window"));
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_FIXED_WINDOW, 16000000000ull, 1, SEC, 0, 0,
+	                                 &err),
+	                 0);
+	/* above 16 units per ns a tick holds several units: a burst below one tick is refused */
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, 1000000000000ull, 1, SEC, 10, 0, &err),
+	                 -ERANGE);
+	assert_non_null(strstr(err.msg, "burst is too small"));
 	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, 1, 1, SEC, UINT64_MAX, 0, &err),
 	                 -ERANGE);
 	assert_int_equal(rlt_params_init(&p, RLT_ALGO_FIXED_WINDOW, 3, 2, SEC, 0, 0, &err),
@@ -489,6 +576,7 @@ int main(void)
 		cmocka_unit_test(exact_over_a_day),
 		cmocka_unit_test(huge_cost),
 		cmocka_unit_test(bad_params),
+		cmocka_unit_test(rates_up_to_a_terabyte_and_beyond),
 		cmocka_unit_test(leaky_even_spacing_and_overflow),
 		cmocka_unit_test(leaky_cost_spacing_refund_max_wait),
 		cmocka_unit_test(token_property_random),

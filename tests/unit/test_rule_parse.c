@@ -199,6 +199,12 @@ static void test_units(void **state)
 		{ "1kbit/s", RLT_UNIT_BYTES, 125, 1 },
 		{ "8Mbit/s", RLT_UNIT_BYTES, 1000000, 1 },
 		{ "1Gbit/s", RLT_UNIT_BYTES, 125000000, 1 },
+		/* far above any link: "count, don't limit" (issue 9) */
+		{ "100GiB/s", RLT_UNIT_BYTES, 107374182400ull, 1 },
+		{ "1TB/s", RLT_UNIT_BYTES, 1000000000000ull, 1 },
+		{ "1TiB/s", RLT_UNIT_BYTES, 1099511627776ull, 1 },
+		{ "8Tbit/s", RLT_UNIT_BYTES, 1000000000000ull, 1 },
+		{ "1000000TB/s", RLT_UNIT_BYTES, 1000000000000000000ull, 1 },
 		{ "1.5kbit/s", RLT_UNIT_BYTES, 375, 2 },
 		{ "0.5MB/s", RLT_UNIT_BYTES, 500000, 1 },
 		{ "300msg/s", RLT_UNIT_MSGS, 300, 1 },
@@ -490,6 +496,18 @@ static void test_several_rules(void **state)
 	                 0);
 	assert_int_equal(n, 1);
 	assert_true(r[0].params.burst == 2 * 1048576);
+	/* an empty rule is no rule, wherever it is: before, between or after the ';' */
+	static const char *const gaps[] = { ";10/s;20/s", "10/s;;20/s", "10/s; ;20/s;",
+		                            " ; 10/s ;\t; 20/s ; ", "10/s;20/s;" };
+	for (size_t i = 0; i < sizeof gaps / sizeof gaps[0]; i++) {
+		assert_int_equal(rlt_rules_parse(CONNECT, gaps[i], r, RLT_MAX_RULES_PER_VAR, &n, &e),
+		                 0);
+		assert_int_equal(n, 2);
+		assert_string_equal(r[0].text, "10/s");
+		assert_string_equal(r[1].text, "20/s");
+	}
+	assert_int_equal(rlt_rules_parse(SEND, ";1MiB/s", r, RLT_MAX_RULES_PER_VAR, &n, &e), 0);
+	assert_int_equal(n, 1);
 	/* exactly RLT_MAX_RULES_PER_VAR rules */
 	big[0] = '\0';
 	for (int i = 0; i < RLT_MAX_RULES_PER_VAR; i++)
@@ -753,11 +771,9 @@ static void test_malformed(void **state)
 		{ SEND, "   \t ", "is empty" },
 		{ CONNECT, huge, "is too long (more than 4096 bytes)" },
 		{ CONNECT, longrule, "rule is too long" },
-		{ CONNECT, many, "has more than 16 rules" },
-		{ CONNECT, "10/s;;20/s", "rule 2 is empty" },
-		{ CONNECT, ";10/s", "rule 1 is empty" },
-		{ CONNECT, "10/s; ;", "rule 2 is empty" },
-		{ CONNECT, ";", "rule 1 is empty" },
+		{ CONNECT, many, "has more than 16 rules (a variable holds at most 16)" },
+		{ CONNECT, ";", "is empty" },
+		{ CONNECT, " ; ;\t", "is empty" },
 		{ CONNECT, "10/1\xc2\xb5s", "byte \\xc2 at position 5 is not printable ASCII" },
 		{ CONNECT, "10/s\n", "byte \\x0a at position 5" },
 		{ CONNECT, "10/s; 5/s\x01", "RLT_CONNECT=\"5/s\\x01\": byte \\x01 at position 4" },
@@ -795,7 +811,9 @@ static void test_malformed(void **state)
 		{ SEND, "99999999999999999999GiB/s", "\"99999999999999999999GiB\" is too large" },
 		{ SEND, "17179869184GiB/s", "\"17179869184GiB\" is too large" },
 		{ SEND, "0.00000000000000000001B/s", "too many digits" },
-		{ RECV, "100GB/s", "too high" },
+		{ RECV, "1000001TB/s", "too high (at most 10^18 units per second)" },
+		{ RECV, "100GB/s algo=fixed-window", "too high for a window" },
+		{ SEND, "1TB/s burst=1B", "burst is too small for so high a rate" },
 		{ CONNECT, "0.5/s algo=fixed-window", "whole number" },
 		/* keys */
 		{ CONNECT, "10/s bogus=1", "unknown key \"bogus\"" },

@@ -113,9 +113,12 @@ static void test_unit_table(void **state)
 		{ "kbit", RLT_UNIT_BYTES, 125 },
 		{ "Mbit", RLT_UNIT_BYTES, 125000 },
 		{ "Gbit", RLT_UNIT_BYTES, 125000000 },
+		{ "TB", RLT_UNIT_BYTES, 1000000000000ull },
+		{ "TiB", RLT_UNIT_BYTES, 1099511627776ull },
+		{ "Tbit", RLT_UNIT_BYTES, 125000000000ull },
 	};
 	static const char *const unknown[] = { "KB",  "kb",  "mb",   "mib", "kiB", "b",  "bit",
-		                               "TB",  "TiB", "Kbit", "Msg", "msgs", "B ", " B",
+		                               "tb",  "Tib", "Kbit", "Msg", "msgs", "B ", " B",
 		                               "MBs", "e3",  "bytes" };
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
