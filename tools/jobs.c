@@ -30,8 +30,12 @@
 #include "clock.h"
 #include "supervisor.h"
 
-/* A call whose thread left it is remembered this long after its slot, for the restart. */
-#define DEAD_KEEP_NS (2 * RLT_NS_PER_SEC)
+/* Kernel-internal return values (include/linux/errno.h) that a notification may be answered
+ * with: the thread leaves the call for its signal handler, then the kernel restarts the call
+ * (ERESTARTSYS: if the handler has SA_RESTART or there is none, else it fails with EINTR;
+ * ERESTARTNOINTR: always). */
+#define RLT_ERESTARTSYS 512
+#define RLT_ERESTARTNOINTR 513
 
 static unsigned job_bucket(pid_t tid)
 {
@@ -102,6 +106,8 @@ void rlt__job_end(struct rlt__sup *s, struct rlt__job *j)
 		close(j->accepted);
 	if (j->src_fd >= 0)
 		close(j->src_fd);
+	if (j->status_fd >= 0)
+		close(j->status_fd);
 	free(j->buf);
 	free(j->iov);
 	rlt__sock_put(s, j->sock);
@@ -126,20 +132,6 @@ void rlt__jobs_graveyard_free(struct rlt__sup *s)
 	}
 }
 
-/* The thread left the call (a signal): keep what the call had (its charge, its slot, what it
- * moved) for when the same call comes back, restarted. */
-static void job_die(struct rlt__sup *s, struct rlt__job *j)
-{
-	rlt_ns_t now = rlt__now();
-
-	job_idle(s, j);
-	j->phase = PH_DEAD;
-	j->dead_until = (j->charged && j->t.go > now ? j->t.go : now) + DEAD_KEEP_NS;
-	rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
-	             "thread %d left system call %d while it was held; kept for a restart",
-	             (int)j->tid, j->nr);
-}
-
 /* What the kernel would write back and return for a call made for the program that moved
  * `moved` bytes (or failed with -errno): most calls return the count itself. */
 static int64_t call_answer(struct rlt__job *j, int64_t moved)
@@ -160,18 +152,15 @@ static int64_t call_answer(struct rlt__job *j, int64_t moved)
 	return moved;
 }
 
-/* Answers the call; a thread that left it (ENOENT) gets the same answer on its restart. */
+/* Answers the call (ENOENT: the thread died, nobody is left to answer) and ends it. */
 static void finish(struct rlt__sup *s, struct rlt__job *j, int64_t moved)
 {
 	int64_t answer = call_answer(j, moved);
-	int rc = answer >= 0 ? rlt__notif_return(s->notify_fd, j->id, answer)
-	                     : rlt__notif_error(s->notify_fd, j->id, (int)-answer);
-	if (rc == -ENOENT) {
-		j->finished = 1;
-		j->result = moved;
-		job_die(s, j);
-		return;
-	}
+
+	if (answer >= 0)
+		rlt__notif_return(s->notify_fd, j->id, answer);
+	else
+		rlt__notif_error(s->notify_fd, j->id, (int)-answer);
 	rlt__job_end(s, j);
 }
 
@@ -263,6 +252,138 @@ static void settle(struct rlt__job *j, uint64_t bytes, uint64_t msgs)
 		return;
 	rlt__settle(j->proc->rs, &j->t, bytes, msgs);
 	j->charged = 0;
+}
+
+/* ----- signals: a call we hold must not keep its thread from its handler ----- */
+
+/* What /proc says of a thread's signals. */
+struct sigview {
+	uint64_t pnd;  /* SigPnd: sent to the thread itself */
+	uint64_t shd;  /* ShdPnd: sent to the process, for whichever thread takes it */
+	uint64_t blk;  /* SigBlk: the thread's mask */
+	unsigned threads;
+	char state;    /* State: R, S, D, Z ... */
+};
+
+static uint64_t hex_after(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+	return p ? strtoull(p + strlen(key), NULL, 16) : 0;
+}
+
+/* Reads a status file from its start (each read is made fresh by the kernel). 0 or -errno. */
+static int sigview_read(int fd, struct sigview *v)
+{
+	char buf[4096];
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+
+	if (n <= 0)
+		return n < 0 ? -errno : -ESRCH;
+	buf[n] = '\0';
+	v->pnd = hex_after(buf, "\nSigPnd:");
+	v->shd = hex_after(buf, "\nShdPnd:");
+	v->blk = hex_after(buf, "\nSigBlk:");
+	const char *t = strstr(buf, "\nThreads:");
+	v->threads = t ? (unsigned)strtoul(t + 9, NULL, 10) : 1;
+	t = strstr(buf, "\nState:");
+	v->state = t ? t[strspn(t + 7, " \t") + 7] : '?';
+	return 0;
+}
+
+enum sig_for { SIG_NONE, SIG_MAYBE, SIG_YES, SIG_GONE };
+
+/*
+ * Whether the job's thread has a signal to take now. Answering a call "restart" to a thread
+ * the kernel did not mark for a signal hands the program errno 512 (ERESTARTSYS leaks out:
+ * measured), so this says YES only where the kernel marked this thread: a signal sent to the
+ * thread and not blocked by it; or one sent to the process (ShdPnd) that the kernel gave to
+ * this thread: the only one, the leader (its first choice), or the other thread than a leader
+ * that blocks it. A process signal that another thread may have been given is MAYBE: it may
+ * end a call that moved data (a short count is always allowed), never one that moved nothing.
+ * GONE: the thread has exited (its notification is dead with it).
+ */
+static enum sig_for signal_for(struct rlt__sup *s, struct rlt__job *j)
+{
+	struct sigview v, lead;
+	char path[64];
+
+	(void)s;
+	if (j->status_fd < 0) {
+		snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)j->proc->tgid, (int)j->tid);
+		j->status_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (j->status_fd < 0)
+			return errno == ENOENT || errno == ESRCH ? SIG_GONE : SIG_NONE;
+	}
+	int rc = sigview_read(j->status_fd, &v);
+	if (rc)
+		return rc == -ESRCH || rc == -ENOENT ? SIG_GONE : SIG_NONE;
+	if (v.pnd & ~v.blk)
+		return SIG_YES;
+	uint64_t shared = v.shd & ~v.blk;
+	if (!shared)
+		return SIG_NONE;
+	if (v.threads <= 1 || j->tid == j->proc->tgid)
+		return SIG_YES;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)j->proc->tgid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	rc = fd < 0 ? -errno : sigview_read(fd, &lead);
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0 && lead.state != 'Z' && (shared & ~lead.blk))
+		return SIG_NONE; /* the leader takes it */
+	return v.threads == 2 && rc == 0 && lead.state != 'Z' ? SIG_YES : SIG_MAYBE;
+}
+
+/* A connection accepted for a call that is given up before its answer waits for the next
+ * accept on the same listener (the restarted call). 0, or -ENOMEM. */
+static int stash_accepted(struct rlt__job *j)
+{
+	struct rlt__accepted *a;
+
+	if (j->accepted < 0)
+		return 0;
+	a = calloc(1, sizeof *a);
+	if (!a)
+		return -ENOMEM;
+	a->lfd = j->fd;
+	a->sock = j->accepted;
+	a->peer = j->apeer;
+	a->next = j->proc->stash;
+	j->proc->stash = a;
+	j->accepted = -1;
+	return 0;
+}
+
+/*
+ * The thread has a signal to take while we hold its call: the call ends now, so that the
+ * handler runs, as a blocking call in the kernel ends. One that moved data returns that count
+ * (sendfile's offset written back by finish). One that moved nothing gives its charge back and
+ * is restarted after the handler: waiting for its socket (or pipe) as the kernel waits,
+ * ERESTARTSYS (EINTR without SA_RESTART; EINTR whatever the handler when the socket has a
+ * timeout, as sock_intr_errno says); waiting for the throttle (its slot, an RLT_CONNS place),
+ * ERESTARTNOINTR: the handler runs, the delay goes on, and the throttle never makes a call fail
+ * with EINTR (SPEC 4).
+ */
+static void interrupt(struct rlt__sup *s, struct rlt__job *j)
+{
+	int code = RLT_ERESTARTNOINTR;
+
+	if (j->phase == PH_READY)
+		code = j->timeout_at ? EINTR : RLT_ERESTARTSYS;
+	job_idle(s, j);
+	if (j->phase == PH_READY)
+		j->phase = PH_NEW; /* unparked: s->parked is counted down */
+	settle(j, 0, 0);
+	if (j->done) {
+		finish(s, j, (int64_t)j->done);
+		return;
+	}
+	if (stash_accepted(j) != 0)
+		code = RLT_ERESTARTSYS; /* no room to keep it: closed, as if it had not come */
+	rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
+	             "thread %d has a signal: system call %d restarts after its handler",
+	             (int)j->tid, j->nr);
+	finish(s, j, -code);
 }
 
 /* ----- RLT_CONNS without blocking: take a slot now, or join the waiting list ----- */
@@ -377,7 +498,7 @@ static void step_continue(struct rlt__sup *s, struct rlt__job *j)
 	if (slot_then_conns(s, j))
 		return;
 	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
-		job_die(s, j);
+		rlt__job_end(s, j);
 		return;
 	}
 	settle(j, j->charge_bytes, j->t.msgs);
@@ -476,7 +597,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			}
 			j->piece = (uint64_t)r;
 			if (!rlt__notif_valid(s->notify_fd, j->id)) {
-				job_die(s, j);
+				rlt__job_end(s, j);
 				return;
 			}
 			n = send(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -494,14 +615,14 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			}
 			/* TOCTOU: what we read is acted on only if the call is still the program's */
 			if (!rlt__notif_valid(s->notify_fd, j->id)) {
-				job_die(s, j);
+				rlt__job_end(s, j);
 				return;
 			}
 			n = send(j->sock->dup, j->buf, j->piece,
 			         MSG_DONTWAIT | MSG_NOSIGNAL | (j->flags & (MSG_MORE | MSG_OOB | MSG_EOR)));
 		} else {
 			if (!rlt__notif_valid(s->notify_fd, j->id)) {
-				job_die(s, j);
+				rlt__job_end(s, j);
 				return;
 			}
 			n = recv(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | (j->flags & MSG_OOB));
@@ -540,7 +661,9 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			recv_out_params(j);
 		int more = n > 0 && j->done < j->total &&
 		           (j->op != OP_RECV ? !j->nonblock : j->waitall);
-		if (!more) {
+		/* a signal for the thread ends the call with what it moved, as the kernel ends a
+		 * blocking call interrupted after it moved data: the handler runs within a piece */
+		if (!more || signal_for(s, j) != SIG_NONE) {
 			finish(s, j, (int64_t)j->done);
 			return;
 		}
@@ -604,7 +727,7 @@ static void step_splice(struct rlt__sup *s, struct rlt__job *j)
 			got += k;
 		}
 		if (!rlt__notif_valid(s->notify_fd, j->id)) {
-			job_die(s, j);
+			rlt__job_end(s, j);
 			return;
 		}
 		n = send(j->sock->dup, j->buf, (size_t)t,
@@ -629,7 +752,7 @@ static void step_splice(struct rlt__sup *s, struct rlt__job *j)
 			return;
 		}
 		if (!rlt__notif_valid(s->notify_fd, j->id)) {
-			job_die(s, j);
+			rlt__job_end(s, j);
 			return;
 		}
 		n = recv(j->sock->dup, j->buf, j->piece < room ? j->piece : room, MSG_DONTWAIT);
@@ -676,10 +799,8 @@ static void step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			if (j->nonblock) {
 				/* nothing to charge: the kernel answers EAGAIN itself */
-				if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT)
-					job_die(s, j);
-				else
-					rlt__job_end(s, j);
+				rlt__notif_continue(s->notify_fd, j->id);
+				rlt__job_end(s, j);
 				return;
 			}
 			park(s, j, EPOLLIN);
@@ -715,7 +836,7 @@ static void step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 	if (wait_slot(s, j, j->t.go))
 		return;
 	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
-		job_die(s, j);
+		rlt__job_end(s, j);
 		return;
 	}
 	settle(j, j->charge_bytes, 1);
@@ -752,7 +873,7 @@ static void step_accept(struct rlt__sup *s, struct rlt__job *j)
 			int c = -1;
 			if (poll(&pfd, 1, 0) == 1) {
 				if (!rlt__notif_valid(s->notify_fd, j->id)) {
-					job_die(s, j);
+					rlt__job_end(s, j);
 					return;
 				}
 				c = accept4(j->sock->dup, (struct sockaddr *)&ss, &sl,
@@ -802,17 +923,7 @@ static void step_accept(struct rlt__sup *s, struct rlt__job *j)
 	}
 	int nfd = rlt__notif_addfd_send(s->notify_fd, j->id, j->accepted, j->cloexec);
 	if (nfd == -ENOENT) {
-		/* the thread left the call: the connection waits for the next accept */
-		struct rlt__accepted *a = calloc(1, sizeof *a);
-		if (a) {
-			a->lfd = j->fd;
-			a->sock = j->accepted;
-			a->peer = j->apeer;
-			a->next = j->proc->stash;
-			j->proc->stash = a;
-			j->accepted = -1;
-		}
-		rlt__job_end(s, j); /* refunds the charge: the next accept is charged for it */
+		rlt__job_end(s, j); /* the thread died: the connection is closed */
 		return;
 	}
 	if (nfd < 0) {
@@ -835,10 +946,6 @@ void rlt__job_step(struct rlt__sup *s, struct rlt__job *j)
 		rlt__heap_remove(&s->heap, j); /* its timeout, if it has one */
 	}
 	j->phase = PH_NEW;
-	if (j->finished) {
-		finish(s, j, j->result);
-		return;
-	}
 	switch (j->op) {
 	case OP_CONTINUE: step_continue(s, j); break;
 	case OP_SEND:
@@ -874,6 +981,7 @@ struct rlt__job *rlt__job_new(struct rlt__sup *s, const struct seccomp_notif *re
 	j->park_fd = -1;
 	j->accepted = -1;
 	j->src_fd = -1;
+	j->status_fd = -1;
 	j->heap_i = SIZE_MAX;
 	j->next = s->jobs[job_bucket(j->tid)];
 	s->jobs[job_bucket(j->tid)] = j;
@@ -939,24 +1047,27 @@ void rlt__jobs_retry_conns(struct rlt__sup *s)
 		s->conns_dirty = 1;
 }
 
-void rlt__jobs_sweep(struct rlt__sup *s)
+void rlt__jobs_tick(struct rlt__sup *s)
 {
-	rlt_ns_t now = rlt__now();
-
+	/* Bounded by the jobs alive now; ending one does not end another. */
 	for (unsigned b = 0; b < RLT__JOB_BUCKETS; b++) {
 		struct rlt__job *j = s->jobs[b];
 		while (j) {
 			struct rlt__job *next = j->next;
-			if (j->phase == PH_DEAD) {
-				if (now >= j->dead_until)
-					rlt__job_end(s, j);
-			} else if ((j->phase == PH_READY || j->conns_waiting) &&
-			           !rlt__notif_valid(s->notify_fd, j->id)) {
-				job_die(s, j);
+			if (j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) {
+				enum sig_for f = signal_for(s, j);
+				if (f == SIG_GONE || !rlt__notif_valid(s->notify_fd, j->id))
+					rlt__job_end(s, j); /* its thread died with its call */
+				else if (f == SIG_YES || (f == SIG_MAYBE && j->done))
+					interrupt(s, j);
 			}
 			j = next;
 		}
 	}
+}
+
+void rlt__jobs_sweep(struct rlt__sup *s)
+{
 	rlt__tids_sweep(s);
 	/* a slot given back by another process (shared scope) wakes nobody here: look again */
 	if (s->conns_waiters)
