@@ -203,6 +203,8 @@ static void park_on(struct rlt__sup *s, struct rlt__job *j, int fd, uint32_t eve
 		finish(s, j, -ENOBUFS);
 		return;
 	}
+	if (j->phase != PH_READY)
+		j->parked_at = rlt__now();
 	j->phase = PH_READY;
 	j->park_events = events;
 	s->parked++;
@@ -265,10 +267,16 @@ struct sigview {
 	char state;    /* State: R, S, D, Z ... */
 };
 
-static uint64_t hex_after(const char *buf, const char *key)
+/* The value after "\nKEY:" at or after *from, which moves past it (the keys come in the
+ * kernel's order, so each search starts where the last ended). */
+static uint64_t field(const char **from, const char *key, int base)
 {
-	const char *p = strstr(buf, key);
-	return p ? strtoull(p + strlen(key), NULL, 16) : 0;
+	const char *p = strstr(*from, key);
+
+	if (!p)
+		return 0;
+	*from = p + strlen(key);
+	return strtoull(*from, NULL, base);
 }
 
 /* Reads a status file from its start (each read is made fresh by the kernel). 0 or -errno. */
@@ -276,17 +284,17 @@ static int sigview_read(int fd, struct sigview *v)
 {
 	char buf[4096];
 	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	const char *at = buf;
 
 	if (n <= 0)
 		return n < 0 ? -errno : -ESRCH;
 	buf[n] = '\0';
-	v->pnd = hex_after(buf, "\nSigPnd:");
-	v->shd = hex_after(buf, "\nShdPnd:");
-	v->blk = hex_after(buf, "\nSigBlk:");
-	const char *t = strstr(buf, "\nThreads:");
-	v->threads = t ? (unsigned)strtoul(t + 9, NULL, 10) : 1;
-	t = strstr(buf, "\nState:");
-	v->state = t ? t[strspn(t + 7, " \t") + 7] : '?';
+	const char *st = strstr(buf, "\nState:");
+	v->state = st ? st[7 + strspn(st + 7, " \t")] : '?';
+	v->threads = (unsigned)field(&at, "\nThreads:", 10);
+	v->pnd = field(&at, "\nSigPnd:", 16);
+	v->shd = field(&at, "\nShdPnd:", 16);
+	v->blk = field(&at, "\nSigBlk:", 16);
 	return 0;
 }
 
@@ -983,6 +991,10 @@ struct rlt__job *rlt__job_new(struct rlt__sup *s, const struct seccomp_notif *re
 	j->src_fd = -1;
 	j->status_fd = -1;
 	j->heap_i = SIZE_MAX;
+	/* a new call is looked at from the next tick on */
+	rlt_ns_t tick = rlt__now() + RLT__TICK_NS;
+	if (!s->njobs || s->next_tick > tick)
+		s->next_tick = tick;
 	j->next = s->jobs[job_bucket(j->tid)];
 	s->jobs[job_bucket(j->tid)] = j;
 	s->njobs++;
@@ -1047,27 +1059,54 @@ void rlt__jobs_retry_conns(struct rlt__sup *s)
 		s->conns_dirty = 1;
 }
 
+/* A call parked this long on a quiet socket is looked at every RLT__IDLE_LOOK_NS only: a
+ * reading of /proc costs some 4 us, and a program may park hundreds of idle readers. */
+#define RLT__IDLE_AFTER_NS (100 * 1000000ull)
+#define RLT__IDLE_LOOK_NS (40 * 1000000ull)
+
 void rlt__jobs_tick(struct rlt__sup *s)
 {
+	rlt_ns_t now = rlt__now(), next = now + RLT__IDLE_LOOK_NS;
+
 	/* Bounded by the jobs alive now; ending one does not end another. */
 	for (unsigned b = 0; b < RLT__JOB_BUCKETS; b++) {
 		struct rlt__job *j = s->jobs[b];
 		while (j) {
-			struct rlt__job *next = j->next;
-			if (j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) {
+			struct rlt__job *nj = j->next;
+			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
+			    now >= j->next_look) {
 				enum sig_for f = signal_for(s, j);
-				if (f == SIG_GONE || !rlt__notif_valid(s->notify_fd, j->id))
+				if (f == SIG_GONE)
 					rlt__job_end(s, j); /* its thread died with its call */
 				else if (f == SIG_YES || (f == SIG_MAYBE && j->done))
 					interrupt(s, j);
+				else if (j->phase == PH_READY && now - j->parked_at >= RLT__IDLE_AFTER_NS)
+					/* on a common grid, so that idle readers are read in one tick */
+					j->next_look = (now / RLT__IDLE_LOOK_NS + 1) * RLT__IDLE_LOOK_NS;
 			}
-			j = next;
+			if (j->phase != PH_GONE && j->next_look < next)
+				next = j->next_look;
+			j = nj;
 		}
 	}
+	/* no sooner than a tick, no later than the first job due: idle readers alone wake us
+	 * every RLT__IDLE_LOOK_NS, not every tick */
+	s->next_tick = next > now + RLT__TICK_NS ? next : now + RLT__TICK_NS;
 }
 
 void rlt__jobs_sweep(struct rlt__sup *s)
 {
+	/* a waiting call whose thread died (the tick sees most of them first) */
+	for (unsigned b = 0; b < RLT__JOB_BUCKETS; b++) {
+		struct rlt__job *j = s->jobs[b];
+		while (j) {
+			struct rlt__job *next = j->next;
+			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
+			    !rlt__notif_valid(s->notify_fd, j->id))
+				rlt__job_end(s, j);
+			j = next;
+		}
+	}
 	rlt__tids_sweep(s);
 	/* a slot given back by another process (shared scope) wakes nobody here: look again */
 	if (s->conns_waiters)

@@ -261,10 +261,8 @@ int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *statu
 			}
 		}
 		rlt_ns_t now = rlt__now();
-		if (s->njobs && now >= s->next_tick) {
-			rlt__jobs_tick(s);
-			s->next_tick = now + RLT__TICK_NS;
-		}
+		if (s->njobs && now >= s->next_tick)
+			rlt__jobs_tick(s); /* sets the next */
 		if (now >= next_sweep) {
 			rlt__jobs_sweep(s);
 			next_sweep = now + SWEEP_MS * 1000000ull;

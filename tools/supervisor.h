@@ -130,6 +130,8 @@ struct rlt__job {
 	rlt_ns_t deadline;      /* timer heap key */
 	size_t heap_i;          /* index in the heap (SIZE_MAX: not in it) */
 	int status_fd;          /* /proc/TGID/task/TID/status, read for signals (-1: not open) */
+	rlt_ns_t next_look;     /* the tick reads it again then (0: every tick) */
+	rlt_ns_t parked_at;     /* when it last started waiting on its socket */
 	rlt_ns_t timeout_at;    /* SO_RCVTIMEO/SO_SNDTIMEO: a wait on the socket gives up then */
 	int timeout_known;      /* timeout_at was set at the call's first wait on its socket */
 	struct rlt__job *next;  /* tid hash chain */
@@ -279,7 +281,8 @@ void rlt__jobs_retry_conns(struct rlt__sup *s);
  * handler) or has died. Made every RLT__TICK_NS while any job is alive. */
 #define RLT__TICK_NS (5 * 1000000ull)
 void rlt__jobs_tick(struct rlt__sup *s);
-/* Forgets ended threads; RLT_CONNS waiters look again (a slot freed in shared scope). */
+/* Ends waiting jobs whose notification died; forgets ended threads; RLT_CONNS waiters look
+ * again (a slot freed in shared scope). */
 void rlt__jobs_sweep(struct rlt__sup *s);
 /* Frees the ended jobs: only when no harvested epoll event can still name them. */
 void rlt__jobs_graveyard_free(struct rlt__sup *s);

@@ -1,14 +1,14 @@
 #!/bin/bash
 # Issue 9: a blocking send() throttled into pieces while a signal arrives every 1-2 ms, whose
 # handler writes to /dev/null. Before: under --seccomp the restarted call began again from byte
-# 0: the peer got megabytes for 300 kB and the send never ended. Now: the bytes arrive exactly
+# 0: the peer got megabytes for 200 kB and the send never ended. Now: the bytes arrive exactly
 # once (sha256), the return values add up to them, EINTR only for a call that moved nothing and
 # never under SA_RESTART, and each handler runs within a few pieces (10 ms each). Both fronts.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
 need_bin sigio
 
-random_file "$T/in" 300000
+random_file "$T/in" 200000
 random_file "$T/big" 1000000
 for front in seccomp preload; do
 	for sa in restart norestart; do
@@ -22,9 +22,9 @@ for front in seccomp preload; do
 		show "$T/$label.out" "$T/$label.err"
 		[ $rc -eq 0 ] || fail "$label: sigio exited $rc"
 		same_bytes "$label" "$T/in" "$T/out-$label"
-		assert_eq "$label: bytes the calls returned" 300000 "$(kv moved "$T/$label.out")"
+		assert_eq "$label: bytes the calls returned" 200000 "$(kv moved "$T/$label.out")"
 		[ $sa = restart ] && assert_eq "$label: EINTR under SA_RESTART" 0 "$(kv eintr "$T/$label.out")"
-		assert_ge "$label: handlers run" 100 "$(kv handlers "$T/$label.out")"
+		assert_ge "$label: handlers run" 60 "$(kv handlers "$T/$label.out")"
 		assert_le "$label: slowest handler (us)" 100000 "$(kv lat_max_us "$T/$label.out")"
 	done
 	# one call for all of 1 MB, a signal every 1 ms, no SA_RESTART
