@@ -310,12 +310,11 @@ enum sig_for { SIG_NONE, SIG_MAYBE, SIG_YES, SIG_GONE };
  * end a call that moved data (a short count is always allowed), never one that moved nothing.
  * GONE: the thread has exited (its notification is dead with it).
  */
-static enum sig_for signal_for(struct rlt__sup *s, struct rlt__job *j)
+static enum sig_for signal_for(struct rlt__job *j)
 {
 	struct sigview v, lead;
 	char path[64];
 
-	(void)s;
 	if (j->status_fd < 0) {
 		snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)j->proc->tgid, (int)j->tid);
 		j->status_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -671,7 +670,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 		           (j->op != OP_RECV ? !j->nonblock : j->waitall);
 		/* a signal for the thread ends the call with what it moved, as the kernel ends a
 		 * blocking call interrupted after it moved data: the handler runs within a piece */
-		if (!more || signal_for(s, j) != SIG_NONE) {
+		if (!more || signal_for(j) != SIG_NONE) {
 			finish(s, j, (int64_t)j->done);
 			return;
 		}
@@ -954,6 +953,7 @@ void rlt__job_step(struct rlt__sup *s, struct rlt__job *j)
 		rlt__heap_remove(&s->heap, j); /* its timeout, if it has one */
 	}
 	j->phase = PH_NEW;
+	j->next_look = 0; /* out of its wait: looked at every tick again */
 	switch (j->op) {
 	case OP_CONTINUE: step_continue(s, j); break;
 	case OP_SEND:
@@ -1075,7 +1075,7 @@ void rlt__jobs_tick(struct rlt__sup *s)
 			struct rlt__job *nj = j->next;
 			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
 			    now >= j->next_look) {
-				enum sig_for f = signal_for(s, j);
+				enum sig_for f = signal_for(j);
 				if (f == SIG_GONE)
 					rlt__job_end(s, j); /* its thread died with its call */
 				else if (f == SIG_YES || (f == SIG_MAYBE && j->done))
