@@ -16,8 +16,10 @@ for front in seccomp preload; do
 		opt=; [ $sa = restart ] && opt=-r
 		sink_to "sink-$label" "$T/out-$label"
 		rc=0
+		t0=$(now_ns)
 		RLT_SEND="256KiB/s burst=16KiB" run_front $front "$ITEST_BIN/sigio" -p "$PEER_PORT" -m send \
 			-f "$T/in" -i 2000 $opt -T 15 >"$T/$label.out" 2>"$T/$label.err" || rc=$?
+		t1=$(now_ns)
 		wait_pid "$PEER_PID" 10 || fail "$label: the peer did not see the end"
 		show "$T/$label.out" "$T/$label.err"
 		[ $rc -eq 0 ] || fail "$label: sigio exited $rc"
@@ -26,6 +28,8 @@ for front in seccomp preload; do
 		[ $sa = restart ] && assert_eq "$label: EINTR under SA_RESTART" 0 "$(kv eintr "$T/$label.out")"
 		assert_ge "$label: handlers run" 60 "$(kv handlers "$T/$label.out")"
 		assert_le "$label: slowest handler (us)" 100000 "$(kv lat_max_us "$T/$label.out")"
+		# 200 kB at 256 KiB/s after a 16 KiB burst: 0.7 s; a restarted call keeps its place
+		assert_range "$label: took (s)" 0.5 2.5 "$(calc "($t1 - $t0) / 1e9")"
 	done
 	# one call for all of 1 MB, a signal every 1 ms, no SA_RESTART
 	label="$front-large"
