@@ -252,7 +252,7 @@ int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *statu
 				forward_signal(s, sig_fd);
 			} else if ((uintptr_t)tag & 1) { /* RLT__JOB_TAG */
 				/* a job is stepped by its socket only while parked: the event may
-				 * predate an end, a restart or a wait the lane gave it since */
+				 * predate an end or a wait the lane gave it since */
 				struct rlt__job *j = (struct rlt__job *)((uintptr_t)tag - 1);
 				if (j->phase == PH_READY)
 					rlt__job_step(s, j);

@@ -307,10 +307,10 @@ int rlt__iov_gather(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t o
 int rlt__iov_scatter(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off,
                      const void *buf, size_t len);
 
-/* Is the notification still pending (the thread has not left the call)? */
+/* Is the notification still pending (its thread has not died in the call)? */
 int rlt__notif_valid(int notify_fd, uint64_t id);
 
-/* Answers: CONTINUE, a return value, or an error. 0, or -ENOENT when the thread left. */
+/* Answers: CONTINUE, a return value, or an error. 0, or -ENOENT when the thread died. */
 int rlt__notif_continue(int notify_fd, uint64_t id);
 int rlt__notif_return(int notify_fd, uint64_t id, int64_t val);
 int rlt__notif_error(int notify_fd, uint64_t id, int err);
