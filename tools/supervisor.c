@@ -106,10 +106,13 @@
  * kernel makes after the handler as a new call: -ERESTARTSYS when it waited for its socket or
  * pipe, as the kernel would (EINTR without SA_RESTART; -EINTR itself when the socket has a
  * timeout, as sock_intr_errno does), -ERESTARTNOINTR when it waited for the throttle (the
- * handler runs and the wait goes on: SPEC 4, never EINTR). A token bucket gives the restarted
- * call its slot back (the refund undoes the charge exactly). So a handler runs within a tick
- * or a piece. A tick also ends the jobs of threads that died (the status read fails, or the
- * notification is no longer valid). Bounds: a signal that comes before we receive a call is
+ * handler runs and the wait goes on: SPEC 4, never EINTR). The restarted call is charged
+ * again: a token bucket gives it the same slot back when its thread is alone on the budget (the
+ * refund undoes the charge exactly). So a handler runs within a tick or a piece. A tick also
+ * ends the jobs of threads that died (their status read fails; the 250 ms sweep asks the
+ * kernel whether each waiting notification is still valid). Bounds: a thread that shares a
+ * budget with others and is interrupted again and again goes to the back of the queue each
+ * time (its charge is not kept across the restart); a signal that comes before we receive a call is
  * the kernel's: it answers -ERESTARTSYS itself (EINTR without SA_RESTART, for any notified
  * call; a window of microseconds); a process signal that the leader blocks, in a process of
  * three threads or more, ends only a call that moved data (we cannot tell which thread got
