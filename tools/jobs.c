@@ -316,7 +316,8 @@ static enum sig_for signal_for(struct rlt__job *j)
 	char path[64];
 
 	if (j->status_fd < 0) {
-		snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)j->proc->tgid, (int)j->tid);
+		snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)j->proc->tgid,
+		         (int)j->tid);
 		j->status_fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (j->status_fd < 0)
 			return errno == ENOENT || errno == ESRCH ? SIG_GONE : SIG_NONE;
@@ -1080,9 +1081,11 @@ void rlt__jobs_tick(struct rlt__sup *s)
 					rlt__job_end(s, j); /* its thread died with its call */
 				else if (f == SIG_YES || (f == SIG_MAYBE && j->done))
 					interrupt(s, j);
-				else if (j->phase == PH_READY && now - j->parked_at >= RLT__IDLE_AFTER_NS)
-					/* on a common grid, so that idle readers are read in one tick */
-					j->next_look = (now / RLT__IDLE_LOOK_NS + 1) * RLT__IDLE_LOOK_NS;
+				else if (j->phase == PH_READY &&
+				         now - j->parked_at >= RLT__IDLE_AFTER_NS)
+					/* on one grid: idle readers are read in the same tick */
+					j->next_look = (now / RLT__IDLE_LOOK_NS + 1) *
+					               RLT__IDLE_LOOK_NS;
 			}
 			if (j->phase != PH_GONE && j->next_look < next)
 				next = j->next_look;
