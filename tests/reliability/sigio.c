@@ -3,7 +3,7 @@
  * the return values add up to the bytes that moved, EINTR comes only for a call that moved
  * nothing, never under SA_RESTART, and the handler runs soon after each signal is sent.
  *
- *   sigio -p PORT -m MODE -f FILE [-r] [-i USEC] [-c BYTES] [-T SECONDS]
+ *   sigio -p PORT -m MODE -f FILE [-r] [-g] [-i USEC] [-c BYTES] [-T SECONDS]
  *   MODE send       send() FILE's bytes in calls of BYTES (-c, default all)
  *        recv       recv(MSG_WAITALL) of BYTES (-c) at a time into FILE until EOF
  *        sendfile   sendfile(sock, file, &off, BYTES) until all of FILE went
@@ -12,6 +12,7 @@
  *   -r   SA_RESTART on the handler (default: without)
  *   -i   a signal every USEC microseconds (default 2000), sent to the process (kill) by a
  *        thread that blocks it, so the thread doing the transfer takes it
+ *   -g   sent to the thread doing the transfer itself (tgkill), not to the process
  * Output: calls=N eintr=E moved=BYTES handlers=H lat_max_us=L lat_p50_us=M offset_ok=0|1
  * Exit 0 when the transfer completed (and, for sendfile, the offsets agreed); 1 otherwise;
  * 3 on its own time limit (-T, default 20 s).
@@ -40,7 +41,8 @@ static atomic_int stop;
 static uint32_t lat_us[LAT_MAX];
 static atomic_uint nlat;
 static volatile sig_atomic_t handlers;
-static int devnull = -1, interval_us = 2000, tlimit = 20;
+static int devnull = -1, interval_us = 2000, tlimit = 20, to_thread;
+static pid_t io_tid;
 
 static void on_sig(int sig)
 {
@@ -74,8 +76,12 @@ static void *ticker(void *arg)
 		}
 		/* one signal in flight at a time: the latency of each is its own */
 		uint64_t zero = 0;
-		if (atomic_compare_exchange_strong(&sent_at, &zero, now_ns()))
-			kill(getpid(), SIGALRM);
+		if (atomic_compare_exchange_strong(&sent_at, &zero, now_ns())) {
+			if (to_thread)
+				tgkill(getpid(), io_tid, SIGALRM);
+			else
+				kill(getpid(), SIGALRM);
+		}
 	}
 	return NULL;
 }
@@ -94,12 +100,13 @@ int main(int argc, char **argv)
 	long calls = 0, eintr = 0;
 	uint64_t moved = 0;
 
-	while ((opt = getopt(argc, argv, "p:m:f:ri:c:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:m:f:rgi:c:T:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
 		case 'm': mode = optarg; break;
 		case 'f': file = optarg; break;
 		case 'r': restart = 1; break;
+		case 'g': to_thread = 1; break;
 		case 'i': interval_us = atoi(optarg); break;
 		case 'c': chunk = (size_t)strtoull(optarg, NULL, 10); break;
 		case 'T': tlimit = atoi(optarg); break;
@@ -109,6 +116,7 @@ int main(int argc, char **argv)
 	if (port < 0 || !mode || !file || interval_us < 100)
 		return 2;
 	devnull = open("/dev/null", O_WRONLY);
+	io_tid = gettid();
 	int s = dial_loopback("127.0.0.1", port);
 	if (s < 0) {
 		perror("sigio: connect");

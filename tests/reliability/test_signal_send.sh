@@ -13,7 +13,8 @@ random_file "$T/big" 600000
 for front in seccomp preload; do
 	for sa in restart norestart; do
 		label="$front-$sa"
-		opt=; [ $sa = restart ] && opt=-r
+		# with SA_RESTART the signal goes to the process, without it to the thread (tgkill)
+		opt=-g; [ $sa = restart ] && opt=-r
 		sink_to "sink-$label" "$T/out-$label"
 		rc=0
 		t0=$(now_ns)
