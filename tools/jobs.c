@@ -308,7 +308,8 @@ enum sig_for { SIG_NONE, SIG_MAYBE, SIG_YES, SIG_GONE };
  * this thread: the only one, the leader (its first choice), or the other thread than a leader
  * that blocks it. A process signal that another thread may have been given is MAYBE: it may
  * end a call that moved data (a short count is always allowed), never one that moved nothing.
- * GONE: the thread has exited (its notification is dead with it).
+ * GONE: its status cannot be read: the thread has exited (or /proc is not there: the caller
+ * asks the kernel whether the notification lives).
  */
 static enum sig_for signal_for(struct rlt__job *j)
 {
@@ -671,7 +672,8 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 		           (j->op != OP_RECV ? !j->nonblock : j->waitall);
 		/* a signal for the thread ends the call with what it moved, as the kernel ends a
 		 * blocking call interrupted after it moved data: the handler runs within a piece */
-		if (!more || signal_for(j) != SIG_NONE) {
+		enum sig_for f = more ? signal_for(j) : SIG_NONE;
+		if (!more || f == SIG_YES || f == SIG_MAYBE) {
 			finish(s, j, (int64_t)j->done);
 			return;
 		}
@@ -1077,7 +1079,7 @@ void rlt__jobs_tick(struct rlt__sup *s)
 			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
 			    now >= j->next_look) {
 				enum sig_for f = signal_for(j);
-				if (f == SIG_GONE)
+				if (f == SIG_GONE && !rlt__notif_valid(s->notify_fd, j->id))
 					rlt__job_end(s, j); /* its thread died with its call */
 				else if (f == SIG_YES || (f == SIG_MAYBE && j->done))
 					interrupt(s, j);
