@@ -25,7 +25,7 @@ for front in seccomp preload; do
 		# Python runs its handlers between calls: under --seccomp a call ends at a signal (with
 		# what it moved); the preload finishes its call first (SPEC 4: the delay goes on)
 		[ $front = seccomp ] && assert_ge "$label: handlers run" 10 "$(kv handlers "$T/$label.out")"
-		# 1 MB at 1 MiB/s after a 64 KiB burst: ~0.9 s, plus python's start
-		assert_range "$label: took (s)" 0.6 4 "$(calc "($t1 - $t0) / 1e9")"
+		# 1 MB at 1 MiB/s after a 64 KiB burst: ~0.9 s, plus python's start (slow under a sanitizer)
+		assert_range "$label: took (s)" 0.6 8 "$(calc "($t1 - $t0) / 1e9")"
 	done
 done
