@@ -30,8 +30,12 @@
 #include "clock.h"
 #include "supervisor.h"
 
-/* A call whose thread left it is remembered this long after its slot, for the restart. */
-#define DEAD_KEEP_NS (2 * RLT_NS_PER_SEC)
+/* Kernel-internal return values (include/linux/errno.h) that a notification may be answered
+ * with: the thread leaves the call for its signal handler, then the kernel restarts the call
+ * (ERESTARTSYS: if the handler has SA_RESTART or there is none, else it fails with EINTR;
+ * ERESTARTNOINTR: always). */
+#define RLT_ERESTARTSYS 512
+#define RLT_ERESTARTNOINTR 513
 
 static unsigned job_bucket(pid_t tid)
 {
@@ -102,6 +106,8 @@ void rlt__job_end(struct rlt__sup *s, struct rlt__job *j)
 		close(j->accepted);
 	if (j->src_fd >= 0)
 		close(j->src_fd);
+	if (j->status_fd >= 0)
+		close(j->status_fd);
 	free(j->buf);
 	free(j->iov);
 	rlt__sock_put(s, j->sock);
@@ -126,20 +132,6 @@ void rlt__jobs_graveyard_free(struct rlt__sup *s)
 	}
 }
 
-/* The thread left the call (a signal): keep what the call had (its charge, its slot, what it
- * moved) for when the same call comes back, restarted. */
-static void job_die(struct rlt__sup *s, struct rlt__job *j)
-{
-	rlt_ns_t now = rlt__now();
-
-	job_idle(s, j);
-	j->phase = PH_DEAD;
-	j->dead_until = (j->charged && j->t.go > now ? j->t.go : now) + DEAD_KEEP_NS;
-	rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
-	             "thread %d left system call %d while it was held; kept for a restart",
-	             (int)j->tid, j->nr);
-}
-
 /* What the kernel would write back and return for a call made for the program that moved
  * `moved` bytes (or failed with -errno): most calls return the count itself. */
 static int64_t call_answer(struct rlt__job *j, int64_t moved)
@@ -160,18 +152,15 @@ static int64_t call_answer(struct rlt__job *j, int64_t moved)
 	return moved;
 }
 
-/* Answers the call; a thread that left it (ENOENT) gets the same answer on its restart. */
+/* Answers the call (ENOENT: the thread died, nobody is left to answer) and ends it. */
 static void finish(struct rlt__sup *s, struct rlt__job *j, int64_t moved)
 {
 	int64_t answer = call_answer(j, moved);
-	int rc = answer >= 0 ? rlt__notif_return(s->notify_fd, j->id, answer)
-	                     : rlt__notif_error(s->notify_fd, j->id, (int)-answer);
-	if (rc == -ENOENT) {
-		j->finished = 1;
-		j->result = moved;
-		job_die(s, j);
-		return;
-	}
+
+	if (answer >= 0)
+		rlt__notif_return(s->notify_fd, j->id, answer);
+	else
+		rlt__notif_error(s->notify_fd, j->id, (int)-answer);
 	rlt__job_end(s, j);
 }
 
@@ -214,6 +203,8 @@ static void park_on(struct rlt__sup *s, struct rlt__job *j, int fd, uint32_t eve
 		finish(s, j, -ENOBUFS);
 		return;
 	}
+	if (j->phase != PH_READY)
+		j->parked_at = rlt__now();
 	j->phase = PH_READY;
 	j->park_events = events;
 	s->parked++;
@@ -263,6 +254,145 @@ static void settle(struct rlt__job *j, uint64_t bytes, uint64_t msgs)
 		return;
 	rlt__settle(j->proc->rs, &j->t, bytes, msgs);
 	j->charged = 0;
+}
+
+/* ----- signals: a call we hold must not keep its thread from its handler ----- */
+
+/* What /proc says of a thread's signals. */
+struct sigview {
+	uint64_t pnd;  /* SigPnd: sent to the thread itself */
+	uint64_t shd;  /* ShdPnd: sent to the process, for whichever thread takes it */
+	uint64_t blk;  /* SigBlk: the thread's mask */
+	unsigned threads;
+	char state;    /* State: R, S, D, Z ... */
+};
+
+/* The value after "\nKEY:" at or after *from, which moves past it (the keys come in the
+ * kernel's order, so each search starts where the last ended). */
+static uint64_t field(const char **from, const char *key, int base)
+{
+	const char *p = strstr(*from, key);
+
+	if (!p)
+		return 0;
+	*from = p + strlen(key);
+	return strtoull(*from, NULL, base);
+}
+
+/* Reads a status file from its start (each read is made fresh by the kernel). 0 or -errno. */
+static int sigview_read(int fd, struct sigview *v)
+{
+	char buf[4096];
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	const char *at = buf;
+
+	if (n <= 0)
+		return n < 0 ? -errno : -ESRCH;
+	buf[n] = '\0';
+	const char *st = strstr(buf, "\nState:");
+	v->state = st ? st[7 + strspn(st + 7, " \t")] : '?';
+	v->threads = (unsigned)field(&at, "\nThreads:", 10);
+	v->pnd = field(&at, "\nSigPnd:", 16);
+	v->shd = field(&at, "\nShdPnd:", 16);
+	v->blk = field(&at, "\nSigBlk:", 16);
+	return 0;
+}
+
+enum sig_for { SIG_NONE, SIG_MAYBE, SIG_YES, SIG_GONE };
+
+/*
+ * Whether the job's thread has a signal to take now. Answering a call "restart" to a thread
+ * the kernel did not mark for a signal hands the program errno 512 (ERESTARTSYS leaks out:
+ * measured), so this says YES only where the kernel marked this thread: a signal sent to the
+ * thread and not blocked by it; or one sent to the process (ShdPnd) that the kernel gave to
+ * this thread: the only one, the leader (its first choice), or the other thread than a leader
+ * that blocks it. A process signal that another thread may have been given is MAYBE: it may
+ * end a call that moved data (a short count is always allowed), never one that moved nothing.
+ * GONE: its status cannot be read: the thread has exited (or /proc is not there: the caller
+ * asks the kernel whether the notification lives).
+ */
+static enum sig_for signal_for(struct rlt__job *j)
+{
+	struct sigview v, lead;
+	char path[64];
+
+	if (j->status_fd < 0) {
+		snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)j->proc->tgid,
+		         (int)j->tid);
+		j->status_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (j->status_fd < 0)
+			return errno == ENOENT || errno == ESRCH ? SIG_GONE : SIG_NONE;
+	}
+	int rc = sigview_read(j->status_fd, &v);
+	if (rc)
+		return rc == -ESRCH || rc == -ENOENT ? SIG_GONE : SIG_NONE;
+	if (v.pnd & ~v.blk)
+		return SIG_YES;
+	uint64_t shared = v.shd & ~v.blk;
+	if (!shared)
+		return SIG_NONE;
+	if (v.threads <= 1 || j->tid == j->proc->tgid)
+		return SIG_YES;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)j->proc->tgid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	rc = fd < 0 ? -errno : sigview_read(fd, &lead);
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0 && lead.state != 'Z' && (shared & ~lead.blk))
+		return SIG_NONE; /* the leader takes it */
+	return v.threads == 2 && rc == 0 && lead.state != 'Z' ? SIG_YES : SIG_MAYBE;
+}
+
+/* A connection accepted for a call that is given up before its answer waits for the next
+ * accept on the same listener (the restarted call). 0, or -ENOMEM. */
+static int stash_accepted(struct rlt__job *j)
+{
+	struct rlt__accepted *a;
+
+	if (j->accepted < 0)
+		return 0;
+	a = calloc(1, sizeof *a);
+	if (!a)
+		return -ENOMEM;
+	a->lfd = j->fd;
+	a->sock = j->accepted;
+	a->peer = j->apeer;
+	a->next = j->proc->stash;
+	j->proc->stash = a;
+	j->accepted = -1;
+	return 0;
+}
+
+/*
+ * The thread has a signal to take while we hold its call: the call ends now, so that the
+ * handler runs, as a blocking call in the kernel ends. One that moved data returns that count
+ * (sendfile's offset written back by finish). One that moved nothing gives its charge back and
+ * is restarted after the handler: waiting for its socket (or pipe) as the kernel waits,
+ * ERESTARTSYS (EINTR without SA_RESTART; EINTR whatever the handler when the socket has a
+ * timeout, as sock_intr_errno says); waiting for the throttle (its slot, an RLT_CONNS place),
+ * ERESTARTNOINTR: the handler runs, the delay goes on, and the throttle never makes a call fail
+ * with EINTR (SPEC 4).
+ */
+static void interrupt(struct rlt__sup *s, struct rlt__job *j)
+{
+	int code = RLT_ERESTARTNOINTR;
+
+	if (j->phase == PH_READY)
+		code = j->timeout_at ? EINTR : RLT_ERESTARTSYS;
+	job_idle(s, j);
+	if (j->phase == PH_READY)
+		j->phase = PH_NEW; /* unparked: s->parked is counted down */
+	settle(j, 0, 0);
+	if (j->done) {
+		finish(s, j, (int64_t)j->done);
+		return;
+	}
+	if (stash_accepted(j) != 0)
+		code = RLT_ERESTARTSYS; /* no room to keep it: closed, as if it had not come */
+	rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
+	             "thread %d has a signal: system call %d restarts after its handler",
+	             (int)j->tid, j->nr);
+	finish(s, j, -code);
 }
 
 /* ----- RLT_CONNS without blocking: take a slot now, or join the waiting list ----- */
@@ -377,7 +507,7 @@ static void step_continue(struct rlt__sup *s, struct rlt__job *j)
 	if (slot_then_conns(s, j))
 		return;
 	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
-		job_die(s, j);
+		rlt__job_end(s, j);
 		return;
 	}
 	settle(j, j->charge_bytes, j->t.msgs);
@@ -476,7 +606,7 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			}
 			j->piece = (uint64_t)r;
 			if (!rlt__notif_valid(s->notify_fd, j->id)) {
-				job_die(s, j);
+				rlt__job_end(s, j);
 				return;
 			}
 			n = send(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -494,14 +624,14 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			}
 			/* TOCTOU: what we read is acted on only if the call is still the program's */
 			if (!rlt__notif_valid(s->notify_fd, j->id)) {
-				job_die(s, j);
+				rlt__job_end(s, j);
 				return;
 			}
 			n = send(j->sock->dup, j->buf, j->piece,
 			         MSG_DONTWAIT | MSG_NOSIGNAL | (j->flags & (MSG_MORE | MSG_OOB | MSG_EOR)));
 		} else {
 			if (!rlt__notif_valid(s->notify_fd, j->id)) {
-				job_die(s, j);
+				rlt__job_end(s, j);
 				return;
 			}
 			n = recv(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | (j->flags & MSG_OOB));
@@ -540,7 +670,10 @@ static void step_io(struct rlt__sup *s, struct rlt__job *j)
 			recv_out_params(j);
 		int more = n > 0 && j->done < j->total &&
 		           (j->op != OP_RECV ? !j->nonblock : j->waitall);
-		if (!more) {
+		/* a signal for the thread ends the call with what it moved, as the kernel ends a
+		 * blocking call interrupted after it moved data: the handler runs within a piece */
+		enum sig_for f = more ? signal_for(j) : SIG_NONE;
+		if (!more || f == SIG_YES || f == SIG_MAYBE) {
 			finish(s, j, (int64_t)j->done);
 			return;
 		}
@@ -604,7 +737,7 @@ static void step_splice(struct rlt__sup *s, struct rlt__job *j)
 			got += k;
 		}
 		if (!rlt__notif_valid(s->notify_fd, j->id)) {
-			job_die(s, j);
+			rlt__job_end(s, j);
 			return;
 		}
 		n = send(j->sock->dup, j->buf, (size_t)t,
@@ -629,7 +762,7 @@ static void step_splice(struct rlt__sup *s, struct rlt__job *j)
 			return;
 		}
 		if (!rlt__notif_valid(s->notify_fd, j->id)) {
-			job_die(s, j);
+			rlt__job_end(s, j);
 			return;
 		}
 		n = recv(j->sock->dup, j->buf, j->piece < room ? j->piece : room, MSG_DONTWAIT);
@@ -676,10 +809,8 @@ static void step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			if (j->nonblock) {
 				/* nothing to charge: the kernel answers EAGAIN itself */
-				if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT)
-					job_die(s, j);
-				else
-					rlt__job_end(s, j);
+				rlt__notif_continue(s->notify_fd, j->id);
+				rlt__job_end(s, j);
 				return;
 			}
 			park(s, j, EPOLLIN);
@@ -715,7 +846,7 @@ static void step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 	if (wait_slot(s, j, j->t.go))
 		return;
 	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
-		job_die(s, j);
+		rlt__job_end(s, j);
 		return;
 	}
 	settle(j, j->charge_bytes, 1);
@@ -752,7 +883,7 @@ static void step_accept(struct rlt__sup *s, struct rlt__job *j)
 			int c = -1;
 			if (poll(&pfd, 1, 0) == 1) {
 				if (!rlt__notif_valid(s->notify_fd, j->id)) {
-					job_die(s, j);
+					rlt__job_end(s, j);
 					return;
 				}
 				c = accept4(j->sock->dup, (struct sockaddr *)&ss, &sl,
@@ -802,17 +933,7 @@ static void step_accept(struct rlt__sup *s, struct rlt__job *j)
 	}
 	int nfd = rlt__notif_addfd_send(s->notify_fd, j->id, j->accepted, j->cloexec);
 	if (nfd == -ENOENT) {
-		/* the thread left the call: the connection waits for the next accept */
-		struct rlt__accepted *a = calloc(1, sizeof *a);
-		if (a) {
-			a->lfd = j->fd;
-			a->sock = j->accepted;
-			a->peer = j->apeer;
-			a->next = j->proc->stash;
-			j->proc->stash = a;
-			j->accepted = -1;
-		}
-		rlt__job_end(s, j); /* refunds the charge: the next accept is charged for it */
+		rlt__job_end(s, j); /* the thread died: the connection is closed */
 		return;
 	}
 	if (nfd < 0) {
@@ -835,10 +956,7 @@ void rlt__job_step(struct rlt__sup *s, struct rlt__job *j)
 		rlt__heap_remove(&s->heap, j); /* its timeout, if it has one */
 	}
 	j->phase = PH_NEW;
-	if (j->finished) {
-		finish(s, j, j->result);
-		return;
-	}
+	j->next_look = 0; /* out of its wait: looked at every tick again */
 	switch (j->op) {
 	case OP_CONTINUE: step_continue(s, j); break;
 	case OP_SEND:
@@ -874,7 +992,12 @@ struct rlt__job *rlt__job_new(struct rlt__sup *s, const struct seccomp_notif *re
 	j->park_fd = -1;
 	j->accepted = -1;
 	j->src_fd = -1;
+	j->status_fd = -1;
 	j->heap_i = SIZE_MAX;
+	/* a new call is looked at from the next tick on */
+	rlt_ns_t tick = rlt__now() + RLT__TICK_NS;
+	if (!s->njobs || s->next_tick > tick)
+		s->next_tick = tick;
 	j->next = s->jobs[job_bucket(j->tid)];
 	s->jobs[job_bucket(j->tid)] = j;
 	s->njobs++;
@@ -939,21 +1062,53 @@ void rlt__jobs_retry_conns(struct rlt__sup *s)
 		s->conns_dirty = 1;
 }
 
+/* A call parked this long on a quiet socket is looked at every RLT__IDLE_LOOK_NS only: a
+ * reading of /proc costs some 4 us, and a program may park hundreds of idle readers. */
+#define RLT__IDLE_AFTER_NS (100 * 1000000ull)
+#define RLT__IDLE_LOOK_NS (40 * 1000000ull)
+
+void rlt__jobs_tick(struct rlt__sup *s)
+{
+	rlt_ns_t now = rlt__now(), next = now + RLT__IDLE_LOOK_NS;
+
+	/* Bounded by the jobs alive now; ending one does not end another. */
+	for (unsigned b = 0; b < RLT__JOB_BUCKETS; b++) {
+		struct rlt__job *j = s->jobs[b];
+		while (j) {
+			struct rlt__job *nj = j->next;
+			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
+			    now >= j->next_look) {
+				enum sig_for f = signal_for(j);
+				if (f == SIG_GONE && !rlt__notif_valid(s->notify_fd, j->id))
+					rlt__job_end(s, j); /* its thread died with its call */
+				else if (f == SIG_YES || (f == SIG_MAYBE && j->done))
+					interrupt(s, j);
+				else if (j->phase == PH_READY &&
+				         now - j->parked_at >= RLT__IDLE_AFTER_NS)
+					/* on one grid: idle readers are read in the same tick */
+					j->next_look = (now / RLT__IDLE_LOOK_NS + 1) *
+					               RLT__IDLE_LOOK_NS;
+			}
+			if (j->phase != PH_GONE && j->next_look < next)
+				next = j->next_look;
+			j = nj;
+		}
+	}
+	/* no sooner than a tick, no later than the first job due: idle readers alone wake us
+	 * every RLT__IDLE_LOOK_NS, not every tick */
+	s->next_tick = next > now + RLT__TICK_NS ? next : now + RLT__TICK_NS;
+}
+
 void rlt__jobs_sweep(struct rlt__sup *s)
 {
-	rlt_ns_t now = rlt__now();
-
+	/* a waiting call whose thread died (the tick sees most of them first) */
 	for (unsigned b = 0; b < RLT__JOB_BUCKETS; b++) {
 		struct rlt__job *j = s->jobs[b];
 		while (j) {
 			struct rlt__job *next = j->next;
-			if (j->phase == PH_DEAD) {
-				if (now >= j->dead_until)
-					rlt__job_end(s, j);
-			} else if ((j->phase == PH_READY || j->conns_waiting) &&
-			           !rlt__notif_valid(s->notify_fd, j->id)) {
-				job_die(s, j);
-			}
+			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
+			    !rlt__notif_valid(s->notify_fd, j->id))
+				rlt__job_end(s, j);
 			j = next;
 		}
 	}

@@ -36,8 +36,7 @@
 #define TAG_CHILD ((void *)(uintptr_t)6)
 #define TAG_SIGNAL ((void *)(uintptr_t)8)
 
-/* Parked calls are checked for a thread that left them this often (and ended threads'
- * ids forgotten). */
+/* Ended threads' ids are forgotten this often (and RLT_CONNS waiters look again). */
 #define SWEEP_MS 250
 
 /* ----- timers and the loop ----- */
@@ -47,6 +46,10 @@ static void arm_timer(struct rlt__sup *s)
 	struct rlt__job *top = rlt__heap_top(&s->heap);
 	rlt_ns_t d = top ? (top->deadline ? top->deadline : 1) : 0;
 	struct itimerspec its;
+
+	/* while a call is held, its thread's signals are looked at every tick */
+	if (s->njobs && (!d || s->next_tick < d))
+		d = s->next_tick ? s->next_tick : 1;
 
 	/* one system call per change of the earliest deadline, not one per event: the fast path
 	 * of a file read is two ioctls, and a third call here was a third of its cost */
@@ -249,7 +252,7 @@ int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *statu
 				forward_signal(s, sig_fd);
 			} else if ((uintptr_t)tag & 1) { /* RLT__JOB_TAG */
 				/* a job is stepped by its socket only while parked: the event may
-				 * predate an end, a restart or a wait the lane gave it since */
+				 * predate an end or a wait the lane gave it since */
 				struct rlt__job *j = (struct rlt__job *)((uintptr_t)tag - 1);
 				if (j->phase == PH_READY)
 					rlt__job_step(s, j);
@@ -258,6 +261,8 @@ int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *statu
 			}
 		}
 		rlt_ns_t now = rlt__now();
+		if (s->njobs && now >= s->next_tick)
+			rlt__jobs_tick(s); /* sets the next */
 		if (now >= next_sweep) {
 			rlt__jobs_sweep(s);
 			next_sweep = now + SWEEP_MS * 1000000ull;

@@ -391,22 +391,12 @@ void rlt__on_notification(struct rlt__sup *s, const struct seccomp_notif *r)
 	memcpy(a, req.data.args, sizeof a);
 	int nr = req.data.nr;
 
-	/* A thread makes one system call at a time: a job of this thread still here means the
-	 * thread left that call (a signal). The same call again is its restart: it takes over the
-	 * job, charge, slot and progress, so nothing is charged or waited for twice. */
+	/* A thread whose call we received cannot leave it but by death (the filter's
+	 * WAIT_KILLABLE_RECV): a job still here for this thread id is a dead thread's, whose id
+	 * the kernel gave again before the tick noticed. */
 	old = rlt__job_of_tid(s, (pid_t)req.pid);
-	if (old) {
-		if (old->nr == nr && memcmp(old->args, a, sizeof old->args) == 0) {
-			rlt__sup_log(s, RLT_LOG_DEBUG, old->proc->tgid,
-			             "thread %d restarted system call %d: it keeps its charge and slot",
-			             (int)old->tid, nr);
-			old->id = req.id;
-			if (old->phase == PH_DEAD)
-				rlt__job_step(s, old);
-			return;
-		}
+	if (old)
 		rlt__job_end(s, old);
-	}
 
 	switch (nr) {
 	case SYS_read:

@@ -1,7 +1,7 @@
 /*
  * remote_io.c: reaching into the program: its memory (process_vm_readv/writev), its fds
  * (pidfd_getfd), and the answers to its notifications (the seccomp ioctls, used directly so
- * that ENOENT, "the thread left the call", comes back as itself).
+ * that ENOENT, "the thread died in the call", comes back as itself).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -90,18 +92,60 @@ static void *helper_main(void *arg)
 	return NULL;
 }
 
+/* What we ask of the kernel: a listener, and a thread whose call we received cannot leave it
+ * but by death (Linux 5.19). Without the second, a signal takes the call away from us in the
+ * middle of a send we make in pieces, and the kernel restarts it as a new call. */
+#define FILTER_FLAGS (SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+
+/* Loads the filter built in ctx with FILTER_FLAGS (libseccomp 2.5 cannot set the second): its
+ * BPF program is exported to a memfd and handed to seccomp() ourselves. The listener or
+ * -errno. */
+static int load_filter(scmp_filter_ctx ctx, char *what, size_t wlen)
+{
+	struct sock_fprog prog;
+	struct sock_filter *insns = NULL;
+	int mfd = memfd_create("rlthrottle-bpf", MFD_CLOEXEC), rc;
+	off_t len;
+
+	if (mfd < 0) {
+		snprintf(what, wlen, "memfd_create");
+		return -errno;
+	}
+	rc = seccomp_export_bpf(ctx, mfd);
+	if (rc) {
+		snprintf(what, wlen, "exporting the seccomp filter");
+		goto out;
+	}
+	len = lseek(mfd, 0, SEEK_END);
+	if (len <= 0 || len % (off_t)sizeof *insns || len / (off_t)sizeof *insns > BPF_MAXINSNS ||
+	    !(insns = malloc((size_t)len)) || pread(mfd, insns, (size_t)len, 0) != len) {
+		snprintf(what, wlen, "reading the exported seccomp filter");
+		rc = -EIO;
+		goto out;
+	}
+	/* closed first: once the filter is in force, close is a call nobody answers yet */
+	close(mfd);
+	mfd = -1;
+	prog.len = (unsigned short)(len / (off_t)sizeof *insns);
+	prog.filter = insns;
+	rc = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, FILTER_FLAGS, &prog);
+	if (rc < 0) {
+		rc = -errno;
+		snprintf(what, wlen, "loading the seccomp filter");
+	}
+out:
+	free(insns);
+	if (mfd >= 0)
+		close(mfd);
+	return rc;
+}
+
 /* Builds and loads the filter in the calling thread. 0 and *nfd, or -errno with what. */
 static int install(int *nfd, char *what, size_t wlen)
 {
 	scmp_filter_ctx ctx;
 	int rc;
 
-	/* libseccomp takes a listener numbered 0 for none: with stdin (or 1, 2) closed the new
-	 * listener would get that number. Fill the closed ones with close-on-exec placeholders,
-	 * so the command still finds them closed. */
-	for (int fd = 0; fd < 3; fd++)
-		if (fcntl(fd, F_GETFD) < 0)
-			open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		snprintf(what, wlen, "prctl(PR_SET_NO_NEW_PRIVS)");
 		return -errno;
@@ -128,16 +172,9 @@ static int install(int *nfd, char *what, size_t wlen)
 		snprintf(what, wlen, "the io_uring_setup rule");
 		goto out;
 	}
-	rc = seccomp_load(ctx);
-	if (rc) {
-		snprintf(what, wlen, "loading the seccomp filter");
+	rc = load_filter(ctx, what, wlen);
+	if (rc < 0)
 		goto out;
-	}
-	rc = seccomp_notify_fd(ctx);
-	if (rc < 0) {
-		snprintf(what, wlen, "the filter's notification fd");
-		goto out;
-	}
 	*nfd = rc;
 	rc = 0;
 out:
@@ -218,14 +255,25 @@ void rlt__child_abort(pid_t pid, int ctl_fd)
 		;
 }
 
-/* Asks the kernel whether it can notify at all, so that the failure says which case it is. */
+/* Asks the kernel whether it can notify at all, and keep a call it handed us (a filter
+ * with FILTER_FLAGS: a null program is refused for its address, EFAULT, only once the flags
+ * are known), so that the failure says which case it is. */
 static int probe_kernel(struct rlt_error *err)
 {
 	uint32_t action = SECCOMP_RET_USER_NOTIF;
+	int e = 0;
 
-	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0)
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) != 0)
+		e = errno;
+	else if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, FILTER_FLAGS, NULL) == 0 ||
+	         errno != EINVAL)
 		return 0;
-	int e = errno;
+	if (!e) {
+		snprintf(err->msg, sizeof err->msg,
+		         "--seccomp needs Linux 5.19 or newer (the kernel refused "
+		         "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: %s)", strerror(EINVAL));
+		return -EINVAL;
+	}
 	snprintf(err->msg, sizeof err->msg, "--seccomp cannot work here: %s (seccomp: %s)",
 	         e == ENOSYS ? "the kernel has no seccomp filters"
 	         : e == EOPNOTSUPP ? "the kernel has no seccomp user notification (Linux >= 5.5 needed)"

@@ -3,7 +3,8 @@
  *
  * DESIGN NOTE
  *
- * Shape. The launcher forks; the child installs a libseccomp filter (seccomp_child.c) that sends
+ * Shape. The launcher forks; the child builds with libseccomp, and loads itself with
+ * WAIT_KILLABLE_RECV (see Signals), a filter (seccomp_child.c) that sends
  * connect, accept, accept4, the send and receive calls (sendto, sendmsg, sendmmsg, recvfrom,
  * recvmsg, recvmmsg, read, write, readv, writev, sendfile, splice) and the calls that release or
  * replace fd numbers (close, dup2, dup3, close_range, execve, execveat) to user notification,
@@ -27,8 +28,8 @@
  * after the loop's next batch, as the loop may hold an event for it harvested before the
  * lane ended it. A call that must wait becomes a job; many jobs wait at once without
  * holding each other up. We chose non-blocking duplicates plus epoll over a worker pool: a
- * blocked worker cannot be taken back when the program's thread leaves the call (a signal),
- * and a pool is either too small for a program with many blocked readers or too large.
+ * blocked worker cannot be taken back when the call must end for a signal, and a pool is
+ * either too small for a program with many blocked readers or too large.
  * Calls made for the program use MSG_DONTWAIT on the duplicate (a per-call flag: the file's
  * O_NONBLOCK is shared with the program and is not ours to change), after epoll said ready.
  *
@@ -95,19 +96,38 @@
  * epoll, holding its charge, until the socket is ready, or until the socket's SO_RCVTIMEO or
  * SO_SNDTIMEO runs out (the timer heap, from the first wait: then what moved, or EAGAIN).
  *
- * Signals and restarts. A thread makes one system call at a time, so a new notification from
- * a thread that still has a job means the thread left that call (a signal: the kernel has
- * answered it EINTR or will restart it). If the new call is the same (number and all six
- * arguments), it is the restart (SA_RESTART, or the program's own retry after EINTR): it
- * takes the job over, with its charge, its slot and the bytes it already moved, so nothing is
- * charged or waited for twice and a send made in pieces is not repeated. Otherwise the old job
- * is dropped and its charge given back. A job whose answer fails with ENOENT, or that a
- * sweep (every 250 ms) finds invalid while it waits on its socket, is kept for 2 s after its
- * slot for such a restart, then dropped. Bound: a send we made in pieces and whose thread then
- * got EINTR without retrying the same call has sent bytes the program believes unsent; a
- * receive whose thread leaves between our recv and our answer loses those bytes (both
- * windows are microseconds wide); a connection we accepted for a thread that left is kept
- * for the next accept on that listener.
+ * Signals. The filter is loaded with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19): once
+ * we have received a call, its thread cannot leave it but by death, so a call we make in
+ * pieces is never taken from under us (before, the kernel withdrew it at a signal and the
+ * restart had to be guessed, and a handler making any system call defeated the guess: bytes
+ * sent twice or lost). The kernel no longer interrupts a held call, so we do. A job that waits
+ * (its slot, its socket, an RLT_CONNS place) looks at its thread's signals every tick
+ * (RLT__TICK_NS, 5 ms, armed while any job is alive), and a call made in pieces at every
+ * piece boundary: (SigPnd | ShdPnd) & ~SigBlk in /proc/TGID/task/TID/status, kept open per job
+ * and read from offset 0. A process-directed signal (ShdPnd) counts only for the thread the
+ * kernel woke for it (signal_for in jobs.c): answering a restart to a thread that has no
+ * signal pending hands the program errno 512 (measured; Go failed its writes so). The call
+ * then ends: one that moved N > 0 bytes is answered N, as the kernel answers a blocking call
+ * interrupted after it moved data (sendfile's offset written back, MSG_WAITALL returns what it
+ * got); one that moved nothing gives back its charge and is answered a restart, which the
+ * kernel makes after the handler as a new call: -ERESTARTSYS when it waited for its socket or
+ * pipe, as the kernel would (EINTR without SA_RESTART; -EINTR itself when the socket has a
+ * timeout, as sock_intr_errno does), -ERESTARTNOINTR when it waited for the throttle (the
+ * handler runs and the wait goes on: SPEC 4, never EINTR). The restarted call is charged
+ * again: a token bucket gives it the same slot back when its thread is alone on the budget (the
+ * refund undoes the charge exactly). So a handler runs within a tick or a piece. A tick also
+ * ends the jobs of threads that died (their status read fails; the 250 ms sweep asks the
+ * kernel whether each waiting notification is still valid). Bounds: a thread that shares a
+ * budget with others and is interrupted again and again goes to the back of the queue each
+ * time (its charge is not kept across the restart); a signal that comes before we receive a call is
+ * the kernel's: it answers -ERESTARTSYS itself (EINTR without SA_RESTART, for any notified
+ * call; a window of microseconds); a process signal that the leader blocks, in a process of
+ * three threads or more, ends only a call that moved data (we cannot tell which thread got
+ * it); a connection accepted for an accept given up this way waits for the next accept on that
+ * listener. Cost: a read of /proc is some 4 us; a call parked over 100 ms on a quiet socket
+ * is read every 40 ms only (all such on one grid), so 100 readers parked on idle sockets cost
+ * the supervisor 2.3% of a core (0.2% without these reads), and their handlers run within
+ * 45 ms; a call moving data or waiting for its slot is read every tick.
  *
  * The fd cache and what it cannot see: see fdcache.c. Not seen: fds closed by io_uring (we make
  * io_uring_setup fail with ENOSYS so programs fall back to plain calls), a thread that calls
@@ -118,7 +138,9 @@
  *
  * Failure cases (one line on stderr, exit 125, the command never runs):
  *  - seccomp() missing or user notification unsupported (kernel < 5.0, or a kernel without
- *    CONFIG_SECCOMP_FILTER): the child's seccomp_load/seccomp_notify_fd fails; we say so.
+ *    CONFIG_SECCOMP_FILTER): probed before the fork; we say so.
+ *  - WAIT_KILLABLE_RECV refused (EINVAL: kernel < 5.19): probed before the fork; "--seccomp
+ *    needs Linux 5.19 or newer".
  *  - the filter refused (seccomp forbidden by a container profile or an outer filter): idem.
  *  - pidfd_getfd refused (EPERM: ptrace restricted, kernel.yama.ptrace_scope=3 or a container
  *    profile) or missing (ENOSYS: kernel < 5.6): tried on the child before it execs.

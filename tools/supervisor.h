@@ -36,8 +36,8 @@ struct rlt__sock {
 extern struct rlt__sock rlt__not_a_socket;
 #define RLT_NOT_SOCKET (&rlt__not_a_socket)
 
-/* A connection accepted for a process whose thread then left the call (a signal): handed to
- * the next accept on the same listening fd rather than dropped. */
+/* A connection accepted for a call that was then given up for a signal handler (before its
+ * slot): handed to the next accept on the same listening fd, its restart, rather than dropped. */
 struct rlt__accepted {
 	struct rlt__accepted *next;
 	int lfd;                 /* the program's listening fd */
@@ -76,7 +76,6 @@ enum rlt__phase {
 	PH_NEW,    /* not charged yet */
 	PH_SLOT,   /* charged: waiting on the timer heap for the slot (t.go) */
 	PH_READY,  /* parked: waiting for the socket to become readable/writable */
-	PH_DEAD,   /* the program's thread has left the call: remembered for a restart */
 	PH_GONE,   /* ended: in the graveyard until no epoll batch can still name it */
 };
 
@@ -116,8 +115,6 @@ struct rlt__job {
 	int cloexec;            /* OP_ACCEPT: SOCK_CLOEXEC asked for */
 	int conns_waiting;      /* on the RLT_CONNS waiting list */
 	rlt_ns_t conns_since;   /* when it started waiting for a slot */
-	int finished;           /* the call is done; result is its answer (for a restart) */
-	int64_t result;         /* what it moved (>= 0), or -errno: answered again on its restart */
 	void *buf;              /* OP_RECV/OP_SEND: our buffer of one piece */
 	size_t buf_len;
 	struct iovec *iov;      /* the program's iovec (readv/writev/recvmsg/sendmsg) or NULL */
@@ -132,7 +129,9 @@ struct rlt__job {
 	/* scheduling */
 	rlt_ns_t deadline;      /* timer heap key */
 	size_t heap_i;          /* index in the heap (SIZE_MAX: not in it) */
-	rlt_ns_t dead_until;    /* PH_DEAD: forgotten after this */
+	int status_fd;          /* /proc/TGID/task/TID/status, read for signals (-1: not open) */
+	rlt_ns_t next_look;     /* the tick reads it again then (0: every tick) */
+	rlt_ns_t parked_at;     /* when it last started waiting on its socket */
 	rlt_ns_t timeout_at;    /* SO_RCVTIMEO/SO_SNDTIMEO: a wait on the socket gives up then */
 	int timeout_known;      /* timeout_at was set at the call's first wait on its socket */
 	struct rlt__job *next;  /* tid hash chain */
@@ -168,6 +167,7 @@ struct rlt__sup {
 	int epoll_fd;
 	int timer_fd;
 	rlt_ns_t timer_armed;                    /* the deadline timer_fd is set for, 0 none */
+	rlt_ns_t next_tick;                      /* jobs look for signals then (rlt__jobs_tick) */
 	int loglevel;
 	pid_t child;
 	struct rlt__heap heap;
@@ -289,7 +289,12 @@ void rlt__job_end(struct rlt__sup *s, struct rlt__job *j);
 void rlt__jobs_run_due(struct rlt__sup *s);
 /* Retries the jobs waiting for an RLT_CONNS slot, oldest first. */
 void rlt__jobs_retry_conns(struct rlt__sup *s);
-/* Ends what was left behind (threads that left their calls) and forgets ended threads. */
+/* Every waiting job looks whether its thread has a signal to take (and ends the call for its
+ * handler) or has died. Made every RLT__TICK_NS while any job is alive. */
+#define RLT__TICK_NS (5 * 1000000ull)
+void rlt__jobs_tick(struct rlt__sup *s);
+/* Ends waiting jobs whose notification died; forgets ended threads; RLT_CONNS waiters look
+ * again (a slot freed in shared scope). */
 void rlt__jobs_sweep(struct rlt__sup *s);
 /* Frees the ended jobs: only when no harvested epoll event can still name them. */
 void rlt__jobs_graveyard_free(struct rlt__sup *s);
@@ -314,10 +319,10 @@ int rlt__iov_gather(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t o
 int rlt__iov_scatter(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off,
                      const void *buf, size_t len);
 
-/* Is the notification still pending (the thread has not left the call)? */
+/* Is the notification still pending (its thread has not died in the call)? */
 int rlt__notif_valid(int notify_fd, uint64_t id);
 
-/* Answers: CONTINUE, a return value, or an error. 0, or -ENOENT when the thread left. */
+/* Answers: CONTINUE, a return value, or an error. 0, or -ENOENT when the thread died. */
 int rlt__notif_continue(int notify_fd, uint64_t id);
 int rlt__notif_return(int notify_fd, uint64_t id, int64_t val);
 int rlt__notif_error(int notify_fd, uint64_t id, int err);

@@ -1,7 +1,7 @@
 /*
  * timer_heap.c: delayed answers, ordered by when they are due. A binary min-heap of jobs keyed
- * by job->deadline; each job knows its index so that one leaving early (its thread got a signal
- * and came back) is taken out in O(log n). The loop arms one timerfd for the top.
+ * by job->deadline; each job knows its index so that one leaving early (its call ended for a
+ * signal) is taken out in O(log n). The loop arms one timerfd for the top.
  */
 #include <errno.h>
 #include <stdint.h>
