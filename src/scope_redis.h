@@ -48,7 +48,10 @@ uint64_t rlt__redis_round_trips(const struct rlt__redis *rd);
 /* Gives back every unspent lease now (also done at exit). */
 void rlt__redis_return_leases(void);
 
-/* --check: does the server answer PING within timeout_ms? 0, or a negative errno with err. */
-int rlt__redis_ping(const char *host, uint16_t port, unsigned timeout_ms, struct rlt_error *err);
+/* --check: does the server answer PING within timeout_ms (after AUTH when pass is neither NULL
+ * nor empty; user NULL or empty: the default user)? 0, or a negative errno with err (which
+ * never holds the password). */
+int rlt__redis_ping(const char *host, uint16_t port, const char *user, const char *pass,
+                    unsigned timeout_ms, struct rlt_error *err);
 
 #endif
