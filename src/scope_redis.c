@@ -453,12 +453,20 @@ static int take_line(const char *b, size_t n, size_t *pos, const char **line, si
 	return 0;
 }
 
+/* Copies at most max bytes of s[0..n) into out[max + 1], a byte outside printable ASCII as '?':
+ * what the other end sends may reach a log line and a terminal. */
+static void printable(char *out, size_t max, const char *s, size_t n)
+{
+	size_t k = n < max ? n : max;
+
+	for (size_t i = 0; i < k; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	out[k] = '\0';
+}
+
 static void keep_str(struct item *it, const char *s, size_t n)
 {
-	size_t k = n < STR_MAX ? n : STR_MAX;
-
-	memcpy(it->str, s, k);
-	it->str[k] = '\0';
+	printable(it->str, STR_MAX, s, n);
 	it->len = n;
 }
 
@@ -491,7 +499,9 @@ static int parse_item(const char *b, size_t n, size_t *pos, struct item *it, cha
 		break;
 	case '$':
 		if (parse_ll(line + 1, len - 1, &v) != 0 || v < -1 || v > REPLY_MAX) {
-			snprintf(why, wl, "a bulk string of %.20s bytes", line + 1);
+			char num[21];
+			printable(num, 20, line + 1, len - 1);
+			snprintf(why, wl, "a bulk string of %s bytes", num);
 			return -1;
 		}
 		if (v == -1) {
@@ -539,7 +549,9 @@ static int parse_reply(const char *b, size_t n, struct reply *r, size_t *used, c
 	if (!take_line(b, n, &pos, &line, &len))
 		return 0;
 	if (parse_ll(line + 1, len - 1, &count) != 0 || count < -1 || count > ELEMS_MAX) {
-		snprintf(why, wl, "an array of %.20s elements", line + 1);
+		char num[21];
+		printable(num, 20, line + 1, len - 1);
+		snprintf(why, wl, "an array of %s elements", num);
 		return -1;
 	}
 	r->top.type = '*';
