@@ -36,8 +36,12 @@ for who in default acl; do
 			RLT_CONNECT="$rule" "$ITEST_BIN/conn" -p "$SRV_PORT" -D 2
 		eval "p$i=\$LAST_PID"
 	done
-	wait_pid "$p1" 20 || fail "$who: a client hung"
-	wait_pid "$p2" 20 || fail "$who: a client hung"
+	for i in 1 2; do
+		rc=0
+		eval "wait_pid \$p$i 20" || rc=$?
+		[ $rc -eq 124 ] && fail "$who: client $i hung"
+		[ $rc -eq 0 ] || fail "$who: client $i exited $rc: $(head -c 300 "$T/${who}_$i.err")"
+	done
 	t1=$(now_ns)
 	ok=$(( $(kv ok "$T/${who}_1.out") + $(kv ok "$T/${who}_2.out") ))
 	info "$who: $(cat "$T/${who}_1.out") / $(cat "$T/${who}_2.out")"
