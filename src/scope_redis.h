@@ -15,7 +15,8 @@
  * in, so the excess does not carry into the next window. While Redis cannot answer,
  * fallback=local lets each process enforce the rule alone: up to N times the rate.
  *
- * When Redis does not answer within 50 ms (connect, or a reply), the rule's fallback decides
+ * When Redis does not answer within 50 ms (connect, or a request and its whole reply), refuses
+ * AUTH, or answers what no script returns (scope_redis.c refuses it), the rule's fallback decides
  * (local: a process-local engine with the same params; allow; deny) and the process asks Redis
  * again at most every 500 ms. The log says so once per outage and once when Redis is back.
  */
