@@ -13,9 +13,13 @@ pw="Pa:ss@w/rd;%x$$"        # as Redis knows it
 pw_url="Pa:ss@w/rd%3B%25x$$" # as a rule writes it: ';' and '%' escaped
 apw="Ap9-$$-pw"
 rport=$(free_port)
-bg redis redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-	--requirepass "$pw" --user app on ">$apw" '~*' '+@all'
-wait_port "$rport"
+start_redis() {
+	bg redis redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no \
+		--daemonize no --requirepass "$pw" --user app on ">$apw" '~*' '+@all'
+	rpid=$LAST_PID
+	wait_port "$rport"
+}
+start_redis
 redis-cli -p "$rport" --no-auth-warning -a "$pw" ping | grep -q PONG || fail "redis with requirepass does not answer"
 start_srv acc acceptor -D 30 -T 40
 no_secret() { # WHAT FILE...
@@ -53,6 +57,24 @@ for who in default acl; do
 	assert_match "$who: stats name the masked URL" ':\*\*\*@127\.0\.0\.1' "$(cat "$T/${who}_1.json")"
 	no_secret "$who: logs and stats" "$T/${who}_1.err" "$T/${who}_2.err" "$T/${who}_1.json" "$T/${who}_2.json"
 done
+
+# Redis restarted: the reconnect authenticates again (the ACL user's rule, fallback=deny)
+bg again env LD_PRELOAD="$RLT_LIB" \
+	RLT_CONNECT="20/s burst=1 errno=EPERM fallback=deny scope=redis://app:$apw@127.0.0.1:$rport/itest-$$-r" \
+	"$ITEST_BIN/conn" -p "$SRV_PORT" -D 3
+cpid=$LAST_PID
+sleep 1
+kill -KILL "$rpid"; wait "$rpid" 2>/dev/null
+sleep 0.5
+start_redis
+wait_pid "$cpid" 20 || fail "restart: the client did not finish well: $(cat "$T/again.err")"
+info "restart: $(cat "$T/again.out"); $(cat "$T/again.err")"
+assert_eq "restart: outage lines" 1 "$(grep -c 'does not answer' "$T/again.err")"
+assert_eq "restart: recovery lines" 1 "$(grep -c 'answers again' "$T/again.err")"
+calls=$(redis-cli -p "$rport" --no-auth-warning -a "$pw" info commandstats |
+	sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p' | tr -d '\r')
+assert_ge "restart: leases from the new server" 5 "${calls:-0}"
+no_secret "restart: log" "$T/again.err"
 
 # a wrong password: an outage, the fallback applies, the line says why without the password
 rule="1000/s errno=EPERM fallback=deny scope=redis://app:Pa:ss-wrong@127.0.0.1:$rport/itest-$$-w"
