@@ -16,8 +16,9 @@
  * TIME in microseconds (doubles hold it exactly for centuries), never a client's clock.
  *
  * The hooks call this on the program's own thread, so a lease refill is a blocking round trip
- * there: it is bounded by the 50 ms timeout of the connect and of each request (sending it and
- * reading the whole reply), and by a 100 ms bound on waiting for another thread's refill.
+ * there: it is bounded by 50 ms for the connect (when there is none), 50 ms for the refill's
+ * requests (AUTH and SCRIPT LOAD after a connect, EVALSHA: sent, and their whole replies read),
+ * and by a 100 ms bound on waiting for another thread's refill.
  *
  * hiredis only makes the connection. Requests are written and replies read and parsed here,
  * into a fixed buffer, because whatever sits at the other end decides what hiredis' reader
@@ -25,8 +26,8 @@
  * endless stream made 0.14 allocate gigabytes and spin on the program's thread. Our scripts'
  * answers are tiny and flat, so anything else (longer than REPLY_MAX, an array longer than
  * ELEMS_MAX, an array inside one, bytes after the reply) is refused at once, the connection
- * dropped and the fallback applied: no reply costs more than REPLY_MAX bytes of stack and
- * 50 ms.
+ * dropped and the fallback applied: no reply costs more than REPLY_MAX bytes of stack, nor a
+ * refill more than the bounds above.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +55,7 @@ _Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
 
 void (*rlt__scope_log)(int level, const char *fmt, ...);
 
-#define TIMEOUT_US 50000                         /* connect and each reply */
+#define TIMEOUT_US 50000 /* the connect; then the requests of one refill and their replies */
 #define LOCK_WAIT_NS (100 * 1000 * 1000ull)       /* waiting for another thread's refill */
 #define RETRY_NS (500 * 1000 * 1000ull)           /* while down: ask again this often at most */
 #define LEASE_NS (10 * 1000 * 1000ull)            /* a lease is this much of the rate */
@@ -594,7 +595,7 @@ static int send_command(int fd, int argc, const char *const *argv, rlt_ns_t dead
 		ssize_t k;
 
 		if (now >= deadline) {
-			snprintf(why, wl, "no room to send within %d ms", TIMEOUT_US / 1000);
+			snprintf(why, wl, "no room to send in time");
 			return -1;
 		}
 		memset(&m, 0, sizeof m);
@@ -620,12 +621,11 @@ static int send_command(int fd, int argc, const char *const *argv, rlt_ns_t dead
 	return 0;
 }
 
-/* One request and its whole reply, within timeout_us from now. 0, or -1 with why. A reply is
- * the last thing a server sends before the next request: bytes after it are refused too. */
-static int roundtrip(int fd, int argc, const char *const *argv, unsigned timeout_us,
+/* One request and its whole reply, before the deadline. 0, or -1 with why. A reply is the last
+ * thing a server sends before the next request: bytes after it are refused too. */
+static int roundtrip(int fd, int argc, const char *const *argv, rlt_ns_t deadline,
                      struct reply *rep, char *why, size_t wl)
 {
-	rlt_ns_t deadline = rlt__now() + (rlt_ns_t)timeout_us * 1000;
 	char buf[REPLY_MAX];
 	size_t n = 0, used = 0;
 	char bad[80];
@@ -655,7 +655,7 @@ static int roundtrip(int fd, int argc, const char *const *argv, unsigned timeout
 		}
 		now = rlt__now();
 		if (now >= deadline) {
-			snprintf(why, wl, "no whole reply within %u ms", timeout_us / 1000);
+			snprintf(why, wl, "no whole reply in time");
 			return -1;
 		}
 		if (poll(&pf, 1, (int)((deadline - now + 999999) / 1000000)) <= 0)
@@ -675,7 +675,7 @@ static int roundtrip(int fd, int argc, const char *const *argv, unsigned timeout
 }
 
 /* AUTH for a URL that names a password: the user's (ACL) or the default user's. 0 or -1. */
-static int authenticate(int fd, const char *user, const char *pass, unsigned timeout_us,
+static int authenticate(int fd, const char *user, const char *pass, rlt_ns_t deadline,
                         char *why, size_t wl)
 {
 	const char *argv[3] = {"AUTH", user, pass};
@@ -685,7 +685,7 @@ static int authenticate(int fd, const char *user, const char *pass, unsigned tim
 		return 0;
 	if (!user || !*user)
 		argv[1] = pass;
-	if (roundtrip(fd, user && *user ? 3 : 2, argv, timeout_us, &rep, why, wl) != 0)
+	if (roundtrip(fd, user && *user ? 3 : 2, argv, deadline, &rep, why, wl) != 0)
 		return -1;
 	if (rep.top.type != '+') {
 		/* Redis' own words (WRONGPASS, NOAUTH...) never repeat the password */
@@ -733,7 +733,8 @@ static redisContext *open_socket(const char *host, uint16_t port, struct timeval
 	return c;
 }
 
-static int connect_redis(struct rlt__redis *rd)
+/* A new connection renews *deadline: the connect had its own 50 ms. */
+static int connect_redis(struct rlt__redis *rd, rlt_ns_t *deadline)
 {
 	struct timeval tv = {0, TIMEOUT_US};
 	const char *argv[3] = {"SCRIPT", "LOAD", family_script[rd->fam]};
@@ -750,16 +751,17 @@ static int connect_redis(struct rlt__redis *rd)
 	if (!rd->c)
 		return -1;
 	rd->pid = getpid();
+	*deadline = rlt__now() + (rlt_ns_t)TIMEOUT_US * 1000;
 	if (rd->rule.redis_pass[0]) {
 		atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-		if (authenticate(rd->c->fd, rd->rule.redis_user, rd->rule.redis_pass, TIMEOUT_US,
+		if (authenticate(rd->c->fd, rd->rule.redis_user, rd->rule.redis_pass, *deadline,
 		                 rd->why, sizeof rd->why) != 0) {
 			drop(rd);
 			return -1;
 		}
 	}
 	atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-	if (roundtrip(rd->c->fd, 3, argv, TIMEOUT_US, &rep, rd->why, sizeof rd->why) != 0) {
+	if (roundtrip(rd->c->fd, 3, argv, *deadline, &rep, rd->why, sizeof rd->why) != 0) {
 		drop(rd);
 		return -1;
 	}
@@ -788,6 +790,8 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 	const char *argv[12];
 	struct reply rep;
 	int argc = 0, got = 0;
+	/* one bound for the refill's requests, whatever their number */
+	rlt_ns_t deadline = rlt__now() + (rlt_ns_t)TIMEOUT_US * 1000;
 
 	snprintf(a_want, sizeof a_want, "%lld", (long long)want);
 	snprintf(a_min, sizeof a_min, "%llu", (unsigned long long)min);
@@ -797,7 +801,7 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 		snprintf(a_maxw, sizeof a_maxw, "%llu",
 		         (unsigned long long)(rd->rule.max_wait_ns / 1000));
 	for (int attempt = 0; attempt < 2 && !got; attempt++) {
-		if (connect_redis(rd) != 0)
+		if (connect_redis(rd, &deadline) != 0)
 			return -1;
 		argc = 0;
 		argv[argc++] = "EVALSHA";
@@ -812,7 +816,7 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 		for (int i = 0; i < rd->nargs; i++)
 			argv[argc++] = rd->args[i];
 		atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-		if (roundtrip(rd->c->fd, argc, argv, TIMEOUT_US, &rep, rd->why, sizeof rd->why) != 0) {
+		if (roundtrip(rd->c->fd, argc, argv, deadline, &rep, rd->why, sizeof rd->why) != 0) {
 			drop(rd);
 			return -1;
 		}
@@ -1052,6 +1056,7 @@ int rlt__redis_ping(const char *host, uint16_t port, const char *user, const cha
 	const char *argv[1] = {"PING"};
 	redisContext *c;
 	struct reply rep;
+	rlt_ns_t deadline;
 	char why[200];
 	int rc = 0;
 
@@ -1064,8 +1069,9 @@ int rlt__redis_ping(const char *host, uint16_t port, const char *user, const cha
 		rc = -ECONNREFUSED;
 		goto out;
 	}
-	if (authenticate(c->fd, user, pass, timeout_ms * 1000, why, sizeof why) != 0 ||
-	    roundtrip(c->fd, 1, argv, timeout_ms * 1000, &rep, why, sizeof why) != 0) {
+	deadline = rlt__now() + (rlt_ns_t)timeout_ms * 1000000;
+	if (authenticate(c->fd, user, pass, deadline, why, sizeof why) != 0 ||
+	    roundtrip(c->fd, 1, argv, deadline, &rep, why, sizeof why) != 0) {
 		snprintf(err->msg, sizeof err->msg, "%s", why);
 		rc = -ETIMEDOUT;
 		goto out;
