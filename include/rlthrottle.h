@@ -179,6 +179,7 @@ enum rlt_family { RLT_FAMILY_INET = 0, RLT_FAMILY_UNIX, RLT_FAMILY_ALL };
 #define RLT_RULE_TEXT_MAX 512 /* longest single rule accepted */
 #define RLT_NAME_MAX 200     /* scope NAME: [A-Za-z0-9._-], not "." or ".." */
 #define RLT_HOST_MAX 255
+#define RLT_AUTH_MAX 128     /* redis:// USER and PASSWORD, after percent-decoding */
 
 struct rlt_rule {
 	enum rlt_var var;
@@ -201,6 +202,9 @@ struct rlt_rule {
 	char scope_name[RLT_NAME_MAX + 1]; /* shared: and redis: NAME */
 	char redis_host[RLT_HOST_MAX + 1];
 	uint16_t redis_port;
+	char redis_user[RLT_AUTH_MAX + 1]; /* redis://USER:PASSWORD@: "" for the default user */
+	char redis_pass[RLT_AUTH_MAX + 1]; /* "": no AUTH. Never printed: text and the canonical
+	                                      form show "***" in its place */
 	enum rlt_fallback fallback;
 
 	int peer_af;          /* 0 = any peer, or AF_INET / AF_INET6 */
@@ -209,7 +213,8 @@ struct rlt_rule {
 	uint16_t port_lo, port_hi; /* 0..65535 = any port */
 	enum rlt_family family;
 
-	char text[RLT_RULE_TEXT_MAX + 1]; /* the rule as written, trimmed (for stats and errors) */
+	char text[RLT_RULE_TEXT_MAX + 1]; /* the rule as written, trimmed, a redis:// password
+	                                     masked (for stats and errors) */
 	struct rlt_params params;         /* the engine's params (unused for RLT_CONNS) */
 };
 

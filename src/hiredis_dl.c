@@ -40,10 +40,7 @@ static void load(void)
 	} while (0)
 	SYM(connect_with_timeout, "redisConnectWithTimeout");
 	SYM(set_timeout, "redisSetTimeout");
-	SYM(command, "redisCommand");
-	SYM(command_argv, "redisCommandArgv");
 	SYM(free_context, "redisFree");
-	SYM(free_reply, "freeReplyObject");
 #undef SYM
 }
 

@@ -2,6 +2,7 @@
  * hiredis_dl.h: hiredis, loaded only when a rule names a redis:// scope. librlthrottle.so
  * links against nothing but the C library, so that preloading it into any program adds no
  * dependency that program did not have; the Redis client comes in with dlopen at load time.
+ * Only its connect is used: scope_redis.c writes requests and reads replies itself, bounded.
  */
 #ifndef RLT_HIREDIS_DL_H
 #define RLT_HIREDIS_DL_H
@@ -15,10 +16,7 @@
 struct rlt__hiredis {
 	redisContext *(*connect_with_timeout)(const char *ip, int port, const struct timeval tv);
 	int (*set_timeout)(redisContext *c, const struct timeval tv);
-	void *(*command)(redisContext *c, const char *format, ...);
-	void *(*command_argv)(redisContext *c, int argc, const char **argv, const size_t *argvlen);
 	void (*free_context)(redisContext *c);
-	void (*free_reply)(void *reply);
 };
 
 extern struct rlt__hiredis rlt__hr;

@@ -131,9 +131,54 @@ static size_t quote(char *out, size_t max, const char *s, size_t n)
 	return used;
 }
 
+/*
+ * Copies s[0..n) into out (at most cap - 1 bytes and a NUL) with the password of every
+ * redis://USER:PASSWORD@ replaced by "***" (the whole USER part when it has no ':', which may be
+ * a password written without one): no message, stats or listing may show it. The userinfo ends
+ * at the last '@' before a blank or ';' (a NAME or host has no '@'). Returns the length.
+ */
+static size_t mask_secrets(const char *s, size_t n, char *out, size_t cap)
+{
+	static const char scheme[] = "redis://";
+	size_t o = 0, i = 0, k = sizeof scheme - 1;
+
+	if (cap == 0)
+		return 0;
+	while (i < n && o + 1 < cap) {
+		size_t end, at = 0, colon = 0;
+		int has_at = 0, has_colon = 0;
+		if (n - i < k || memcmp(s + i, scheme, k) != 0) {
+			out[o++] = s[i++];
+			continue;
+		}
+		for (end = i + k; end < n && s[end] != ' ' && s[end] != '\t' && s[end] != ';'; end++)
+			if (s[end] == '@') {
+				at = end;
+				has_at = 1;
+			}
+		for (size_t j = i + k; has_at && j < at && !has_colon; j++)
+			if (s[j] == ':') {
+				colon = j;
+				has_colon = 1;
+			}
+		/* copy through the user (and ':'), then "***" in place of what follows up to '@' */
+		for (size_t stop = !has_at ? end : has_colon ? colon + 1 : i + k; i < stop && o + 1 < cap;)
+			out[o++] = s[i++];
+		if (has_at) {
+			for (const char *m = "***"; *m && o + 1 < cap; m++)
+				out[o++] = *m;
+			i = at;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
 static const char *qp(struct qbuf *q, const char *s, size_t n)
 {
-	quote(q->s, PART_MAX, s, n);
+	char masked[RLT_VALUE_MAX + 1];
+
+	quote(q->s, PART_MAX, masked, mask_secrets(s, n, masked, sizeof masked));
 	return q->s;
 }
 
@@ -149,7 +194,7 @@ struct ctx {
  * the detail leaves, so the message always fits and the detail is never cut. */
 __attribute__((format(printf, 2, 3))) static int fail(const struct ctx *c, const char *fmt, ...)
 {
-	char detail[DETAIL_MAX], rule[sizeof c->err->msg];
+	char detail[DETAIL_MAX], rule[sizeof c->err->msg], masked[RLT_VALUE_MAX + 1];
 	const char *name = var_names[c->var];
 	size_t fixed, room, nl, dl, rl;
 	char *m;
@@ -165,7 +210,7 @@ __attribute__((format(printf, 2, 3))) static int fail(const struct ctx *c, const
 	/* detail is under DETAIL_MAX and name is short: the fixed part always fits. */
 	fixed = nl + strlen("=\"\": ") + dl;
 	room = sizeof c->err->msg - 1 - fixed;
-	rl = quote(rule, room, c->rule, c->rule_len);
+	rl = quote(rule, room, masked, mask_secrets(c->rule, c->rule_len, masked, sizeof masked));
 	m = c->err->msg;
 	memcpy(m, name, nl);
 	m += nl;
@@ -499,14 +544,75 @@ static int host_ok(struct span h)
 	return 1;
 }
 
+static int hex_val(char h)
+{
+	return h >= '0' && h <= '9' ? h - '0'
+	     : h >= 'a' && h <= 'f' ? h - 'a' + 10
+	     : h >= 'A' && h <= 'F' ? h - 'A' + 10
+	                            : -1;
+}
+
+/* USER or PASSWORD of a redis:// URL, %XX decoded, into out[RLT_AUTH_MAX + 1]. Messages never
+ * quote the password (what = "password"); they may quote a user. */
+static int decode_auth(const struct ctx *c, struct span t, const char *what, char *out)
+{
+	struct qbuf q;
+	size_t o = 0;
+	int quoted = !strcmp(what, "user");
+
+	for (size_t i = 0; i < t.n; i++) {
+		int b = (unsigned char)t.s[i];
+		if (b == '%') {
+			int hi = i + 2 < t.n ? hex_val(t.s[i + 1]) : -1;
+			int lo = i + 2 < t.n ? hex_val(t.s[i + 2]) : -1;
+			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+				return quoted ? fail(c, "scope: the redis user \"%s\" has a '%%' that is not "
+				                        "%%XX (two hex digits, not %%00): write %%25 for '%%'",
+				                     qp(&q, t.s, t.n))
+				              : fail(c, "scope: the redis password has a '%%' that is not %%XX "
+				                        "(two hex digits, not %%00): write %%25 for '%%'");
+			b = hi * 16 + lo;
+			i += 2;
+		}
+		if (o == RLT_AUTH_MAX)
+			return fail(c, "scope: the redis %s is longer than %d bytes", what, RLT_AUTH_MAX);
+		out[o++] = (char)b;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
 static int parse_redis(const struct ctx *c, struct span v, struct rlt_rule *r)
 {
 	struct span rest = { v.s + strlen("redis://"), v.n - strlen("redis://") };
 	struct span host, port, name;
-	const char *p, *end = rest.s + rest.n;
+	const char *p, *end = rest.s + rest.n, *at = NULL;
 	struct qbuf q1, q2;
 	uint64_t portv;
 	int rc;
+
+	/* USER:PASSWORD@ ends at the last '@': a host or NAME has none, a password may */
+	for (const char *x = rest.s; x < end; x++)
+		if (*x == '@')
+			at = x;
+	if (at) {
+		const char *colon = memchr(rest.s, ':', (size_t)(at - rest.s));
+		if (!colon)
+			return fail(c, "scope: a redis:// URL names a password as "
+			               "redis://USER:PASSWORD@HOST:PORT/NAME or "
+			               "redis://:PASSWORD@HOST:PORT/NAME");
+		rc = decode_auth(c, (struct span){ rest.s, (size_t)(colon - rest.s) }, "user",
+		                 r->redis_user);
+		if (rc == 0)
+			rc = decode_auth(c, (struct span){ colon + 1, (size_t)(at - colon - 1) },
+			                 "password", r->redis_pass);
+		if (rc)
+			return rc;
+		if (!r->redis_pass[0])
+			return fail(c, "scope: the redis password is empty (no password: leave out "
+			               "USER:PASSWORD@)");
+		rest = (struct span){ at + 1, (size_t)(end - at - 1) };
+	}
 
 	if (rest.n > 0 && rest.s[0] == '[') {
 		const char *close = memchr(rest.s, ']', rest.n);
@@ -688,8 +794,7 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 
 	memset(r, 0, sizeof *r);
 	r->var = c->var;
-	memcpy(r->text, c->rule, c->rule_len);
-	r->text[c->rule_len] = '\0';
+	mask_secrets(c->rule, c->rule_len, r->text, sizeof r->text);
 	r->amount_den = 1;
 	r->algo = RLT_ALGO_TOKEN;
 	r->action = c->var == RLT_VAR_CONNS ? RLT_ACTION_REJECT : RLT_ACTION_DELAY;
@@ -954,6 +1059,13 @@ struct out {
 	int bad;    /* something could not be printed so that it parses back */
 };
 
+/* A byte of a redis:// USER written as it is in the canonical form (others: %XX). */
+static int auth_plain(char b)
+{
+	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') ||
+	       b == '.' || b == '_' || b == '-' || b == '~';
+}
+
 __attribute__((format(printf, 2, 3))) static void emit(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
@@ -1015,9 +1127,15 @@ int rlt_rule_format(const struct rlt_rule *r, char *buf, size_t len)
 	case RLT_SCOPE_CONNECTION: emit(&o, " scope=connection"); break;
 	case RLT_SCOPE_SHARED: emit(&o, " scope=shared:%s", r->scope_name); break;
 	case RLT_SCOPE_REDIS:
-		emit(&o, strchr(r->redis_host, ':') ? " scope=redis://[%s]:%u/%s" :
-		                                      " scope=redis://%s:%u/%s",
-		     r->redis_host, (unsigned)r->redis_port, r->scope_name);
+		emit(&o, " scope=redis://");
+		if (r->redis_pass[0]) {
+			/* the password never leaves the rule: the canonical form is for people */
+			for (const char *u = r->redis_user; *u; u++)
+				emit(&o, auth_plain(*u) ? "%c" : "%%%02X", (unsigned char)*u);
+			emit(&o, ":***@");
+		}
+		emit(&o, strchr(r->redis_host, ':') ? "[%s]:%u/%s" : "%s:%u/%s", r->redis_host,
+		     (unsigned)r->redis_port, r->scope_name);
 		emit(&o, " fallback=%s",
 		     name_or(fallback_names, COUNT_OF(fallback_names), (unsigned)r->fallback));
 		break;

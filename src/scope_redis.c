@@ -16,11 +16,22 @@
  * TIME in microseconds (doubles hold it exactly for centuries), never a client's clock.
  *
  * The hooks call this on the program's own thread, so a lease refill is a blocking round trip
- * there: it is bounded by the 50 ms timeout of the connect and of each reply, and by a 100 ms
- * bound on waiting for another thread's refill.
+ * there: it is bounded by 50 ms for the connect (when there is none), 50 ms for the refill's
+ * requests (AUTH and SCRIPT LOAD after a connect, EVALSHA: sent, and their whole replies read),
+ * and by a 100 ms bound on waiting for another thread's refill.
+ *
+ * hiredis only makes the connection. Requests are written and replies read and parsed here,
+ * into a fixed buffer, because whatever sits at the other end decides what hiredis' reader
+ * allocates and how long it waits: a header of *2147483647 or $2147483647, a deep nesting or an
+ * endless stream made 0.14 allocate gigabytes and spin on the program's thread. Our scripts'
+ * answers are tiny and flat, so anything else (longer than REPLY_MAX, an array longer than
+ * ELEMS_MAX, an array inside one, bytes after the reply) is refused at once, the connection
+ * dropped and the fallback applied: no reply costs more than REPLY_MAX bytes of stack, nor a
+ * refill more than the bounds above.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -28,7 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,10 +55,13 @@ _Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
 
 void (*rlt__scope_log)(int level, const char *fmt, ...);
 
-#define TIMEOUT_US 50000                         /* connect and each reply */
+#define TIMEOUT_US 50000 /* the connect; then the requests of one refill and their replies */
 #define LOCK_WAIT_NS (100 * 1000 * 1000ull)       /* waiting for another thread's refill */
 #define RETRY_NS (500 * 1000 * 1000ull)           /* while down: ask again this often at most */
 #define LEASE_NS (10 * 1000 * 1000ull)            /* a lease is this much of the rate */
+#define REPLY_MAX 4096 /* bytes of one reply: ours are under 200 */
+#define ELEMS_MAX 8    /* elements of an array reply: ours have 4 */
+#define STR_MAX 127    /* bytes kept of a string or error (a longer one is cut, not refused) */
 
 typedef unsigned __int128 u128;
 
@@ -387,6 +403,299 @@ uint64_t rlt__redis_round_trips(const struct rlt__redis *rd)
 	return atomic_load_explicit(&rd->round_trips, memory_order_relaxed);
 }
 
+/* ----- requests and replies ----- */
+
+struct item {
+	char type;          /* '+' status, '-' error, ':' integer, '$' bulk, '*' array */
+	int nil;            /* $-1 or *-1 */
+	long long integer;  /* ':' */
+	char str[STR_MAX + 1]; /* '+', '-', '$': NUL-terminated, cut at STR_MAX */
+	size_t len;         /* the string's whole length */
+};
+
+struct reply {
+	struct item top;
+	int elements;       /* '*': how many are in el */
+	struct item el[ELEMS_MAX];
+};
+
+/* A decimal integer as RESP writes it: [-]digits, at most 18 of them (no overflow). */
+static int parse_ll(const char *s, size_t n, long long *out)
+{
+	long long v = 0;
+	size_t i = 0;
+	int neg = 0;
+
+	if (n > 0 && s[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	if (i == n || n - i > 18)
+		return -1;
+	for (; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = neg ? -v : v;
+	return 0;
+}
+
+/* The line at b[*pos..n) up to CRLF: 1 (*line, *len, *pos past the CRLF), 0 when incomplete. */
+static int take_line(const char *b, size_t n, size_t *pos, const char **line, size_t *len)
+{
+	for (size_t i = *pos; i + 1 < n; i++)
+		if (b[i] == '\r' && b[i + 1] == '\n') {
+			*line = b + *pos;
+			*len = i - *pos;
+			*pos = i + 2;
+			return 1;
+		}
+	return 0;
+}
+
+/* Copies at most max bytes of s[0..n) into out[max + 1], a byte outside printable ASCII as '?':
+ * what the other end sends may reach a log line and a terminal. */
+static void printable(char *out, size_t max, const char *s, size_t n)
+{
+	size_t k = n < max ? n : max;
+
+	for (size_t i = 0; i < k; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	out[k] = '\0';
+}
+
+static void keep_str(struct item *it, const char *s, size_t n)
+{
+	printable(it->str, STR_MAX, s, n);
+	it->len = n;
+}
+
+/* One item that is not an array. 1: whole, 0: more bytes needed, -1: refused (why). */
+static int parse_item(const char *b, size_t n, size_t *pos, struct item *it, char *why,
+                      size_t wl)
+{
+	size_t p = *pos, len;
+	const char *line;
+	long long v;
+
+	if (!take_line(b, n, &p, &line, &len))
+		return 0;
+	if (len == 0) {
+		snprintf(why, wl, "an empty line");
+		return -1;
+	}
+	memset(it, 0, sizeof *it);
+	it->type = line[0];
+	switch (line[0]) {
+	case '+':
+	case '-':
+		keep_str(it, line + 1, len - 1);
+		break;
+	case ':':
+		if (parse_ll(line + 1, len - 1, &it->integer) != 0) {
+			snprintf(why, wl, "a bad integer");
+			return -1;
+		}
+		break;
+	case '$':
+		if (parse_ll(line + 1, len - 1, &v) != 0 || v < -1 || v > REPLY_MAX) {
+			char num[21];
+			printable(num, 20, line + 1, len - 1);
+			snprintf(why, wl, "a bulk string of %s bytes", num);
+			return -1;
+		}
+		if (v == -1) {
+			it->nil = 1;
+			break;
+		}
+		if (n - p < (size_t)v + 2)
+			return 0;
+		if (b[p + (size_t)v] != '\r' || b[p + (size_t)v + 1] != '\n') {
+			snprintf(why, wl, "a bulk string without its CRLF");
+			return -1;
+		}
+		keep_str(it, b + p, (size_t)v);
+		p += (size_t)v + 2;
+		break;
+	case '*':
+		snprintf(why, wl, "an array inside an array");
+		return -1;
+	default:
+		snprintf(why, wl, "not RESP (0x%02x)", (unsigned char)line[0]);
+		return -1;
+	}
+	*pos = p;
+	return 1;
+}
+
+/* A whole reply in b[0..n). 1: parsed (*used bytes), 0: more bytes needed, -1: refused. */
+static int parse_reply(const char *b, size_t n, struct reply *r, size_t *used, char *why,
+                       size_t wl)
+{
+	size_t pos = 0, len;
+	const char *line;
+	long long count;
+	int rc;
+
+	memset(&r->top, 0, sizeof r->top);
+	r->elements = 0;
+	if (n == 0)
+		return 0;
+	if (b[0] != '*') {
+		rc = parse_item(b, n, &pos, &r->top, why, wl);
+		*used = pos;
+		return rc;
+	}
+	if (!take_line(b, n, &pos, &line, &len))
+		return 0;
+	if (parse_ll(line + 1, len - 1, &count) != 0 || count < -1 || count > ELEMS_MAX) {
+		char num[21];
+		printable(num, 20, line + 1, len - 1);
+		snprintf(why, wl, "an array of %s elements", num);
+		return -1;
+	}
+	r->top.type = '*';
+	r->top.nil = count == -1;
+	for (long long i = 0; i < count; i++) {
+		rc = parse_item(b, n, &pos, &r->el[i], why, wl);
+		if (rc <= 0)
+			return rc;
+		r->elements++;
+	}
+	*used = pos;
+	return 1;
+}
+
+/* Writes a command (an array of bulk strings) within the deadline. 0, or -1 with why. */
+static int send_command(int fd, int argc, const char *const *argv, rlt_ns_t deadline,
+                        char *why, size_t wl)
+{
+	char heads[1 + 12][24];
+	struct iovec iov[1 + 3 * 12];
+	struct msghdr m;
+	int n = 0;
+
+	if (argc > 12) {
+		snprintf(why, wl, "too many arguments");
+		return -1;
+	}
+	snprintf(heads[0], sizeof heads[0], "*%d\r\n", argc);
+	iov[n++] = (struct iovec){heads[0], strlen(heads[0])};
+	for (int i = 0; i < argc; i++) {
+		snprintf(heads[i + 1], sizeof heads[i + 1], "$%zu\r\n", strlen(argv[i]));
+		iov[n++] = (struct iovec){heads[i + 1], strlen(heads[i + 1])};
+		iov[n++] = (struct iovec){(void *)argv[i], strlen(argv[i])};
+		iov[n++] = (struct iovec){(void *)"\r\n", 2};
+	}
+	/* bounded: every round moves bytes or waits for the socket until the deadline */
+	for (int at = 0; at < n;) {
+		rlt_ns_t now = rlt__now();
+		struct pollfd pf = {fd, POLLOUT, 0};
+		ssize_t k;
+
+		if (now >= deadline) {
+			snprintf(why, wl, "no room to send in time");
+			return -1;
+		}
+		memset(&m, 0, sizeof m);
+		m.msg_iov = iov + at;
+		m.msg_iovlen = (size_t)(n - at);
+		/* MSG_NOSIGNAL: a server that went away must not kill the program with SIGPIPE */
+		k = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+			poll(&pf, 1, (int)((deadline - now + 999999) / 1000000));
+			continue;
+		}
+		if (k < 0) {
+			snprintf(why, wl, "send: %s", strerror(errno));
+			return -1;
+		}
+		while (at < n && (size_t)k >= iov[at].iov_len)
+			k -= (ssize_t)iov[at++].iov_len;
+		if (at < n) {
+			iov[at].iov_base = (char *)iov[at].iov_base + k;
+			iov[at].iov_len -= (size_t)k;
+		}
+	}
+	return 0;
+}
+
+/* One request and its whole reply, before the deadline. 0, or -1 with why. A reply is the last
+ * thing a server sends before the next request: bytes after it are refused too. */
+static int roundtrip(int fd, int argc, const char *const *argv, rlt_ns_t deadline,
+                     struct reply *rep, char *why, size_t wl)
+{
+	char buf[REPLY_MAX];
+	size_t n = 0, used = 0;
+	char bad[80];
+
+	if (send_command(fd, argc, argv, deadline, why, wl) != 0)
+		return -1;
+	/* bounded: each round adds at least one byte to buf, or waits until the deadline */
+	for (;;) {
+		rlt_ns_t now;
+		struct pollfd pf = {fd, POLLIN, 0};
+		ssize_t k;
+		int rc = parse_reply(buf, n, rep, &used, bad, sizeof bad);
+
+		if (rc < 0) {
+			snprintf(why, wl, "refused a reply: %s", bad);
+			return -1;
+		}
+		if (rc > 0 && used == n)
+			return 0;
+		if (rc > 0) {
+			snprintf(why, wl, "refused a reply: more bytes than one reply");
+			return -1;
+		}
+		if (n == sizeof buf) {
+			snprintf(why, wl, "refused a reply: longer than %d bytes", REPLY_MAX);
+			return -1;
+		}
+		now = rlt__now();
+		if (now >= deadline) {
+			snprintf(why, wl, "no whole reply in time");
+			return -1;
+		}
+		if (poll(&pf, 1, (int)((deadline - now + 999999) / 1000000)) <= 0)
+			continue;
+		k = recv(fd, buf + n, sizeof buf - n, MSG_DONTWAIT);
+		if (k == 0) {
+			snprintf(why, wl, "the server closed the connection");
+			return -1;
+		}
+		if (k < 0 && errno != EAGAIN && errno != EINTR) {
+			snprintf(why, wl, "recv: %s", strerror(errno));
+			return -1;
+		}
+		if (k > 0)
+			n += (size_t)k;
+	}
+}
+
+/* AUTH for a URL that names a password: the user's (ACL) or the default user's. 0 or -1. */
+static int authenticate(int fd, const char *user, const char *pass, rlt_ns_t deadline,
+                        char *why, size_t wl)
+{
+	const char *argv[3] = {"AUTH", user, pass};
+	struct reply rep;
+
+	if (!pass || !*pass)
+		return 0;
+	if (!user || !*user)
+		argv[1] = pass;
+	if (roundtrip(fd, user && *user ? 3 : 2, argv, deadline, &rep, why, wl) != 0)
+		return -1;
+	if (rep.top.type != '+') {
+		/* Redis' own words (WRONGPASS, NOAUTH...) never repeat the password */
+		snprintf(why, wl, "AUTH refused: %.100s",
+		         rep.top.type == '-' ? rep.top.str : "unexpected reply");
+		return -1;
+	}
+	return 0;
+}
+
 /* ----- the connection (under rd->lock, with rlt__internal set) ----- */
 
 static void drop(struct rlt__redis *rd)
@@ -404,42 +713,65 @@ static int fail_why(struct rlt__redis *rd, const char *what, const char *detail)
 	return -1;
 }
 
-static int connect_redis(struct rlt__redis *rd)
+/* hiredis makes the connection (name resolution, a connect bounded by tv); the socket is ours
+ * from then on: non-blocking, close-on-exec (the program's exec must not inherit it). */
+static redisContext *open_socket(const char *host, uint16_t port, struct timeval tv,
+                                 char *why, size_t wl)
+{
+	redisContext *c = rlt__hr.connect_with_timeout(host, port, tv);
+	int fl;
+
+	if (!c || c->err) {
+		snprintf(why, wl, "cannot connect: %s", c ? c->errstr : "out of memory");
+		if (c)
+			rlt__hr.free_context(c);
+		return NULL;
+	}
+	fl = fcntl(c->fd, F_GETFL);
+	fcntl(c->fd, F_SETFL, (fl < 0 ? 0 : fl) | O_NONBLOCK);
+	fcntl(c->fd, F_SETFD, FD_CLOEXEC);
+	return c;
+}
+
+/* A new connection renews *deadline: the connect had its own 50 ms. */
+static int connect_redis(struct rlt__redis *rd, rlt_ns_t *deadline)
 {
 	struct timeval tv = {0, TIMEOUT_US};
-	redisReply *rep;
+	const char *argv[3] = {"SCRIPT", "LOAD", family_script[rd->fam]};
+	struct reply rep;
 
 	if (rd->c && rd->pid != getpid()) {
 		/* a forked child: the socket is the parent's; close our copy, make our own */
 		drop(rd);
 		rd->ref[0] = '\0';
 	}
-	if (rd->c && rd->c->err)
-		drop(rd);
 	if (rd->c)
 		return 0;
-	rd->c = rlt__hr.connect_with_timeout(rd->rule.redis_host, rd->rule.redis_port, tv);
+	rd->c = open_socket(rd->rule.redis_host, rd->rule.redis_port, tv, rd->why, sizeof rd->why);
 	if (!rd->c)
-		return fail_why(rd, "cannot connect", "out of memory");
-	if (rd->c->err)
-		return fail_why(rd, "cannot connect", rd->c->errstr);
+		return -1;
 	rd->pid = getpid();
-	rlt__hr.set_timeout(rd->c, tv);
-	/* hiredis does not set close-on-exec: the program's exec must not inherit our socket */
-	fcntl(rd->c->fd, F_SETFD, FD_CLOEXEC);
+	*deadline = rlt__now() + (rlt_ns_t)TIMEOUT_US * 1000;
+	if (rd->rule.redis_pass[0]) {
+		atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
+		if (authenticate(rd->c->fd, rd->rule.redis_user, rd->rule.redis_pass, *deadline,
+		                 rd->why, sizeof rd->why) != 0) {
+			drop(rd);
+			return -1;
+		}
+	}
 	atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-	rep = rlt__hr.command(rd->c, "SCRIPT LOAD %s", family_script[rd->fam]);
-	if (!rep)
-		return fail_why(rd, "no answer to SCRIPT LOAD", rd->c->errstr);
-	if (rep->type != REDIS_REPLY_STRING || rep->len >= (int)sizeof rd->sha) {
-		snprintf(rd->why, sizeof rd->why, "SCRIPT LOAD failed: %.100s",
-		         rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-		rlt__hr.free_reply(rep);
+	if (roundtrip(rd->c->fd, 3, argv, *deadline, &rep, rd->why, sizeof rd->why) != 0) {
 		drop(rd);
 		return -1;
 	}
-	memcpy(rd->sha, rep->str, (size_t)rep->len + 1);
-	rlt__hr.free_reply(rep);
+	if (rep.top.type != '$' || rep.top.nil || rep.top.len >= sizeof rd->sha) {
+		snprintf(rd->why, sizeof rd->why, "SCRIPT LOAD failed: %.100s",
+		         rep.top.type == '-' ? rep.top.str : "unexpected reply");
+		drop(rd);
+		return -1;
+	}
+	memcpy(rd->sha, rep.top.str, rep.top.len + 1);
 	return 0;
 }
 
@@ -456,8 +788,10 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 {
 	char a_want[24], a_min[24], a_maxw[24];
 	const char *argv[12];
-	redisReply *rep = NULL;
-	int argc = 0;
+	struct reply rep;
+	int argc = 0, got = 0;
+	/* one bound for the refill's requests, whatever their number */
+	rlt_ns_t deadline = rlt__now() + (rlt_ns_t)TIMEOUT_US * 1000;
 
 	snprintf(a_want, sizeof a_want, "%lld", (long long)want);
 	snprintf(a_min, sizeof a_min, "%llu", (unsigned long long)min);
@@ -466,8 +800,8 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 	else
 		snprintf(a_maxw, sizeof a_maxw, "%llu",
 		         (unsigned long long)(rd->rule.max_wait_ns / 1000));
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (connect_redis(rd) != 0)
+	for (int attempt = 0; attempt < 2 && !got; attempt++) {
+		if (connect_redis(rd, &deadline) != 0)
 			return -1;
 		argc = 0;
 		argv[argc++] = "EVALSHA";
@@ -482,37 +816,30 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 		for (int i = 0; i < rd->nargs; i++)
 			argv[argc++] = rd->args[i];
 		atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-		rep = rlt__hr.command_argv(rd->c, argc, argv, NULL);
-		if (!rep)
-			return fail_why(rd, "no answer", rd->c->errstr);
-		if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOSCRIPT", 8)) {
-			rlt__hr.free_reply(rep);
-			rep = NULL;
-			rd->sha[0] = '\0';
+		if (roundtrip(rd->c->fd, argc, argv, deadline, &rep, rd->why, sizeof rd->why) != 0) {
+			drop(rd);
+			return -1;
+		}
+		if (rep.top.type == '-' && !strncmp(rep.top.str, "NOSCRIPT", 8)) {
 			drop(rd); /* reconnects and loads the script again */
 			continue;
 		}
-		break;
+		got = 1;
 	}
-	if (!rep)
+	if (!got)
 		return fail_why(rd, "the script could not be loaded", NULL);
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 4 ||
-	    rep->element[0]->type != REDIS_REPLY_INTEGER ||
-	    rep->element[1]->type != REDIS_REPLY_INTEGER ||
-	    rep->element[2]->type != REDIS_REPLY_INTEGER) {
+	if (rep.top.type != '*' || rep.elements < 4 || rep.el[0].type != ':' ||
+	    rep.el[1].type != ':' || rep.el[2].type != ':') {
 		snprintf(rd->why, sizeof rd->why, "unexpected reply%s%.100s",
-		         rep->type == REDIS_REPLY_ERROR ? ": " : "",
-		         rep->type == REDIS_REPLY_ERROR ? rep->str : "");
-		rlt__hr.free_reply(rep);
+		         rep.top.type == '-' ? ": " : "", rep.top.type == '-' ? rep.top.str : "");
 		return -1;
 	}
-	g->units = rep->element[0]->integer;
-	g->wait_us = rep->element[1]->integer;
-	g->valid_us = rep->element[2]->integer;
+	g->units = rep.el[0].integer;
+	g->wait_us = rep.el[1].integer;
+	g->valid_us = rep.el[2].integer;
 	g->ref[0] = '\0';
-	if (rep->element[3]->type == REDIS_REPLY_STRING && rep->element[3]->len < (int)sizeof g->ref)
-		memcpy(g->ref, rep->element[3]->str, (size_t)rep->element[3]->len + 1);
-	rlt__hr.free_reply(rep);
+	if (rep.el[3].type == '$' && !rep.el[3].nil && rep.el[3].len < sizeof g->ref)
+		memcpy(g->ref, rep.el[3].str, rep.el[3].len + 1);
 	return 0;
 }
 
@@ -722,36 +1049,37 @@ void rlt__redis_return_leases(void)
 	}
 }
 
-int rlt__redis_ping(const char *host, uint16_t port, unsigned timeout_ms, struct rlt_error *err)
+int rlt__redis_ping(const char *host, uint16_t port, const char *user, const char *pass,
+                    unsigned timeout_ms, struct rlt_error *err)
 {
 	struct timeval tv = {(time_t)(timeout_ms / 1000), (suseconds_t)(timeout_ms % 1000) * 1000};
+	const char *argv[1] = {"PING"};
 	redisContext *c;
-	redisReply *rep;
+	struct reply rep;
+	rlt_ns_t deadline;
+	char why[200];
 	int rc = 0;
 
 	if (rlt__hiredis_load(err) != 0)
 		return -ENOENT;
 	rlt__internal++;
-	c = rlt__hr.connect_with_timeout(host, port, tv);
-	if (!c || c->err) {
-		snprintf(err->msg, sizeof err->msg, "cannot connect: %s",
-		         c ? c->errstr : "out of memory");
+	c = open_socket(host, port, tv, why, sizeof why);
+	if (!c) {
+		snprintf(err->msg, sizeof err->msg, "%s", why);
 		rc = -ECONNREFUSED;
 		goto out;
 	}
-	rlt__hr.set_timeout(c, tv);
-	rep = rlt__hr.command(c, "PING");
-	if (!rep) {
-		snprintf(err->msg, sizeof err->msg, "no answer to PING within %u ms: %s", timeout_ms,
-		         c->errstr);
+	deadline = rlt__now() + (rlt_ns_t)timeout_ms * 1000000;
+	if (authenticate(c->fd, user, pass, deadline, why, sizeof why) != 0 ||
+	    roundtrip(c->fd, 1, argv, deadline, &rep, why, sizeof why) != 0) {
+		snprintf(err->msg, sizeof err->msg, "%s", why);
 		rc = -ETIMEDOUT;
 		goto out;
 	}
-	if (rep->type == REDIS_REPLY_ERROR) {
-		snprintf(err->msg, sizeof err->msg, "PING: %.200s", rep->str);
+	if (rep.top.type == '-') {
+		snprintf(err->msg, sizeof err->msg, "PING: %.200s", rep.top.str);
 		rc = -EPROTO;
 	}
-	rlt__hr.free_reply(rep);
 out:
 	if (c)
 		rlt__hr.free_context(c);

@@ -341,7 +341,19 @@ static int join(int fd, const struct rlt_rule *r, const char *obj, struct rlt__s
 		if (!h && fstat(fd, &st) != 0)
 			return fail(err, r, -errno, "cannot stat %s: %s", obj, strerror(errno));
 	}
-	if (h->magic != RLT_SHM_MAGIC || h->layout != RLT_SHM_LAYOUT || h->size != mapped ||
+	/* Cut short under its users (only its owner can): every process that touches the lost
+	 * part dies of SIGBUS, so joining it would only add one more. */
+	if (h->magic == RLT_SHM_MAGIC && h->layout == RLT_SHM_LAYOUT && h->size > mapped) {
+		rc = fail(err, r, -EPROTO,
+		          "%s is truncated (%zu bytes, its header says %llu): its users die of SIGBUS "
+		          "when they touch the part cut off; remove it with `rlthrottle shm rm %s`",
+		          obj, mapped, (unsigned long long)h->size, r->scope_name);
+		munmap(h, mapped);
+		return rc;
+	}
+	/* Longer than its header says (extended by someone): the header and the state are
+	 * whole and only the first h->size bytes are ever touched, so it is used as it is. */
+	if (h->magic != RLT_SHM_MAGIC || h->layout != RLT_SHM_LAYOUT || h->size > mapped ||
 	    h->state_off != STATE_OFF) {
 		munmap(h, mapped);
 		return fail(err, r, -EPROTO,
@@ -432,11 +444,14 @@ static void read_info(const char *name, struct rlt__shm_info *in)
 		in->size = (uint64_t)st.st_size;
 		in->uid = st.st_uid;
 		in->mode = st.st_mode & 07777;
+		/* opened read-only: what follows is about its contents, not our rights */
+		in->readable = 1;
 		if (st.st_size >= (off_t)sizeof in->hdr) {
 			const struct rlt__shm_hdr *h =
 				mmap(NULL, sizeof *h, PROT_READ, MAP_SHARED, fd, 0);
-			if (h != MAP_FAILED) {
-				in->readable = 1;
+			if (h == MAP_FAILED) {
+				in->readable = 0;
+			} else {
 				in->valid = h->magic == RLT_SHM_MAGIC && h->layout == RLT_SHM_LAYOUT &&
 				            atomic_load_explicit(&((struct rlt__shm_hdr *)h)->ready,
 				                                 memory_order_acquire);

@@ -76,8 +76,9 @@ struct rlt__shm_info {
 	uint64_t size;           /* bytes */
 	uid_t uid;
 	mode_t mode;
-	int readable;            /* 0: could not be opened or is not ours: only the above is known */
-	int valid;               /* the header is ours and ready */
+	int readable;            /* 0: could not be opened: only the above is known */
+	int valid;               /* the header is ours and ready (size may differ from hdr.size:
+	                            truncated when smaller, extended when larger) */
 	struct rlt__shm_hdr hdr; /* a copy, when valid */
 };
 

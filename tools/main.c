@@ -76,7 +76,8 @@ static const char *redis_status(const struct rlt_rule *r)
 	static char out[700];
 	struct rlt_error err;
 
-	if (rlt__redis_ping(r->redis_host, r->redis_port, 200, &err) == 0)
+	if (rlt__redis_ping(r->redis_host, r->redis_port, r->redis_user, r->redis_pass, 200,
+	                    &err) == 0)
 		snprintf(out, sizeof out, "redis %s:%u answers", r->redis_host, (unsigned)r->redis_port);
 	else
 		snprintf(out, sizeof out, "redis %s:%u does not answer (%s): fallback=%s would apply",

@@ -33,9 +33,24 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 		       "?", "?", (unsigned long long)in->size, (unsigned)in->uid, (unsigned)in->mode);
 		return;
 	}
+	if (!in->valid && in->size < sizeof in->hdr) {
+		/* the creator sizes the segment right after making it: empty is that moment */
+		printf("%-24s %-36s %-8s %10llu  (%s)\n", in->name, "?", "?",
+		       (unsigned long long)in->size,
+		       in->size ? "truncated: shorter than a header; remove it"
+		                : "empty: being created, or truncated");
+		return;
+	}
 	if (!in->valid) {
 		printf("%-24s %-36s %-8s %10llu  (not ready, or not of this version)\n", in->name,
 		       "?", "?", (unsigned long long)in->size);
+		return;
+	}
+	if (in->size < h->size) {
+		printf("%-24s %-36s %-8d %10llu  (truncated: %llu bytes expected; its users die of "
+		       "SIGBUS; remove it)\n",
+		       in->name, "?", (int)h->creator, (unsigned long long)in->size,
+		       (unsigned long long)h->size);
 		return;
 	}
 	if (h->unit == RLT_UNIT_CONNS)
@@ -54,8 +69,14 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	struct tm tm;
 	if (localtime_r(&t, &tm))
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-	printf("%-24s %-36s %-8d %10llu  %s  \"%s\"\n", in->name, what, (int)h->creator,
-	       (unsigned long long)in->size, when, h->text);
+	if (in->size > h->size)
+		printf("%-24s %-36s %-8d %10llu  %s  \"%s\" (longer than expected: %llu bytes used, "
+		       "the rest ignored)\n",
+		       in->name, what, (int)h->creator, (unsigned long long)in->size, when, h->text,
+		       (unsigned long long)h->size);
+	else
+		printf("%-24s %-36s %-8d %10llu  %s  \"%s\"\n", in->name, what, (int)h->creator,
+		       (unsigned long long)in->size, when, h->text);
 }
 
 static int list(void)

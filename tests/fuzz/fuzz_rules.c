@@ -50,6 +50,7 @@ static int same_rule(const struct rlt_rule *a, const struct rlt_rule *b)
 	       a->err == b->err && a->scope == b->scope &&
 	       strcmp(a->scope_name, b->scope_name) == 0 &&
 	       strcmp(a->redis_host, b->redis_host) == 0 && a->redis_port == b->redis_port &&
+	       strcmp(a->redis_user, b->redis_user) == 0 &&
 	       a->fallback == b->fallback && a->peer_af == b->peer_af &&
 	       memcmp(a->peer_addr, b->peer_addr, sizeof a->peer_addr) == 0 &&
 	       a->peer_prefix == b->peer_prefix && a->port_lo == b->port_lo &&
@@ -91,6 +92,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int k = rlt_rule_format(&rules[i], text, sizeof text);
 		CHECK(k > 0 && k <= RLT_RULE_TEXT_MAX, "format gave %d for \"%s\"", k, rules[i].text);
 		CHECK((size_t)k == strlen(text), "format length");
+		/* a redis password is shown as *** by both (the canonical form parses to "***") */
+		CHECK(!rules[i].redis_pass[0] ||
+		              (strstr(text, ":***@") && strstr(rules[i].text, ":***@")),
+		      "a password shows: \"%s\", \"%s\"", rules[i].text, text);
 		rc = rlt_rules_parse(v, text, back, RLT_MAX_RULES_PER_VAR, &m, &e);
 		CHECK(rc == 0 && m == 1, "canonical \"%s\" of \"%s\" does not parse: %s", text,
 		      rules[i].text, e.msg);

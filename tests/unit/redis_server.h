@@ -50,7 +50,7 @@ static inline pid_t rlt_test_redis_start(int port)
 		return -1;
 	for (int i = 0; i < 200; i++) {
 		struct timespec ts = {0, 10 * 1000 * 1000};
-		if (rlt__redis_ping("127.0.0.1", (uint16_t)port, 100, &err) == 0)
+		if (rlt__redis_ping("127.0.0.1", (uint16_t)port, NULL, NULL, 100, &err) == 0)
 			return srv;
 		nanosleep(&ts, NULL);
 	}

@@ -870,7 +870,7 @@ static void test_malformed(void **state)
 		{ CONNECT, "10/s scope=redis://999.1.1.1:6379/x", "\"999.1.1.1\" is not a host name" },
 		{ CONNECT, "10/s scope=redis://a..b:1/x", "\"a..b\" is not a host name" },
 		{ CONNECT, "10/s scope=redis://-a:1/x", "\"-a\" is not a host name" },
-		{ CONNECT, "10/s scope=redis://u@h:1/x", "\"u@h\" is not a host name" },
+		{ CONNECT, "10/s scope=redis://u@h:1/x", "names a password as redis://USER:PASSWORD@" },
 		{ CONNECT, "10/s scope=redis://h:6379/a/b", "NAME \"a/b\" must not contain \"/\"" },
 		{ CONNECT, "10/s scope=redis://h:6379/..", "NAME \"..\" is not allowed" },
 		{ CONNECT, longhost, "would be longer than 512 bytes" },
@@ -933,6 +933,73 @@ static void test_malformed(void **state)
 }
 
 /* A long rule with a long wrong part still fits the message and cuts it cleanly. */
+/* redis://USER:PASSWORD@HOST:PORT/NAME: AUTH's arguments, %XX decoded; the password shows in
+ * no message, text or canonical form. */
+static void test_redis_auth(void **st)
+{
+	struct rlt_rule r[RLT_MAX_RULES_PER_VAR];
+	struct rlt_error e;
+	char buf[1024], rule[400];
+	size_t n;
+	(void)st;
+
+	r[0] = parse1(SEND, "1MiB/s scope=redis://:s3cr%25t@127.0.0.1:6379/x");
+	assert_string_equal(r[0].redis_user, "");
+	assert_string_equal(r[0].redis_pass, "s3cr%t");
+	assert_string_equal(r[0].redis_host, "127.0.0.1");
+	assert_int_equal(r[0].redis_port, 6379);
+	assert_string_equal(r[0].text, "1MiB/s scope=redis://:***@127.0.0.1:6379/x");
+	format(&r[0], buf, sizeof buf);
+	assert_non_null(strstr(buf, " scope=redis://:***@127.0.0.1:6379/x "));
+	assert_null(strstr(buf, "s3cr"));
+
+	/* an ACL user; '@', ':' and '/' in the password need no escape, %20 and %3B do */
+	r[0] = parse1(SEND, "1MiB/s scope=redis://app%2Fw:p@ss:w/rd%20%3b@[::1]:1/x fallback=deny");
+	assert_string_equal(r[0].redis_user, "app/w");
+	assert_string_equal(r[0].redis_pass, "p@ss:w/rd ;");
+	assert_string_equal(r[0].redis_host, "::1");
+	assert_int_equal(r[0].redis_port, 1);
+	assert_int_equal(r[0].fallback, RLT_FALLBACK_DENY);
+	assert_string_equal(r[0].text, "1MiB/s scope=redis://app%2Fw:***@[::1]:1/x fallback=deny");
+	format(&r[0], buf, sizeof buf);
+	assert_non_null(strstr(buf, " scope=redis://app%2Fw:***@[::1]:1/x fallback=deny "));
+	assert_null(strstr(buf, "rd"));
+	r[0] = parse1(SEND, "1MiB/s scope=redis://localhost:6379/x");
+	assert_string_equal(r[0].redis_pass, "");
+	assert_string_equal(r[0].redis_user, "");
+
+	/* errors: the password is never quoted, even when another part is wrong */
+	static const char *const bad[][2] = {
+		{ "1MiB/s scope=redis://u:hunter2@h/x", "needs a port" },
+		{ "1MiB/s scope=redis://u:hunter2@h:99999/x", "not in 1..65535" },
+		{ "1MiB/s scope=redis://u:hunter2@h:1/a/b", "must not contain" },
+		{ "1MiB/s scope=redis://u:hunter2@h:1/x burst=xyz", "burst" },
+		{ "1MiB/s scope=redis://u:hunter2%zz@h:1/x", "not %XX" },
+		{ "1MiB/s scope=redis://u:hunter2%00@h:1/x", "not %XX" },
+		{ "1MiB/s scope=redis://u:@h:1/x", "password is empty" },
+		{ "1MiB/s scope=redis://hunter2@h:1/x", "names a password as" },
+		{ "1MiB/s; 1MiB/s scope=redis://u:hunter2@h:1/x; ", "" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int rc = rlt_rules_parse(RLT_VAR_SEND, bad[i][0], r, RLT_MAX_RULES_PER_VAR, &n, &e);
+		if (!bad[i][1][0]) {
+			assert_int_equal(rc, 0);
+			assert_null(strstr(r[1].text, "hunter2"));
+			continue;
+		}
+		if (rc != -EINVAL || !strstr(e.msg, bad[i][1]) || strstr(e.msg, "hunter2"))
+			fail_msg("%s:\n  rc %d, got %s\n  want ...%s..., no password", bad[i][0], rc,
+			         e.msg, bad[i][1]);
+	}
+	strcpy(rule, "1MiB/s scope=redis://:");
+	memset(rule + strlen(rule), 'p', 200);
+	strcpy(rule + strlen("1MiB/s scope=redis://:") + 200, "@h:1/x");
+	assert_int_equal(rlt_rules_parse(RLT_VAR_SEND, rule, r, RLT_MAX_RULES_PER_VAR, &n, &e),
+	                 -EINVAL);
+	assert_non_null(strstr(e.msg, "longer than 128 bytes"));
+	assert_null(strstr(e.msg, "ppp"));
+}
+
 static void test_long_quotes(void **state)
 {
 	struct rlt_rule r[1];
@@ -978,6 +1045,7 @@ int main(void)
 		cmocka_unit_test(test_spec_message),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_long_quotes),
+		cmocka_unit_test(test_redis_auth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
