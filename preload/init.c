@@ -107,7 +107,6 @@ static void catch_fatal_signals(void)
 
 static void atfork_child(void)
 {
-	rlt__fdtable_atfork_child();
 	if (rlt__rules.n[RLT_VAR_CONNS]) {
 		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
 		uint32_t held[RLT_MAX_RULES_PER_VAR];
