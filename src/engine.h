@@ -69,6 +69,9 @@ int rlt__lock_init(struct rlt__lock *l, unsigned flags);
 void rlt__lock_destroy(struct rlt__lock *l);
 /* RLT_LOCK_HELD, RLT_LOCK_RECOVERED or RLT_LOCK_SELF, or -errno (never with a valid lock). */
 int rlt__lock_take(struct rlt__lock *l);
+/* The same, giving up with -ETIMEDOUT at `deadline` (CLOCK_MONOTONIC ns; a shared lock waits
+ * without one). */
+int rlt__lock_take_until(struct rlt__lock *l, rlt_ns_t deadline);
 void rlt__lock_release(struct rlt__lock *l);
 /* A nested call (RLT_LOCK_SELF): charges `units` to pending, or gives them back from it. */
 void rlt__lock_pending_add(struct rlt__lock *l, uint64_t units);

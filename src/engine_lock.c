@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -92,9 +93,11 @@ static int take_shared(struct rlt__lock *l)
  * (all sequentially consistent), so a release that clears the word after that read sees the
  * count and bumps `wake` before the sleeper can miss it.
  */
-static int take_slow(struct rlt__lock *l, uint64_t self, uint64_t cur)
+static int take_slow(struct rlt__lock *l, uint64_t self, uint64_t cur, rlt_ns_t deadline)
 {
 	int saved = errno, rc;
+	struct timespec until = {(time_t)(deadline / RLT_NS_PER_SEC),
+	                         (long)(deadline % RLT_NS_PER_SEC)};
 
 	for (;;) {
 		if (cur == self) {
@@ -111,16 +114,24 @@ static int take_slow(struct rlt__lock *l, uint64_t self, uint64_t cur)
 		atomic_fetch_add(&l->sleepers, 1);
 		uint32_t w = atomic_load(&l->wake);
 		cur = atomic_load(&l->word);
+		long r = 0;
+		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline */
 		if (cur != 0 && cur != self && cur >> 32 == self >> 32)
-			syscall(SYS_futex, &l->wake, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, w, NULL, NULL, 0);
+			r = syscall(SYS_futex, &l->wake, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, w,
+			            deadline == RLT_NS_NEVER ? NULL : &until, NULL,
+			            FUTEX_BITSET_MATCH_ANY);
 		atomic_fetch_sub(&l->sleepers, 1);
+		if (r == -1 && errno == ETIMEDOUT) {
+			rc = -ETIMEDOUT;
+			break;
+		}
 		cur = atomic_load(&l->word);
 	}
 	errno = saved;
 	return rc;
 }
 
-int rlt__lock_take(struct rlt__lock *l)
+int rlt__lock_take_until(struct rlt__lock *l, rlt_ns_t deadline)
 {
 	uint64_t self, cur = 0;
 
@@ -129,7 +140,12 @@ int rlt__lock_take(struct rlt__lock *l)
 	self = self_word();
 	if (atomic_compare_exchange_strong(&l->word, &cur, self))
 		return RLT_LOCK_HELD;
-	return take_slow(l, self, cur);
+	return take_slow(l, self, cur, deadline);
+}
+
+int rlt__lock_take(struct rlt__lock *l)
+{
+	return rlt__lock_take_until(l, RLT_NS_NEVER);
 }
 
 void rlt__lock_release(struct rlt__lock *l)
