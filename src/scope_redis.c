@@ -592,7 +592,7 @@ static int lock_bounded(struct rlt__redis *rd, rlt_ns_t now)
 }
 
 /* The slow path: the lease is short. One round trip for the next lease, or the fallback. */
-static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
+static enum rlt_verdict refill_once(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
                                enum rlt_mode mode, rlt_ns_t *at)
 {
 	struct grant g;
@@ -656,6 +656,25 @@ static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cos
 	if (v == RLT_DENY)
 		*at = RLT_NS_NEVER; /* the grant fell short of the call (a lapse in between) */
 	rlt__lock_release(&rd->lock);
+	return v;
+}
+
+/* Set while this thread refills (any rule). A call that finds it set comes from a signal
+ * handler that interrupted the refill: the round trip it would make runs hiredis, which is not
+ * re-entrant (the interrupted refill is inside it, maybe inside malloc), so it takes the
+ * fallback without touching the connection or waiting for the lock. */
+static _Thread_local int refilling __attribute__((tls_model("initial-exec")));
+
+static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
+                               enum rlt_mode mode, rlt_ns_t *at)
+{
+	enum rlt_verdict v;
+
+	if (refilling)
+		return fallback(rd, now, cost, mode, at);
+	refilling++;
+	v = refill_once(rd, now, cost, mode, at);
+	refilling--;
 	return v;
 }
 
