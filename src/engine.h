@@ -67,19 +67,55 @@ enum {
 /* 0 or -errno. */
 int rlt__lock_init(struct rlt__lock *l, unsigned flags);
 void rlt__lock_destroy(struct rlt__lock *l);
-/* RLT_LOCK_HELD, RLT_LOCK_RECOVERED or RLT_LOCK_SELF, or -errno (never with a valid lock). */
-int rlt__lock_take(struct rlt__lock *l);
-/* The same, giving up with -ETIMEDOUT at `deadline` (CLOCK_MONOTONIC ns; a shared lock waits
- * without one). */
+/* RLT_LOCK_HELD, RLT_LOCK_RECOVERED or RLT_LOCK_SELF, or -ETIMEDOUT at `deadline`
+ * (CLOCK_MONOTONIC ns, RLT_NS_NEVER: none; a shared lock waits without one), or another
+ * -errno (never with a valid lock). */
 int rlt__lock_take_until(struct rlt__lock *l, rlt_ns_t deadline);
-void rlt__lock_release(struct rlt__lock *l);
+/* The waking half of a release that found sleepers. */
+void rlt__lock_wake(struct rlt__lock *l);
+
+/* The fast paths, inline: a decision pays one compare-and-swap and one store for its lock,
+ * no call. The thread's id is 0 until its first slow path hands it one. */
+extern _Atomic uint32_t rlt__lock_generation;
+extern _Thread_local uint32_t rlt__lock_self __attribute__((tls_model("initial-exec")));
+
+static inline int rlt__lock_take(struct rlt__lock *l)
+{
+	uint32_t id = rlt__lock_self;
+	uint64_t cur = 0;
+
+	if (__builtin_expect(!l->shared && id != 0, 1)) {
+		uint64_t self =
+			(uint64_t)atomic_load_explicit(&rlt__lock_generation, memory_order_relaxed)
+				<< 32 |
+			id;
+		if (atomic_compare_exchange_strong(&l->word, &cur, self))
+			return RLT_LOCK_HELD;
+	}
+	return rlt__lock_take_until(l, RLT_NS_NEVER);
+}
+
+static inline void rlt__lock_release(struct rlt__lock *l)
+{
+	if (__builtin_expect(l->shared, 0)) {
+		pthread_mutex_unlock(&l->m);
+		return;
+	}
+	/* sequentially consistent, as the sleepers' count and read of the word (take_slow) */
+	atomic_store(&l->word, 0);
+	if (atomic_load(&l->sleepers))
+		rlt__lock_wake(l);
+}
 /* A nested call (RLT_LOCK_SELF): charges `units` to pending, or gives them back from it. */
 void rlt__lock_pending_add(struct rlt__lock *l, uint64_t units);
 void rlt__lock_pending_refund(struct rlt__lock *l, uint64_t units);
 /* The holder: what nested calls left to record, and then that it recorded it. Reading and
  * clearing are two steps so that a holder dying in between leaves the units counted twice
  * (stricter), never lost. */
-uint64_t rlt__lock_pending(struct rlt__lock *l);
+static inline uint64_t rlt__lock_pending(struct rlt__lock *l)
+{
+	return atomic_load_explicit(&l->pending, memory_order_relaxed);
+}
 void rlt__lock_pending_done(struct rlt__lock *l, uint64_t units);
 /* The fork generation moves on (the pthread_atfork child handler calls it; exported for the
  * tests, which play a fork generation without forking). */

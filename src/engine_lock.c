@@ -11,15 +11,15 @@
 #include "engine.h"
 
 /* The fork generation: a lock word taken in an older one names a thread of an ancestor. */
-static _Atomic uint32_t generation;
+_Atomic uint32_t rlt__lock_generation;
 /* Thread ids are handed out once per thread, never 0 (the free word). A thread keeps its id
  * across fork(); the ids of its ancestor's other threads then name no one here. */
 static _Atomic uint32_t next_id;
-static _Thread_local uint32_t self_id __attribute__((tls_model("initial-exec")));
+_Thread_local uint32_t rlt__lock_self __attribute__((tls_model("initial-exec")));
 
 void rlt__lock_forked(void)
 {
-	atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rlt__lock_generation, 1, memory_order_relaxed);
 }
 
 /* Before every other constructor, so that this child handler runs before anyone else's: a
@@ -34,12 +34,13 @@ __attribute__((constructor(101))) static void register_fork_handler(void)
  * other's use. */
 static uint64_t self_word(void)
 {
-	uint32_t id = self_id;
+	uint32_t id = rlt__lock_self;
 
 	while (!id)
 		id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed) + 1;
-	self_id = id;
-	return (uint64_t)atomic_load_explicit(&generation, memory_order_relaxed) << 32 | id;
+	rlt__lock_self = id;
+	return (uint64_t)atomic_load_explicit(&rlt__lock_generation, memory_order_relaxed) << 32 |
+	       id;
 }
 
 int rlt__lock_init(struct rlt__lock *l, unsigned flags)
@@ -143,24 +144,13 @@ int rlt__lock_take_until(struct rlt__lock *l, rlt_ns_t deadline)
 	return take_slow(l, self, cur, deadline);
 }
 
-int rlt__lock_take(struct rlt__lock *l)
+void rlt__lock_wake(struct rlt__lock *l)
 {
-	return rlt__lock_take_until(l, RLT_NS_NEVER);
-}
+	int saved = errno;
 
-void rlt__lock_release(struct rlt__lock *l)
-{
-	if (l->shared) {
-		pthread_mutex_unlock(&l->m);
-		return;
-	}
-	atomic_store(&l->word, 0);
-	if (atomic_load(&l->sleepers)) {
-		int saved = errno;
-		atomic_fetch_add(&l->wake, 1);
-		syscall(SYS_futex, &l->wake, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
-		errno = saved;
-	}
+	atomic_fetch_add(&l->wake, 1);
+	syscall(SYS_futex, &l->wake, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+	errno = saved;
 }
 
 void rlt__lock_pending_add(struct rlt__lock *l, uint64_t units)
@@ -182,11 +172,6 @@ void rlt__lock_pending_refund(struct rlt__lock *l, uint64_t units)
 	                                              cur > units ? cur - units : 0,
 	                                              memory_order_relaxed, memory_order_relaxed))
 		;
-}
-
-uint64_t rlt__lock_pending(struct rlt__lock *l)
-{
-	return atomic_load_explicit(&l->pending, memory_order_relaxed);
 }
 
 void rlt__lock_pending_done(struct rlt__lock *l, uint64_t units)
