@@ -65,7 +65,8 @@ static void arena_init(unsigned fds)
 			return;
 		}
 	}
-	rlt__log(RLT_LOG_WARN, "no memory for connection blocks: connection-scope rules and RLT_CONNS are not applied");
+	rlt__log(RLT_LOG_WARN, "no memory for connection blocks: connection-scope rules and "
+	                       "RLT_CONNS are not applied");
 }
 
 void rlt__fdtable_init(void)
