@@ -70,9 +70,10 @@ static struct log_entry *log_at(struct log_state *st, uint64_t L, uint64_t i)
 }
 
 /*
- * After a holder died with the lock (or was left behind by a fork). Every update is ordered so that each prefix of it
- * leaves the entries valid (an entry is written before `end` takes it in, `begin` moves before
- * anything else), only the derived total can be off: it is counted again.
+ * After a holder died with the lock (or was left behind by a fork). Every update is ordered so
+ * that each prefix of it leaves the entries valid (an entry is written before `end` takes it
+ * in, `begin` moves before anything else), only the derived total can be off: it is counted
+ * again.
  */
 static void log_repair(struct log_state *st, uint64_t L)
 {
