@@ -8,6 +8,10 @@
  * Connection blocks (connection-scope states, the RLT_CONNS count of a socket) are shared by
  * the fds of one socket (dup), and are recycled through a free list, never unmapped: a thread
  * still using a block another thread just released reads stale state, never freed memory.
+ * They are taken without a lock, because a socket's first I/O may happen in a signal handler
+ * that interrupted this very code (or in a fork child whose other threads are gone): one region
+ * is reserved at load, fresh blocks are cut from it by an atomic add, and released ones go on a
+ * Treiber stack whose head carries a tag against ABA.
  */
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -25,13 +29,45 @@
 static struct rlt__fd *table;
 static unsigned table_size;
 
-/* Free connection blocks, a Treiber stack guarded by a spinlock-free CAS on a tagged head.
- * A plain mutex would deadlock if a signal handler closed a socket in the middle of it. */
-static _Atomic(struct rlt__conn *) free_conns;
-static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The block region: reserved once (MAP_NORESERVE: untouched pages cost nothing), cut by
+ * `arena_next`; freed blocks on a stack whose head is (tag << 32 | index + 1), 0 when empty. */
+static unsigned char *arena;
+static size_t block_size;
+static uint32_t arena_blocks;
+static _Atomic uint32_t arena_next;
+static _Atomic uint64_t free_head;
+/* Address space asked for the region at most; halved until the system gives it. */
+#define ARENA_MAX (1ull << 40)
 /* The highest fd that ever held RLT_CONNS slots: a forked child looks no further. */
 static _Atomic int conns_fd_max = -1;
 static uint32_t forks; /* forks counted in this process's line, for conn->fork_seen */
+
+/* A block for every fd the table can hold, or as many as the region holds. */
+static void arena_init(unsigned fds)
+{
+	size_t want;
+
+	/* blocks hold connection-scope states and RLT_CONNS slots: nothing else needs one */
+	if (!rlt__rules.conn_block_size && !rlt__rules.n[RLT_VAR_CONNS])
+		return;
+	block_size = (sizeof(struct rlt__conn) + rlt__rules.conn_block_size + 63) & ~(size_t)63;
+	want = (size_t)fds * block_size;
+	if (want > ARENA_MAX)
+		want = ARENA_MAX - ARENA_MAX % block_size;
+	for (; want >= block_size; want /= 2) {
+		void *m = mmap(NULL, want, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m != MAP_FAILED) {
+			arena = m;
+			arena_blocks = (uint32_t)(want / block_size > UINT32_MAX - 1
+			                                  ? UINT32_MAX - 1
+			                                  : want / block_size);
+			return;
+		}
+	}
+	rlt__log(RLT_LOG_WARN, "no memory for connection blocks: connection-scope rules and "
+	                       "RLT_CONNS are not applied");
+}
 
 void rlt__fdtable_init(void)
 {
@@ -51,6 +87,7 @@ void rlt__fdtable_init(void)
 	}
 	table = m;
 	table_size = n;
+	arena_init(n);
 }
 
 struct rlt__fd *rlt__fd_slot(int fd)
@@ -167,10 +204,12 @@ static void conn_put(struct rlt__conn *c)
 	if (c->conns_mask)
 		rlt__conns_release(&rlt__rules, c->conns_mask);
 	c->conns_mask = 0;
-	struct rlt__conn *head = atomic_load(&free_conns);
-	do
-		c->next = head;
-	while (!atomic_compare_exchange_weak(&free_conns, &head, c));
+	uint32_t idx = (uint32_t)(((unsigned char *)c - arena) / block_size);
+	uint64_t head = atomic_load(&free_head), next;
+	do {
+		atomic_store_explicit(&c->next, (uint32_t)head, memory_order_relaxed);
+		next = ((head >> 32) + 1) << 32 | (idx + 1);
+	} while (!atomic_compare_exchange_weak(&free_head, &head, next));
 }
 
 void rlt__fd_forget(int fd)
@@ -209,50 +248,58 @@ void rlt__fd_dup(int oldfd, int newfd)
 }
 
 /*
- * A new block, from the free list or a fresh arena. The pop is ABA-safe enough here because a
- * block is never unmapped: the worst a stale head can do is fail the CAS and retry; to keep a
- * block from being handed out twice, the pop itself takes the arena lock (pops happen at
- * socket set-up, never in a signal handler).
+ * A new block: a freed one, or a fresh one cut from the region. The pop reads the next index
+ * of a block that another thread (or a signal handler) may be popping and reusing at the same
+ * time; the memory is never unmapped, so the read is harmless, and the tag in the head makes
+ * a CAS based on such a stale read fail.
  */
 static struct rlt__conn *conn_new(void)
 {
-	size_t size = (sizeof(struct rlt__conn) + rlt__rules.conn_block_size + 63) & ~(size_t)63;
-	struct rlt__conn *c;
+	struct rlt__conn *c = NULL;
+	uint64_t head = atomic_load(&free_head);
 
-	pthread_mutex_lock(&arena_lock);
-	c = atomic_load(&free_conns);
-	while (c && !atomic_compare_exchange_weak(&free_conns, &c, c->next))
-		;
-	if (!c) {
-		enum { PER_ARENA = 64 };
-		unsigned char *m = mmap(NULL, size * PER_ARENA, PROT_READ | PROT_WRITE,
-		                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m != MAP_FAILED) {
-			for (int i = 1; i < PER_ARENA; i++) {
-				struct rlt__conn *f = (struct rlt__conn *)(m + (size_t)i * size);
-				struct rlt__conn *head = atomic_load(&free_conns);
-				do
-					f->next = head;
-				while (!atomic_compare_exchange_weak(&free_conns, &head, f));
-			}
-			c = (struct rlt__conn *)m;
+	if (!arena)
+		return NULL;
+	while ((uint32_t)head) {
+		struct rlt__conn *top = (struct rlt__conn *)(arena + (size_t)((uint32_t)head - 1) *
+		                                                     block_size);
+		uint32_t below = atomic_load_explicit(&top->next, memory_order_relaxed);
+		if (atomic_compare_exchange_weak(&free_head, &head,
+		                                 ((head >> 32) + 1) << 32 | below)) {
+			c = top;
+			break;
 		}
 	}
-	pthread_mutex_unlock(&arena_lock);
-	if (!c)
-		return NULL;
+	if (!c) {
+		uint32_t i = atomic_load_explicit(&arena_next, memory_order_relaxed);
+		do
+			if (i >= arena_blocks)
+				return NULL;
+		while (!atomic_compare_exchange_weak(&arena_next, &i, i + 1));
+		c = (struct rlt__conn *)(arena + (size_t)i * block_size);
+	}
 	atomic_store(&c->refs, 1);
 	c->conns_mask = 0;
-	c->next = NULL;
+	atomic_store_explicit(&c->next, 0, memory_order_relaxed);
 	rlt__conn_block_init(&rlt__rules, c->states);
 	return c;
 }
 
+/* A signal handler's first I/O on this socket may come between our check and our store (or
+ * ours inside its): one block wins, the other goes back. */
 struct rlt__conn *rlt__fd_conn(struct rlt__fd *e)
 {
-	if (!e->conn)
-		e->conn = conn_new();
-	return e->conn;
+	struct rlt__conn *c = __atomic_load_n(&e->conn, __ATOMIC_ACQUIRE), *none = NULL;
+
+	if (c)
+		return c;
+	c = conn_new();
+	if (c && !__atomic_compare_exchange_n(&e->conn, &none, c, 0, __ATOMIC_ACQ_REL,
+	                                      __ATOMIC_ACQUIRE)) {
+		conn_put(c);
+		c = none;
+	}
+	return c;
 }
 
 void rlt__fd_conns_hold(int fd, struct rlt__conn *c, uint32_t mask)
@@ -283,11 +330,4 @@ void rlt__fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR])
 			if (c->conns_mask & (1u << i))
 				held[i]++;
 	}
-}
-
-/* The child of fork() has its own copy of everything, and the arena lock may have been held by
- * another thread at the fork: re-arm it. */
-void rlt__fdtable_atfork_child(void)
-{
-	pthread_mutex_init(&arena_lock, NULL);
 }

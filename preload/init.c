@@ -138,7 +138,6 @@ static void atfork_child(void)
 	/* first, for the handlers registered after ours (they may close fds); those before
 	 * ours are told from a vfork child by rlt__borrowed */
 	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
-	rlt__fdtable_atfork_child();
 	if (rlt__rules.n[RLT_VAR_CONNS]) {
 		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
 		uint32_t held[RLT_MAX_RULES_PER_VAR];

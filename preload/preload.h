@@ -102,7 +102,7 @@ struct rlt__conn {
 	_Atomic uint32_t refs;    /* fds that refer to this socket */
 	uint32_t conns_mask;      /* RLT_CONNS rules this connection counts against */
 	uint32_t fork_seen;       /* the fork that last counted it (rlt__fdtable_conns_held) */
-	struct rlt__conn *next;   /* free list */
+	_Atomic uint32_t next;    /* free list: index + 1 of the block below it, 0 for none */
 	_Alignas(64) unsigned char states[]; /* rlt__rules.conn_block_size bytes */
 };
 
@@ -147,7 +147,6 @@ static inline void *rlt__conn_states(struct rlt__fd *e)
 	c = rlt__fd_conn(e);
 	return c ? c->states : NULL;
 }
-void rlt__fdtable_atfork_child(void);
 /* The connection on fd holds slots of the RLT_CONNS rules in mask until its last fd closes. */
 void rlt__fd_conns_hold(int fd, struct rlt__conn *c, uint32_t mask);
 /* In a forked child: the connections it inherited, counted per RLT_CONNS rule (a socket with

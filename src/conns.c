@@ -43,6 +43,24 @@ static _Atomic uint32_t *open_of(struct rlt__rt_rule *r)
 	return r->shared_open ? r->shared_open : &r->open;
 }
 
+/* "/proc/PID/stat" by hand: stdio is not async-signal-safe, and a connect in a signal handler
+ * can get here. */
+static void proc_path(char out[48], pid_t pid)
+{
+	char digits[12];
+	int n = 0, o;
+	unsigned v = (unsigned)pid;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < (int)sizeof digits);
+	memcpy(out, "/proc/", 6);
+	o = 6;
+	while (n)
+		out[o++] = digits[--n];
+	memcpy(out + o, "/stat", 6);
+}
+
 /* State letter and start time of a process, from /proc/PID/stat. Raw system calls: this runs
  * inside the connect and accept hooks, which must not call hooked functions (read, close).
  * 0, or -1 when the process is not there. */
@@ -52,7 +70,7 @@ static int proc_stat(pid_t pid, char *state, uint64_t *start)
 	int fd;
 	long n;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	proc_path(path, pid);
 	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;

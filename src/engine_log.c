@@ -8,7 +8,9 @@
  *
  * The state holds no pointer (absolute indices into the ring that follows the header), so that
  * it works the same in process memory and in a shared-memory segment mapped at any address.
- * Its lock is held for one decision only.
+ * Its lock is held for one decision only. A call nested in its own thread's decision (a signal
+ * handler) is admitted at once and recorded by the next decision (engine.h, RLT_LOCK_SELF): the
+ * one place where the log is not exact, by that call's units.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,7 +26,7 @@ struct log_entry {
 };
 
 struct log_state {
-	pthread_mutex_t lock;  /* held for one decision; robust when shared between processes */
+	struct rlt__lock lock; /* held for one decision (engine.h) */
 	uint64_t begin;        /* absolute index of the oldest entry; the slot is begin % limit */
 	uint64_t end;          /* absolute index one past the newest entry */
 	uint64_t total;        /* sum of n over [begin, end); rebuilt after a holder died */
@@ -52,13 +54,13 @@ static int log_init(const struct rlt_params *p, void *state, unsigned flags)
 	if (p->limit == 0 || p->limit > RLT_LOG_MAX_LIMIT || p->window_ns == 0)
 		return -EINVAL;
 	memset(st, 0, offsetof(struct log_state, e));
-	return rlt__engine_lock_init(&st->lock, flags);
+	return rlt__lock_init(&st->lock, flags);
 }
 
 static void log_destroy(const struct rlt_params *p, void *state)
 {
 	(void)p;
-	pthread_mutex_destroy(&((struct log_state *)state)->lock);
+	rlt__lock_destroy(&((struct log_state *)state)->lock);
 }
 
 
@@ -68,9 +70,10 @@ static struct log_entry *log_at(struct log_state *st, uint64_t L, uint64_t i)
 }
 
 /*
- * After a process died holding the lock. Every update is ordered so that each prefix of it
- * leaves the entries valid (an entry is written before `end` takes it in, `begin` moves before
- * anything else), only the derived total can be off: it is counted again.
+ * After a holder died with the lock (or was left behind by a fork). Every update is ordered so
+ * that each prefix of it leaves the entries valid (an entry is written before `end` takes it
+ * in, `begin` moves before anything else), only the derived total can be off: it is counted
+ * again.
  */
 static void log_repair(struct log_state *st, uint64_t L)
 {
@@ -83,17 +86,21 @@ static void log_repair(struct log_state *st, uint64_t L)
 	st->total = sum;
 }
 
-/* 0 when locked; anything else means the lock could not be had (never with a valid state). */
+/* RLT_LOCK_HELD (repaired first if the holder was gone), RLT_LOCK_SELF, or anything else when
+ * the lock could not be had (never with a valid state). */
 static int log_lock(struct log_state *st, uint64_t L)
 {
-	int died, e = rlt__engine_lock(&st->lock, &died);
+	int rc = rlt__lock_take(&st->lock);
 
-	if (e == 0 && died)
+	if (rc == RLT_LOCK_RECOVERED) {
 		log_repair(st, L);
-	return e;
+		rc = RLT_LOCK_HELD;
+	}
+	return rc;
 }
 
-/* A lock is never copied: dst gets its own, then the counts and the ring, read under src's. */
+/* A lock is never copied: dst gets its own, then the counts, the ring and what nested calls
+ * left pending, read under src's. */
 static int log_copy(const struct rlt_params *p, void *dst, void *src)
 {
 	struct log_state *d = dst, *s = src;
@@ -101,14 +108,15 @@ static int log_copy(const struct rlt_params *p, void *dst, void *src)
 
 	if (rc)
 		return rc;
-	if (log_lock(s, p->limit) != 0) {
+	if (log_lock(s, p->limit) != RLT_LOCK_HELD) {
 		log_destroy(p, d);
-		return -EINVAL;
+		return -EBUSY;
 	}
 	memcpy((char *)d + offsetof(struct log_state, begin),
 	       (char *)s + offsetof(struct log_state, begin),
 	       log_state_size(p) - offsetof(struct log_state, begin));
-	pthread_mutex_unlock(&s->lock);
+	atomic_store_explicit(&d->lock.pending, rlt__lock_pending(&s->lock), memory_order_relaxed);
+	rlt__lock_release(&s->lock);
 	return 0;
 }
 
@@ -203,6 +211,27 @@ static int log_append(struct log_state *st, uint64_t L, rlt_ns_t t, uint64_t cos
 	return 0;
 }
 
+/*
+ * Records what nested calls took (they went already) at cand, the latest time in the log:
+ * merged into the newest entry, or as the first one. Merging needs no room in the ring, and
+ * the total may then pass L for a while: later calls wait until enough has left the period.
+ */
+static void log_fold_nested(struct log_state *st, uint64_t L, rlt_ns_t cand)
+{
+	uint64_t nested = rlt__lock_pending(&st->lock);
+
+	if (!nested)
+		return;
+	if (st->begin != st->end) {
+		log_at(st, L, st->end - 1)->n += nested;
+		atomic_signal_fence(memory_order_seq_cst);
+		st->total += nested;
+	} else if (log_append(st, L, cand, nested) != 0) {
+		return; /* unreachable: an empty ring has room */
+	}
+	rlt__lock_pending_done(&st->lock, nested);
+}
+
 static enum rlt_verdict log_decide(const struct rlt_params *p, void *state, rlt_ns_t now,
                                    uint64_t cost, enum rlt_mode mode, rlt_ns_t *at)
 {
@@ -210,6 +239,7 @@ static enum rlt_verdict log_decide(const struct rlt_params *p, void *state, rlt_
 	uint64_t L = p->limit, W = p->window_ns;
 	enum rlt_verdict v = RLT_DENY;
 	rlt_ns_t t0, cand, t;
+	int rc;
 
 	if (cost == 0) {
 		*at = now;
@@ -217,7 +247,19 @@ static enum rlt_verdict log_decide(const struct rlt_params *p, void *state, rlt_
 	}
 	/* A cost above the limit never conforms: no period can hold it. Unlike the windows it
 	 * is refused rather than charged whole, because the log is exact by contract. */
-	if (L == 0 || L > RLT_LOG_MAX_LIMIT || W == 0 || cost > L || log_lock(st, L) != 0) {
+	if (L == 0 || L > RLT_LOG_MAX_LIMIT || W == 0 || cost > L) {
+		*at = RLT_NS_NEVER;
+		return RLT_DENY;
+	}
+	rc = log_lock(st, L);
+	if (rc == RLT_LOCK_SELF) {
+		/* A signal handler interrupted this thread's own decision: waiting would never
+		 * end. Admitted now; the next decision records it. */
+		rlt__lock_pending_add(&st->lock, cost);
+		*at = now;
+		return RLT_GO;
+	}
+	if (rc != RLT_LOCK_HELD) {
 		*at = RLT_NS_NEVER;
 		return RLT_DENY;
 	}
@@ -229,6 +271,7 @@ static enum rlt_verdict log_decide(const struct rlt_params *p, void *state, rlt_
 	cand = t0;
 	if (st->begin != st->end && log_at(st, L, st->end - 1)->t > cand)
 		cand = log_at(st, L, st->end - 1)->t;
+	log_fold_nested(st, L, cand);
 	t = log_earliest(st, L, W, cand, cost);
 	if (t != RLT_NS_NEVER &&
 	    (mode == RLT_MODE_NOW ? t == t0 : t - now <= p->max_wait_ns)) {
@@ -240,7 +283,7 @@ static enum rlt_verdict log_decide(const struct rlt_params *p, void *state, rlt_
 		else
 			t = RLT_NS_NEVER;
 	}
-	pthread_mutex_unlock(&st->lock);
+	rlt__lock_release(&st->lock);
 	/* A GO reports t0, the time it was logged at, so that a refund finds its entry. */
 	*at = t;
 	return v;
@@ -252,8 +295,17 @@ static void log_refund(const struct rlt_params *p, void *state, rlt_ns_t at, uin
 	struct log_state *st = state;
 	uint64_t L = p->limit, lo, hi, d;
 	struct log_entry *e;
+	int rc;
 
-	if (units == 0 || L == 0 || L > RLT_LOG_MAX_LIMIT || log_lock(st, L) != 0)
+	if (units == 0 || L == 0 || L > RLT_LOG_MAX_LIMIT)
+		return;
+	rc = log_lock(st, L);
+	if (rc == RLT_LOCK_SELF) {
+		/* a nested call's refund: its units are still pending */
+		rlt__lock_pending_refund(&st->lock, units);
+		return;
+	}
+	if (rc != RLT_LOCK_HELD)
 		return;
 	lo = st->begin;
 	hi = st->end;
@@ -276,7 +328,7 @@ static void log_refund(const struct rlt_params *p, void *state, rlt_ns_t at, uin
 		if (e->n == 0 && lo == st->begin && lo != st->end - 1)
 			st->begin++;
 	}
-	pthread_mutex_unlock(&st->lock);
+	rlt__lock_release(&st->lock);
 }
 
 static uint64_t log_available(const struct rlt_params *p, void *state, rlt_ns_t now)
@@ -284,15 +336,19 @@ static uint64_t log_available(const struct rlt_params *p, void *state, rlt_ns_t 
 	struct log_state *st = state;
 	uint64_t L = p->limit, W = p->window_ns, avail = 0;
 
-	if (L == 0 || L > RLT_LOG_MAX_LIMIT || W == 0 || log_lock(st, L) != 0)
+	/* nested in the holder's decision (RLT_LOCK_SELF): 0, which sizes no call up */
+	if (L == 0 || L > RLT_LOG_MAX_LIMIT || W == 0 || log_lock(st, L) != RLT_LOCK_HELD)
 		return 0;
 	if (now < st->hw)
 		now = st->hw;
 	st->hw = now;
 	log_expire(st, L, W, now);
+	log_fold_nested(st, L, st->begin != st->end && log_at(st, L, st->end - 1)->t > now
+	                               ? log_at(st, L, st->end - 1)->t
+	                               : now);
 	if (st->begin == st->end || log_at(st, L, st->end - 1)->t <= now)
 		avail = st->total < L ? L - st->total : 0;
-	pthread_mutex_unlock(&st->lock);
+	rlt__lock_release(&st->lock);
 	return avail;
 }
 

@@ -10,7 +10,9 @@
  *
  * Sliding window: ten sub-window counters and the oldest one weighed by the part of it still
  * inside the period (SPEC §3). It takes a lock (the counters move together), held for the
- * decision alone; zeroed memory is not a valid state, rlt_state_init() must run first.
+ * decision alone; zeroed memory is not a valid state, rlt_state_init() must run first. A call
+ * nested in its own thread's decision (a signal handler) is admitted at once and recorded by
+ * the next decision (engine.h, RLT_LOCK_SELF).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -207,19 +209,20 @@ struct sw_slot {
 };
 
 struct sw_state {
-	pthread_mutex_t lock;        /* held for one decision; robust when shared between processes */
+	struct rlt__lock lock;       /* held for one decision (engine.h) */
 	uint64_t hw;                 /* the latest `now` seen: a stale reading is moved up to it */
 	uint64_t last_at;            /* time of the latest admission: no later call goes before it */
 	struct sw_slot slot[SW_RING]; /* indexed by sub-window number mod SW_RING */
 };
 
-/* 0 when locked; anything else means the lock could not be had (never with a valid state).
- * Each update is ordered so that every prefix of it is a valid state (see sw_record): a dead
- * holder needs no repair. */
-static int sw_lock(pthread_mutex_t *m)
+/* RLT_LOCK_HELD (a holder that is gone counts as that: each update is ordered so that every
+ * prefix of it is a valid state, see sw_record, so it needs no repair), RLT_LOCK_SELF, or
+ * anything else when the lock could not be had (never with a valid state). */
+static int sw_lock(struct rlt__lock *l)
 {
-	int died;
-	return rlt__engine_lock(m, &died);
+	int rc = rlt__lock_take(l);
+
+	return rc == RLT_LOCK_RECOVERED ? RLT_LOCK_HELD : rc;
 }
 
 static size_t sw_state_size(const struct rlt_params *p)
@@ -234,16 +237,17 @@ static int sw_init(const struct rlt_params *p, void *state, unsigned flags)
 
 	(void)p;
 	memset(st, 0, sizeof *st);
-	return rlt__engine_lock_init(&st->lock, flags);
+	return rlt__lock_init(&st->lock, flags);
 }
 
 static void sw_destroy(const struct rlt_params *p, void *state)
 {
 	(void)p;
-	pthread_mutex_destroy(&((struct sw_state *)state)->lock);
+	rlt__lock_destroy(&((struct sw_state *)state)->lock);
 }
 
-/* A lock is never copied: dst gets its own, then everything after it, read under src's. */
+/* A lock is never copied: dst gets its own, then everything after it and what nested calls
+ * left pending, read under src's. */
 static int sw_copy(const struct rlt_params *p, void *dst, void *src)
 {
 	struct sw_state *d = dst, *s = src;
@@ -251,13 +255,14 @@ static int sw_copy(const struct rlt_params *p, void *dst, void *src)
 
 	if (rc)
 		return rc;
-	if (sw_lock(&s->lock) != 0) {
+	if (sw_lock(&s->lock) != RLT_LOCK_HELD) {
 		sw_destroy(p, d);
-		return -EINVAL;
+		return -EBUSY;
 	}
 	memcpy((char *)d + offsetof(struct sw_state, hw), (char *)s + offsetof(struct sw_state, hw),
 	       sizeof *s - offsetof(struct sw_state, hw));
-	pthread_mutex_unlock(&s->lock);
+	atomic_store_explicit(&d->lock.pending, rlt__lock_pending(&s->lock), memory_order_relaxed);
+	rlt__lock_release(&s->lock);
 	return 0;
 }
 
@@ -364,12 +369,26 @@ static enum rlt_verdict sw_decide(const struct rlt_params *p, void *state, rlt_n
 	struct sw_state *st = state;
 	enum rlt_verdict v;
 	rlt_ns_t t0, cand, t;
+	uint64_t nested;
+	int rc;
 
 	if (cost == 0) {
 		*at = now;
 		return RLT_GO;
 	}
-	if (p->sub_ns == 0 || p->limit == 0 || sw_lock(&st->lock) != 0) {
+	if (p->sub_ns == 0 || p->limit == 0) {
+		*at = RLT_NS_NEVER;
+		return RLT_DENY;
+	}
+	rc = sw_lock(&st->lock);
+	if (rc == RLT_LOCK_SELF) {
+		/* A signal handler interrupted this thread's own decision: waiting would never
+		 * end. Admitted now; the next decision records it. */
+		rlt__lock_pending_add(&st->lock, cost);
+		*at = now;
+		return RLT_GO;
+	}
+	if (rc != RLT_LOCK_HELD) {
 		*at = RLT_NS_NEVER;
 		return RLT_DENY;
 	}
@@ -379,6 +398,13 @@ static enum rlt_verdict sw_decide(const struct rlt_params *p, void *state, rlt_n
 	t0 = now > st->hw ? now : st->hw;
 	st->hw = t0;
 	cand = t0 > st->last_at ? t0 : st->last_at;
+	/* What nested calls took went already: recorded at the earliest time every count is
+	 * recorded in order, which keeps it in the period at least as long as it should be. */
+	nested = rlt__lock_pending(&st->lock);
+	if (nested) {
+		sw_record(st, p->sub_ns, cand, nested);
+		rlt__lock_pending_done(&st->lock, nested);
+	}
 	t = sw_earliest(p, st, cand, cost);
 	if (t == RLT_NS_NEVER) {
 		v = RLT_DENY;
@@ -388,7 +414,7 @@ static enum rlt_verdict sw_decide(const struct rlt_params *p, void *state, rlt_n
 		sw_record(st, p->sub_ns, t, cost);
 		v = t == t0 ? RLT_GO : RLT_WAIT;
 	}
-	pthread_mutex_unlock(&st->lock);
+	rlt__lock_release(&st->lock);
 	/* A GO is recorded at t0 and reports it, so that a refund finds its sub-window. */
 	*at = t;
 	return v;
@@ -399,36 +425,47 @@ static void sw_refund(const struct rlt_params *p, void *state, rlt_ns_t at, uint
 	struct sw_state *st = state;
 	struct sw_slot *sl;
 	uint64_t x;
+	int rc;
 
-	if (units == 0 || p->sub_ns == 0 || sw_lock(&st->lock) != 0)
+	if (units == 0 || p->sub_ns == 0)
+		return;
+	rc = sw_lock(&st->lock);
+	if (rc == RLT_LOCK_SELF) {
+		/* a nested call's refund: its units are still pending */
+		rlt__lock_pending_refund(&st->lock, units);
+		return;
+	}
+	if (rc != RLT_LOCK_HELD)
 		return;
 	x = at / p->sub_ns;
 	sl = &st->slot[x % SW_RING];
 	if (sl->id == x)
 		sl->count -= sl->count < units ? sl->count : units;
-	pthread_mutex_unlock(&st->lock);
+	rlt__lock_release(&st->lock);
 }
 
+/* Nested in the holder's decision (RLT_LOCK_SELF) it answers 0: "nothing known to spare",
+ * which sizes no call up. */
 static uint64_t sw_available(const struct rlt_params *p, void *state, rlt_ns_t now)
 {
 	struct sw_state *st = state;
 	uint64_t S = p->sub_ns, L = p->limit, x, r, avail = 0;
 	u128 used;
 
-	if (S == 0 || L == 0 || sw_lock(&st->lock) != 0)
+	if (S == 0 || L == 0 || sw_lock(&st->lock) != RLT_LOCK_HELD)
 		return 0;
 	if (now < st->hw)
 		now = st->hw;
 	if (st->last_at <= now) {
 		x = now / S;
 		r = now % S;
-		used = sw_sum10(st, x) * S;
+		used = (sw_sum10(st, x) + rlt__lock_pending(&st->lock)) * S;
 		if (x >= RLT_SLIDING_SUBWINDOWS)
 			used += (u128)sw_get(st, x - RLT_SLIDING_SUBWINDOWS) * (S - 1 - r);
 		if (used < (u128)L * S)
 			avail = (uint64_t)(((u128)L * S - used) / S);
 	}
-	pthread_mutex_unlock(&st->lock);
+	rlt__lock_release(&st->lock);
 	return avail;
 }
 

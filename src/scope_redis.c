@@ -47,6 +47,7 @@
 
 
 #include "clock.h"
+#include "engine.h"
 #include "hiredis_dl.h"
 #include "policy.h"
 #include "scope_redis.h"
@@ -249,8 +250,9 @@ struct rlt__redis {
 	_Atomic uint64_t deny_until;  /* local ns: Redis said no call conforms before this, so
 	                                 action=reject calls are denied without asking again */
 
-	/* The slow path, under `lock`. */
-	pthread_mutex_t lock;
+	/* The slow path, under `lock` (engine.h: a signal handler that interrupted this thread's
+	 * refill finds it its own and takes the fallback; a fork child finds it free). */
+	struct rlt__lock lock;
 	redisContext *c; /* NULL until needed, or after an error */
 	pid_t pid;       /* the process that made c: a forked child makes its own */
 	char sha[48];    /* the script's SHA1 once loaded on this connection */
@@ -291,7 +293,6 @@ static void say(int level, const char *fmt, ...)
 static void atfork_child(void)
 {
 	for (struct rlt__redis *rd = all_rules; rd; rd = rd->next) {
-		pthread_mutex_init(&rd->lock, NULL);
 		atomic_store(&rd->lease, 0);
 		rd->ref[0] = '\0';
 	}
@@ -309,7 +310,7 @@ static void at_exit(void)
 			rlt__internal++;
 			drop(rd);
 			rlt__internal--;
-			pthread_mutex_unlock(&rd->lock);
+			rlt__lock_release(&rd->lock);
 		}
 }
 
@@ -349,7 +350,7 @@ int rlt__redis_new(const struct rlt_rule *r, struct rlt__redis **out, struct rlt
 		         rlt_var_name(r->var), r->text);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&rd->lock, NULL);
+	rlt__lock_init(&rd->lock, 0);
 	rd->rule = *r;
 	atomic_init(&rd->lease_until, RLT_NS_NEVER);
 	rd->lease_size = lease_size_of(p);
@@ -906,24 +907,19 @@ static void came_back(struct rlt__redis *rd)
 		    rlt_var_name(rd->rule.var), rd->rule.redis_host, (unsigned)rd->rule.redis_port);
 }
 
-/* pthread_mutex_timedlock takes a CLOCK_REALTIME deadline (pthread_mutex_clocklock would take
- * a monotonic one, but sanitizers do not know it): a clock step distorts one bounded wait. */
+/* 0 when held. Held by this very thread (a signal handler interrupted its refill) it is not
+ * waited for at all: the caller takes the fallback. */
 static int lock_bounded(struct rlt__redis *rd, rlt_ns_t now)
 {
-	struct timespec ts;
-	(void)now;
+	int rc = rlt__lock_take_until(&rd->lock, now + LOCK_WAIT_NS);
 
-	if (pthread_mutex_trylock(&rd->lock) == 0)
-		return 0;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += (long)LOCK_WAIT_NS;
-	ts.tv_sec += ts.tv_nsec / (long)RLT_NS_PER_SEC;
-	ts.tv_nsec %= (long)RLT_NS_PER_SEC;
-	return pthread_mutex_timedlock(&rd->lock, &ts);
+	if (rc == RLT_LOCK_SELF)
+		return -EDEADLK;
+	return rc < 0 ? rc : 0;
 }
 
 /* The slow path: the lease is short. One round trip for the next lease, or the fallback. */
-static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
+static enum rlt_verdict refill_once(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
                                enum rlt_mode mode, rlt_ns_t *at)
 {
 	struct grant g;
@@ -938,11 +934,11 @@ static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cos
 		return fallback(rd, now, cost, mode, at); /* a refill stuck elsewhere: bounded */
 	/* another thread may have refilled while we waited */
 	if (take(rd, now, cost, at)) {
-		pthread_mutex_unlock(&rd->lock);
+		rlt__lock_release(&rd->lock);
 		return *at > now ? RLT_WAIT : RLT_GO;
 	}
 	if (atomic_load(&rd->down) && now < atomic_load(&rd->retry_at)) {
-		pthread_mutex_unlock(&rd->lock);
+		rlt__lock_release(&rd->lock);
 		return fallback(rd, now, cost, mode, at);
 	}
 	if (lapsed(rd, now))
@@ -957,7 +953,7 @@ static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cos
 	rlt_ns_t after = rlt__now();
 	if (rc != 0) {
 		went_down(rd, after);
-		pthread_mutex_unlock(&rd->lock);
+		rlt__lock_release(&rd->lock);
 		return fallback(rd, now, cost, mode, at);
 	}
 	came_back(rd);
@@ -971,7 +967,7 @@ static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cos
 			atomic_store_explicit(&rd->deny_until, *at < cap ? *at : cap,
 			                      memory_order_relaxed);
 		}
-		pthread_mutex_unlock(&rd->lock);
+		rlt__lock_release(&rd->lock);
 		return RLT_DENY;
 	}
 	/* Redis' answers are relative to its clock's now, somewhere inside the round trip: a go
@@ -986,7 +982,26 @@ static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cos
 	v = take(rd, now, cost, at) ? (*at > now ? RLT_WAIT : RLT_GO) : RLT_DENY;
 	if (v == RLT_DENY)
 		*at = RLT_NS_NEVER; /* the grant fell short of the call (a lapse in between) */
-	pthread_mutex_unlock(&rd->lock);
+	rlt__lock_release(&rd->lock);
+	return v;
+}
+
+/* Set while this thread refills (any rule). A call that finds it set comes from a signal
+ * handler that interrupted the refill: the round trip it would make runs hiredis, which is not
+ * re-entrant (the interrupted refill is inside it, maybe inside malloc), so it takes the
+ * fallback without touching the connection or waiting for the lock. */
+static _Thread_local int refilling __attribute__((tls_model("initial-exec")));
+
+static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
+                               enum rlt_mode mode, rlt_ns_t *at)
+{
+	enum rlt_verdict v;
+
+	if (refilling)
+		return fallback(rd, now, cost, mode, at);
+	refilling++;
+	v = refill_once(rd, now, cost, mode, at);
+	refilling--;
 	return v;
 }
 
@@ -1045,7 +1060,7 @@ void rlt__redis_return_leases(void)
 			eval(rd, -(int64_t)n, 0, 0, rd->ref, &g);
 			rlt__internal--;
 		}
-		pthread_mutex_unlock(&rd->lock);
+		rlt__lock_release(&rd->lock);
 	}
 }
 

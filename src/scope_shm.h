@@ -18,7 +18,7 @@
 #define RLT_SHM_PREFIX "rlthrottle."   /* the object is "/" RLT_SHM_PREFIX NAME */
 #define RLT_SHM_DIR "/dev/shm"         /* where Linux keeps POSIX shared memory */
 #define RLT_SHM_MAGIC 0x314d48532d544c52ull /* "RLT-SHM1" little-endian */
-#define RLT_SHM_LAYOUT 2u              /* bumped whenever the header or a state changes shape */
+#define RLT_SHM_LAYOUT 3u              /* bumped whenever the header or a state changes shape */
 #define RLT_SHM_HOLDERS 512            /* RLT_CONNS: processes that can hold slots at once */
 
 /*

@@ -161,7 +161,7 @@ static inline rlt_ns_t shared_owner_dies(const struct rlt__engine_ops *ops,
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		ops->decide(p, st, 200, 3, RLT_MODE_NOW, &at);
-		pthread_mutex_lock((pthread_mutex_t *)st);
+		rlt__lock_take((struct rlt__lock *)st);
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -271,6 +272,60 @@ static void outage_and_recovery(void **s)
 	assert_true(rlt__redis_round_trips(rd) > rt0);
 }
 
+/* A signal handler that interrupts this thread's refill (a round trip, under the rule's lock)
+ * and decides on the same rule must not wait for that lock: it takes the fallback at once.
+ * Every call here refills (leases of 1 unit); SIGALRM every 500 us for 300 ms; the handler
+ * decides only when it interrupted the loop's decision (the case under test: a handler's own
+ * refill outside it would run hiredis, which is not async-signal-safe). Before, such a handler
+ * waited out the 100 ms bound on another thread's refill, signal after signal. */
+static struct rlt__redis *sig_rd;
+static _Atomic uint64_t sig_calls, sig_max_ns;
+static volatile sig_atomic_t deciding;
+
+static void on_alarm(int sig)
+{
+	int saved = errno;
+	rlt_ns_t at, t0 = rlt__now();
+
+	(void)sig;
+	if (!deciding)
+		return;
+	rlt__redis_decide(sig_rd, t0, 1, RLT_MODE_RESERVE, &at);
+	uint64_t d = rlt__now() - t0, m = atomic_load(&sig_max_ns);
+	while (d > m && !atomic_compare_exchange_weak(&sig_max_ns, &m, d))
+		;
+	atomic_fetch_add(&sig_calls, 1);
+	errno = saved;
+}
+
+static void handler_in_refill(void **s)
+{
+	struct itimerval it = {{0, 500}, {0, 500}}, off = {{0, 0}, {0, 0}};
+	struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
+	uint64_t calls = 0;
+
+	(void)s;
+	sig_rd = mk("100/s burst=1 scope=%s", port, NULL);
+	atomic_store(&sig_calls, 0);
+	atomic_store(&sig_max_ns, 0);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (rlt_ns_t end = rlt__now() + 300 * 1000000ull; rlt__now() < end; calls++) {
+		rlt_ns_t at, now = rlt__now();
+		deciding = 1;
+		rlt__redis_decide(sig_rd, now, 1, RLT_MODE_RESERVE, &at);
+		deciding = 0;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_DFL);
+	print_message("%llu calls, %llu in the handler, the slowest %.1f ms\n",
+	              (unsigned long long)calls, (unsigned long long)atomic_load(&sig_calls),
+	              (double)atomic_load(&sig_max_ns) / 1e6);
+	assert_true(atomic_load(&sig_calls) > 0);
+	assert_true(atomic_load(&sig_max_ns) < 50 * 1000000ull);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +337,7 @@ int main(void)
 		cmocka_unit_test_setup(give_back, setup),
 		cmocka_unit_test_setup(fallbacks_when_unreachable, setup),
 		cmocka_unit_test_setup(outage_and_recovery, setup),
+		cmocka_unit_test_setup(handler_in_refill, setup),
 	};
 	if (system("command -v redis-server >/dev/null") != 0) {
 		printf("test_scope_redis: redis-server is not installed (it is in .ci/packages)\n");
