@@ -1,0 +1,89 @@
+/* test_hiredis_dl.c: src/hiredis_dl.c: the Redis client comes in by dlopen, once, and each of
+ * its entry points is the function of that name (a slot filled with the wrong symbol would call
+ * the wrong function with the wrong arguments). The test binary does not link hiredis: what
+ * it finds is what the loader found. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "hiredis_dl.h"
+
+/* Loads from many threads at once: all see the same answer. */
+static void *load_in_thread(void *arg)
+{
+	struct rlt_error err = {""};
+	*(int *)arg = rlt__hiredis_load(&err);
+	return NULL;
+}
+
+static void loads_once_from_many_threads(void **s)
+{
+	pthread_t th[8];
+	int rc[8];
+	(void)s;
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, load_in_thread, &rc[i]), 0);
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(rc[i], 0);
+	}
+	/* err may be NULL */
+	assert_int_equal(rlt__hiredis_load(NULL), 0);
+}
+
+static void each_slot_is_its_function(void **s)
+{
+	struct rlt_error err = {""};
+	(void)s;
+	if (rlt__hiredis_load(&err) != 0)
+		fail_msg("load: %s", err.msg);
+	/* the library is loaded now: find it again without loading anything */
+	void *h = NULL;
+	static const char *const names[] = {"libhiredis.so.0.14", "libhiredis.so.1.1.0",
+	                                    "libhiredis.so"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(h);
+	assert_ptr_equal((void *)rlt__hr.connect_with_timeout, dlsym(h, "redisConnectWithTimeout"));
+	assert_ptr_equal((void *)rlt__hr.set_timeout, dlsym(h, "redisSetTimeout"));
+	assert_ptr_equal((void *)rlt__hr.command, dlsym(h, "redisCommand"));
+	assert_ptr_equal((void *)rlt__hr.command_argv, dlsym(h, "redisCommandArgv"));
+	assert_ptr_equal((void *)rlt__hr.free_context, dlsym(h, "redisFree"));
+	assert_ptr_equal((void *)rlt__hr.free_reply, dlsym(h, "freeReplyObject"));
+	dlclose(h);
+}
+
+/* The loaded client works: a connection to a loopback port nobody listens on fails with a
+ * context that says so, and is freed. */
+static void the_client_answers(void **s)
+{
+	(void)s;
+	assert_int_equal(rlt__hiredis_load(NULL), 0);
+	/* a port that was free a moment ago */
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	struct timeval tv = {1, 0};
+	redisContext *c = rlt__hr.connect_with_timeout("127.0.0.1", ntohs(a.sin_port), tv);
+	assert_non_null(c);
+	assert_true(c->err != 0);
+	rlt__hr.free_context(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(loads_once_from_many_threads),
+		cmocka_unit_test(each_slot_is_its_function),
+		cmocka_unit_test(the_client_answers),
+	};
+	return cmocka_run_group_tests_name("hiredis_dl", tests, NULL, NULL);
+}
