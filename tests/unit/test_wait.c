@@ -283,9 +283,39 @@ static void wake_all_keeps_errno(void **s)
 	errno = EDOM;
 	rlt__wake_all(&word, 0);
 	assert_int_equal(errno, EDOM);
-	/* a futex call that fails (a word at an address that is not mapped) leaves errno too */
-	rlt__wake_all((_Atomic uint32_t *)8, 0);
+	/* a futex call that fails (a misaligned word: EINVAL) leaves errno too */
+	rlt__wake_all((_Atomic uint32_t *)(void *)((char *)&word + 1), 0);
 	assert_int_equal(errno, EDOM);
+	rlt__wake_all((_Atomic uint32_t *)(void *)((char *)&word + 1), 1);
+	assert_int_equal(errno, EDOM);
+}
+
+static void *wait_in_thread(void *arg)
+{
+	int *rc = arg;
+	*rc = rlt__wait_change(&word, 0, rlt__now() + 5 * SEC, 0);
+	return NULL;
+}
+
+/* One wake reaches every waiter, not just the first (RLT_CONNS: a close can let several
+ * waiting connects re-check). */
+static void wake_all_wakes_all(void **s)
+{
+	pthread_t th[4];
+	int rc[4];
+	(void)s;
+	atomic_store(&word, 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, wait_in_thread, &rc[i]), 0);
+	rlt__sleep_until(rlt__now() + 100 * MS); /* they are asleep by now, on a loaded machine too */
+	rlt_ns_t t0 = rlt__now();
+	atomic_store(&word, 1);
+	rlt__wake_all(&word, 0);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(rc[i], 0);
+	}
+	assert_true(rlt__now() - t0 < 4 * SEC);
 }
 
 int main(void)
@@ -300,6 +330,7 @@ int main(void)
 		cmocka_unit_test(wait_change_through_signals),
 		cmocka_unit_test(wait_change_across_processes),
 		cmocka_unit_test(wake_all_keeps_errno),
+		cmocka_unit_test(wake_all_wakes_all),
 	};
 	/* a wait that never ends is a failure, not a hang: the default action of SIGALRM ends the
 	 * run */
