@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -36,18 +37,29 @@ static void loads_once_from_many_threads(void **s)
 	assert_int_equal(rlt__hiredis_load(NULL), 0);
 }
 
+/* The loaded library, found again without loading anything (one more reference: dlclose it). */
+static void *loaded(const char **name)
+{
+	static const char *const names[] = {"libhiredis.so.0.14", "libhiredis.so.1.1.0",
+	                                    "libhiredis.so"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
+		if (h) {
+			if (name)
+				*name = names[i];
+			return h;
+		}
+	}
+	return NULL;
+}
+
 static void each_slot_is_its_function(void **s)
 {
 	struct rlt_error err = {""};
 	(void)s;
 	if (rlt__hiredis_load(&err) != 0)
 		fail_msg("load: %s", err.msg);
-	/* the library is loaded now: find it again without loading anything */
-	void *h = NULL;
-	static const char *const names[] = {"libhiredis.so.0.14", "libhiredis.so.1.1.0",
-	                                    "libhiredis.so"};
-	for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++)
-		h = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
+	void *h = loaded(NULL);
 	assert_non_null(h);
 	assert_ptr_equal((void *)rlt__hr.connect_with_timeout, dlsym(h, "redisConnectWithTimeout"));
 	assert_ptr_equal((void *)rlt__hr.set_timeout, dlsym(h, "redisSetTimeout"));
@@ -78,12 +90,39 @@ static void the_client_answers(void **s)
 	rlt__hr.free_context(c);
 }
 
+/* Loaded once, not once a call: the library holds one reference of ours, whatever the number
+ * of calls. Seen in a child, where the library can be unloaded without harm: after 50 more
+ * loads, our reference and the look-up's own are the only ones, so two closes unload it. */
+static void one_reference_however_many_calls(void **s)
+{
+	(void)s;
+	assert_int_equal(rlt__hiredis_load(NULL), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (int i = 0; i < 50; i++)
+			rlt__hiredis_load(NULL);
+		const char *name;
+		void *h = loaded(&name);
+		if (!h)
+			_exit(2);
+		dlclose(h);
+		dlclose(h);
+		_exit(dlopen(name, RTLD_NOW | RTLD_NOLOAD) ? 1 : 0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(loads_once_from_many_threads),
 		cmocka_unit_test(each_slot_is_its_function),
 		cmocka_unit_test(the_client_answers),
+		cmocka_unit_test(one_reference_however_many_calls),
 	};
 	return cmocka_run_group_tests_name("hiredis_dl", tests, NULL, NULL);
 }
