@@ -17,6 +17,20 @@
 #include "clock.h"
 #include "wait.h"
 
+/* TSan holds a handler back while the thread is in a call it does not intercept as blocking
+ * (clock_nanosleep here) and then runs it once for all the signals of that kind that came: the
+ * handler ran, but not once per signal. */
+#if defined(__SANITIZE_THREAD__)
+#define SIGNALS_COALESCE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SIGNALS_COALESCE 1
+#endif
+#endif
+#ifndef SIGNALS_COALESCE
+#define SIGNALS_COALESCE 0
+#endif
+
 #define MS 1000000ull
 #define SEC RLT_NS_PER_SEC
 
@@ -36,6 +50,7 @@ int __wrap_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 	if (!fake_sleep)
 		return __real_clock_nanosleep(clk, flags, req, rem);
 	fake_calls++;
+	errno = ENOTTY; /* the C library may change errno on any call: the caller's must not */
 	check_expected(clk);
 	check_expected(flags);
 	check_expected(req->tv_sec);
@@ -49,7 +64,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	nsignals++;
-	errno = ENOTTY; /* a handler that clobbers errno must not leak into the caller's */
 }
 
 /* SIGUSR1 every `period` ns to this process (no SA_RESTART: each one interrupts the sleep). */
@@ -137,9 +151,10 @@ static void sleep_until_through_signals(void **s)
 	rlt__sleep_until(at);
 	int errno_after = errno;
 	rlt_ns_t t1 = rlt__now();
-	int n = nsignals;
 	stop_signals(t);
-	assert_true(n >= 3);
+	/* read after the timer is gone: TSan runs a handler late, at its next interception */
+	int n = nsignals;
+	assert_true(n >= (SIGNALS_COALESCE ? 1 : 3));
 	assert_true(t1 >= at);
 	assert_true(t1 - at < 2 * SEC);
 	assert_int_equal(errno_after, EDOM);
