@@ -35,17 +35,19 @@ LAUNCHER    := $(if $(TOOLS_SRC),$(BUILD)/rlthrottle)
 .PHONY: all test unit integration reliability bench fuzz asan ubsan tsan clean install
 all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER)
 
-# Objects remember the compiler and flags they were built with: `CC=clang make test` after a
-# gcc build rebuilds everything instead of linking gcc objects into a "clang" test.
-BUILD_ID := $(CC) $(OPT) $(SAN) $(CFLAGS) $(CPPFLAGS)
-BUILD_STAMP := $(BUILD)/.build-id
-$(shell mkdir -p $(BUILD) && (echo '$(BUILD_ID)' | cmp -s - $(BUILD_STAMP) || \
-	echo '$(BUILD_ID)' > $(BUILD_STAMP)))
-
 # Each compile writes the headers it read into a .d file beside its output (-MMD; -MP adds an
 # empty rule per header, so that a header removed or renamed does not stop the build); the
 # includes at the end make an object depend on exactly those headers.
 DEPFLAGS = -MMD -MP
+
+# Objects remember the compiler and flags they were built with: `CC=clang make test` after a
+# gcc build rebuilds everything instead of linking gcc objects into a "clang" test. DEPFLAGS
+# is part of it so that a build directory made before there were .d files is rebuilt once,
+# rather than kept with no header dependencies at all.
+BUILD_ID := $(CC) $(DEPFLAGS) $(OPT) $(SAN) $(CFLAGS) $(CPPFLAGS)
+BUILD_STAMP := $(BUILD)/.build-id
+$(shell mkdir -p $(BUILD) && (echo '$(BUILD_ID)' | cmp -s - $(BUILD_STAMP) || \
+	echo '$(BUILD_ID)' > $(BUILD_STAMP)))
 
 $(BUILD)/%.o: %.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
