@@ -35,16 +35,23 @@ LAUNCHER    := $(if $(TOOLS_SRC),$(BUILD)/rlthrottle)
 .PHONY: all test unit integration reliability bench fuzz asan ubsan tsan clean install
 all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER)
 
+# Each compile writes the headers it read into a .d file beside its output (-MMD; -MP adds an
+# empty rule per header, so that a header removed or renamed does not stop the build); the
+# includes at the end make an object depend on exactly those headers.
+DEPFLAGS = -MMD -MP
+
 # Objects remember the compiler and flags they were built with: `CC=clang make test` after a
-# gcc build rebuilds everything instead of linking gcc objects into a "clang" test.
-BUILD_ID := $(CC) $(OPT) $(SAN) $(CFLAGS) $(CPPFLAGS)
+# gcc build rebuilds everything instead of linking gcc objects into a "clang" test. DEPFLAGS
+# is part of it so that a build directory made before there were .d files is rebuilt once,
+# rather than kept with no header dependencies at all.
+BUILD_ID := $(CC) $(DEPFLAGS) $(OPT) $(SAN) $(CFLAGS) $(CPPFLAGS)
 BUILD_STAMP := $(BUILD)/.build-id
 $(shell mkdir -p $(BUILD) && (echo '$(BUILD_ID)' | cmp -s - $(BUILD_STAMP) || \
 	echo '$(BUILD_ID)' > $(BUILD_STAMP)))
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h preload/*.h tools/*.h) $(BUILD_STAMP)
+$(BUILD)/%.o: %.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -70,24 +77,27 @@ $(TOOLS_LIB): $(filter-out $(BUILD)/tools/main.o,$(TOOLS_OBJ))
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(TOOLS_LIB) $(wildcard tests/unit/*.h)
+# UNIT_WRAP: functions a unit test stands in for (-Wl,--wrap: the test defines __wrap_NAME and
+# reaches the real one as __real_NAME), set per test below.
+$(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(TOOLS_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(TOOLS_LIB) $(STATIC_LIB) \
-		$(LDFLAGS_ALL) -lcmocka -lseccomp -ldl -lm
+	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(TOOLS_LIB) \
+		$(STATIC_LIB) $(LDFLAGS_ALL) $(UNIT_WRAP:%=-Wl,--wrap=%) -lcmocka -lseccomp -ldl -lm
+$(BUILD)/tests/test_wait: UNIT_WRAP = clock_nanosleep
 
 $(BUILD)/bench/%: tests/bench/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lm
+	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDFLAGS_ALL) -lm
 
 # The integration helpers are fixtures, not what is under test: built without the sanitizer
 # (TSan, for one, runs a signal handler late, which the signal tests measure).
 # tests/reliability/ holds the helpers of the reliability suite (issue 9); they share itest.h.
-ITEST_CC = $(CC) $(CPPFLAGS_ALL) -Itests/integration $(filter-out $(SAN),$(CFLAGS_ALL)) -o $@ $< \
+ITEST_CC = $(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) -Itests/integration $(filter-out $(SAN),$(CFLAGS_ALL)) -o $@ $< \
 	$(filter-out $(SAN),$(LDFLAGS_ALL))
-$(BUILD)/itest/%: tests/integration/%.c $(wildcard tests/integration/*.h) $(BUILD_STAMP)
+$(BUILD)/itest/%: tests/integration/%.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(ITEST_CC)
-$(BUILD)/itest/%: tests/reliability/%.c $(wildcard tests/integration/*.h) $(BUILD_STAMP)
+$(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(ITEST_CC)
 
@@ -125,7 +135,7 @@ fuzz: $(BUILD)/fuzz/fuzz_rules
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(BUILD)/fuzz/fuzz_rules -max_total_time=$(FUZZ_SECONDS) -timeout=5 -max_len=4096 \
 		-print_final_stats=1 $(BUILD)/fuzz/corpus tests/fuzz/corpus
-$(BUILD)/fuzz/fuzz_rules: tests/fuzz/fuzz_rules.c $(LIB_SRC) include/rlthrottle.h
+$(BUILD)/fuzz/fuzz_rules: tests/fuzz/fuzz_rules.c $(LIB_SRC) $(wildcard include/*.h src/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_rules.c $(LIB_SRC) -pthread
 
@@ -144,3 +154,8 @@ install: all
 
 clean:
 	rm -rf build
+
+# The header dependencies of everything built so far (none yet in a fresh tree: then everything
+# is built anyway).
+-include $(wildcard $(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/tools/*.d \
+	$(BUILD)/tests/*.d $(BUILD)/bench/*.d $(BUILD)/itest/*.d)
