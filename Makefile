@@ -10,29 +10,36 @@ OPT     ?= -O2 -g
 SAN     ?=
 
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CPPFLAGS_ALL = -D_GNU_SOURCE -Iinclude -Isrc -Itools $(CPPFLAGS)
+# The include path of each folder holds the layering: src/ (the core) sees only itself and
+# include/; each front sees its own folder and the core; the launcher sees the supervisor too
+# (supervisor.h alone: tests/layering.sh checks it). INC is set per folder below.
+CPPFLAGS_ALL = -D_GNU_SOURCE $(INC) $(CPPFLAGS)
+INC_CORE     = -Iinclude -Isrc
+INC          = $(INC_CORE)
 CFLAGS_ALL   = -std=c11 $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
 
 LIB_SRC     := $(sort $(wildcard src/*.c))
 PRELOAD_SRC := $(sort $(wildcard preload/*.c))
-TOOLS_SRC   := $(sort $(wildcard tools/*.c))
+SUP_SRC     := $(sort $(wildcard supervisor/*.c))
+CLI_SRC     := $(sort $(wildcard launcher/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC   := $(sort $(wildcard tests/bench/bench_*.c))
 ITEST_SRC   := $(sort $(wildcard tests/integration/*.c tests/reliability/*.c))
 
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
-TOOLS_OBJ   := $(TOOLS_SRC:%.c=$(BUILD)/%.o)
+SUP_OBJ     := $(SUP_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ     := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 ITEST_BIN   := $(addprefix $(BUILD)/itest/,$(notdir $(ITEST_SRC:.c=)))
 
 STATIC_LIB  := $(BUILD)/librlt.a
 SHARED_LIB  := $(if $(PRELOAD_SRC),$(BUILD)/librlthrottle.so)
-LAUNCHER    := $(if $(TOOLS_SRC),$(BUILD)/rlthrottle)
+LAUNCHER    := $(if $(CLI_SRC),$(BUILD)/rlthrottle)
 
-.PHONY: all test unit integration reliability bench fuzz asan ubsan tsan clean install
+.PHONY: all test layering unit integration reliability bench fuzz asan ubsan tsan clean install
 all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER)
 
 # Each compile writes the headers it read into a .d file beside its output (-MMD; -MP adds an
@@ -48,6 +55,10 @@ BUILD_ID := $(CC) $(DEPFLAGS) $(OPT) $(SAN) $(CFLAGS) $(CPPFLAGS)
 BUILD_STAMP := $(BUILD)/.build-id
 $(shell mkdir -p $(BUILD) && (echo '$(BUILD_ID)' | cmp -s - $(BUILD_STAMP) || \
 	echo '$(BUILD_ID)' > $(BUILD_STAMP)))
+
+$(PRELOAD_OBJ): INC = -Ipreload -Isrc -Iinclude
+$(SUP_OBJ): INC = -Isupervisor -Isrc -Iinclude
+$(CLI_OBJ): INC = -Ilauncher -Isupervisor -Isrc -Iinclude
 
 $(BUILD)/%.o: %.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
@@ -65,24 +76,31 @@ $(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 		-Wl,-z,now -Wl,-z,relro -o $@ $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) -ldl
 
 # The installed launcher finds the library in $(PREFIX)/lib when it is not beside it.
-$(TOOLS_OBJ): CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PREFIX)/lib\"
+$(CLI_OBJ): CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PREFIX)/lib\"
 
-$(BUILD)/rlthrottle: $(TOOLS_OBJ) $(STATIC_LIB)
-	$(CC) -o $@ $(TOOLS_OBJ) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
-
-# The launcher's parts, less its main, for the unit tests of tools/ modules.
-TOOLS_LIB := $(BUILD)/libtools.a
-$(TOOLS_LIB): $(filter-out $(BUILD)/tools/main.o,$(TOOLS_OBJ))
+# The supervisor's objects, for the launcher and for the unit tests of supervisor/ modules.
+SUP_LIB := $(BUILD)/libsupervisor.a
+$(SUP_LIB): $(SUP_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
 
+$(BUILD)/rlthrottle: $(CLI_OBJ) $(SUP_LIB) $(STATIC_LIB)
+	$(CC) -o $@ $(CLI_OBJ) $(SUP_LIB) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
+
 # UNIT_WRAP: functions a unit test stands in for (-Wl,--wrap: the test defines __wrap_NAME and
 # reaches the real one as __real_NAME), set per test below.
-$(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(TOOLS_LIB) $(BUILD_STAMP)
+# A unit test links only what it tests: the core (librlt.a); the tests of supervisor/ modules
+# (SUP_UNIT) the supervisor's objects too, and see its folder.
+SUP_UNIT := $(BUILD)/tests/test_timer_heap
+$(SUP_UNIT): INC = -Isupervisor $(INC_CORE)
+$(SUP_UNIT): UNIT_LIBS = $(SUP_LIB) $(STATIC_LIB) -lseccomp
+$(SUP_UNIT): $(SUP_LIB)
+UNIT_LIBS = $(STATIC_LIB)
+$(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(TOOLS_LIB) \
-		$(STATIC_LIB) $(LDFLAGS_ALL) $(UNIT_WRAP:%=-Wl,--wrap=%) -lcmocka -lseccomp -ldl -lm
+	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(UNIT_LIBS) \
+		$(LDFLAGS_ALL) $(UNIT_WRAP:%=-Wl,--wrap=%) -lcmocka -ldl -lm
 $(BUILD)/tests/test_wait: UNIT_WRAP = clock_nanosleep
 
 $(BUILD)/bench/%: tests/bench/%.c $(STATIC_LIB) $(BUILD_STAMP)
@@ -102,6 +120,11 @@ $(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 	$(ITEST_CC)
 
 test: unit integration reliability
+
+# No internal name defined in two folders, each with its folder's prefix; each folder includes
+# only what its layer may.
+layering: all
+	@BUILD=$(BUILD) sh tests/layering.sh
 
 unit: $(UNIT_BIN)
 	@sh tests/run-unit.sh $(UNIT_BIN)
@@ -157,5 +180,5 @@ clean:
 
 # The header dependencies of everything built so far (none yet in a fresh tree: then everything
 # is built anyway).
--include $(wildcard $(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/tools/*.d \
+-include $(wildcard $(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/supervisor/*.d $(BUILD)/launcher/*.d \
 	$(BUILD)/tests/*.d $(BUILD)/bench/*.d $(BUILD)/itest/*.d)

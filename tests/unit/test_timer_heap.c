@@ -1,10 +1,10 @@
-/* test_timer_heap.c: the supervisor's timer heap (tools/timer_heap.c): jobs come out by
+/* test_timer_heap.c: the supervisor's timer heap (supervisor/timer_heap.c): jobs come out by
  * deadline whatever order they went in, and a job removed from the middle never comes out. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
-#include "supervisor.h"
+#include "internal.h"
 
 enum { N = 5000 };
 

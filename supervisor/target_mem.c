@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "iov.h"
-#include "supervisor.h"
+#include "internal.h"
 
 #ifndef SECCOMP_ADDFD_FLAG_SEND
 #define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "supervisor.h"
+#include "internal.h"
 
 static void put(struct rlt__heap *h, size_t i, struct rlt__job *j)
 {

@@ -36,7 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor.h"
+#include "internal.h"
 
 /* Processes recorded at once; beyond that the descendant walk and the notifications still find
  * them. */

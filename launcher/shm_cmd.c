@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "scope_shm.h"
-#include "shm_cmd.h"
+#include "launcher.h"
 
 static const char *unit_suffix(uint32_t unit)
 {
@@ -92,7 +92,7 @@ static int list(void)
 	return 0;
 }
 
-int rlt__shm_cmd(int argc, char **argv)
+int rlt_cli_shm_cmd(int argc, char **argv)
 {
 	int rc = 0;
 

@@ -184,6 +184,7 @@
 #include "clock.h"
 #include "settings.h"
 #include "stats.h"
+#include "internal.h"
 #include "supervisor.h"
 
 static int log_level = RLT_LOG_WARN;
@@ -251,7 +252,7 @@ static void sync_wakeups(int notify_fd)
 		rlt__sup_log(NULL, RLT_LOG_DEBUG, 0, "no synchronous wake-ups: %s", strerror(errno));
 }
 
-int rlt__supervise(char **cmd)
+int rlt_sup_run(char **cmd)
 {
 	static struct rlt__ruleset rs; /* large: the rules with their counters */
 	static struct rlt__sup s;

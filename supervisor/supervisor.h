@@ -1,8 +1,7 @@
-/* launcher.h: what the parts of the rlthrottle command share. */
-#ifndef RLT_LAUNCHER_H
-#define RLT_LAUNCHER_H
-
-#include "policy.h"
+/* supervisor.h: the seccomp supervisor (--seccomp) as the launcher sees it. Its own files share
+ * internal.h. */
+#ifndef RLT_SUP_SUPERVISOR_H
+#define RLT_SUP_SUPERVISOR_H
 
 /* Exit statuses of the launcher's own failures, as env(1) and timeout(1) have them. */
 #define RLT_EXIT_OWN 125
@@ -17,6 +16,6 @@
 /* --seccomp: runs cmd under the seccomp supervisor, with the rules of the RLT_* variables.
  * Returns the exit status the launcher should exit with (the command's, or 125 with one line
  * on stderr when the supervisor cannot work: it never runs the command unthrottled). */
-int rlt__supervise(char **cmd);
+int rlt_sup_run(char **cmd);
 
 #endif

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "supervisor.h"
+#include "internal.h"
 
 /* epoll tags: small even numbers for our own fds; jobs are tagged with bit 0; the rest are
  * processes (their pidfd). */

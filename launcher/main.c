@@ -13,10 +13,11 @@
 #include <unistd.h>
 
 #include "launcher.h"
+#include "policy.h"
 #include "rlthrottle.h"
 #include "scope_redis.h"
 #include "settings.h"
-#include "shm_cmd.h"
+#include "supervisor.h"
 
 #ifndef RLT_LIBDIR
 #define RLT_LIBDIR "/usr/local/lib"
@@ -282,7 +283,7 @@ int main(int argc, char **argv)
 
 	/* subcommands, before option parsing */
 	if (argc > 1 && !strcmp(argv[1], "shm"))
-		return rlt__shm_cmd(argc - 1, argv + 1);
+		return rlt_cli_shm_cmd(argc - 1, argv + 1);
 	/* "+": stop at the first non-option, so the command's own options stay its own */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:c:a:u:d:n:hV", opts, NULL)) != -1) {
@@ -331,7 +332,7 @@ int main(int argc, char **argv)
 	if (check_rules(0, seccomp) != 0)
 		return RLT_EXIT_OWN;
 	if (seccomp)
-		return rlt__supervise(argv + optind);
+		return rlt_sup_run(argv + optind);
 	preload_and_exec(argv + optind);
 	return RLT_EXIT_OWN;
 }

@@ -1,9 +1,9 @@
 /*
- * supervisor.h: what the files of the seccomp supervisor (--seccomp) share. The design note is
- * at the top of supervisor.c.
+ * internal.h: what the files of the seccomp supervisor (--seccomp) share; supervisor.h is what
+ * the launcher sees. The design note is at the top of supervisor.c.
  */
-#ifndef RLT_SUPERVISOR_H
-#define RLT_SUPERVISOR_H
+#ifndef RLT_SUP_INTERNAL_H
+#define RLT_SUP_INTERNAL_H
 
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -14,11 +14,11 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "launcher.h"
 #include "policy.h"
 #include "settings.h"
+#include "supervisor.h"
 
-/* ----- what we know of one fd of one process (fdcache.c) ----- */
+/* ----- what we know of one fd of one process (fd_facts.c) ----- */
 
 struct rlt__sock {
 	unsigned refs;                  /* the cache's reference and each job's */
@@ -59,7 +59,7 @@ struct rlt__proc {
 	struct rlt__proc *next;      /* hash chain */
 };
 
-/* ----- a call that is not answered at once (jobs.c) ----- */
+/* ----- a call that is not answered at once (job_table.c) ----- */
 
 enum rlt__op {
 	OP_CONTINUE,   /* charge, wait for the slot, then let the kernel make the call */
@@ -196,7 +196,7 @@ struct rlt__sup {
 void rlt__sup_log(const struct rlt__sup *s, int level, pid_t pid, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* ----- the child side (seccomp_child.c) ----- */
+/* ----- the child side (filter.c) ----- */
 
 /*
  * Forks the command under a user-notification filter. On success *pid is the child (stopped
@@ -223,7 +223,7 @@ void rlt__keeper_del(pid_t pid);
 /* The supervisor's normal end: the keeper is killed and reaped. */
 void rlt__keeper_stop(void);
 
-/* ----- the (pid, fd) cache (fdcache.c) ----- */
+/* ----- the (pid, fd) cache (fd_facts.c) ----- */
 
 /* The process a thread belongs to (learnt once per tid). Returns NULL with *rc = -errno when
  * the thread is gone or cannot be inspected. */
@@ -263,10 +263,10 @@ void rlt__tids_sweep(struct rlt__sup *s);
 /* Forgets every process (at the end). */
 void rlt__procs_free(struct rlt__sup *s);
 
-/* Gives back RLT_CONNS slots and wakes connects waiting for one (jobs.c). */
+/* Gives back RLT_CONNS slots and wakes connects waiting for one (job_table.c). */
 void rlt__conns_give_back(struct rlt__sup *s, uint32_t mask);
 
-/* ----- jobs (jobs.c) and what a notification becomes (on_call.c) ----- */
+/* ----- jobs (job_table.c) and what a notification becomes (notif_dispatch.c) ----- */
 
 /* A job is tagged with bit 0 in epoll (our own fds are small even numbers, processes the
  * rest). */
@@ -298,10 +298,48 @@ void rlt__jobs_tick(struct rlt__sup *s);
 void rlt__jobs_sweep(struct rlt__sup *s);
 /* Frees the ended jobs: only when no harvested epoll event can still name them. */
 void rlt__jobs_graveyard_free(struct rlt__sup *s);
-/* Answers or turns into a job one notification (on_call.c). */
+
+/* What the job files share (job_table.c unless said). Answers the call with moved bytes or
+ * -errno and ends it. */
+void rlt_sup_job_finish(struct rlt__sup *s, struct rlt__job *j, int64_t moved);
+/* Waits for fd (the socket's duplicate, or a pipe's) on epoll for events. */
+void rlt_sup_job_park_on(struct rlt__sup *s, struct rlt__job *j, int fd, uint32_t events);
+void rlt_sup_job_park(struct rlt__sup *s, struct rlt__job *j, uint32_t events);
+/* Stops waiting on epoll. */
+void rlt_sup_job_unpark(struct rlt__sup *s, struct rlt__job *j);
+/* Takes the job off every queue (heap, epoll, RLT_CONNS list). */
+void rlt_sup_job_idle(struct rlt__sup *s, struct rlt__job *j);
+/* Waits on the timer heap when the slot is still ahead. 1: waiting (or finished); 0: go now. */
+int rlt_sup_job_wait_slot(struct rlt__sup *s, struct rlt__job *j, rlt_ns_t at);
+/* Charges bytes and msgs to the job's rules (0 or -errno); settles what was moved. */
+int rlt_sup_job_charge(struct rlt__job *j, uint64_t bytes, uint64_t msgs);
+void rlt_sup_job_settle(struct rlt__job *j, uint64_t bytes, uint64_t msgs);
+/* The job's buffer, at least len bytes. 0 or -ENOMEM (job_stream.c). */
+int rlt_sup_job_buf(struct rlt__job *j, size_t len);
+/* Leaves the RLT_CONNS waiting list (job_conns.c). */
+void rlt_sup_conns_unwait(struct rlt__sup *s, struct rlt__job *j);
+/* The slot, then an RLT_CONNS place: 0 when both are had; 1 when the job waits or was
+ * finished (job_conns.c). */
+int rlt_sup_slot_then_conns(struct rlt__sup *s, struct rlt__job *j);
+
+/* Whether the job's thread has a signal to take now (job_signals.c). */
+enum rlt_sup_sig { RLT_SIG_NONE, RLT_SIG_MAYBE, RLT_SIG_YES, RLT_SIG_GONE };
+enum rlt_sup_sig rlt_sup_signal_for(struct rlt__job *j);
+/* The thread has a signal to take: the call ends now, for its handler (job_signals.c). */
+void rlt_sup_job_interrupt(struct rlt__sup *s, struct rlt__job *j);
+
+/* One step of each kind of job (job_conns.c, job_stream.c, job_splice.c, job_dgram.c,
+ * job_accept.c). */
+void rlt_sup_step_continue(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_step_stream(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_step_splice(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_step_dgram_recv(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_step_accept(struct rlt__sup *s, struct rlt__job *j);
+
+/* Answers or turns into a job one notification (notif_dispatch.c). */
 void rlt__on_notification(struct rlt__sup *s, const struct seccomp_notif *req);
 
-/* ----- the program's memory and calls made for it (remote_io.c) ----- */
+/* ----- the program's memory and calls made for it (target_mem.c) ----- */
 
 /* Copies len bytes at the program's address into buf / from buf. 0 or -errno (-EFAULT when
  * the range is not all there). */

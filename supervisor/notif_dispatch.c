@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "supervisor.h"
+#include "internal.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)

@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor.h"
+#include "internal.h"
 
 /* What the child reports before exec: 0 and the listener fd, or an errno and where it failed. */
 struct report {

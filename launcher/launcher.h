@@ -1,0 +1,9 @@
+/* launcher.h: what the parts of the rlthrottle command share. */
+#ifndef RLT_LAUNCHER_H
+#define RLT_LAUNCHER_H
+
+/* `rlthrottle shm list` and `rlthrottle shm rm NAME...` (shm_cmd.c). argv[0] is "shm". Returns
+ * the launcher's exit status (0, 1 when a NAME could not be removed, 2 for a usage error). */
+int rlt_cli_shm_cmd(int argc, char **argv);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * job_stream.c: a stream receive or send (and sendfile to a stream) made by us on the
+ * program's behalf, piece by piece, each piece charged and paced.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "internal.h"
+
+/* Bytes [done, done + len) of the program's buffer (flat or iovec) to or from ours. */
+static int prog_data(struct rlt__job *j, size_t len, int write)
+{
+	uint64_t base = j->op == OP_SEND || j->op == OP_RECV ? j->args[1] : 0;
+
+	if (j->iov)
+		return write ? rlt__iov_scatter(j->tid, j->iov, j->iovcnt, j->done, j->buf, len)
+		             : rlt__iov_gather(j->tid, j->iov, j->iovcnt, j->done, j->buf, len);
+	return write ? rlt__mem_write(j->tid, base + j->done, j->buf, len)
+	             : rlt__mem_read(j->tid, base + j->done, j->buf, len);
+}
+
+/* What a receive made for the program writes besides the data: a stream has no source
+ * address and no ancillary data here. */
+static void recv_out_params(struct rlt__job *j)
+{
+	if (j->fromlen_addr && j->from_addr) {
+		socklen_t zero = 0;
+		rlt__mem_write(j->tid, j->fromlen_addr, &zero, sizeof zero);
+	}
+	if (j->msg_addr) {
+		struct msghdr h;
+		if (rlt__mem_read(j->tid, j->msg_addr, &h, sizeof h) == 0) {
+			h.msg_namelen = 0;
+			h.msg_controllen = 0;
+			h.msg_flags = 0;
+			rlt__mem_write(j->tid, j->msg_addr, &h, sizeof h);
+		}
+	}
+}
+
+/* OP_SEND and OP_RECV: a stream call made by us, piece by piece. */
+/* The job's buffer, at least len bytes. 0 or -ENOMEM. */
+int rlt_sup_job_buf(struct rlt__job *j, size_t len)
+{
+	if (len <= j->buf_len)
+		return 0;
+	void *b = realloc(j->buf, len);
+	if (!b)
+		return -ENOMEM;
+	j->buf = b;
+	j->buf_len = len;
+	return 0;
+}
+
+void rlt_sup_step_stream(struct rlt__sup *s, struct rlt__job *j)
+{
+	uint64_t piece_max = rlt__piece(s->rs, j->var, j->mask);
+
+	/* Bounded: every round either moves bytes toward total, or returns. */
+	for (;;) {
+		if (!j->charged) {
+			uint64_t want = j->total - j->done;
+			uint64_t piece = want < piece_max ? want : piece_max;
+			if (j->op != OP_RECV && j->nonblock) {
+				uint64_t a = rlt__available(j->proc->rs, j->var, j->mask, j->sock->conn_block,
+				                            rlt__now());
+				if (a > piece)
+					piece = a < want ? a : want;
+			}
+			if (rlt_sup_job_buf(j, piece) != 0) {
+				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : -ENOMEM);
+				return;
+			}
+			int rc = rlt_sup_job_charge(j, piece, j->done == 0);
+			if (rc) {
+				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : rc);
+				return;
+			}
+			j->piece = piece;
+		}
+		if (rlt_sup_job_wait_slot(s, j, j->t.go))
+			return;
+
+		ssize_t n;
+		if (j->op == OP_SENDFILE) {
+			/* the file's next bytes, read at our offset (the program's file position moves
+			 * with what is sent, below); a short read is the end of the file */
+			ssize_t r = pread(j->src_fd, j->buf, j->piece, j->src_off);
+			if (r <= 0) {
+				int e = errno;
+				rlt_sup_job_settle(j, 0, 0);
+				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : r == 0 ? 0 : -e);
+				return;
+			}
+			j->piece = (uint64_t)r;
+			if (!rlt__notif_valid(s->notify_fd, j->id)) {
+				rlt__job_end(s, j);
+				return;
+			}
+			n = send(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n > 0) {
+				j->src_off += n;
+				if (!j->off_addr)
+					lseek(j->src_fd, j->src_off, SEEK_SET);
+			}
+		} else if (j->op == OP_SEND) {
+			int rc = prog_data(j, j->piece, 0);
+			if (rc) {
+				rlt_sup_job_settle(j, 0, 0);
+				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : rc);
+				return;
+			}
+			/* TOCTOU: what we read is acted on only if the call is still the program's */
+			if (!rlt__notif_valid(s->notify_fd, j->id)) {
+				rlt__job_end(s, j);
+				return;
+			}
+			n = send(j->sock->dup, j->buf, j->piece,
+			         MSG_DONTWAIT | MSG_NOSIGNAL | (j->flags & (MSG_MORE | MSG_OOB | MSG_EOR)));
+		} else {
+			if (!rlt__notif_valid(s->notify_fd, j->id)) {
+				rlt__job_end(s, j);
+				return;
+			}
+			n = recv(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | (j->flags & MSG_OOB));
+		}
+		int err = errno;
+		if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
+			if (j->nonblock) {
+				rlt_sup_job_settle(j, 0, 0);
+				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : -EAGAIN);
+				return;
+			}
+			/* blocking: the call waits for its socket, holding its charge */
+			rlt_sup_job_park(s, j, j->op != OP_RECV ? EPOLLOUT : EPOLLIN);
+			return;
+		}
+		if (n < 0) {
+			rlt_sup_job_settle(j, 0, 0);
+			if (err == EPIPE && j->op != OP_RECV && !(j->flags & MSG_NOSIGNAL) && !j->done)
+				syscall(SYS_tgkill, j->proc->tgid, j->tid, SIGPIPE);
+			rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : -err);
+			return;
+		}
+		if (j->op == OP_RECV && n > 0) {
+			int rc = prog_data(j, (size_t)n, 1);
+			if (rc) {
+				/* the program's buffer is not all there: as the kernel would, EFAULT;
+				 * the bytes are lost to it, as they would be */
+				rlt_sup_job_settle(j, (uint64_t)n, j->done == 0);
+				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : rc);
+				return;
+			}
+		}
+		rlt_sup_job_settle(j, (uint64_t)n, j->done == 0);
+		j->done += (uint64_t)n;
+		if (j->op == OP_RECV && j->done == (uint64_t)n)
+			recv_out_params(j);
+		int more = n > 0 && j->done < j->total &&
+		           (j->op != OP_RECV ? !j->nonblock : j->waitall);
+		/* a signal for the thread ends the call with what it moved, as the kernel ends a
+		 * blocking call interrupted after it moved data: the handler runs within a piece */
+		enum rlt_sup_sig f = more ? rlt_sup_signal_for(j) : RLT_SIG_NONE;
+		if (!more || f == RLT_SIG_YES || f == RLT_SIG_MAYBE) {
+			rlt_sup_job_finish(s, j, (int64_t)j->done);
+			return;
+		}
+	}
+}
