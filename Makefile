@@ -119,7 +119,7 @@ $(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(ITEST_CC)
 
-test: unit integration reliability
+test: layering unit integration reliability
 
 # No internal name defined in two folders, each with its folder's prefix; each folder includes
 # only what its layer may.

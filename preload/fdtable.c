@@ -26,7 +26,7 @@
 #define TABLE_MAX (1u << 20)
 #define TABLE_MIN (1u << 16)
 
-static struct rlt__fd *table;
+static struct rlt_pre_fd *table;
 static unsigned table_size;
 
 /* The block region: reserved once (MAP_NORESERVE: untouched pages cost nothing), cut by
@@ -48,9 +48,10 @@ static void arena_init(unsigned fds)
 	size_t want;
 
 	/* blocks hold connection-scope states and RLT_CONNS slots: nothing else needs one */
-	if (!rlt__rules.conn_block_size && !rlt__rules.n[RLT_VAR_CONNS])
+	if (!rlt_pre_rules.conn_block_size && !rlt_pre_rules.n[RLT_VAR_CONNS])
 		return;
-	block_size = (sizeof(struct rlt__conn) + rlt__rules.conn_block_size + 63) & ~(size_t)63;
+	block_size = (sizeof(struct rlt_pre_sock_budgets) + rlt_pre_rules.conn_block_size + 63) &
+	             ~(size_t)63;
 	want = (size_t)fds * block_size;
 	if (want > ARENA_MAX)
 		want = ARENA_MAX - ARENA_MAX % block_size;
@@ -65,11 +66,11 @@ static void arena_init(unsigned fds)
 			return;
 		}
 	}
-	rlt__log(RLT_LOG_WARN, "no memory for connection blocks: connection-scope rules and "
-	                       "RLT_CONNS are not applied");
+	rlt_pre_log(RLT_LOG_WARN, "no memory for connection blocks: connection-scope rules and "
+	                          "RLT_CONNS are not applied");
 }
 
-void rlt__fdtable_init(void)
+void rlt_pre_fdtable_init(void)
 {
 	struct rlimit rl;
 	unsigned n = TABLE_MIN;
@@ -82,7 +83,7 @@ void rlt__fdtable_init(void)
 	void *m = mmap(NULL, (size_t)n * sizeof *table, PROT_READ | PROT_WRITE,
 	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED) {
-		rlt__log(RLT_LOG_WARN, "no memory for the fd table: sockets are not throttled");
+		rlt_pre_log(RLT_LOG_WARN, "no memory for the fd table: sockets are not throttled");
 		return;
 	}
 	table = m;
@@ -90,7 +91,7 @@ void rlt__fdtable_init(void)
 	arena_init(n);
 }
 
-struct rlt__fd *rlt__fd_slot(int fd)
+struct rlt_pre_fd *rlt_pre_fd_slot(int fd)
 {
 	if (fd < 0 || (unsigned)fd >= table_size)
 		return NULL;
@@ -100,17 +101,17 @@ struct rlt__fd *rlt__fd_slot(int fd)
 /* Which rules can apply to a socket of this family/peer: a variable whose rules all exclude the
  * family (for example unix sockets under the default family=inet) leaves the mask 0, and the
  * socket then costs no more than a file. */
-static void compute_masks(struct rlt__fd *e)
+static void compute_masks(struct rlt_pre_fd *e)
 {
 	struct rlt__peer p = e->peer;
 
 	if (p.af == 0)
 		p.af = e->af;
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		e->mask[v] = rlt__rules.n[v] ? rlt__match(&rlt__rules, (enum rlt_var)v, &p) : 0;
+		e->mask[v] = rlt_pre_rules.n[v] ? rlt__match(&rlt_pre_rules, (enum rlt_var)v, &p) : 0;
 }
 
-static void set_entry(struct rlt__fd *e, int af, int type, int nonblock)
+static void set_entry(struct rlt_pre_fd *e, int af, int type, int nonblock)
 {
 	atomic_store_explicit(&e->kind, RLT_FD_UNKNOWN, memory_order_relaxed);
 	e->type = (uint8_t)type;
@@ -136,31 +137,31 @@ static void note_top(int fd)
 		;
 }
 
-int rlt__fd_top(void)
+int rlt_pre_fd_top(void)
 {
 	return atomic_load_explicit(&fd_top, memory_order_relaxed);
 }
 
-void rlt__fd_new_socket(int fd, int af, int type, int nonblock)
+void rlt_pre_fd_new_socket(int fd, int af, int type, int nonblock)
 {
-	struct rlt__fd *e = rlt__fd_slot(fd);
+	struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
 	if (!e)
 		return;
-	rlt__fd_forget(fd);
+	rlt_pre_fd_forget(fd);
 	note_top(fd);
 	set_entry(e, af, type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC), nonblock);
 }
 
 /* A never-seen fd: a socket inherited across exec, made by a call we do not hook, or a file.
  * One system call finds out, once; the answer is kept until the fd is closed. */
-static void classify(int fd, struct rlt__fd *e)
+static void classify(int fd, struct rlt_pre_fd *e)
 {
 	int type = 0, saved = errno;
 	socklen_t len = sizeof type;
 	struct sockaddr_storage ss;
 
 	/* a vfork child's fd may be another file than ours under the same number */
-	if (rlt__borrowed())
+	if (rlt_pre_borrowed())
 		return;
 	note_top(fd);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
@@ -180,29 +181,29 @@ static void classify(int fd, struct rlt__fd *e)
 	errno = saved;
 }
 
-struct rlt__fd *rlt__fd_get(int fd)
+struct rlt_pre_fd *rlt_pre_fd_get(int fd)
 {
-	struct rlt__fd *e = rlt__fd_slot(fd);
+	struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
 	if (e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_UNKNOWN)
 		classify(fd, e);
 	return e;
 }
 
-void rlt__fd_set_peer(int fd, const struct rlt__peer *peer)
+void rlt_pre_fd_set_peer(int fd, const struct rlt__peer *peer)
 {
-	struct rlt__fd *e = rlt__fd_slot(fd);
+	struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
 	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
 		return;
 	e->peer = *peer;
 	compute_masks(e);
 }
 
-static void conn_put(struct rlt__conn *c)
+static void conn_put(struct rlt_pre_sock_budgets *c)
 {
 	if (atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
 	if (c->conns_mask)
-		rlt__conns_release(&rlt__rules, c->conns_mask);
+		rlt__conns_release(&rlt_pre_rules, c->conns_mask);
 	c->conns_mask = 0;
 	uint32_t idx = (uint32_t)(((unsigned char *)c - arena) / block_size);
 	uint64_t head = atomic_load(&free_head), next;
@@ -212,24 +213,24 @@ static void conn_put(struct rlt__conn *c)
 	} while (!atomic_compare_exchange_weak(&free_head, &head, next));
 }
 
-void rlt__fd_forget(int fd)
+void rlt_pre_fd_forget(int fd)
 {
-	struct rlt__fd *e = rlt__fd_slot(fd);
+	struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
 	if (!e)
 		return;
-	struct rlt__conn *c = e->conn;
+	struct rlt_pre_sock_budgets *c = e->conn;
 	e->conn = NULL;
 	atomic_store_explicit(&e->kind, RLT_FD_UNKNOWN, memory_order_release);
 	if (c)
 		conn_put(c);
 }
 
-void rlt__fd_dup(int oldfd, int newfd)
+void rlt_pre_fd_dup(int oldfd, int newfd)
 {
-	struct rlt__fd *from = rlt__fd_get(oldfd), *to = rlt__fd_slot(newfd);
+	struct rlt_pre_fd *from = rlt_pre_fd_get(oldfd), *to = rlt_pre_fd_slot(newfd);
 	if (!to || newfd == oldfd)
 		return;
-	rlt__fd_forget(newfd);
+	rlt_pre_fd_forget(newfd);
 	if (!from || atomic_load(&from->kind) != RLT_FD_SOCKET)
 		return;
 	note_top(newfd);
@@ -253,16 +254,16 @@ void rlt__fd_dup(int oldfd, int newfd)
  * time; the memory is never unmapped, so the read is harmless, and the tag in the head makes
  * a CAS based on such a stale read fail.
  */
-static struct rlt__conn *conn_new(void)
+static struct rlt_pre_sock_budgets *conn_new(void)
 {
-	struct rlt__conn *c = NULL;
+	struct rlt_pre_sock_budgets *c = NULL;
 	uint64_t head = atomic_load(&free_head);
 
 	if (!arena)
 		return NULL;
 	while ((uint32_t)head) {
-		struct rlt__conn *top = (struct rlt__conn *)(arena + (size_t)((uint32_t)head - 1) *
-		                                                     block_size);
+		struct rlt_pre_sock_budgets *top =
+			(struct rlt_pre_sock_budgets *)(arena + (size_t)((uint32_t)head - 1) * block_size);
 		uint32_t below = atomic_load_explicit(&top->next, memory_order_relaxed);
 		if (atomic_compare_exchange_weak(&free_head, &head,
 		                                 ((head >> 32) + 1) << 32 | below)) {
@@ -276,20 +277,20 @@ static struct rlt__conn *conn_new(void)
 			if (i >= arena_blocks)
 				return NULL;
 		while (!atomic_compare_exchange_weak(&arena_next, &i, i + 1));
-		c = (struct rlt__conn *)(arena + (size_t)i * block_size);
+		c = (struct rlt_pre_sock_budgets *)(arena + (size_t)i * block_size);
 	}
 	atomic_store(&c->refs, 1);
 	c->conns_mask = 0;
 	atomic_store_explicit(&c->next, 0, memory_order_relaxed);
-	rlt__conn_block_init(&rlt__rules, c->states);
+	rlt__conn_block_init(&rlt_pre_rules, c->states);
 	return c;
 }
 
 /* A signal handler's first I/O on this socket may come between our check and our store (or
  * ours inside its): one block wins, the other goes back. */
-struct rlt__conn *rlt__fd_conn(struct rlt__fd *e)
+struct rlt_pre_sock_budgets *rlt_pre_fd_budgets(struct rlt_pre_fd *e)
 {
-	struct rlt__conn *c = __atomic_load_n(&e->conn, __ATOMIC_ACQUIRE), *none = NULL;
+	struct rlt_pre_sock_budgets *c = __atomic_load_n(&e->conn, __ATOMIC_ACQUIRE), *none = NULL;
 
 	if (c)
 		return c;
@@ -302,7 +303,7 @@ struct rlt__conn *rlt__fd_conn(struct rlt__fd *e)
 	return c;
 }
 
-void rlt__fd_conns_hold(int fd, struct rlt__conn *c, uint32_t mask)
+void rlt_pre_fd_conns_hold(int fd, struct rlt_pre_sock_budgets *c, uint32_t mask)
 {
 	int max = atomic_load_explicit(&conns_fd_max, memory_order_relaxed);
 
@@ -313,15 +314,15 @@ void rlt__fd_conns_hold(int fd, struct rlt__conn *c, uint32_t mask)
 		;
 }
 
-void rlt__fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR])
+void rlt_pre_fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR])
 {
 	int max = atomic_load_explicit(&conns_fd_max, memory_order_relaxed);
 
 	memset(held, 0, RLT_MAX_RULES_PER_VAR * sizeof *held);
 	forks++;
 	for (int fd = 0; fd <= max && (unsigned)fd < table_size; fd++) {
-		struct rlt__fd *e = &table[fd];
-		struct rlt__conn *c = e->conn;
+		struct rlt_pre_fd *e = &table[fd];
+		struct rlt_pre_sock_budgets *c = e->conn;
 		if (atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET || !c ||
 		    !c->conns_mask || c->fork_seen == forks)
 			continue;

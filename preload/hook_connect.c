@@ -14,7 +14,7 @@
 
 #include "preload.h"
 
-static int stream_socket(struct rlt__fd *e)
+static int stream_socket(struct rlt_pre_fd *e)
 {
 	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
 	       e->type == SOCK_STREAM;
@@ -23,15 +23,15 @@ static int stream_socket(struct rlt__fd *e)
 RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct rlt__ticket t;
-	struct rlt__fd *e;
+	struct rlt_pre_fd *e;
 	struct rlt__peer peer;
 	uint32_t cmask = 0, nmask = 0;
 	int err, rc, charged = 0;
 
-	rlt__ensure_real();
-	if (!atomic_load_explicit(&rlt__active, memory_order_acquire) || rlt__internal)
+	rlt_pre_ensure_real();
+	if (!atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
 		return real_connect(fd, addr, len);
-	e = rlt__fd_get(fd);
+	e = rlt_pre_fd_get(fd);
 	if (!e || atomic_load(&e->kind) != RLT_FD_SOCKET)
 		return real_connect(fd, addr, len);
 
@@ -39,11 +39,11 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (peer.af == 0) {
 		/* AF_UNSPEC dissolves a datagram socket's association */
 		if (addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC)
-			rlt__fd_set_peer(fd, &peer);
+			rlt_pre_fd_set_peer(fd, &peer);
 		return real_connect(fd, addr, len);
 	}
 	int seen = e->peer.af != 0; /* a connect() went before on this socket */
-	rlt__fd_set_peer(fd, &peer);
+	rlt_pre_fd_set_peer(fd, &peer);
 	if (e->type == SOCK_STREAM) {
 		cmask = e->mask[RLT_VAR_CONNECT];
 		/* a second connect() on a socket already counted is not a new connection */
@@ -54,37 +54,37 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 			cmask = nmask = 0;
 	}
 	if (cmask) {
-		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_CONNECT, cmask, rlt__conn_states(e),
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_CONNECT, cmask, rlt_pre_budget_states(e),
 		                     0, 1) != 0) {
-			rlt__log(RLT_LOG_DEBUG, "connect on fd %d rejected", fd);
-			return rlt__fail(t.err);
+			rlt_pre_log(RLT_LOG_DEBUG, "connect on fd %d rejected", fd);
+			return rlt_pre_fail(t.err);
 		}
 		charged = 1;
 	}
-	if (nmask && rlt__conns_acquire(&rlt__rules, nmask, &err) != 0) {
+	if (nmask && rlt__conns_acquire(&rlt_pre_rules, nmask, &err) != 0) {
 		if (charged)
-			rlt__settle(&rlt__rules, &t, 0, 0);
-		return rlt__fail(err);
+			rlt__settle(&rlt_pre_rules, &t, 0, 0);
+		return rlt_pre_fail(err);
 	}
 	rc = real_connect(fd, addr, len);
 	err = errno;
 	if (charged)
-		rlt__settle(&rlt__rules, &t, 0, 1);
+		rlt__settle(&rlt_pre_rules, &t, 0, 1);
 	/* EINTR leaves the attempt going on in the kernel, as EINPROGRESS does */
 	int going = rc == 0 || err == EINPROGRESS || err == EALREADY || err == EINTR;
 	if (nmask) {
-		struct rlt__conn *c = going ? rlt__fd_conn(e) : NULL;
+		struct rlt_pre_sock_budgets *c = going ? rlt_pre_fd_budgets(e) : NULL;
 		if (c)
-			rlt__fd_conns_hold(fd, c, nmask); /* released with the socket's last fd */
+			rlt_pre_fd_conns_hold(fd, c, nmask); /* released with the socket's last fd */
 		else
-			rlt__conns_release(&rlt__rules, nmask);
+			rlt__conns_release(&rlt_pre_rules, nmask);
 	}
 	if (e->type == SOCK_STREAM && !going && err != EISCONN) {
 		/* The attempt failed, and the program knows: the next connect() starts another.
 		 * Said without a system call, and true on kernels that do not tell (see
 		 * rlt__connect_starts). */
 		struct rlt__peer none = {.af = 0};
-		rlt__fd_set_peer(fd, &none);
+		rlt_pre_fd_set_peer(fd, &none);
 	}
 	errno = err;
 	return rc;
@@ -94,7 +94,7 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
  * 0 to hand it to the program, or -1 (connection closed, errno set) when a rule sheds it. */
 static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 {
-	struct rlt__fd *l = rlt__fd_slot(lfd), *e;
+	struct rlt_pre_fd *l = rlt_pre_fd_slot(lfd), *e;
 	struct rlt__peer peer;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
@@ -102,7 +102,7 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 	int err;
 
 	if (!stream_socket(l)) {
-		rlt__fd_forget(nfd);
+		rlt_pre_fd_forget(nfd);
 		return 0;
 	}
 	if (addr && alen && *alen <= sizeof ss) {
@@ -123,40 +123,40 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 		}
 		l->listening = 1;
 	}
-	rlt__fd_new_socket(nfd, l->af, SOCK_STREAM, 0);
-	rlt__fd_set_peer(nfd, &peer);
-	e = rlt__fd_slot(nfd);
+	rlt_pre_fd_new_socket(nfd, l->af, SOCK_STREAM, 0);
+	rlt_pre_fd_set_peer(nfd, &peer);
+	e = rlt_pre_fd_slot(nfd);
 	if (!e)
 		return 0;
 	/* accept rules match the remote address but the local port */
 	struct rlt__peer apeer = peer;
 	apeer.port = l->local_port;
 	uint32_t amask =
-		rlt__rules.n[RLT_VAR_ACCEPT] ? rlt__match(&rlt__rules, RLT_VAR_ACCEPT, &apeer) : 0;
+		rlt_pre_rules.n[RLT_VAR_ACCEPT] ? rlt__match(&rlt_pre_rules, RLT_VAR_ACCEPT, &apeer) : 0;
 	uint32_t nmask = e->mask[RLT_VAR_CONNS];
 
 	if (amask) {
-		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_ACCEPT, amask, rlt__conn_states(e),
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask, rlt_pre_budget_states(e),
 		                     0, 1) != 0) {
 			err = t.err;
 			goto shed;
 		}
-		rlt__settle(&rlt__rules, &t, 0, 1);
+		rlt__settle(&rlt_pre_rules, &t, 0, 1);
 	}
 	if (nmask) {
-		if (rlt__conns_acquire(&rlt__rules, nmask, &err) != 0)
+		if (rlt__conns_acquire(&rlt_pre_rules, nmask, &err) != 0)
 			goto shed;
-		struct rlt__conn *c = rlt__fd_conn(e);
+		struct rlt_pre_sock_budgets *c = rlt_pre_fd_budgets(e);
 		if (c)
-			rlt__fd_conns_hold(nfd, c, nmask);
+			rlt_pre_fd_conns_hold(nfd, c, nmask);
 		else
-			rlt__conns_release(&rlt__rules, nmask);
+			rlt__conns_release(&rlt_pre_rules, nmask);
 	}
 	return 0;
 shed:
 	/* as an overloaded server sheds load: the connection is taken off the queue and closed */
-	rlt__log(RLT_LOG_DEBUG, "accept on fd %d: connection shed", lfd);
-	rlt__fd_forget(nfd);
+	rlt_pre_log(RLT_LOG_DEBUG, "accept on fd %d: connection shed", lfd);
+	rlt_pre_fd_forget(nfd);
 	real_close(nfd);
 	errno = err;
 	return -1;
@@ -164,19 +164,19 @@ shed:
 
 static int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags, int four)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	int nfd = four ? real_accept4(fd, addr, len, flags) : real_accept(fd, addr, len);
-	if (nfd < 0 || !atomic_load_explicit(&rlt__active, memory_order_acquire))
+	if (nfd < 0 || !atomic_load_explicit(&rlt_pre_active, memory_order_acquire))
 		return nfd;
-	if (!(rlt__vars_in_use & ((1u << RLT_VAR_ACCEPT) | (1u << RLT_VAR_CONNS) |
-	                          (1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV)))) {
-		rlt__fd_forget(nfd);
+	if (!(rlt_pre_vars_in_use & ((1u << RLT_VAR_ACCEPT) | (1u << RLT_VAR_CONNS) |
+	                             (1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV)))) {
+		rlt_pre_fd_forget(nfd);
 		return nfd;
 	}
 	int saved = errno;
 	if (admit(fd, nfd, addr, len) != 0)
 		return -1;
-	struct rlt__fd *e = rlt__fd_slot(nfd);
+	struct rlt_pre_fd *e = rlt_pre_fd_slot(nfd);
 	if (e)
 		e->nonblock = (flags & SOCK_NONBLOCK) != 0;
 	errno = saved;

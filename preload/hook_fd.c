@@ -10,68 +10,68 @@
 
 #include "preload.h"
 
-/* A socket fd of ours that a borrowing child (rlt__borrowed) must not forget: files and
+/* A socket fd of ours that a borrowing child (rlt_pre_borrowed) must not forget: files and
  * never-seen fds need no system call, as forgetting them loses nothing. */
 static int keep_entry(int fd)
 {
-	struct rlt__fd *e = rlt__fd_slot(fd);
+	struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
 	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
-	       rlt__borrowed();
+	       rlt_pre_borrowed();
 }
 
 RLT_EXPORT int socket(int domain, int type, int protocol)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	int fd = real_socket(domain, type, protocol);
-	if (fd >= 0 && !rlt__borrowed())
-		rlt__fd_new_socket(fd, domain, type, (type & SOCK_NONBLOCK) != 0);
+	if (fd >= 0 && !rlt_pre_borrowed())
+		rlt_pre_fd_new_socket(fd, domain, type, (type & SOCK_NONBLOCK) != 0);
 	return fd;
 }
 
 RLT_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	int rc = real_socketpair(domain, type, protocol, sv);
-	if (rc == 0 && !rlt__borrowed()) {
-		rlt__fd_new_socket(sv[0], domain, type, (type & SOCK_NONBLOCK) != 0);
-		rlt__fd_new_socket(sv[1], domain, type, (type & SOCK_NONBLOCK) != 0);
+	if (rc == 0 && !rlt_pre_borrowed()) {
+		rlt_pre_fd_new_socket(sv[0], domain, type, (type & SOCK_NONBLOCK) != 0);
+		rlt_pre_fd_new_socket(sv[1], domain, type, (type & SOCK_NONBLOCK) != 0);
 	}
 	return rc;
 }
 
 RLT_EXPORT int close(int fd)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	/* Forget first: once the kernel has closed fd, another thread may get the same number
 	 * from socket() or open() before we would get to it. */
 	if (!keep_entry(fd))
-		rlt__fd_forget(fd);
+		rlt_pre_fd_forget(fd);
 	return real_close(fd);
 }
 
 /* The entries from first to last (the table's end at most), after they were closed. */
 static void forget_range(unsigned int first, unsigned int last)
 {
-	int top = rlt__fd_top();
+	int top = rlt_pre_fd_top();
 
 	/* up to the highest fd ever seen: a closefrom(3) must not walk (and fault in) every
 	 * page of a table sized for a million fds */
-	if (top < 0 || first > (unsigned int)top || rlt__borrowed())
+	if (top < 0 || first > (unsigned int)top || rlt_pre_borrowed())
 		return;
 	if (last > (unsigned int)top)
 		last = (unsigned int)top;
 	for (unsigned int fd = first; fd <= last; fd++) {
-		struct rlt__fd *e = rlt__fd_slot((int)fd);
+		struct rlt_pre_fd *e = rlt_pre_fd_slot((int)fd);
 		if (!e)
 			break;
 		if (atomic_load_explicit(&e->kind, memory_order_relaxed) != RLT_FD_UNKNOWN || e->conn)
-			rlt__fd_forget((int)fd);
+			rlt_pre_fd_forget((int)fd);
 	}
 }
 
 RLT_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	int rc = real_close_range ? real_close_range(first, last, flags)
 	                          : (int)syscall(SYS_close_range, first, last, flags);
 	/* CLOSE_RANGE_CLOEXEC only marks the fds; they stay open until an exec */
@@ -86,7 +86,7 @@ RLT_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 /* The C library's closefrom closes through its internal close_range, which we never see. */
 RLT_EXPORT void closefrom(int lowfd)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	int saved = errno;
 	if (lowfd < 0)
 		lowfd = 0;
@@ -100,38 +100,38 @@ RLT_EXPORT void closefrom(int lowfd)
 
 RLT_EXPORT int fclose(FILE *f)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	/* fclose closes its fd through the C library's internal close, which we never see */
 	int fd = f ? fileno(f) : -1;
 	if (fd >= 0 && !keep_entry(fd))
-		rlt__fd_forget(fd);
+		rlt_pre_fd_forget(fd);
 	return real_fclose(f);
 }
 
 RLT_EXPORT int dup(int oldfd)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	int fd = real_dup(oldfd);
-	if (fd >= 0 && !rlt__borrowed())
-		rlt__fd_dup(oldfd, fd);
+	if (fd >= 0 && !rlt_pre_borrowed())
+		rlt_pre_fd_dup(oldfd, fd);
 	return fd;
 }
 
 RLT_EXPORT int dup2(int oldfd, int newfd)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	int fd = real_dup2(oldfd, newfd);
-	if (fd >= 0 && !rlt__borrowed())
-		rlt__fd_dup(oldfd, fd);
+	if (fd >= 0 && !rlt_pre_borrowed())
+		rlt_pre_fd_dup(oldfd, fd);
 	return fd;
 }
 
 RLT_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	int fd = real_dup3(oldfd, newfd, flags);
-	if (fd >= 0 && !rlt__borrowed())
-		rlt__fd_dup(oldfd, fd);
+	if (fd >= 0 && !rlt_pre_borrowed())
+		rlt_pre_fd_dup(oldfd, fd);
 	return fd;
 }
 
@@ -146,12 +146,12 @@ static int fcntl_common(fcntl_t real, int fd, int cmd, void *arg)
 	switch (cmd) {
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
-		if (!rlt__borrowed())
-			rlt__fd_dup(fd, rc);
+		if (!rlt_pre_borrowed())
+			rlt_pre_fd_dup(fd, rc);
 		break;
 	case F_SETFL: {
-		struct rlt__fd *e = rlt__fd_slot(fd);
-		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET && !rlt__borrowed())
+		struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
+		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET && !rlt_pre_borrowed())
 			e->nonblock = ((long)arg & O_NONBLOCK) != 0;
 		break;
 	}
@@ -165,7 +165,7 @@ RLT_EXPORT int fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return fcntl_common(real_fcntl, fd, cmd, arg);
 }
 
@@ -175,7 +175,7 @@ RLT_EXPORT int fcntl64(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return fcntl_common(real_fcntl64 ? (fcntl_t)real_fcntl64 : real_fcntl, fd, cmd, arg);
 }
 
@@ -185,11 +185,11 @@ RLT_EXPORT int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	int rc = real_ioctl(fd, req, arg);
 	if (rc == 0 && req == FIONBIO && arg) {
-		struct rlt__fd *e = rlt__fd_slot(fd);
-		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET && !rlt__borrowed())
+		struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
+		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET && !rlt_pre_borrowed())
 			e->nonblock = *(int *)arg != 0;
 	}
 	return rc;

@@ -31,26 +31,26 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
 
 /* The fd's entry when a rule of var may apply to it; NULL sends the call straight through
  * (a file, a pipe, a socket no rule matches, or no rule at all for var: one load each). */
-static inline struct rlt__fd *socket_for(int fd, enum rlt_var var)
+static inline struct rlt_pre_fd *socket_for(int fd, enum rlt_var var)
 {
-	struct rlt__fd *e;
+	struct rlt_pre_fd *e;
 
-	if (!(rlt__vars_in_use & (1u << var)) ||
-	    !atomic_load_explicit(&rlt__active, memory_order_acquire) || rlt__internal)
+	if (!(rlt_pre_vars_in_use & (1u << var)) ||
+	    !atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
 		return NULL;
-	e = rlt__fd_get(fd);
+	e = rlt_pre_fd_get(fd);
 	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
 		return NULL;
 	return e;
 }
 
-static inline int is_dgram(const struct rlt__fd *e)
+static inline int is_dgram(const struct rlt_pre_fd *e)
 {
 	return e->type != SOCK_STREAM;
 }
 
 /* The rules for a datagram sent to an explicit address on an unconnected socket. */
-static uint32_t mask_to(struct rlt__fd *e, enum rlt_var var, const struct sockaddr *sa,
+static uint32_t mask_to(struct rlt_pre_fd *e, enum rlt_var var, const struct sockaddr *sa,
                         socklen_t len)
 {
 	struct rlt__peer p;
@@ -60,7 +60,7 @@ static uint32_t mask_to(struct rlt__fd *e, enum rlt_var var, const struct sockad
 	rlt__peer_from_sockaddr(&p, sa, len);
 	if (p.af == 0)
 		return e->mask[var];
-	return rlt__match(&rlt__rules, var, &p);
+	return rlt__match(&rlt_pre_rules, var, &p);
 }
 
 /* ----- pieces of a message described by an iovec array ----- */
@@ -100,10 +100,10 @@ typedef ssize_t (*piece_fn)(void *ctx, size_t off, size_t len);
  * hundred pieces of the budget and hold up the busy ones. What arrives early waits in the
  * program's buffer, at most one piece (10 ms of the rate) ahead of the rate.
  */
-static ssize_t recv_then_charge(struct rlt__fd *e, uint32_t mask, size_t total, int waitall,
+static ssize_t recv_then_charge(struct rlt_pre_fd *e, uint32_t mask, size_t total, int waitall,
                                 piece_fn fn, void *ctx)
 {
-	uint64_t piece_max = rlt__piece(&rlt__rules, RLT_VAR_RECV, mask);
+	uint64_t piece_max = rlt__piece(&rlt_pre_rules, RLT_VAR_RECV, mask);
 	size_t done = 0;
 
 	do {
@@ -115,9 +115,9 @@ static ssize_t recv_then_charge(struct rlt__fd *e, uint32_t mask, size_t total, 
 		int err = errno;
 		/* the clock is read after the call: a reading from before it would date the charge
 		 * back by as long as the call waited for data, and give that time away */
-		rlt__charge_wait_at(&rlt__rules, &t, RLT_VAR_RECV, mask, rlt__conn_states(e),
+		rlt__charge_wait_at(&rlt_pre_rules, &t, RLT_VAR_RECV, mask, rlt_pre_budget_states(e),
 		                    (uint64_t)n, done == 0, rlt__now());
-		rlt__settle(&rlt__rules, &t, (uint64_t)n, done == 0);
+		rlt__settle(&rlt_pre_rules, &t, (uint64_t)n, done == 0);
 		errno = err;
 		done += (size_t)n;
 		if ((size_t)n < piece || !waitall)
@@ -128,20 +128,20 @@ static ssize_t recv_then_charge(struct rlt__fd *e, uint32_t mask, size_t total, 
 
 /* keep_whole: a send made by send, sendto, write, sendmsg or writev, which goes out in one
  * real call when it is small enough (rlt__whole); sendfile and splice move in pieces. */
-static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t mask, size_t total,
+static ssize_t stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask, size_t total,
                          int nonblock, int waitall, int keep_whole, piece_fn fn, void *ctx)
 {
-	void *states = rlt__conn_states(e);
-	uint64_t piece_max = rlt__piece(&rlt__rules, var, mask);
-	int rejects = rlt__rejects(&rlt__rules, var, mask);
+	void *states = rlt_pre_budget_states(e);
+	uint64_t piece_max = rlt__piece(&rlt_pre_rules, var, mask);
+	int rejects = rlt__rejects(&rlt_pre_rules, var, mask);
 	size_t done = 0;
 
 	(void)fd;
 	if (total == 0)
 		return fn(ctx, 0, 0);
-	if (keep_whole && total <= rlt__whole(&rlt__rules, var, mask, nonblock))
+	if (keep_whole && total <= rlt__whole(&rlt_pre_rules, var, mask, nonblock))
 		piece_max = total;
-	if (var == RLT_VAR_RECV && !nonblock && rlt__always_admits(&rlt__rules, var, mask))
+	if (var == RLT_VAR_RECV && !nonblock && rlt__always_admits(&rlt_pre_rules, var, mask))
 		return recv_then_charge(e, mask, total, waitall, fn, ctx);
 	do {
 		struct rlt__ticket t;
@@ -153,24 +153,24 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 			 * in during the last system call is not worth a call of its own: taking
 			 * it would read a few bytes at a time at full CPU. Below half a piece a
 			 * delay rule waits for a whole one; a reject rule takes what there is. */
-			uint64_t a = rlt__available(&rlt__rules, var, mask, states, now);
+			uint64_t a = rlt__available(&rlt_pre_rules, var, mask, states, now);
 			if (a < piece && (a >= piece / 2 || (a && rejects)))
 				piece = (size_t)a;
 		} else if (nonblock) {
 			/* what the budget allows now, if that is at least one piece */
-			uint64_t a = rlt__available(&rlt__rules, var, mask, states, now);
+			uint64_t a = rlt__available(&rlt_pre_rules, var, mask, states, now);
 			if (a > piece)
 				piece = a < want ? (size_t)a : want;
 		}
-		if (rlt__charge_wait_at(&rlt__rules, &t, var, mask, states, piece, done == 0, now) !=
+		if (rlt__charge_wait_at(&rlt_pre_rules, &t, var, mask, states, piece, done == 0, now) !=
 		    0) {
 			if (done)
 				return (ssize_t)done;
-			return rlt__fail(t.err);
+			return rlt_pre_fail(t.err);
 		}
 		ssize_t n = fn(ctx, done, piece);
 		int err = errno;
-		rlt__settle(&rlt__rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0 && done == 0);
+		rlt__settle(&rlt_pre_rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0 && done == 0);
 		if (n < 0) {
 			if (done)
 				return (ssize_t)done;
@@ -194,7 +194,7 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 
 /* After a datagram arrived: charge it whole and hold it until its slot. A reject rule that
  * does not admit it fails the call and the datagram is dropped, as a policer drops a packet. */
-static ssize_t dgram_received(struct rlt__fd *e, uint32_t mask, ssize_t n, uint64_t bytes,
+static ssize_t dgram_received(struct rlt_pre_fd *e, uint32_t mask, ssize_t n, uint64_t bytes,
                               uint64_t msgs)
 {
 	struct rlt__ticket t;
@@ -202,10 +202,10 @@ static ssize_t dgram_received(struct rlt__fd *e, uint32_t mask, ssize_t n, uint6
 	if (n < 0 || !mask)
 		return n;
 	int saved = errno;
-	if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_RECV, mask, rlt__conn_states(e), bytes,
+	if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_RECV, mask, rlt_pre_budget_states(e), bytes,
 	                     msgs) != 0)
-		return rlt__fail(t.err);
-	rlt__settle(&rlt__rules, &t, bytes, msgs);
+		return rlt_pre_fail(t.err);
+	rlt__settle(&rlt_pre_rules, &t, bytes, msgs);
 	errno = saved;
 	return n;
 }
@@ -232,7 +232,7 @@ static ssize_t buf_send_piece(void *c, size_t off, size_t len)
 static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
                         const struct sockaddr *to, socklen_t tolen, int use_write)
 {
-	struct rlt__fd *e = socket_for(fd, RLT_VAR_SEND);
+	struct rlt_pre_fd *e = socket_for(fd, RLT_VAR_SEND);
 	struct buf_ctx c = {fd, buf, flags, to, tolen, use_write};
 
 	if (!e)
@@ -242,12 +242,12 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 		return use_write ? real_write(fd, buf, len) : real_sendto(fd, buf, len, flags, to, tolen);
 	if (is_dgram(e)) {
 		struct rlt__ticket t;
-		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_SEND, mask, rlt__conn_states(e), len,
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), len,
 		                     1) != 0)
-			return rlt__fail(t.err);
+			return rlt_pre_fail(t.err);
 		ssize_t n = buf_send_piece(&c, 0, len);
 		int err = errno;
-		rlt__settle(&rlt__rules, &t, n >= 0 ? len : 0, n >= 0);
+		rlt__settle(&rlt_pre_rules, &t, n >= 0 ? len : 0, n >= 0);
 		errno = err;
 		return n;
 	}
@@ -257,20 +257,20 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 
 RLT_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return send_buf(fd, buf, len, flags, NULL, 0, 0);
 }
 
 RLT_EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
                           const struct sockaddr *to, socklen_t tolen)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return send_buf(fd, buf, len, flags, to, tolen, 0);
 }
 
 RLT_EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return send_buf(fd, buf, len, 0, NULL, 0, 1);
 }
 
@@ -301,7 +301,7 @@ static ssize_t msg_send_piece(void *c, size_t off, size_t len)
 
 static ssize_t send_msg(int fd, const struct msghdr *msg, int flags, int use_writev)
 {
-	struct rlt__fd *e = socket_for(fd, RLT_VAR_SEND);
+	struct rlt_pre_fd *e = socket_for(fd, RLT_VAR_SEND);
 	struct msg_ctx c = {fd, msg, flags, use_writev};
 	uint32_t mask;
 
@@ -314,13 +314,13 @@ static ssize_t send_msg(int fd, const struct msghdr *msg, int flags, int use_wri
 	size_t total = iov_total(msg->msg_iov, (int)msg->msg_iovlen);
 	if (is_dgram(e)) {
 		struct rlt__ticket t;
-		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_SEND, mask, rlt__conn_states(e),
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e),
 		                     total, 1) != 0)
-			return rlt__fail(t.err);
+			return rlt_pre_fail(t.err);
 		ssize_t n = use_writev ? real_writev(fd, msg->msg_iov, (int)msg->msg_iovlen)
 		                       : real_sendmsg(fd, msg, flags);
 		int err = errno;
-		rlt__settle(&rlt__rules, &t, n >= 0 ? total : 0, n >= 0);
+		rlt__settle(&rlt_pre_rules, &t, n >= 0 ? total : 0, n >= 0);
 		errno = err;
 		return n;
 	}
@@ -333,14 +333,14 @@ straight:
 
 RLT_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return send_msg(fd, msg, flags, 0);
 }
 
 RLT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = cnt < 0 ? 0 : (size_t)cnt};
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	if (cnt < 0 || !socket_for(fd, RLT_VAR_SEND))
 		return real_writev(fd, iov, cnt);
 	return send_msg(fd, &h, 0, 1);
@@ -350,12 +350,12 @@ RLT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
  * kernel did not send is given back. On a stream socket it is charged the same way, unsplit. */
 RLT_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 {
-	struct rlt__fd *e;
+	struct rlt_pre_fd *e;
 	struct rlt__ticket t;
 	uint64_t bytes = 0;
 	uint32_t mask;
 
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	e = socket_for(fd, RLT_VAR_SEND);
 	if (!e || !vec || vlen == 0)
 		return real_sendmmsg(fd, vec, vlen, flags);
@@ -369,15 +369,15 @@ RLT_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
 	for (unsigned i = 0; i < vlen; i++)
 		bytes += iov_total(vec[i].msg_hdr.msg_iov, (int)vec[i].msg_hdr.msg_iovlen);
-	if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_SEND, mask, rlt__conn_states(e), bytes,
+	if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), bytes,
 	                     vlen) != 0)
-		return rlt__fail(t.err);
+		return rlt_pre_fail(t.err);
 	int n = real_sendmmsg(fd, vec, vlen, flags);
 	int err = errno;
 	uint64_t sent = 0;
 	for (int i = 0; i < n; i++)
 		sent += vec[i].msg_len;
-	rlt__settle(&rlt__rules, &t, sent, n > 0 ? (uint64_t)n : 0);
+	rlt__settle(&rlt_pre_rules, &t, sent, n > 0 ? (uint64_t)n : 0);
 	errno = err;
 	return n;
 }
@@ -396,21 +396,21 @@ static ssize_t sendfile_piece(void *c, size_t off, size_t len)
 
 RLT_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 {
-	struct rlt__fd *e;
+	struct rlt_pre_fd *e;
 	struct file_ctx c = {out, in, off};
 
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	e = socket_for(out, RLT_VAR_SEND);
 	if (!e || !e->mask[RLT_VAR_SEND])
 		return real_sendfile(out, in, off, count);
 	if (is_dgram(e)) {
 		struct rlt__ticket t;
-		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
-		                     rlt__conn_states(e), count, 1) != 0)
-			return rlt__fail(t.err);
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
+		                     rlt_pre_budget_states(e), count, 1) != 0)
+			return rlt_pre_fail(t.err);
 		ssize_t n = real_sendfile(out, in, off, count);
 		int err = errno;
-		rlt__settle(&rlt__rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0);
+		rlt__settle(&rlt_pre_rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0);
 		errno = err;
 		return n;
 	}
@@ -443,10 +443,10 @@ RLT_EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size
                           unsigned flags)
 {
 	struct splice_ctx c = {in, out, off_in, off_out, flags};
-	struct rlt__fd *e;
+	struct rlt_pre_fd *e;
 	enum rlt_var var = RLT_VAR_SEND;
 
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	e = socket_for(out, RLT_VAR_SEND);
 	if (!e || !e->mask[RLT_VAR_SEND]) {
 		var = RLT_VAR_RECV;
@@ -456,12 +456,12 @@ RLT_EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size
 	}
 	if (is_dgram(e)) {
 		struct rlt__ticket t;
-		if (rlt__charge_wait(&rlt__rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
-		                     rlt__conn_states(e), len, 1) != 0)
-			return rlt__fail(t.err);
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
+		                     rlt_pre_budget_states(e), len, 1) != 0)
+			return rlt_pre_fail(t.err);
 		ssize_t n = real_splice(in, off_in, out, off_out, len, flags);
 		int err = errno;
-		rlt__settle(&rlt__rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0);
+		rlt__settle(&rlt_pre_rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0);
 		errno = err;
 		return n;
 	}
@@ -499,7 +499,7 @@ static ssize_t buf_recv_piece(void *c, size_t off, size_t len)
 static ssize_t recv_buf(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
                         socklen_t *fromlen, int use_read)
 {
-	struct rlt__fd *e = socket_for(fd, RLT_VAR_RECV);
+	struct rlt_pre_fd *e = socket_for(fd, RLT_VAR_RECV);
 	struct rbuf_ctx c = {fd, buf, flags, from, fromlen, use_read};
 
 	if (!e || (flags & MSG_PEEK))
@@ -508,7 +508,7 @@ static ssize_t recv_buf(int fd, void *buf, size_t len, int flags, struct sockadd
 		/* learn the sender, to apply the rules that filter on it */
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
-		int need_addr = !e->peer.af && rlt__rules.n[RLT_VAR_RECV];
+		int need_addr = !e->peer.af && rlt_pre_rules.n[RLT_VAR_RECV];
 		ssize_t n;
 		if (!need_addr) {
 			if (!e->mask[RLT_VAR_RECV])
@@ -537,20 +537,20 @@ straight:
 
 RLT_EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return recv_buf(fd, buf, len, flags, NULL, NULL, 0);
 }
 
 RLT_EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
                             socklen_t *fromlen)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return recv_buf(fd, buf, len, flags, from, fromlen, 0);
 }
 
 RLT_EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return recv_buf(fd, buf, len, 0, NULL, NULL, 1);
 }
 
@@ -585,7 +585,7 @@ static ssize_t msg_recv_piece(void *c, size_t off, size_t len)
 
 static ssize_t recv_msg(int fd, struct msghdr *msg, int flags, int use_readv)
 {
-	struct rlt__fd *e = socket_for(fd, RLT_VAR_RECV);
+	struct rlt_pre_fd *e = socket_for(fd, RLT_VAR_RECV);
 	struct msg_ctx c = {fd, msg, flags, use_readv};
 
 	if (!e || !msg || (flags & MSG_PEEK) || msg->msg_iovlen > IOV_PIECE_MAX)
@@ -611,14 +611,14 @@ straight:
 
 RLT_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return recv_msg(fd, msg, flags, 0);
 }
 
 RLT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = cnt < 0 ? 0 : (size_t)cnt};
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	if (cnt < 0 || !socket_for(fd, RLT_VAR_RECV))
 		return real_readv(fd, iov, cnt);
 	return recv_msg(fd, &h, 0, 1);
@@ -627,9 +627,9 @@ RLT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 RLT_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
                         struct timespec *timeout)
 {
-	struct rlt__fd *e;
+	struct rlt_pre_fd *e;
 
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	e = socket_for(fd, RLT_VAR_RECV);
 	int n = real_recvmmsg(fd, vec, vlen, flags, timeout);
 	if (!e || n <= 0 || (flags & MSG_PEEK) || !e->mask[RLT_VAR_RECV])
@@ -645,7 +645,7 @@ RLT_EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 {
 	if (len > buflen)
 		__chk_fail();
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return recv_buf(fd, buf, len, 0, NULL, NULL, 1);
 }
 
@@ -653,7 +653,7 @@ RLT_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int 
 {
 	if (len > buflen)
 		__chk_fail();
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return recv_buf(fd, buf, len, flags, NULL, NULL, 0);
 }
 
@@ -662,6 +662,6 @@ RLT_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, 
 {
 	if (len > buflen)
 		__chk_fail();
-	rlt__ensure_real();
+	rlt_pre_ensure_real();
 	return recv_buf(fd, buf, len, flags, from, fromlen, 0);
 }

@@ -21,12 +21,12 @@
 #include "settings.h"
 #include "stats.h"
 
-struct rlt__ruleset rlt__rules;
-_Atomic int rlt__active;
-unsigned rlt__vars_in_use;
-int rlt__loglevel = RLT_LOG_WARN;
+struct rlt__ruleset rlt_pre_rules;
+_Atomic int rlt_pre_active;
+unsigned rlt_pre_vars_in_use;
+int rlt_pre_loglevel = RLT_LOG_WARN;
 
-/* The process our state describes: set at load and in a fork's child (see rlt__borrowed). */
+/* The process our state describes: set at load and in a fork's child (see rlt_pre_borrowed). */
 static _Atomic pid_t owner;
 
 static char stats_tmpl[RLT_STATS_PATH_MAX];
@@ -45,13 +45,13 @@ static void say(const char *s, size_t n)
 	}
 }
 
-void rlt__log(int level, const char *fmt, ...)
+void rlt_pre_log(int level, const char *fmt, ...)
 {
 	char line[1024];
 	int saved = errno;
 	va_list ap;
 
-	if (level > rlt__loglevel)
+	if (level > rlt_pre_loglevel)
 		return;
 	va_start(ap, fmt);
 	say(line, rlt__log_line(line, sizeof line, getpid(), fmt, ap));
@@ -70,7 +70,7 @@ static void fatal(const char *msg)
 static void warn_rule(const char *msg, void *ctx)
 {
 	(void)ctx;
-	rlt__log(RLT_LOG_WARN, "%s (rule ignored: RLT_ON_ERROR=ignore)", msg);
+	rlt_pre_log(RLT_LOG_WARN, "%s (rule ignored: RLT_ON_ERROR=ignore)", msg);
 }
 
 static void write_stats(void)
@@ -79,9 +79,9 @@ static void write_stats(void)
 
 	if (!stats_tmpl[0] || atomic_exchange(&stats_written, 1))
 		return;
-	if (rlt__stats_to(stats_tmpl, &rlt__rules, real_write, real_close, getpid(),
+	if (rlt__stats_to(stats_tmpl, &rlt_pre_rules, real_write, real_close, getpid(),
 	                  rlt__now() - started, &err) != 0)
-		rlt__log(RLT_LOG_ERROR, "%s", err.msg);
+		rlt_pre_log(RLT_LOG_ERROR, "%s", err.msg);
 }
 
 /* A fatal signal the program does not handle: write the summary, then die of the signal. */
@@ -109,7 +109,7 @@ static void catch_fatal_signals(void)
 	}
 }
 
-int rlt__borrowed(void)
+int rlt_pre_borrowed(void)
 {
 	pid_t o = atomic_load_explicit(&owner, memory_order_relaxed), me;
 	int saved = errno;
@@ -136,22 +136,22 @@ int rlt__borrowed(void)
 static void atfork_child(void)
 {
 	/* first, for the handlers registered after ours (they may close fds); those before
-	 * ours are told from a vfork child by rlt__borrowed */
+	 * ours are told from a vfork child by rlt_pre_borrowed */
 	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
-	if (rlt__rules.n[RLT_VAR_CONNS]) {
+	if (rlt_pre_rules.n[RLT_VAR_CONNS]) {
 		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
 		uint32_t held[RLT_MAX_RULES_PER_VAR];
 		rlt__conns_identity();
-		rlt__fdtable_conns_held(held);
-		rlt__conns_forked(&rlt__rules, held);
+		rlt_pre_fdtable_conns_held(held);
+		rlt__conns_forked(&rlt_pre_rules, held);
 	}
 	/* The child starts where the parent's budgets stood (the memory is a copy) but reports
 	 * its own calls. */
 	started = rlt__now();
 	atomic_store(&stats_written, 0);
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rlt__rules.n[v]; i++) {
-			struct rlt__stats *st = &rlt__rules.rules[v][i].st;
+		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++) {
+			struct rlt__stats *st = &rlt_pre_rules.rules[v][i].st;
 			memset(st, 0, sizeof *st);
 		}
 }
@@ -195,28 +195,28 @@ __attribute__((constructor)) static void rlt_load(void)
 	struct rlt_error err = {{0}};
 	struct rlt__settings set;
 
-	rlt__real_init();
+	rlt_pre_real_init();
 	started = rlt__now();
 
 	if (rlt__settings_read(&set, &err) != 0)
 		fatal(err.msg);
-	rlt__loglevel = set.loglevel;
+	rlt_pre_loglevel = set.loglevel;
 	if (!set.inherit)
 		drop_from_ld_preload();
 	if (set.stats[0]) {
 		strcpy(stats_tmpl, set.stats);
-		rlt__rules.stats_on = 1;
+		rlt_pre_rules.stats_on = 1;
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		values[v] = getenv(rlt_var_name((enum rlt_var)v));
-	rlt__scope_log = rlt__log; /* redis scopes: one line per outage */
-	if (rlt__ruleset_build(&rlt__rules, values, set.ignore_bad, warn_rule, NULL, &err) != 0)
+	rlt__scope_log = rlt_pre_log; /* redis scopes: one line per outage */
+	if (rlt__ruleset_build(&rlt_pre_rules, values, set.ignore_bad, warn_rule, NULL, &err) != 0)
 		fatal(err.msg);
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		if (rlt__rules.n[v])
-			rlt__vars_in_use |= 1u << v;
+		if (rlt_pre_rules.n[v])
+			rlt_pre_vars_in_use |= 1u << v;
 
-	rlt__fdtable_init();
+	rlt_pre_fdtable_init();
 	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
 	pthread_atfork(NULL, NULL, atfork_child);
 	if (stats_tmpl[0]) {
@@ -224,12 +224,12 @@ __attribute__((constructor)) static void rlt_load(void)
 		catch_fatal_signals();
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rlt__rules.n[v]; i++) {
+		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++) {
 			char canon[1024];
-			rlt_rule_format(&rlt__rules.rules[v][i].rule, canon, sizeof canon);
-			rlt__log(RLT_LOG_INFO, "%s: %s", rlt_var_name((enum rlt_var)v), canon);
+			rlt_rule_format(&rlt_pre_rules.rules[v][i].rule, canon, sizeof canon);
+			rlt_pre_log(RLT_LOG_INFO, "%s: %s", rlt_var_name((enum rlt_var)v), canon);
 		}
-	atomic_store_explicit(&rlt__active, 1, memory_order_release);
+	atomic_store_explicit(&rlt_pre_active, 1, memory_order_release);
 }
 
 /* A program that ends with _exit or returns from main after destructors: write the summary in

@@ -58,19 +58,19 @@ RLT_REAL_SYMBOLS(RLT_DECLARE_REAL)
 #undef RLT_DECLARE_REAL
 
 /* Resolves every real symbol; the first hook or the constructor calls it. */
-void rlt__real_init(void);
+void rlt_pre_real_init(void);
 
 /* ----- load-time state (init.c) ----- */
 
-extern struct rlt__ruleset rlt__rules;
+extern struct rlt__ruleset rlt_pre_rules;
 /* 1 once the rules are loaded and hooks may throttle; before that hooks pass straight through. */
-extern _Atomic int rlt__active;
+extern _Atomic int rlt_pre_active;
 /* Which variables have any rule at all (bit per enum rlt_var): a hook for a variable with no
  * rule costs one load. */
-extern unsigned rlt__vars_in_use;
+extern unsigned rlt_pre_vars_in_use;
 
-extern int rlt__loglevel;
-void rlt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+extern int rlt_pre_loglevel;
+void rlt_pre_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* 1 when the caller runs in our memory without being the process our state describes: the
  * child of vfork() or posix_spawn() (CPython's subprocess), before it execs. Its fd table is
@@ -78,36 +78,36 @@ void rlt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
  * of our state. TLS cannot tell it from the parent's thread (they share it); its pid can.
  * A system call (two in such a child): only for the calls that change the fd table, never on
  * a hot path. */
-int rlt__borrowed(void);
+int rlt_pre_borrowed(void);
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
  * constructor, from another library's constructor). */
-static inline void rlt__ensure_real(void)
+static inline void rlt_pre_ensure_real(void)
 {
-	extern _Atomic int rlt__real_ready;
-	if (__builtin_expect(!atomic_load_explicit(&rlt__real_ready, memory_order_acquire), 0))
-		rlt__real_init();
+	extern _Atomic int rlt_pre_real_ready;
+	if (__builtin_expect(!atomic_load_explicit(&rlt_pre_real_ready, memory_order_acquire), 0))
+		rlt_pre_real_init();
 }
 
 /* ----- the fd table (fdtable.c) ----- */
 
-enum rlt__fdkind {
+enum rlt_pre_fdkind {
 	RLT_FD_UNKNOWN = 0, /* never seen: classified on first use */
 	RLT_FD_OTHER,       /* not a socket, or a socket no rule can ever apply to */
 	RLT_FD_SOCKET,
 };
 
 /* What connects a socket's fds (dup shares it): connection-scope states and RLT_CONNS. */
-struct rlt__conn {
+struct rlt_pre_sock_budgets {
 	_Atomic uint32_t refs;    /* fds that refer to this socket */
 	uint32_t conns_mask;      /* RLT_CONNS rules this connection counts against */
-	uint32_t fork_seen;       /* the fork that last counted it (rlt__fdtable_conns_held) */
+	uint32_t fork_seen;       /* the fork that last counted it (rlt_pre_fdtable_conns_held) */
 	_Atomic uint32_t next;    /* free list: index + 1 of the block below it, 0 for none */
-	_Alignas(64) unsigned char states[]; /* rlt__rules.conn_block_size bytes */
+	_Alignas(64) unsigned char states[]; /* rlt_pre_rules.conn_block_size bytes */
 };
 
-struct rlt__fd {
-	_Atomic uint8_t kind;     /* enum rlt__fdkind, written last when an entry is set up */
+struct rlt_pre_fd {
+	_Atomic uint8_t kind;     /* enum rlt_pre_fdkind, written last when an entry is set up */
 	uint8_t type;             /* SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET */
 	uint8_t nonblock;         /* O_NONBLOCK is set on the file */
 	uint8_t listening;        /* accept() was called on it */
@@ -115,48 +115,48 @@ struct rlt__fd {
 	struct rlt__peer peer;    /* connected peer, af 0 when none */
 	uint16_t local_port;      /* for accept rules: the listening port */
 	uint32_t mask[RLT_VAR_COUNT]; /* rules that apply to this socket's traffic */
-	struct rlt__conn *conn;   /* NULL until the socket needs one */
+	struct rlt_pre_sock_budgets *conn;   /* NULL until the socket needs one */
 };
 
 /* The entry for fd, classifying a never-seen fd first (one getsockopt, once); NULL for fds
  * beyond the table. */
-struct rlt__fd *rlt__fd_get(int fd);
+struct rlt_pre_fd *rlt_pre_fd_get(int fd);
 /* The entry for fd without classifying (NULL beyond the table). */
-struct rlt__fd *rlt__fd_slot(int fd);
+struct rlt_pre_fd *rlt_pre_fd_slot(int fd);
 /* A new socket of this family and type (socket(), accept(), socketpair()). */
-void rlt__fd_new_socket(int fd, int af, int type, int nonblock);
+void rlt_pre_fd_new_socket(int fd, int af, int type, int nonblock);
 /* The socket is now connected to / accepted from peer: recompute which rules apply. */
-void rlt__fd_set_peer(int fd, const struct rlt__peer *peer);
+void rlt_pre_fd_set_peer(int fd, const struct rlt__peer *peer);
 /* fd was closed (or is about to be reused). */
-void rlt__fd_forget(int fd);
+void rlt_pre_fd_forget(int fd);
 /* newfd now refers to the same open file as oldfd. */
-void rlt__fd_dup(int oldfd, int newfd);
+void rlt_pre_fd_dup(int oldfd, int newfd);
 /* The highest fd whose entry was ever set (-1: none): entries above it are all never-seen. */
-int rlt__fd_top(void);
+int rlt_pre_fd_top(void);
 /* Connection block of an fd, created on demand (NULL when no rule needs one). */
-struct rlt__conn *rlt__fd_conn(struct rlt__fd *e);
-void rlt__fdtable_init(void);
+struct rlt_pre_sock_budgets *rlt_pre_fd_budgets(struct rlt_pre_fd *e);
+void rlt_pre_fdtable_init(void);
 
 /* The connection-scope states of a socket: NULL when no rule has connection scope, or when no
  * memory could be had (rlt__charge then leaves the connection-scope rules out). */
-static inline void *rlt__conn_states(struct rlt__fd *e)
+static inline void *rlt_pre_budget_states(struct rlt_pre_fd *e)
 {
-	struct rlt__conn *c;
-	if (!rlt__rules.conn_block_size)
+	struct rlt_pre_sock_budgets *c;
+	if (!rlt_pre_rules.conn_block_size)
 		return NULL;
-	c = rlt__fd_conn(e);
+	c = rlt_pre_fd_budgets(e);
 	return c ? c->states : NULL;
 }
 /* The connection on fd holds slots of the RLT_CONNS rules in mask until its last fd closes. */
-void rlt__fd_conns_hold(int fd, struct rlt__conn *c, uint32_t mask);
+void rlt_pre_fd_conns_hold(int fd, struct rlt_pre_sock_budgets *c, uint32_t mask);
 /* In a forked child: the connections it inherited, counted per RLT_CONNS rule (a socket with
  * several fds once). */
-void rlt__fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR]);
+void rlt_pre_fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR]);
 
 /* ----- shared hook helpers (hook_io.c) ----- */
 
 /* errno := e, return -1: the one place a hook turns an error value into errno. */
-static inline int rlt__fail(int e)
+static inline int rlt_pre_fail(int e)
 {
 	errno = e;
 	return -1;

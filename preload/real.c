@@ -16,7 +16,7 @@
 RLT_REAL_SYMBOLS(RLT_DEFINE_REAL)
 #undef RLT_DEFINE_REAL
 
-_Atomic int rlt__real_ready;
+_Atomic int rlt_pre_real_ready;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -58,10 +58,10 @@ static void resolve_all(void)
 	}
 	RLT_REAL_SYMBOLS(RLT_RESOLVE)
 #undef RLT_RESOLVE
-	atomic_store_explicit(&rlt__real_ready, 1, memory_order_release);
+	atomic_store_explicit(&rlt_pre_real_ready, 1, memory_order_release);
 }
 
-void rlt__real_init(void)
+void rlt_pre_real_init(void)
 {
 	pthread_once(&once, resolve_all);
 }

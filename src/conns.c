@@ -194,7 +194,7 @@ int rlt__conns_take(struct rlt__rt_rule *r)
 	return 0;
 }
 
-void rlt__conns_give(struct rlt__rt_rule *r)
+void rlt__conns_release_rule(struct rlt__rt_rule *r)
 {
 	struct rlt__shm_holder *m = r->holders ? atomic_load(&r->mine) : NULL;
 
@@ -265,7 +265,7 @@ void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask)
 {
 	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++)
 		if (mask & (1u << i))
-			rlt__conns_give(&rs->rules[RLT_VAR_CONNS][i]);
+			rlt__conns_release_rule(&rs->rules[RLT_VAR_CONNS][i]);
 }
 
 void rlt__conns_forked(struct rlt__ruleset *rs, const uint32_t inherited[RLT_MAX_RULES_PER_VAR])

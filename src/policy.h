@@ -172,9 +172,10 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
 int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err);
 void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask);
 /* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
- * the slots of dead processes, in shared scope). rlt__conns_give returns one and wakes waiters. */
+ * the slots of dead processes, in shared scope). rlt__conns_release_rule gives one back and
+ * wakes waiters. */
 int rlt__conns_take(struct rlt__rt_rule *r);
-void rlt__conns_give(struct rlt__rt_rule *r);
+void rlt__conns_release_rule(struct rlt__rt_rule *r);
 /* Who this process is to the shared holders (its pid and start time): read at load, and again
  * in a forked child, before anything else. */
 void rlt__conns_identity(void);

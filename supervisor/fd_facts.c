@@ -29,12 +29,12 @@
 
 #include "internal.h"
 
-struct rlt__sock rlt__not_a_socket;
+struct rlt_sup_sock rlt_sup_not_a_socket;
 
 /* fds beyond this are not cached (looked up each time): the table would be too large. */
 #define FD_CACHE_MAX (1u << 20)
 
-void rlt__sock_rematch(struct rlt__sup *s, struct rlt__sock *k)
+void rlt_sup_sock_rematch(struct rlt_sup *s, struct rlt_sup_sock *k)
 {
 	struct rlt__peer p = k->peer;
 
@@ -44,10 +44,10 @@ void rlt__sock_rematch(struct rlt__sup *s, struct rlt__sock *k)
 		k->mask[v] = s->rs->n[v] ? rlt__match(s->rs, (enum rlt_var)v, &p) : 0;
 }
 
-static int table_fit(struct rlt__proc *p, unsigned fd)
+static int table_fit(struct rlt_sup_proc *p, unsigned fd)
 {
 	unsigned n = p->nfds ? p->nfds : 64;
-	struct rlt__sock **t;
+	struct rlt_sup_sock **t;
 
 	if (fd < p->nfds)
 		return 0;
@@ -62,9 +62,9 @@ static int table_fit(struct rlt__proc *p, unsigned fd)
 	return 0;
 }
 
-static struct rlt__sock *sock_new(struct rlt__sup *s, int dup, int type, int af)
+static struct rlt_sup_sock *sock_new(struct rlt_sup *s, int dup, int type, int af)
 {
-	struct rlt__sock *k = calloc(1, sizeof *k);
+	struct rlt_sup_sock *k = calloc(1, sizeof *k);
 
 	if (!k)
 		return NULL;
@@ -80,14 +80,14 @@ static struct rlt__sock *sock_new(struct rlt__sup *s, int dup, int type, int af)
 	return k;
 }
 
-struct rlt__sock *rlt__sock_hold(struct rlt__sock *k)
+struct rlt_sup_sock *rlt_sup_sock_hold(struct rlt_sup_sock *k)
 {
 	if (k && k != RLT_NOT_SOCKET)
 		k->refs++;
 	return k;
 }
 
-void rlt__sock_put(struct rlt__sup *s, struct rlt__sock *k)
+void rlt_sup_sock_put(struct rlt_sup *s, struct rlt_sup_sock *k)
 {
 	(void)s;
 	if (!k || k == RLT_NOT_SOCKET || --k->refs > 0)
@@ -98,21 +98,21 @@ void rlt__sock_put(struct rlt__sup *s, struct rlt__sock *k)
 }
 
 /* The program's fd is gone: its RLT_CONNS slots go back now, the facts when no job holds them. */
-static void sock_free(struct rlt__sup *s, struct rlt__sock *k)
+static void sock_free(struct rlt_sup *s, struct rlt_sup_sock *k)
 {
 	if (!k || k == RLT_NOT_SOCKET)
 		return;
 	if (k->conns_mask) {
 		uint32_t m = k->conns_mask;
 		k->conns_mask = 0;
-		rlt__conns_give_back(s, m);
+		rlt_sup_conns_release(s, m);
 	}
-	rlt__sock_put(s, k);
+	rlt_sup_sock_put(s, k);
 }
 
-struct rlt__sock *rlt__fd_facts(struct rlt__sup *s, struct rlt__proc *p, int fd, int *rc)
+struct rlt_sup_sock *rlt_sup_fd_facts(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int *rc)
 {
-	struct rlt__sock *k;
+	struct rlt_sup_sock *k;
 	struct stat st;
 	int dup, type = 0, af = 0;
 	socklen_t l;
@@ -123,7 +123,7 @@ struct rlt__sock *rlt__fd_facts(struct rlt__sup *s, struct rlt__proc *p, int fd,
 	}
 	if ((unsigned)fd < p->nfds && p->fds[fd])
 		return p->fds[fd];
-	dup = rlt__getfd(p->pidfd, fd);
+	dup = rlt_sup_getfd(p->pidfd, fd);
 	if (dup < 0) {
 		*rc = dup;
 		return NULL;
@@ -152,7 +152,7 @@ struct rlt__sock *rlt__fd_facts(struct rlt__sup *s, struct rlt__proc *p, int fd,
 			rlt__peer_from_sockaddr(&me, (struct sockaddr *)&ss, sl);
 			k->local_port = me.port;
 		}
-		rlt__sock_rematch(s, k);
+		rlt_sup_sock_rematch(s, k);
 	}
 	if ((unsigned)fd < FD_CACHE_MAX && table_fit(p, (unsigned)fd) == 0) {
 		p->fds[fd] = k;
@@ -165,12 +165,12 @@ struct rlt__sock *rlt__fd_facts(struct rlt__sup *s, struct rlt__proc *p, int fd,
 	return k;
 }
 
-int rlt__fd_adopt(struct rlt__sup *s, struct rlt__proc *p, int fd, int ourfd, int type,
-                  const struct rlt__peer *peer, uint32_t conns_mask)
+int rlt_sup_fd_adopt(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int ourfd, int type,
+                     const struct rlt__peer *peer, uint32_t conns_mask)
 {
-	struct rlt__sock *k;
+	struct rlt_sup_sock *k;
 
-	rlt__fd_forget(s, p, fd);
+	rlt_sup_fd_forget(s, p, fd);
 	if (fd < 0 || (unsigned)fd >= FD_CACHE_MAX || table_fit(p, (unsigned)fd) != 0)
 		return -ENOMEM;
 	k = sock_new(s, ourfd, type, peer->af == AF_INET6 ? AF_INET6 : AF_INET);
@@ -178,12 +178,12 @@ int rlt__fd_adopt(struct rlt__sup *s, struct rlt__proc *p, int fd, int ourfd, in
 		return -ENOMEM;
 	k->peer = *peer;
 	k->conns_mask = conns_mask;
-	rlt__sock_rematch(s, k);
+	rlt_sup_sock_rematch(s, k);
 	p->fds[fd] = k;
 	return 0;
 }
 
-void rlt__fd_forget(struct rlt__sup *s, struct rlt__proc *p, int fd)
+void rlt_sup_fd_forget(struct rlt_sup *s, struct rlt_sup_proc *p, int fd)
 {
 	if (fd < 0 || (unsigned)fd >= p->nfds || !p->fds[fd])
 		return;
@@ -191,8 +191,8 @@ void rlt__fd_forget(struct rlt__sup *s, struct rlt__proc *p, int fd)
 	p->fds[fd] = NULL;
 }
 
-void rlt__fd_forget_range(struct rlt__sup *s, struct rlt__proc *p, unsigned lo, unsigned hi)
+void rlt_sup_fd_forget_range(struct rlt_sup *s, struct rlt_sup_proc *p, unsigned lo, unsigned hi)
 {
 	for (unsigned fd = lo; fd < p->nfds && fd <= hi; fd++)
-		rlt__fd_forget(s, p, (int)fd);
+		rlt_sup_fd_forget(s, p, (int)fd);
 }

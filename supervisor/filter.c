@@ -1,5 +1,5 @@
 /*
- * seccomp_child.c: starting the command under the filter.
+ * filter.c: starting the command under the filter.
  *
  * The child installs a libseccomp filter whose network and fd-table system calls go to user
  * notification, and hands the listener fd to the parent over a socketpair (SCM_RIGHTS). The
@@ -37,7 +37,7 @@ struct report {
 };
 
 /* Calls whose effect on the data path we throttle, and those that release or replace an fd
- * number (which keep the fd cache true). See the note at the top of fdcache.c for why the
+ * number (which keep the fd cache true). See the note at the top of fd_facts.c for why the
  * calls that create fds (socket, dup, fcntl) need no notification. */
 static const char *const notified[] = {
 	"connect", "accept", "accept4", "sendto", "sendmsg", "sendmmsg", "recvfrom", "recvmsg",
@@ -244,7 +244,7 @@ static int recv_report(int ctl, struct report *rep, int *fd)
 	return 0;
 }
 
-void rlt__child_abort(pid_t pid, int ctl_fd)
+void rlt_sup_child_abort(pid_t pid, int ctl_fd)
 {
 	int st;
 
@@ -284,7 +284,7 @@ static int probe_kernel(struct rlt_error *err)
 	return -e;
 }
 
-int rlt__child_spawn(char **cmd, pid_t *pid, int *notify_fd, int *ctl_fd, struct rlt_error *err)
+int rlt_sup_child_spawn(char **cmd, pid_t *pid, int *notify_fd, int *ctl_fd, struct rlt_error *err)
 {
 	struct report rep;
 	int sp[2], rc, fd;
@@ -332,13 +332,13 @@ int rlt__child_spawn(char **cmd, pid_t *pid, int *notify_fd, int *ctl_fd, struct
 			snprintf(err->msg, sizeof err->msg,
 			         "--seccomp cannot work here: the child did not hand over the "
 			         "filter's fd: %s", strerror(-rc));
-		rlt__child_abort(p, sp[0]);
+		rlt_sup_child_abort(p, sp[0]);
 		return rc;
 	}
 	/* pidfd_getfd is what every call on a socket needs: try it now on the child's end of the
 	 * socketpair (the same fd number as ours was), before the command runs. */
 	int pidfd = (int)syscall(SYS_pidfd_open, p, 0);
-	int probe = pidfd < 0 ? -errno : rlt__getfd(pidfd, sp[1]);
+	int probe = pidfd < 0 ? -errno : rlt_sup_getfd(pidfd, sp[1]);
 	if (pidfd >= 0)
 		close(pidfd);
 	if (probe < 0) {
@@ -350,7 +350,7 @@ int rlt__child_spawn(char **cmd, pid_t *pid, int *notify_fd, int *ctl_fd, struct
 		                           "a container's seccomp profile)"
 		                         : probe == -ENOSYS ? " (the kernel is older than 5.6)" : "");
 		close(fd);
-		rlt__child_abort(p, sp[0]);
+		rlt_sup_child_abort(p, sp[0]);
 		return probe;
 	}
 	close(probe);
@@ -360,7 +360,7 @@ int rlt__child_spawn(char **cmd, pid_t *pid, int *notify_fd, int *ctl_fd, struct
 	return 0;
 }
 
-int rlt__child_go(int ctl_fd)
+int rlt_sup_child_go(int ctl_fd)
 {
 	char go = 'g';
 	ssize_t n = write(ctl_fd, &go, 1);

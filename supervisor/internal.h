@@ -20,7 +20,7 @@
 
 /* ----- what we know of one fd of one process (fd_facts.c) ----- */
 
-struct rlt__sock {
+struct rlt_sup_sock {
 	unsigned refs;                  /* the cache's reference and each job's */
 	int dup;                        /* our duplicate of the program's socket (CLOEXEC) */
 	int type;                       /* SOCK_STREAM, SOCK_DGRAM, ... */
@@ -33,35 +33,35 @@ struct rlt__sock {
 };
 
 /* The cache's answer for an fd that is not a socket (file, pipe, terminal, ...). */
-extern struct rlt__sock rlt__not_a_socket;
-#define RLT_NOT_SOCKET (&rlt__not_a_socket)
+extern struct rlt_sup_sock rlt_sup_not_a_socket;
+#define RLT_NOT_SOCKET (&rlt_sup_not_a_socket)
 
 /* A connection accepted for a call that was then given up for a signal handler (before its
  * slot): handed to the next accept on the same listening fd, its restart, rather than dropped. */
-struct rlt__accepted {
-	struct rlt__accepted *next;
+struct rlt_sup_accepted {
+	struct rlt_sup_accepted *next;
 	int lfd;                 /* the program's listening fd */
 	int sock;                /* our fd of the connection */
 	struct rlt__peer peer;
 	uint32_t conns_mask;
 };
 
-struct rlt__proc {
+struct rlt_sup_proc {
 	pid_t tgid;
 	int pidfd;                   /* pidfd_open(tgid): for pidfd_getfd, and polled for its exit */
-	struct rlt__sock **fds;      /* indexed by fd: NULL unknown, RLT_NOT_SOCKET, or facts */
+	struct rlt_sup_sock **fds;      /* indexed by fd: NULL unknown, RLT_NOT_SOCKET, or facts */
 	unsigned nfds;               /* length of fds[] */
 	unsigned jobs;               /* jobs that still refer to it (freed at 0 once gone) */
 	int gone;                    /* its pidfd reported the exit of the whole thread group */
-	struct rlt__accepted *stash; /* connections accepted for it that no call took yet */
+	struct rlt_sup_accepted *stash; /* connections accepted for it that no call took yet */
 	struct rlt__ruleset *rs;     /* its budgets: the command's own, or a fork's (owns_rs) */
 	int owns_rs;
-	struct rlt__proc *next;      /* hash chain */
+	struct rlt_sup_proc *next;      /* hash chain */
 };
 
 /* ----- a call that is not answered at once (job_table.c) ----- */
 
-enum rlt__op {
+enum rlt_sup_op {
 	OP_CONTINUE,   /* charge, wait for the slot, then let the kernel make the call */
 	OP_RECV,       /* a stream receive made on the program's behalf */
 	OP_SEND,       /* a stream send made on the program's behalf */
@@ -72,25 +72,25 @@ enum rlt__op {
 	OP_ACCEPT,     /* accept made on the program's behalf, then the fd installed in it */
 };
 
-enum rlt__phase {
+enum rlt_sup_phase {
 	PH_NEW,    /* not charged yet */
 	PH_SLOT,   /* charged: waiting on the timer heap for the slot (t.go) */
 	PH_READY,  /* parked: waiting for the socket to become readable/writable */
 	PH_GONE,   /* ended: in the graveyard until no epoll batch can still name it */
 };
 
-struct rlt__job {
+struct rlt_sup_job {
 	/* the notification */
 	uint64_t id;
 	pid_t tid;
 	int nr;
 	uint64_t args[6];
 
-	struct rlt__proc *proc;
+	struct rlt_sup_proc *proc;
 	int fd;                 /* the program's fd of the call */
-	struct rlt__sock *sock; /* its facts (owned by the cache; re-looked-up if dropped) */
-	enum rlt__op op;
-	enum rlt__phase phase;
+	struct rlt_sup_sock *sock; /* its facts (owned by the cache; re-looked-up if dropped) */
+	enum rlt_sup_op op;
+	enum rlt_sup_phase phase;
 	enum rlt_var var;
 	uint32_t mask;
 
@@ -134,50 +134,50 @@ struct rlt__job {
 	rlt_ns_t parked_at;     /* when it last started waiting on its socket */
 	rlt_ns_t timeout_at;    /* SO_RCVTIMEO/SO_SNDTIMEO: a wait on the socket gives up then */
 	int timeout_known;      /* timeout_at was set at the call's first wait on its socket */
-	struct rlt__job *next;  /* tid hash chain */
-	struct rlt__job *wnext; /* RLT_CONNS waiting list */
+	struct rlt_sup_job *next;  /* tid hash chain */
+	struct rlt_sup_job *wnext; /* RLT_CONNS waiting list */
 };
 
 /* ----- the timer heap (timer_heap.c) ----- */
 
-struct rlt__heap {
-	struct rlt__job **v;
+struct rlt_sup_heap {
+	struct rlt_sup_job **v;
 	size_t n, cap;
 };
 
-int rlt__heap_push(struct rlt__heap *h, struct rlt__job *j);
-void rlt__heap_remove(struct rlt__heap *h, struct rlt__job *j);
-struct rlt__job *rlt__heap_top(const struct rlt__heap *h);
+int rlt_sup_heap_push(struct rlt_sup_heap *h, struct rlt_sup_job *j);
+void rlt_sup_heap_remove(struct rlt_sup_heap *h, struct rlt_sup_job *j);
+struct rlt_sup_job *rlt_sup_heap_top(const struct rlt_sup_heap *h);
 
 /* ----- the supervisor's state ----- */
 
-#define RLT__PROC_BUCKETS 256
-#define RLT__TID_BUCKETS 1024
-#define RLT__JOB_BUCKETS 1024
+#define RLT_SUP_PROC_BUCKETS 256
+#define RLT_SUP_TID_BUCKETS 1024
+#define RLT_SUP_JOB_BUCKETS 1024
 
-struct rlt__tidmap {
+struct rlt_sup_tidmap {
 	pid_t tid;
-	struct rlt__proc *proc;
-	struct rlt__tidmap *next;
+	struct rlt_sup_proc *proc;
+	struct rlt_sup_tidmap *next;
 };
 
-struct rlt__sup {
+struct rlt_sup {
 	struct rlt__ruleset *rs;
 	int notify_fd;
 	int epoll_fd;
 	int timer_fd;
 	rlt_ns_t timer_armed;                    /* the deadline timer_fd is set for, 0 none */
-	rlt_ns_t next_tick;                      /* jobs look for signals then (rlt__jobs_tick) */
+	rlt_ns_t next_tick;                      /* jobs look for signals then (rlt_sup_jobs_tick) */
 	int loglevel;
 	pid_t child;
-	struct rlt__heap heap;
-	struct rlt__proc *procs[RLT__PROC_BUCKETS];
-	struct rlt__tidmap *tids[RLT__TID_BUCKETS];
-	struct rlt__job *jobs[RLT__JOB_BUCKETS]; /* live jobs by tid: one call per thread */
-	struct rlt__job *conns_waiters;          /* jobs waiting for an RLT_CONNS slot */
+	struct rlt_sup_heap heap;
+	struct rlt_sup_proc *procs[RLT_SUP_PROC_BUCKETS];
+	struct rlt_sup_tidmap *tids[RLT_SUP_TID_BUCKETS];
+	struct rlt_sup_job *jobs[RLT_SUP_JOB_BUCKETS]; /* live jobs by tid: one call per thread */
+	struct rlt_sup_job *conns_waiters;          /* jobs waiting for an RLT_CONNS slot */
 	unsigned parked;                         /* jobs in PH_READY */
 	unsigned njobs;                          /* jobs alive or remembered */
-	struct rlt__job *graveyard;              /* ended jobs, freed after the next batch */
+	struct rlt_sup_job *graveyard;              /* ended jobs, freed after the next batch */
 	int tee_pipe[2];                         /* splice: where a pipe's bytes are looked at */
 	uint64_t notifications, continued_fast;  /* counters for the debug log */
 
@@ -193,190 +193,190 @@ struct rlt__sup {
 
 /* Log levels, as RLT_LOG names them. */
 
-void rlt__sup_log(const struct rlt__sup *s, int level, pid_t pid, const char *fmt, ...)
+void rlt_sup_log(const struct rlt_sup *s, int level, pid_t pid, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* ----- the child side (filter.c) ----- */
 
 /*
  * Forks the command under a user-notification filter. On success *pid is the child (stopped
- * before exec, waiting for rlt__child_go) and *notify_fd the listener. Returns 0, or -errno
+ * before exec, waiting for rlt_sup_child_go) and *notify_fd the listener. Returns 0, or -errno
  * with err saying what failed (nothing has run: the child is reaped).
  */
-int rlt__child_spawn(char **cmd, pid_t *pid, int *notify_fd, int *ctl_fd, struct rlt_error *err);
+int rlt_sup_child_spawn(char **cmd, pid_t *pid, int *notify_fd, int *ctl_fd, struct rlt_error *err);
 
 /* Lets the child exec the command. Returns 0 or -errno. */
-int rlt__child_go(int ctl_fd);
+int rlt_sup_child_go(int ctl_fd);
 
 /* Kills and reaps a child that has not been let go. */
-void rlt__child_abort(pid_t pid, int ctl_fd);
+void rlt_sup_child_abort(pid_t pid, int ctl_fd);
 
 /* ----- the keeper: the tree dies with the supervisor (keeper.c) ----- */
 
 /* Forks the keeper, holding a duplicate of the listener and a pidfd of this process. Call it
  * before the command runs, while this process has one thread. 0, or -1 with err filled. */
-int rlt__keeper_start(int notify_fd, struct rlt_error *err);
+int rlt_sup_keeper_start(int notify_fd, struct rlt_error *err);
 /* Records a supervised process / forgets one that ended (the keeper kills the recorded ones if
  * the supervisor dies). No-ops without a keeper. */
-void rlt__keeper_add(pid_t pid);
-void rlt__keeper_del(pid_t pid);
+void rlt_sup_keeper_add(pid_t pid);
+void rlt_sup_keeper_del(pid_t pid);
 /* The supervisor's normal end: the keeper is killed and reaped. */
-void rlt__keeper_stop(void);
+void rlt_sup_keeper_stop(void);
 
-/* ----- the (pid, fd) cache (fd_facts.c) ----- */
+/* ----- the processes (proc_table.c) and what their fds are (fd_facts.c) ----- */
 
 /* The process a thread belongs to (learnt once per tid). Returns NULL with *rc = -errno when
  * the thread is gone or cannot be inspected. */
-struct rlt__proc *rlt__proc_of_tid(struct rlt__sup *s, pid_t tid, int *rc);
+struct rlt_sup_proc *rlt_sup_proc_of_tid(struct rlt_sup *s, pid_t tid, int *rc);
 
 /* The facts of fd in proc: RLT_NOT_SOCKET, a socket's facts, or NULL with *rc = -errno (the fd
  * is not open: EBADF; or it cannot be fetched). */
-struct rlt__sock *rlt__fd_facts(struct rlt__sup *s, struct rlt__proc *p, int fd, int *rc);
+struct rlt_sup_sock *rlt_sup_fd_facts(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int *rc);
 
 /* A job's hold on a socket's facts, so that a close by another thread does not free them. */
-struct rlt__sock *rlt__sock_hold(struct rlt__sock *k);
-void rlt__sock_put(struct rlt__sup *s, struct rlt__sock *k);
+struct rlt_sup_sock *rlt_sup_sock_hold(struct rlt_sup_sock *k);
+void rlt_sup_sock_put(struct rlt_sup *s, struct rlt_sup_sock *k);
 
 /* Recomputes the rule masks of a socket after its peer changed. */
-void rlt__sock_rematch(struct rlt__sup *s, struct rlt__sock *k);
+void rlt_sup_sock_rematch(struct rlt_sup *s, struct rlt_sup_sock *k);
 
 /* Registers a socket we installed in the program ourselves (an accepted connection). */
-int rlt__fd_adopt(struct rlt__sup *s, struct rlt__proc *p, int fd, int ourfd, int type,
-                  const struct rlt__peer *peer, uint32_t conns_mask);
+int rlt_sup_fd_adopt(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int ourfd, int type,
+                     const struct rlt__peer *peer, uint32_t conns_mask);
 
 /* The fd is closed or replaced: forget it (and give back its RLT_CONNS slots). */
-void rlt__fd_forget(struct rlt__sup *s, struct rlt__proc *p, int fd);
-void rlt__fd_forget_range(struct rlt__sup *s, struct rlt__proc *p, unsigned lo, unsigned hi);
+void rlt_sup_fd_forget(struct rlt_sup *s, struct rlt_sup_proc *p, int fd);
+void rlt_sup_fd_forget_range(struct rlt_sup *s, struct rlt_sup_proc *p, unsigned lo, unsigned hi);
 
 /* The process execs: forget every fd (close-on-exec ones go away) and its threads' ids. */
-void rlt__proc_exec(struct rlt__sup *s, struct rlt__proc *p);
+void rlt_sup_proc_exec(struct rlt_sup *s, struct rlt_sup_proc *p);
 
 /* The pidfd of a process reported its exit. */
-void rlt__proc_gone(struct rlt__sup *s, struct rlt__proc *p);
+void rlt_sup_proc_gone(struct rlt_sup *s, struct rlt_sup_proc *p);
 
 /* Drops a job's reference to its process (frees the process once gone and unreferenced). */
-void rlt__proc_put(struct rlt__sup *s, struct rlt__proc *p);
+void rlt_sup_proc_put(struct rlt_sup *s, struct rlt_sup_proc *p);
 
 /* Forgets thread ids that ended (the periodic sweep), before the kernel reuses them. */
-void rlt__tids_sweep(struct rlt__sup *s);
+void rlt_sup_tids_sweep(struct rlt_sup *s);
 
 /* Forgets every process (at the end). */
-void rlt__procs_free(struct rlt__sup *s);
+void rlt_sup_procs_free(struct rlt_sup *s);
 
 /* Gives back RLT_CONNS slots and wakes connects waiting for one (job_table.c). */
-void rlt__conns_give_back(struct rlt__sup *s, uint32_t mask);
+void rlt_sup_conns_release(struct rlt_sup *s, uint32_t mask);
 
 /* ----- jobs (job_table.c) and what a notification becomes (notif_dispatch.c) ----- */
 
 /* A job is tagged with bit 0 in epoll (our own fds are small even numbers, processes the
  * rest). */
-#define RLT__JOB_TAG(j) ((void *)((uintptr_t)(j) | 1))
+#define RLT_SUP_JOB_TAG(j) ((void *)((uintptr_t)(j) | 1))
 
-struct rlt__job *rlt__job_new(struct rlt__sup *s, const struct seccomp_notif *req,
-                              struct rlt__proc *p, int fd, struct rlt__sock *k, enum rlt__op op,
-                              enum rlt_var var, uint32_t mask);
+struct rlt_sup_job *rlt_sup_job_new(struct rlt_sup *s, const struct seccomp_notif *req,
+                                    struct rlt_sup_proc *p, int fd, struct rlt_sup_sock *k,
+                                    enum rlt_sup_op op, enum rlt_var var, uint32_t mask);
 /* Reads the program's iovec into the job. 0 or -errno. */
-int rlt__job_iov(struct rlt__job *j, uint64_t addr, uint64_t cnt);
+int rlt_sup_job_iov(struct rlt_sup_job *j, uint64_t addr, uint64_t cnt);
 /* The job of a thread (one call at a time), or NULL. */
-struct rlt__job *rlt__job_of_tid(struct rlt__sup *s, pid_t tid);
+struct rlt_sup_job *rlt_sup_job_of_tid(struct rlt_sup *s, pid_t tid);
 /* The call is O_NONBLOCK or MSG_DONTWAIT. */
-int rlt__job_nonblocking(const struct rlt__job *j);
+int rlt_sup_job_nonblocking(const struct rlt_sup_job *j);
 /* Moves a job on: from new, from its slot, from its socket being ready. */
-void rlt__job_step(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_job_step(struct rlt_sup *s, struct rlt_sup_job *j);
 /* The call is over: what it holds goes back; it is freed after the loop's next batch. */
-void rlt__job_end(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_job_end(struct rlt_sup *s, struct rlt_sup_job *j);
 /* Steps the jobs whose time has come (slots, SO_*TIMEO, RLT_CONNS max-wait). */
-void rlt__jobs_run_due(struct rlt__sup *s);
+void rlt_sup_jobs_run_due(struct rlt_sup *s);
 /* Retries the jobs waiting for an RLT_CONNS slot, oldest first. */
-void rlt__jobs_retry_conns(struct rlt__sup *s);
+void rlt_sup_jobs_retry_conns(struct rlt_sup *s);
 /* Every waiting job looks whether its thread has a signal to take (and ends the call for its
- * handler) or has died. Made every RLT__TICK_NS while any job is alive. */
-#define RLT__TICK_NS (5 * 1000000ull)
-void rlt__jobs_tick(struct rlt__sup *s);
+ * handler) or has died. Made every RLT_SUP_TICK_NS while any job is alive. */
+#define RLT_SUP_TICK_NS (5 * 1000000ull)
+void rlt_sup_jobs_tick(struct rlt_sup *s);
 /* Ends waiting jobs whose notification died; forgets ended threads; RLT_CONNS waiters look
  * again (a slot freed in shared scope). */
-void rlt__jobs_sweep(struct rlt__sup *s);
+void rlt_sup_jobs_sweep(struct rlt_sup *s);
 /* Frees the ended jobs: only when no harvested epoll event can still name them. */
-void rlt__jobs_graveyard_free(struct rlt__sup *s);
+void rlt_sup_jobs_graveyard_free(struct rlt_sup *s);
 
 /* What the job files share (job_table.c unless said). Answers the call with moved bytes or
  * -errno and ends it. */
-void rlt_sup_job_finish(struct rlt__sup *s, struct rlt__job *j, int64_t moved);
+void rlt_sup_job_finish(struct rlt_sup *s, struct rlt_sup_job *j, int64_t moved);
 /* Waits for fd (the socket's duplicate, or a pipe's) on epoll for events. */
-void rlt_sup_job_park_on(struct rlt__sup *s, struct rlt__job *j, int fd, uint32_t events);
-void rlt_sup_job_park(struct rlt__sup *s, struct rlt__job *j, uint32_t events);
+void rlt_sup_job_park_on(struct rlt_sup *s, struct rlt_sup_job *j, int fd, uint32_t events);
+void rlt_sup_job_park(struct rlt_sup *s, struct rlt_sup_job *j, uint32_t events);
 /* Stops waiting on epoll. */
-void rlt_sup_job_unpark(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_job_unpark(struct rlt_sup *s, struct rlt_sup_job *j);
 /* Takes the job off every queue (heap, epoll, RLT_CONNS list). */
-void rlt_sup_job_idle(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_job_idle(struct rlt_sup *s, struct rlt_sup_job *j);
 /* Waits on the timer heap when the slot is still ahead. 1: waiting (or finished); 0: go now. */
-int rlt_sup_job_wait_slot(struct rlt__sup *s, struct rlt__job *j, rlt_ns_t at);
+int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at);
 /* Charges bytes and msgs to the job's rules (0 or -errno); settles what was moved. */
-int rlt_sup_job_charge(struct rlt__job *j, uint64_t bytes, uint64_t msgs);
-void rlt_sup_job_settle(struct rlt__job *j, uint64_t bytes, uint64_t msgs);
+int rlt_sup_job_charge(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs);
+void rlt_sup_job_settle(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs);
 /* The job's buffer, at least len bytes. 0 or -ENOMEM (job_stream.c). */
-int rlt_sup_job_buf(struct rlt__job *j, size_t len);
+int rlt_sup_job_buf(struct rlt_sup_job *j, size_t len);
 /* Leaves the RLT_CONNS waiting list (job_conns.c). */
-void rlt_sup_conns_unwait(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_conns_unwait(struct rlt_sup *s, struct rlt_sup_job *j);
 /* The slot, then an RLT_CONNS place: 0 when both are had; 1 when the job waits or was
  * finished (job_conns.c). */
-int rlt_sup_slot_then_conns(struct rlt__sup *s, struct rlt__job *j);
+int rlt_sup_slot_then_conns(struct rlt_sup *s, struct rlt_sup_job *j);
 
 /* Whether the job's thread has a signal to take now (job_signals.c). */
 enum rlt_sup_sig { RLT_SIG_NONE, RLT_SIG_MAYBE, RLT_SIG_YES, RLT_SIG_GONE };
-enum rlt_sup_sig rlt_sup_signal_for(struct rlt__job *j);
+enum rlt_sup_sig rlt_sup_signal_for(struct rlt_sup_job *j);
 /* The thread has a signal to take: the call ends now, for its handler (job_signals.c). */
-void rlt_sup_job_interrupt(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_job_interrupt(struct rlt_sup *s, struct rlt_sup_job *j);
 
 /* One step of each kind of job (job_conns.c, job_stream.c, job_splice.c, job_dgram.c,
  * job_accept.c). */
-void rlt_sup_step_continue(struct rlt__sup *s, struct rlt__job *j);
-void rlt_sup_step_stream(struct rlt__sup *s, struct rlt__job *j);
-void rlt_sup_step_splice(struct rlt__sup *s, struct rlt__job *j);
-void rlt_sup_step_dgram_recv(struct rlt__sup *s, struct rlt__job *j);
-void rlt_sup_step_accept(struct rlt__sup *s, struct rlt__job *j);
+void rlt_sup_step_continue(struct rlt_sup *s, struct rlt_sup_job *j);
+void rlt_sup_step_stream(struct rlt_sup *s, struct rlt_sup_job *j);
+void rlt_sup_step_splice(struct rlt_sup *s, struct rlt_sup_job *j);
+void rlt_sup_step_dgram_recv(struct rlt_sup *s, struct rlt_sup_job *j);
+void rlt_sup_step_accept(struct rlt_sup *s, struct rlt_sup_job *j);
 
 /* Answers or turns into a job one notification (notif_dispatch.c). */
-void rlt__on_notification(struct rlt__sup *s, const struct seccomp_notif *req);
+void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *req);
 
 /* ----- the program's memory and calls made for it (target_mem.c) ----- */
 
 /* Copies len bytes at the program's address into buf / from buf. 0 or -errno (-EFAULT when
  * the range is not all there). */
-int rlt__mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
-int rlt__mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
+int rlt_sup_mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
+int rlt_sup_mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
 
 /* Reads the program's iovec array (cnt entries at addr) into iov[]; *total = the sum of the
  * lengths. 0 or -errno (-EINVAL for a bad count). */
-#define RLT__IOV_MAX 1024
-int rlt__iov_read(pid_t tid, uint64_t addr, uint64_t cnt, struct iovec *iov, uint64_t *total);
+#define RLT_SUP_IOV_MAX 1024
+int rlt_sup_iov_read(pid_t tid, uint64_t addr, uint64_t cnt, struct iovec *iov, uint64_t *total);
 
 /* Gathers bytes [off, off + len) of the program's iovec into buf / scatters buf there. */
-int rlt__iov_gather(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off, void *buf,
-                    size_t len);
-int rlt__iov_scatter(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off,
-                     const void *buf, size_t len);
+int rlt_sup_iov_gather(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off, void *buf,
+                       size_t len);
+int rlt_sup_iov_scatter(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off,
+                        const void *buf, size_t len);
 
 /* Is the notification still pending (its thread has not died in the call)? */
-int rlt__notif_valid(int notify_fd, uint64_t id);
+int rlt_sup_notif_valid(int notify_fd, uint64_t id);
 
 /* Answers: CONTINUE, a return value, or an error. 0, or -ENOENT when the thread died. */
-int rlt__notif_continue(int notify_fd, uint64_t id);
-int rlt__notif_return(int notify_fd, uint64_t id, int64_t val);
-int rlt__notif_error(int notify_fd, uint64_t id, int err);
+int rlt_sup_notif_continue(int notify_fd, uint64_t id);
+int rlt_sup_notif_return(int notify_fd, uint64_t id, int64_t val);
+int rlt_sup_notif_error(int notify_fd, uint64_t id, int err);
 
 /* Installs our fd in the program and answers the call with its number (SECCOMP_ADDFD_FLAG_SEND).
  * Returns the program's fd number, or -errno. */
-int rlt__notif_addfd_send(int notify_fd, uint64_t id, int ourfd, int cloexec);
+int rlt_sup_notif_addfd_send(int notify_fd, uint64_t id, int ourfd, int cloexec);
 
 /* The program's fd, duplicated into this process (pidfd_getfd). fd >= 0 or -errno. */
-int rlt__getfd(int pidfd, int fd);
+int rlt_sup_getfd(int pidfd, int fd);
 
 /* ----- the loop (notify_loop.c) ----- */
 
 /* Answers notifications until the notify fd hangs up (no task of the command is left) or the
  * command exited and `hup_deadline` passed. Returns 0 or -errno with err filled. */
-int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *status,
-                     struct rlt_error *err);
+int rlt_sup_notify_loop(struct rlt_sup *s, int child_pidfd, int sig_fd, int *status,
+                        struct rlt_error *err);
 
 #endif

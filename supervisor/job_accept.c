@@ -27,11 +27,11 @@
 #include "clock.h"
 #include "internal.h"
 
-static struct rlt__accepted *stash_take(struct rlt__proc *p, int lfd)
+static struct rlt_sup_accepted *stash_take(struct rlt_sup_proc *p, int lfd)
 {
-	for (struct rlt__accepted **pp = &p->stash; *pp; pp = &(*pp)->next)
+	for (struct rlt_sup_accepted **pp = &p->stash; *pp; pp = &(*pp)->next)
 		if ((*pp)->lfd == lfd) {
-			struct rlt__accepted *a = *pp;
+			struct rlt_sup_accepted *a = *pp;
 			*pp = a->next;
 			return a;
 		}
@@ -40,15 +40,15 @@ static struct rlt__accepted *stash_take(struct rlt__proc *p, int lfd)
 
 /* OP_ACCEPT: accepted by us (so that the rules can see the peer, and a shed connection is
  * taken off the queue), charged after, installed in the program with SECCOMP_ADDFD. */
-void rlt_sup_step_accept(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_step_accept(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	if (j->accepted < 0) {
-		struct rlt__accepted *a = stash_take(j->proc, j->fd);
+		struct rlt_sup_accepted *a = stash_take(j->proc, j->fd);
 		if (a) {
 			j->accepted = a->sock;
 			j->apeer = a->peer;
 			if (a->conns_mask)
-				rlt__conns_give_back(s, a->conns_mask);
+				rlt_sup_conns_release(s, a->conns_mask);
 			free(a);
 		} else {
 			struct pollfd pfd = {j->sock->dup, POLLIN, 0};
@@ -56,8 +56,8 @@ void rlt_sup_step_accept(struct rlt__sup *s, struct rlt__job *j)
 			socklen_t sl = sizeof ss;
 			int c = -1;
 			if (poll(&pfd, 1, 0) == 1) {
-				if (!rlt__notif_valid(s->notify_fd, j->id)) {
-					rlt__job_end(s, j);
+				if (!rlt_sup_notif_valid(s->notify_fd, j->id)) {
+					rlt_sup_job_end(s, j);
 					return;
 				}
 				c = accept4(j->sock->dup, (struct sockaddr *)&ss, &sl,
@@ -68,7 +68,7 @@ void rlt_sup_step_accept(struct rlt__sup *s, struct rlt__job *j)
 				}
 			}
 			if (c < 0) {
-				if (rlt__job_nonblocking(j))
+				if (rlt_sup_job_nonblocking(j))
 					rlt_sup_job_finish(s, j, -EAGAIN);
 				else
 					rlt_sup_job_park(s, j, EPOLLIN);
@@ -87,8 +87,8 @@ void rlt_sup_step_accept(struct rlt__sup *s, struct rlt__job *j)
 		int rc = rlt_sup_job_charge(j, 0, 1);
 		if (rc) {
 			/* shed, as an overloaded server does: off the queue and closed */
-			rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
-			             "accept on fd %d: connection shed", j->fd);
+			rlt_sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
+			            "accept on fd %d: connection shed", j->fd);
 			rlt_sup_job_finish(s, j, rc);
 			return;
 		}
@@ -100,14 +100,14 @@ void rlt_sup_step_accept(struct rlt__sup *s, struct rlt__job *j)
 		struct sockaddr_storage ss;
 		sl = sizeof ss;
 		if (getpeername(j->accepted, (struct sockaddr *)&ss, &sl) == 0 &&
-		    rlt__mem_read(j->tid, j->args[2], &have, sizeof have) == 0) {
-			rlt__mem_write(j->tid, j->args[1], &ss, have < sl ? have : sl);
-			rlt__mem_write(j->tid, j->args[2], &sl, sizeof sl);
+		    rlt_sup_mem_read(j->tid, j->args[2], &have, sizeof have) == 0) {
+			rlt_sup_mem_write(j->tid, j->args[1], &ss, have < sl ? have : sl);
+			rlt_sup_mem_write(j->tid, j->args[2], &sl, sizeof sl);
 		}
 	}
-	int nfd = rlt__notif_addfd_send(s->notify_fd, j->id, j->accepted, j->cloexec);
+	int nfd = rlt_sup_notif_addfd_send(s->notify_fd, j->id, j->accepted, j->cloexec);
 	if (nfd == -ENOENT) {
-		rlt__job_end(s, j); /* the thread died: the connection is closed */
+		rlt_sup_job_end(s, j); /* the thread died: the connection is closed */
 		return;
 	}
 	if (nfd < 0) {
@@ -115,10 +115,10 @@ void rlt_sup_step_accept(struct rlt__sup *s, struct rlt__job *j)
 		return;
 	}
 	rlt_sup_job_settle(j, 0, 1);
-	if (rlt__fd_adopt(s, j->proc, nfd, j->accepted, SOCK_STREAM, &j->apeer,
-	                  j->conns_held ? j->nmask : 0) == 0) {
+	if (rlt_sup_fd_adopt(s, j->proc, nfd, j->accepted, SOCK_STREAM, &j->apeer,
+	                     j->conns_held ? j->nmask : 0) == 0) {
 		j->accepted = -1; /* the cache owns it now, and its RLT_CONNS slots */
 		j->conns_held = 0;
 	}
-	rlt__job_end(s, j);
+	rlt_sup_job_end(s, j);
 }

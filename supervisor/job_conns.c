@@ -30,7 +30,7 @@
 #define ADD(field, v) atomic_fetch_add_explicit(&(field), (v), memory_order_relaxed)
 
 /* 0: taken in every rule of mask; 1: wait (a delay rule is full); -errno: rejected. */
-static int conns_try(struct rlt__sup *s, struct rlt__job *j)
+static int conns_try(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	struct rlt__ruleset *rs = s->rs;
 	uint32_t taken = 0;
@@ -44,7 +44,7 @@ static int conns_try(struct rlt__sup *s, struct rlt__job *j)
 			continue;
 		}
 		if (taken)
-			rlt__conns_give_back(s, taken);
+			rlt_sup_conns_release(s, taken);
 		int expired = j->conns_waiting && r->rule.max_wait_ns != RLT_NS_NEVER &&
 		              rlt__now() - j->conns_since >= r->rule.max_wait_ns;
 		if (r->rule.action == RLT_ACTION_REJECT || expired) {
@@ -61,7 +61,7 @@ static int conns_try(struct rlt__sup *s, struct rlt__job *j)
 			s->conns_waiters = j;
 			if (r->rule.max_wait_ns != RLT_NS_NEVER) {
 				j->deadline = j->conns_since + r->rule.max_wait_ns;
-				rlt__heap_push(&s->heap, j);
+				rlt_sup_heap_push(&s->heap, j);
 			}
 		}
 		return 1;
@@ -83,13 +83,13 @@ static int conns_try(struct rlt__sup *s, struct rlt__job *j)
 		}
 	}
 	rlt_sup_conns_unwait(s, j);
-	rlt__heap_remove(&s->heap, j);
+	rlt_sup_heap_remove(&s->heap, j);
 	return 0;
 }
 
 /* The common tail of a charged call: its slot, then an RLT_CONNS place. 0 when both are had;
  * 1 when the job waits (on the timer heap or for a close) or was finished (rejected). */
-int rlt_sup_slot_then_conns(struct rlt__sup *s, struct rlt__job *j)
+int rlt_sup_slot_then_conns(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	if (rlt_sup_job_wait_slot(s, j, j->t.go))
 		return 1;
@@ -106,7 +106,7 @@ int rlt_sup_slot_then_conns(struct rlt__sup *s, struct rlt__job *j)
 	return 0;
 }
 
-void rlt__conns_give_back(struct rlt__sup *s, uint32_t mask)
+void rlt_sup_conns_release(struct rlt_sup *s, uint32_t mask)
 {
 	/* wakes waiters of other processes in shared scope; ours are retried by the loop, not
 	 * from here: this runs inside other jobs' steps */
@@ -116,21 +116,21 @@ void rlt__conns_give_back(struct rlt__sup *s, uint32_t mask)
 
 
 /* OP_CONTINUE: charge, slot, (RLT_CONNS), CONTINUE. */
-void rlt_sup_step_continue(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_step_continue(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	if (!j->charged) {
 		int rc = rlt_sup_job_charge(j, j->total, j->t.msgs ? j->t.msgs : 1);
 		if (rc) {
-			rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid, "system call %d on fd %d rejected",
-			             j->nr, j->fd);
+			rlt_sup_log(s, RLT_LOG_DEBUG, j->proc->tgid, "system call %d on fd %d rejected",
+			            j->nr, j->fd);
 			rlt_sup_job_finish(s, j, rc);
 			return;
 		}
 	}
 	if (rlt_sup_slot_then_conns(s, j))
 		return;
-	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
-		rlt__job_end(s, j);
+	if (rlt_sup_notif_continue(s->notify_fd, j->id) == -ENOENT) {
+		rlt_sup_job_end(s, j);
 		return;
 	}
 	rlt_sup_job_settle(j, j->charge_bytes, j->t.msgs);
@@ -139,5 +139,5 @@ void rlt_sup_step_continue(struct rlt__sup *s, struct rlt__job *j)
 		j->sock->conns_mask |= j->nmask;
 		j->nmask = 0;
 	}
-	rlt__job_end(s, j);
+	rlt_sup_job_end(s, j);
 }

@@ -25,7 +25,7 @@
 #include "internal.h"
 
 /* OP_DGRAM_RECV: a datagram is charged whole, once it is there to be measured. */
-void rlt_sup_step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_step_dgram_recv(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	if (!j->charged) {
 		struct sockaddr_storage ss;
@@ -35,8 +35,8 @@ void rlt_sup_step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			if (j->nonblock) {
 				/* nothing to charge: the kernel answers EAGAIN itself */
-				rlt__notif_continue(s->notify_fd, j->id);
-				rlt__job_end(s, j);
+				rlt_sup_notif_continue(s->notify_fd, j->id);
+				rlt_sup_job_end(s, j);
 				return;
 			}
 			rlt_sup_job_park(s, j, EPOLLIN);
@@ -44,8 +44,8 @@ void rlt_sup_step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 		}
 		if (n < 0) {
 			/* an error the real call will report itself */
-			rlt__notif_continue(s->notify_fd, j->id);
-			rlt__job_end(s, j);
+			rlt_sup_notif_continue(s->notify_fd, j->id);
+			rlt_sup_job_end(s, j);
 			return;
 		}
 		j->mask = j->sock->mask[RLT_VAR_RECV];
@@ -56,14 +56,14 @@ void rlt_sup_step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 				j->mask = rlt__match(s->rs, RLT_VAR_RECV, &p);
 		}
 		if (!j->mask) {
-			rlt__notif_continue(s->notify_fd, j->id);
-			rlt__job_end(s, j);
+			rlt_sup_notif_continue(s->notify_fd, j->id);
+			rlt_sup_job_end(s, j);
 			return;
 		}
 		int rc = rlt_sup_job_charge(j, (uint64_t)n, 1);
 		if (rc) {
 			/* a policer drops the packet */
-			if (rlt__notif_valid(s->notify_fd, j->id))
+			if (rlt_sup_notif_valid(s->notify_fd, j->id))
 				recv(j->sock->dup, NULL, 0, MSG_DONTWAIT | MSG_TRUNC);
 			rlt_sup_job_finish(s, j, rc);
 			return;
@@ -71,10 +71,10 @@ void rlt_sup_step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 	}
 	if (rlt_sup_job_wait_slot(s, j, j->t.go))
 		return;
-	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
-		rlt__job_end(s, j);
+	if (rlt_sup_notif_continue(s->notify_fd, j->id) == -ENOENT) {
+		rlt_sup_job_end(s, j);
 		return;
 	}
 	rlt_sup_job_settle(j, j->charge_bytes, 1);
-	rlt__job_end(s, j);
+	rlt_sup_job_end(s, j);
 }

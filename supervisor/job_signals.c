@@ -85,7 +85,7 @@ static int sigview_read(int fd, struct sigview *v)
  * GONE: its status cannot be read: the thread has exited (or /proc is not there: the caller
  * asks the kernel whether the notification lives).
  */
-enum rlt_sup_sig rlt_sup_signal_for(struct rlt__job *j)
+enum rlt_sup_sig rlt_sup_signal_for(struct rlt_sup_job *j)
 {
 	struct sigview v, lead;
 	char path[64];
@@ -119,9 +119,9 @@ enum rlt_sup_sig rlt_sup_signal_for(struct rlt__job *j)
 
 /* A connection accepted for a call that is given up before its answer waits for the next
  * accept on the same listener (the restarted call). 0, or -ENOMEM. */
-static int stash_accepted(struct rlt__job *j)
+static int stash_accepted(struct rlt_sup_job *j)
 {
-	struct rlt__accepted *a;
+	struct rlt_sup_accepted *a;
 
 	if (j->accepted < 0)
 		return 0;
@@ -140,14 +140,14 @@ static int stash_accepted(struct rlt__job *j)
 /*
  * The thread has a signal to take while we hold its call: the call ends now, so that the
  * handler runs, as a blocking call in the kernel ends. One that moved data returns that count
- * (sendfile's offset written back by finish). One that moved nothing gives its charge back and
- * is restarted after the handler: waiting for its socket (or pipe) as the kernel waits,
- * ERESTARTSYS (EINTR without SA_RESTART; EINTR whatever the handler when the socket has a
- * timeout, as sock_intr_errno says); waiting for the throttle (its slot, an RLT_CONNS place),
- * ERESTARTNOINTR: the handler runs, the delay goes on, and the throttle never makes a call fail
- * with EINTR (SPEC 4).
+ * (sendfile's offset written back by rlt_sup_job_finish). One that moved nothing gives its
+ * charge back and is restarted after the handler: waiting for its socket (or pipe) as the
+ * kernel waits, ERESTARTSYS (EINTR without SA_RESTART; EINTR whatever the handler when the
+ * socket has a timeout, as sock_intr_errno says); waiting for the throttle (its slot, an
+ * RLT_CONNS place), ERESTARTNOINTR: the handler runs, the delay goes on, and the throttle never
+ * makes a call fail with EINTR (SPEC 4).
  */
-void rlt_sup_job_interrupt(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_job_interrupt(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	int code = RLT_ERESTARTNOINTR;
 
@@ -163,8 +163,8 @@ void rlt_sup_job_interrupt(struct rlt__sup *s, struct rlt__job *j)
 	}
 	if (stash_accepted(j) != 0)
 		code = RLT_ERESTARTSYS; /* no room to keep it: closed, as if it had not come */
-	rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
-	             "thread %d has a signal: system call %d restarts after its handler",
-	             (int)j->tid, j->nr);
+	rlt_sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
+	            "thread %d has a signal: system call %d restarts after its handler",
+	            (int)j->tid, j->nr);
 	rlt_sup_job_finish(s, j, -code);
 }

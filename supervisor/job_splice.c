@@ -36,7 +36,7 @@
  *    written into it; a full pipe is waited for on epoll.
  * The charge is given back while the call waits for its pipe, and taken again after.
  */
-void rlt_sup_step_splice(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_step_splice(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	int to_sock = j->op == OP_SPLICE_SEND;
 	ssize_t n;
@@ -80,8 +80,8 @@ void rlt_sup_step_splice(struct rlt__sup *s, struct rlt__job *j)
 			}
 			got += k;
 		}
-		if (!rlt__notif_valid(s->notify_fd, j->id)) {
-			rlt__job_end(s, j);
+		if (!rlt_sup_notif_valid(s->notify_fd, j->id)) {
+			rlt_sup_job_end(s, j);
 			return;
 		}
 		n = send(j->sock->dup, j->buf, (size_t)t,
@@ -89,9 +89,9 @@ void rlt_sup_step_splice(struct rlt__sup *s, struct rlt__job *j)
 		err = errno;
 		/* what went out leaves the pipe, as splice would have taken it */
 		if (n > 0 && read(j->src_fd, j->buf, (size_t)n) != n)
-			rlt__sup_log(s, RLT_LOG_WARN, j->proc->tgid,
-			             "splice: the pipe of fd %d was read by another thread meanwhile",
-			             (int)j->args[0]);
+			rlt_sup_log(s, RLT_LOG_WARN, j->proc->tgid,
+			            "splice: the pipe of fd %d was read by another thread meanwhile",
+			            (int)j->args[0]);
 	} else {
 		int cap = fcntl(j->src_fd, F_GETPIPE_SZ), queued = 0;
 		if (cap < 0 || ioctl(j->src_fd, FIONREAD, &queued) != 0)
@@ -105,8 +105,8 @@ void rlt_sup_step_splice(struct rlt__sup *s, struct rlt__job *j)
 				rlt_sup_job_park_on(s, j, j->src_fd, EPOLLOUT);
 			return;
 		}
-		if (!rlt__notif_valid(s->notify_fd, j->id)) {
-			rlt__job_end(s, j);
+		if (!rlt_sup_notif_valid(s->notify_fd, j->id)) {
+			rlt_sup_job_end(s, j);
 			return;
 		}
 		n = recv(j->sock->dup, j->buf, j->piece < room ? j->piece : room, MSG_DONTWAIT);
@@ -114,9 +114,9 @@ void rlt_sup_step_splice(struct rlt__sup *s, struct rlt__job *j)
 		for (ssize_t put = 0; n > 0 && put < n;) { /* there is room: this does not wait */
 			ssize_t k = write(j->src_fd, (char *)j->buf + put, (size_t)(n - put));
 			if (k <= 0) {
-				rlt__sup_log(s, RLT_LOG_WARN, j->proc->tgid,
-				             "splice: %zd bytes lost: the pipe of fd %d filled meanwhile",
-				             n - put, (int)j->args[2]);
+				rlt_sup_log(s, RLT_LOG_WARN, j->proc->tgid,
+				            "splice: %zd bytes lost: the pipe of fd %d filled meanwhile",
+				            n - put, (int)j->args[2]);
 				break;
 			}
 			put += k;

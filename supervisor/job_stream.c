@@ -28,39 +28,39 @@
 #include "internal.h"
 
 /* Bytes [done, done + len) of the program's buffer (flat or iovec) to or from ours. */
-static int prog_data(struct rlt__job *j, size_t len, int write)
+static int prog_data(struct rlt_sup_job *j, size_t len, int write)
 {
 	uint64_t base = j->op == OP_SEND || j->op == OP_RECV ? j->args[1] : 0;
 
 	if (j->iov)
-		return write ? rlt__iov_scatter(j->tid, j->iov, j->iovcnt, j->done, j->buf, len)
-		             : rlt__iov_gather(j->tid, j->iov, j->iovcnt, j->done, j->buf, len);
-	return write ? rlt__mem_write(j->tid, base + j->done, j->buf, len)
-	             : rlt__mem_read(j->tid, base + j->done, j->buf, len);
+		return write ? rlt_sup_iov_scatter(j->tid, j->iov, j->iovcnt, j->done, j->buf, len)
+		             : rlt_sup_iov_gather(j->tid, j->iov, j->iovcnt, j->done, j->buf, len);
+	return write ? rlt_sup_mem_write(j->tid, base + j->done, j->buf, len)
+	             : rlt_sup_mem_read(j->tid, base + j->done, j->buf, len);
 }
 
 /* What a receive made for the program writes besides the data: a stream has no source
  * address and no ancillary data here. */
-static void recv_out_params(struct rlt__job *j)
+static void recv_out_params(struct rlt_sup_job *j)
 {
 	if (j->fromlen_addr && j->from_addr) {
 		socklen_t zero = 0;
-		rlt__mem_write(j->tid, j->fromlen_addr, &zero, sizeof zero);
+		rlt_sup_mem_write(j->tid, j->fromlen_addr, &zero, sizeof zero);
 	}
 	if (j->msg_addr) {
 		struct msghdr h;
-		if (rlt__mem_read(j->tid, j->msg_addr, &h, sizeof h) == 0) {
+		if (rlt_sup_mem_read(j->tid, j->msg_addr, &h, sizeof h) == 0) {
 			h.msg_namelen = 0;
 			h.msg_controllen = 0;
 			h.msg_flags = 0;
-			rlt__mem_write(j->tid, j->msg_addr, &h, sizeof h);
+			rlt_sup_mem_write(j->tid, j->msg_addr, &h, sizeof h);
 		}
 	}
 }
 
 /* OP_SEND and OP_RECV: a stream call made by us, piece by piece. */
 /* The job's buffer, at least len bytes. 0 or -ENOMEM. */
-int rlt_sup_job_buf(struct rlt__job *j, size_t len)
+int rlt_sup_job_buf(struct rlt_sup_job *j, size_t len)
 {
 	if (len <= j->buf_len)
 		return 0;
@@ -72,7 +72,7 @@ int rlt_sup_job_buf(struct rlt__job *j, size_t len)
 	return 0;
 }
 
-void rlt_sup_step_stream(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_step_stream(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	uint64_t piece_max = rlt__piece(s->rs, j->var, j->mask);
 
@@ -113,8 +113,8 @@ void rlt_sup_step_stream(struct rlt__sup *s, struct rlt__job *j)
 				return;
 			}
 			j->piece = (uint64_t)r;
-			if (!rlt__notif_valid(s->notify_fd, j->id)) {
-				rlt__job_end(s, j);
+			if (!rlt_sup_notif_valid(s->notify_fd, j->id)) {
+				rlt_sup_job_end(s, j);
 				return;
 			}
 			n = send(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -131,15 +131,15 @@ void rlt_sup_step_stream(struct rlt__sup *s, struct rlt__job *j)
 				return;
 			}
 			/* TOCTOU: what we read is acted on only if the call is still the program's */
-			if (!rlt__notif_valid(s->notify_fd, j->id)) {
-				rlt__job_end(s, j);
+			if (!rlt_sup_notif_valid(s->notify_fd, j->id)) {
+				rlt_sup_job_end(s, j);
 				return;
 			}
 			n = send(j->sock->dup, j->buf, j->piece,
 			         MSG_DONTWAIT | MSG_NOSIGNAL | (j->flags & (MSG_MORE | MSG_OOB | MSG_EOR)));
 		} else {
-			if (!rlt__notif_valid(s->notify_fd, j->id)) {
-				rlt__job_end(s, j);
+			if (!rlt_sup_notif_valid(s->notify_fd, j->id)) {
+				rlt_sup_job_end(s, j);
 				return;
 			}
 			n = recv(j->sock->dup, j->buf, j->piece, MSG_DONTWAIT | (j->flags & MSG_OOB));

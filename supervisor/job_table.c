@@ -35,20 +35,20 @@
 
 static unsigned job_bucket(pid_t tid)
 {
-	return (unsigned)tid % RLT__JOB_BUCKETS;
+	return (unsigned)tid % RLT_SUP_JOB_BUCKETS;
 }
 
-struct rlt__job *rlt__job_of_tid(struct rlt__sup *s, pid_t tid)
+struct rlt_sup_job *rlt_sup_job_of_tid(struct rlt_sup *s, pid_t tid)
 {
-	for (struct rlt__job *j = s->jobs[job_bucket(tid)]; j; j = j->next)
+	for (struct rlt_sup_job *j = s->jobs[job_bucket(tid)]; j; j = j->next)
 		if (j->tid == tid)
 			return j;
 	return NULL;
 }
 
-static void job_unlink(struct rlt__sup *s, struct rlt__job *j)
+static void job_unlink(struct rlt_sup *s, struct rlt_sup_job *j)
 {
-	struct rlt__job **pp = &s->jobs[job_bucket(j->tid)];
+	struct rlt_sup_job **pp = &s->jobs[job_bucket(j->tid)];
 
 	while (*pp && *pp != j)
 		pp = &(*pp)->next;
@@ -56,9 +56,9 @@ static void job_unlink(struct rlt__sup *s, struct rlt__job *j)
 		*pp = j->next;
 }
 
-void rlt_sup_conns_unwait(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_conns_unwait(struct rlt_sup *s, struct rlt_sup_job *j)
 {
-	struct rlt__job **pp = &s->conns_waiters;
+	struct rlt_sup_job **pp = &s->conns_waiters;
 
 	if (!j->conns_waiting)
 		return;
@@ -69,7 +69,7 @@ void rlt_sup_conns_unwait(struct rlt__sup *s, struct rlt__job *j)
 	j->conns_waiting = 0;
 }
 
-void rlt_sup_job_unpark(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_job_unpark(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	if (j->park_fd < 0)
 		return;
@@ -81,23 +81,23 @@ void rlt_sup_job_unpark(struct rlt__sup *s, struct rlt__job *j)
 }
 
 /* Takes the job off every queue (heap, epoll, RLT_CONNS list). */
-void rlt_sup_job_idle(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_job_idle(struct rlt_sup *s, struct rlt_sup_job *j)
 {
-	rlt__heap_remove(&s->heap, j);
+	rlt_sup_heap_remove(&s->heap, j);
 	rlt_sup_job_unpark(s, j);
 	rlt_sup_conns_unwait(s, j);
 }
 
 /* The call is over (answered, or its thread will not come back): what it still holds goes
  * back (an unused charge, an RLT_CONNS slot, a connection nobody took). */
-void rlt__job_end(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_job_end(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	rlt_sup_job_idle(s, j);
 	job_unlink(s, j);
 	if (j->charged)
 		rlt__settle(j->proc->rs, &j->t, 0, 0);
 	if (j->conns_held && j->nmask)
-		rlt__conns_give_back(s, j->nmask);
+		rlt_sup_conns_release(s, j->nmask);
 	if (j->accepted >= 0)
 		close(j->accepted);
 	if (j->src_fd >= 0)
@@ -106,8 +106,8 @@ void rlt__job_end(struct rlt__sup *s, struct rlt__job *j)
 		close(j->status_fd);
 	free(j->buf);
 	free(j->iov);
-	rlt__sock_put(s, j->sock);
-	rlt__proc_put(s, j->proc);
+	rlt_sup_sock_put(s, j->sock);
+	rlt_sup_proc_put(s, j->proc);
 	s->njobs--;
 	/* Not freed yet: an epoll batch harvested before it was unparked may still name it
 	 * (the lane can end a job while the loop is between epoll_wait and the lock). The loop
@@ -119,10 +119,10 @@ void rlt__job_end(struct rlt__sup *s, struct rlt__job *j)
 	s->graveyard = j;
 }
 
-void rlt__jobs_graveyard_free(struct rlt__sup *s)
+void rlt_sup_jobs_graveyard_free(struct rlt_sup *s)
 {
 	while (s->graveyard) {
-		struct rlt__job *j = s->graveyard;
+		struct rlt_sup_job *j = s->graveyard;
 		s->graveyard = j->next;
 		free(j);
 	}
@@ -130,34 +130,34 @@ void rlt__jobs_graveyard_free(struct rlt__sup *s)
 
 /* What the kernel would write back and return for a call made for the program that moved
  * `moved` bytes (or failed with -errno): most calls return the count itself. */
-static int64_t call_answer(struct rlt__job *j, int64_t moved)
+static int64_t call_answer(struct rlt_sup_job *j, int64_t moved)
 {
 	if (moved < 0)
 		return moved;
 	if (j->nr == SYS_recvmmsg && j->op == OP_RECV) {
 		/* one message of `moved` bytes (0 at the end of the stream) */
 		unsigned len = (unsigned)moved;
-		rlt__mem_write(j->tid, j->args[1] + offsetof(struct mmsghdr, msg_len), &len, sizeof len);
+		rlt_sup_mem_write(j->tid, j->args[1] + offsetof(struct mmsghdr, msg_len), &len, sizeof len);
 		return 1;
 	}
 	if (j->op == OP_SENDFILE && j->off_addr && moved > 0) {
 		/* sendfile with an offset: the kernel writes the new one back */
 		int64_t off = j->src_off;
-		rlt__mem_write(j->tid, j->off_addr, &off, sizeof off);
+		rlt_sup_mem_write(j->tid, j->off_addr, &off, sizeof off);
 	}
 	return moved;
 }
 
 /* Answers the call (ENOENT: the thread died, nobody is left to answer) and ends it. */
-void rlt_sup_job_finish(struct rlt__sup *s, struct rlt__job *j, int64_t moved)
+void rlt_sup_job_finish(struct rlt_sup *s, struct rlt_sup_job *j, int64_t moved)
 {
 	int64_t answer = call_answer(j, moved);
 
 	if (answer >= 0)
-		rlt__notif_return(s->notify_fd, j->id, answer);
+		rlt_sup_notif_return(s->notify_fd, j->id, answer);
 	else
-		rlt__notif_error(s->notify_fd, j->id, (int)-answer);
-	rlt__job_end(s, j);
+		rlt_sup_notif_error(s->notify_fd, j->id, (int)-answer);
+	rlt_sup_job_end(s, j);
 }
 
 /* The socket's SO_RCVTIMEO (waits for input) or SO_SNDTIMEO (for room), in ns; 0: none. */
@@ -178,10 +178,10 @@ static rlt_ns_t sock_timeout(int fd, uint32_t events)
  * first wait on the socket (the wait for its slot before it is the throttle's, as under the
  * preload, where the kernel's clock starts when the real call is made).
  */
-void rlt_sup_job_park_on(struct rlt__sup *s, struct rlt__job *j, int fd, uint32_t events)
+void rlt_sup_job_park_on(struct rlt_sup *s, struct rlt_sup_job *j, int fd, uint32_t events)
 {
 	struct epoll_event ev = {.events = events | EPOLLONESHOT,
-	                         .data.ptr = RLT__JOB_TAG(j)};
+	                         .data.ptr = RLT_SUP_JOB_TAG(j)};
 	int op = EPOLL_CTL_MOD;
 
 	if (j->park_fd >= 0 && j->park_src != fd)
@@ -211,30 +211,30 @@ void rlt_sup_job_park_on(struct rlt__sup *s, struct rlt__job *j, int fd, uint32_
 	}
 	if (j->timeout_at) {
 		j->deadline = j->timeout_at;
-		rlt__heap_push(&s->heap, j); /* out of memory: it waits without its timeout */
+		rlt_sup_heap_push(&s->heap, j); /* out of memory: it waits without its timeout */
 	}
 }
 
-void rlt_sup_job_park(struct rlt__sup *s, struct rlt__job *j, uint32_t events)
+void rlt_sup_job_park(struct rlt_sup *s, struct rlt_sup_job *j, uint32_t events)
 {
 	rlt_sup_job_park_on(s, j, j->sock->dup, events);
 }
 
 /* Waits on the timer heap when the slot is still ahead. 1: waiting; 0: go now. */
-int rlt_sup_job_wait_slot(struct rlt__sup *s, struct rlt__job *j, rlt_ns_t at)
+int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at)
 {
 	if (at <= rlt__now())
 		return 0;
 	j->deadline = at;
 	j->phase = PH_SLOT;
-	if (rlt__heap_push(&s->heap, j) != 0) {
+	if (rlt_sup_heap_push(&s->heap, j) != 0) {
 		rlt_sup_job_finish(s, j, -ENOMEM);
 		return 1;
 	}
 	return 1;
 }
 
-int rlt_sup_job_charge(struct rlt__job *j, uint64_t bytes, uint64_t msgs)
+int rlt_sup_job_charge(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs)
 {
 	if (rlt__charge(j->proc->rs, &j->t, j->var, j->mask, j->sock->conn_block, bytes, msgs) != 0)
 		return -j->t.err;
@@ -244,7 +244,7 @@ int rlt_sup_job_charge(struct rlt__job *j, uint64_t bytes, uint64_t msgs)
 	return 0;
 }
 
-void rlt_sup_job_settle(struct rlt__job *j, uint64_t bytes, uint64_t msgs)
+void rlt_sup_job_settle(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs)
 {
 	if (!j->charged)
 		return;
@@ -252,18 +252,18 @@ void rlt_sup_job_settle(struct rlt__job *j, uint64_t bytes, uint64_t msgs)
 	j->charged = 0;
 }
 
-int rlt__job_nonblocking(const struct rlt__job *j)
+int rlt_sup_job_nonblocking(const struct rlt_sup_job *j)
 {
 	int fl = fcntl(j->sock->dup, F_GETFL);
 	return (j->flags & MSG_DONTWAIT) || (fl >= 0 && (fl & O_NONBLOCK));
 }
 
 
-void rlt__job_step(struct rlt__sup *s, struct rlt__job *j)
+void rlt_sup_job_step(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	if (j->phase == PH_READY) {
 		s->parked--;
-		rlt__heap_remove(&s->heap, j); /* its timeout, if it has one */
+		rlt_sup_heap_remove(&s->heap, j); /* its timeout, if it has one */
 	}
 	j->phase = PH_NEW;
 	j->next_look = 0; /* out of its wait: looked at every tick again */
@@ -280,11 +280,11 @@ void rlt__job_step(struct rlt__sup *s, struct rlt__job *j)
 }
 
 
-struct rlt__job *rlt__job_new(struct rlt__sup *s, const struct seccomp_notif *req,
-                                struct rlt__proc *p, int fd, struct rlt__sock *k,
-                                enum rlt__op op, enum rlt_var var, uint32_t mask)
+struct rlt_sup_job *rlt_sup_job_new(struct rlt_sup *s, const struct seccomp_notif *req,
+                                    struct rlt_sup_proc *p, int fd, struct rlt_sup_sock *k,
+                                    enum rlt_sup_op op, enum rlt_var var, uint32_t mask)
 {
-	struct rlt__job *j = calloc(1, sizeof *j);
+	struct rlt_sup_job *j = calloc(1, sizeof *j);
 
 	if (!j)
 		return NULL;
@@ -295,7 +295,7 @@ struct rlt__job *rlt__job_new(struct rlt__sup *s, const struct seccomp_notif *re
 	j->proc = p;
 	p->jobs++;
 	j->fd = fd;
-	j->sock = rlt__sock_hold(k);
+	j->sock = rlt_sup_sock_hold(k);
 	j->op = op;
 	j->var = var;
 	j->mask = mask;
@@ -305,7 +305,7 @@ struct rlt__job *rlt__job_new(struct rlt__sup *s, const struct seccomp_notif *re
 	j->status_fd = -1;
 	j->heap_i = SIZE_MAX;
 	/* a new call is looked at from the next tick on */
-	rlt_ns_t tick = rlt__now() + RLT__TICK_NS;
+	rlt_ns_t tick = rlt__now() + RLT_SUP_TICK_NS;
 	if (!s->njobs || s->next_tick > tick)
 		s->next_tick = tick;
 	j->next = s->jobs[job_bucket(j->tid)];
@@ -315,23 +315,23 @@ struct rlt__job *rlt__job_new(struct rlt__sup *s, const struct seccomp_notif *re
 }
 
 /* Reads the program's iovec into the job. 0 or -errno. */
-int rlt__job_iov(struct rlt__job *j, uint64_t addr, uint64_t cnt)
+int rlt_sup_job_iov(struct rlt_sup_job *j, uint64_t addr, uint64_t cnt)
 {
 	j->iov = calloc(cnt ? cnt : 1, sizeof *j->iov);
 	if (!j->iov)
 		return -ENOMEM;
 	j->iovcnt = (unsigned)cnt;
-	return rlt__iov_read(j->tid, addr, cnt, j->iov, &j->total);
+	return rlt_sup_iov_read(j->tid, addr, cnt, j->iov, &j->total);
 }
 
-void rlt__jobs_run_due(struct rlt__sup *s)
+void rlt_sup_jobs_run_due(struct rlt_sup *s)
 {
 	rlt_ns_t now = rlt__now();
-	struct rlt__job *j;
+	struct rlt_sup_job *j;
 
 	/* Bounded by the jobs due now: each leaves the heap before it is stepped. */
-	while ((j = rlt__heap_top(&s->heap)) && j->deadline <= now) {
-		rlt__heap_remove(&s->heap, j);
+	while ((j = rlt_sup_heap_top(&s->heap)) && j->deadline <= now) {
+		rlt_sup_heap_remove(&s->heap, j);
 		if (j->phase == PH_READY) {
 			/* SO_RCVTIMEO/SO_SNDTIMEO ran out: what moved, or EAGAIN, as the kernel says */
 			rlt_sup_job_unpark(s, j);
@@ -348,21 +348,21 @@ void rlt__jobs_run_due(struct rlt__sup *s)
 				rlt_sup_step_continue(s, j);
 			continue;
 		}
-		rlt__job_step(s, j);
+		rlt_sup_job_step(s, j);
 	}
 }
 
-void rlt__jobs_retry_conns(struct rlt__sup *s)
+void rlt_sup_jobs_retry_conns(struct rlt_sup *s)
 {
-	struct rlt__job *list[64];
+	struct rlt_sup_job *list[64];
 	unsigned n = 0;
 
 	s->conns_dirty = 0;
-	for (struct rlt__job *j = s->conns_waiters; j && n < 64; j = j->wnext)
+	for (struct rlt_sup_job *j = s->conns_waiters; j && n < 64; j = j->wnext)
 		list[n++] = j;
 	/* oldest first: the list is pushed at the head */
 	for (unsigned i = n; i-- > 0;) {
-		struct rlt__job *j = list[i];
+		struct rlt_sup_job *j = list[i];
 		if (j->op == OP_ACCEPT)
 			rlt_sup_step_accept(s, j);
 		else
@@ -372,32 +372,32 @@ void rlt__jobs_retry_conns(struct rlt__sup *s)
 		s->conns_dirty = 1;
 }
 
-/* A call parked this long on a quiet socket is looked at every RLT__IDLE_LOOK_NS only: a
+/* A call parked this long on a quiet socket is looked at every RLT_SUP_IDLE_LOOK_NS only: a
  * reading of /proc costs some 4 us, and a program may park hundreds of idle readers. */
-#define RLT__IDLE_AFTER_NS (100 * 1000000ull)
-#define RLT__IDLE_LOOK_NS (40 * 1000000ull)
+#define RLT_SUP_IDLE_AFTER_NS (100 * 1000000ull)
+#define RLT_SUP_IDLE_LOOK_NS (40 * 1000000ull)
 
-void rlt__jobs_tick(struct rlt__sup *s)
+void rlt_sup_jobs_tick(struct rlt_sup *s)
 {
-	rlt_ns_t now = rlt__now(), next = now + RLT__IDLE_LOOK_NS;
+	rlt_ns_t now = rlt__now(), next = now + RLT_SUP_IDLE_LOOK_NS;
 
 	/* Bounded by the jobs alive now; ending one does not end another. */
-	for (unsigned b = 0; b < RLT__JOB_BUCKETS; b++) {
-		struct rlt__job *j = s->jobs[b];
+	for (unsigned b = 0; b < RLT_SUP_JOB_BUCKETS; b++) {
+		struct rlt_sup_job *j = s->jobs[b];
 		while (j) {
-			struct rlt__job *nj = j->next;
+			struct rlt_sup_job *nj = j->next;
 			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
 			    now >= j->next_look) {
 				enum rlt_sup_sig f = rlt_sup_signal_for(j);
-				if (f == RLT_SIG_GONE && !rlt__notif_valid(s->notify_fd, j->id))
-					rlt__job_end(s, j); /* its thread died with its call */
+				if (f == RLT_SIG_GONE && !rlt_sup_notif_valid(s->notify_fd, j->id))
+					rlt_sup_job_end(s, j); /* its thread died with its call */
 				else if (f == RLT_SIG_YES || (f == RLT_SIG_MAYBE && j->done))
 					rlt_sup_job_interrupt(s, j);
 				else if (j->phase == PH_READY &&
-				         now - j->parked_at >= RLT__IDLE_AFTER_NS)
+				         now - j->parked_at >= RLT_SUP_IDLE_AFTER_NS)
 					/* on one grid: idle readers are read in the same tick */
-					j->next_look = (now / RLT__IDLE_LOOK_NS + 1) *
-					               RLT__IDLE_LOOK_NS;
+					j->next_look = (now / RLT_SUP_IDLE_LOOK_NS + 1) *
+					               RLT_SUP_IDLE_LOOK_NS;
 			}
 			if (j->phase != PH_GONE && j->next_look < next)
 				next = j->next_look;
@@ -405,24 +405,24 @@ void rlt__jobs_tick(struct rlt__sup *s)
 		}
 	}
 	/* no sooner than a tick, no later than the first job due: idle readers alone wake us
-	 * every RLT__IDLE_LOOK_NS, not every tick */
-	s->next_tick = next > now + RLT__TICK_NS ? next : now + RLT__TICK_NS;
+	 * every RLT_SUP_IDLE_LOOK_NS, not every tick */
+	s->next_tick = next > now + RLT_SUP_TICK_NS ? next : now + RLT_SUP_TICK_NS;
 }
 
-void rlt__jobs_sweep(struct rlt__sup *s)
+void rlt_sup_jobs_sweep(struct rlt_sup *s)
 {
 	/* a waiting call whose thread died (the tick sees most of them first) */
-	for (unsigned b = 0; b < RLT__JOB_BUCKETS; b++) {
-		struct rlt__job *j = s->jobs[b];
+	for (unsigned b = 0; b < RLT_SUP_JOB_BUCKETS; b++) {
+		struct rlt_sup_job *j = s->jobs[b];
 		while (j) {
-			struct rlt__job *next = j->next;
+			struct rlt_sup_job *next = j->next;
 			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
-			    !rlt__notif_valid(s->notify_fd, j->id))
-				rlt__job_end(s, j);
+			    !rlt_sup_notif_valid(s->notify_fd, j->id))
+				rlt_sup_job_end(s, j);
 			j = next;
 		}
 	}
-	rlt__tids_sweep(s);
+	rlt_sup_tids_sweep(s);
 	/* a slot given back by another process (shared scope) wakes nobody here: look again */
 	if (s->conns_waiters)
 		s->conns_dirty = 1;

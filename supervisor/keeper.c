@@ -78,7 +78,7 @@ static uint64_t start_time(pid_t pid)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-void rlt__keeper_add(pid_t pid)
+void rlt_sup_keeper_add(pid_t pid)
 {
 	unsigned free_slot = KEEPER_SLOTS;
 
@@ -97,7 +97,7 @@ void rlt__keeper_add(pid_t pid)
 	}
 }
 
-void rlt__keeper_del(pid_t pid)
+void rlt_sup_keeper_del(pid_t pid)
 {
 	if (!table)
 		return;
@@ -280,7 +280,7 @@ static void keep_only(int a, int b)
 	syscall(SYS_close_range, (unsigned)hi + 1, ~0u, 0u);
 }
 
-int rlt__keeper_start(int notify_fd, struct rlt_error *err)
+int rlt_sup_keeper_start(int notify_fd, struct rlt_error *err)
 {
 	int sup_pidfd, lfd;
 	pid_t p;
@@ -330,7 +330,7 @@ fail:
 	return -1;
 }
 
-void rlt__keeper_stop(void)
+void rlt_sup_keeper_stop(void)
 {
 	int st;
 

@@ -1,7 +1,7 @@
 /*
- * on_call.c: what a notification becomes. The fast path answers at once (CONTINUE after two
+ * notif_dispatch.c: what a notification becomes. The fast path answers at once (CONTINUE after two
  * look-ups: a file, a pipe, a terminal, a socket no rule matches, a kind of call no rule
- * limits); every other call becomes a job (jobs.c) with what it asked read from the program.
+ * limits); every other call becomes a job (job_table.c) with what it asked read from the program.
  * Runs under the supervisor's lock, from the lane or the loop (notify_loop.c).
  */
 #include <errno.h>
@@ -33,14 +33,14 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-static void answer_continue(struct rlt__sup *s, uint64_t id)
+static void answer_continue(struct rlt_sup *s, uint64_t id)
 {
 	s->continued_fast++;
-	rlt__notif_continue(s->notify_fd, id);
+	rlt_sup_notif_continue(s->notify_fd, id);
 }
 
-static void on_recv(struct rlt__sup *s, const struct seccomp_notif *req, struct rlt__proc *p,
-                    struct rlt__sock *k)
+static void on_recv(struct rlt_sup *s, const struct seccomp_notif *req, struct rlt_sup_proc *p,
+                    struct rlt_sup_sock *k)
 {
 	uint64_t a[6];
 
@@ -56,25 +56,25 @@ static void on_recv(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 		return;
 	}
 	if (k->type != SOCK_STREAM) {
-		struct rlt__job *j = rlt__job_new(s, req, p, (int)a[0], k, OP_DGRAM_RECV, RLT_VAR_RECV, 0);
+		struct rlt_sup_job *j = rlt_sup_job_new(s, req, p, (int)a[0], k, OP_DGRAM_RECV, RLT_VAR_RECV, 0);
 		if (!j) {
-			rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+			rlt_sup_notif_error(s->notify_fd, req->id, ENOMEM);
 			return;
 		}
 		j->flags = flags;
-		j->nonblock = rlt__job_nonblocking(j);
-		rlt__job_step(s, j);
+		j->nonblock = rlt_sup_job_nonblocking(j);
+		rlt_sup_job_step(s, j);
 		return;
 	}
 	if (!k->mask[RLT_VAR_RECV]) {
 		answer_continue(s, req->id);
 		return;
 	}
-	struct rlt__job *j = rlt__job_new(s, req, p, (int)a[0], k, OP_RECV, RLT_VAR_RECV,
-	                             k->mask[RLT_VAR_RECV]);
+	struct rlt_sup_job *j = rlt_sup_job_new(s, req, p, (int)a[0], k, OP_RECV, RLT_VAR_RECV,
+	                                        k->mask[RLT_VAR_RECV]);
 	int rc = 0;
 	if (!j) {
-		rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+		rlt_sup_notif_error(s->notify_fd, req->id, ENOMEM);
 		return;
 	}
 	j->flags = flags;
@@ -88,53 +88,53 @@ static void on_recv(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 		j->fromlen_addr = a[5];
 		break;
 	case SYS_readv:
-		rc = rlt__job_iov(j, a[1], a[2]);
+		rc = rlt_sup_job_iov(j, a[1], a[2]);
 		break;
 	case SYS_recvmsg: {
 		struct msghdr h;
-		rc = rlt__mem_read(j->tid, a[1], &h, sizeof h);
+		rc = rlt_sup_mem_read(j->tid, a[1], &h, sizeof h);
 		if (rc == 0 && h.msg_controllen && k->af == AF_UNIX) {
 			/* fds in flight must land in the program, not in us: the kernel makes this
 			 * one, charged what it may take at most */
 			j->op = OP_CONTINUE;
-			rc = rlt__job_iov(j, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen);
+			rc = rlt_sup_job_iov(j, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen);
 			break;
 		}
 		if (rc == 0)
-			rc = rlt__job_iov(j, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen);
+			rc = rlt_sup_job_iov(j, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen);
 		j->msg_addr = a[1];
 		break;
 	}
 	default: { /* recvmmsg on a stream (no message boundaries): made by us into its first
 	            * message, what the budget allows, and answered 1 (finish) */
 		struct mmsghdr m;
-		rc = a[2] ? rlt__mem_read(j->tid, a[1], &m, sizeof m) : -EINVAL;
+		rc = a[2] ? rlt_sup_mem_read(j->tid, a[1], &m, sizeof m) : -EINVAL;
 		if (rc == 0 && m.msg_hdr.msg_controllen && k->af == AF_UNIX)
 			j->op = OP_CONTINUE; /* fds in flight: as recvmsg above */
 		if (rc == 0)
-			rc = rlt__job_iov(j, (uint64_t)(uintptr_t)m.msg_hdr.msg_iov, m.msg_hdr.msg_iovlen);
+			rc = rlt_sup_job_iov(j, (uint64_t)(uintptr_t)m.msg_hdr.msg_iov, m.msg_hdr.msg_iovlen);
 		j->msg_addr = a[1]; /* a struct mmsghdr starts with its struct msghdr */
 		break;
 	}
 	}
 	if (rc) {
 		/* a bad pointer or count: the kernel reports it itself */
-		rlt__job_end(s, j);
+		rlt_sup_job_end(s, j);
 		answer_continue(s, req->id);
 		return;
 	}
 	if (j->total == 0) {
-		rlt__job_end(s, j);
+		rlt_sup_job_end(s, j);
 		answer_continue(s, req->id);
 		return;
 	}
-	j->nonblock = rlt__job_nonblocking(j);
+	j->nonblock = rlt_sup_job_nonblocking(j);
 	j->waitall = (flags & MSG_WAITALL) != 0;
-	rlt__job_step(s, j);
+	rlt_sup_job_step(s, j);
 }
 
-static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct rlt__proc *p,
-                    struct rlt__sock *k)
+static void on_send(struct rlt_sup *s, const struct seccomp_notif *req, struct rlt_sup_proc *p,
+                    struct rlt_sup_sock *k)
 {
 	uint64_t a[6];
 
@@ -143,10 +143,10 @@ static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 	struct sockaddr_storage to;
 	socklen_t tolen = 0;
 	uint64_t msgs = 1;
-	struct rlt__job *j = rlt__job_new(s, req, p, (int)a[0], k, OP_CONTINUE, RLT_VAR_SEND, 0);
+	struct rlt_sup_job *j = rlt_sup_job_new(s, req, p, (int)a[0], k, OP_CONTINUE, RLT_VAR_SEND, 0);
 
 	if (!j) {
-		rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+		rlt_sup_notif_error(s->notify_fd, req->id, ENOMEM);
 		return;
 	}
 	switch (nr) {
@@ -158,45 +158,45 @@ static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 		j->flags = (int)a[3];
 		if (a[4] && a[5] > 0) {
 			tolen = a[5] < sizeof to ? (socklen_t)a[5] : sizeof to;
-			rc = rlt__mem_read(j->tid, a[4], &to, tolen);
+			rc = rlt_sup_mem_read(j->tid, a[4], &to, tolen);
 		}
 		break;
 	case SYS_writev:
-		rc = rlt__job_iov(j, a[1], a[2]);
+		rc = rlt_sup_job_iov(j, a[1], a[2]);
 		break;
 	case SYS_sendmsg: {
 		struct msghdr h;
 		j->flags = (int)a[2];
-		rc = rlt__mem_read(j->tid, a[1], &h, sizeof h);
+		rc = rlt_sup_mem_read(j->tid, a[1], &h, sizeof h);
 		if (rc == 0)
-			rc = rlt__job_iov(j, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen);
+			rc = rlt_sup_job_iov(j, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen);
 		if (rc == 0 && h.msg_name && h.msg_namelen) {
 			tolen = h.msg_namelen < sizeof to ? h.msg_namelen : sizeof to;
-			rc = rlt__mem_read(j->tid, (uint64_t)(uintptr_t)h.msg_name, &to, tolen);
+			rc = rlt_sup_mem_read(j->tid, (uint64_t)(uintptr_t)h.msg_name, &to, tolen);
 		}
 		control = h.msg_controllen != 0;
 		break;
 	}
 	case SYS_sendmmsg: {
 		/* charged together, bytes and messages, made by the kernel (as the preload does) */
-		uint64_t vlen = a[2] > RLT__IOV_MAX ? RLT__IOV_MAX : a[2];
+		uint64_t vlen = a[2] > RLT_SUP_IOV_MAX ? RLT_SUP_IOV_MAX : a[2];
 		struct mmsghdr *v = calloc(vlen ? vlen : 1, sizeof *v);
 		j->flags = (int)a[3];
-		rc = v ? rlt__mem_read(j->tid, a[1], v, vlen * sizeof *v) : -ENOMEM;
+		rc = v ? rlt_sup_mem_read(j->tid, a[1], v, vlen * sizeof *v) : -ENOMEM;
 		for (uint64_t i = 0; rc == 0 && i < vlen; i++) {
 			struct iovec iov[64];
 			uint64_t t = 0;
 			uint64_t cnt = v[i].msg_hdr.msg_iovlen;
 			for (uint64_t off = 0; rc == 0 && off < cnt; off += 64) {
 				uint64_t c = cnt - off < 64 ? cnt - off : 64;
-				rc = rlt__iov_read(j->tid, (uint64_t)(uintptr_t)(v[i].msg_hdr.msg_iov + off), c,
-				                   iov, &t);
+				rc = rlt_sup_iov_read(j->tid, (uint64_t)(uintptr_t)(v[i].msg_hdr.msg_iov + off), c,
+				                      iov, &t);
 				j->total += t;
 			}
 		}
 		if (rc == 0 && vlen && v[0].msg_hdr.msg_name && v[0].msg_hdr.msg_namelen) {
 			tolen = v[0].msg_hdr.msg_namelen < sizeof to ? v[0].msg_hdr.msg_namelen : sizeof to;
-			rc = rlt__mem_read(j->tid, (uint64_t)(uintptr_t)v[0].msg_hdr.msg_name, &to, tolen);
+			rc = rlt_sup_mem_read(j->tid, (uint64_t)(uintptr_t)v[0].msg_hdr.msg_name, &to, tolen);
 		}
 		free(v);
 		msgs = vlen;
@@ -211,10 +211,10 @@ static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 		/* made for the program from a duplicate of its file, piece by piece, when the file
 		 * can be read at an offset; else (a pipe) charged whole, as the preload cannot do
 		 * better either */
-		j->src_fd = rlt__getfd(p->pidfd, (int)a[1]);
+		j->src_fd = rlt_sup_getfd(p->pidfd, (int)a[1]);
 		if (j->src_fd >= 0 && a[2]) {
 			int64_t off;
-			rc = rlt__mem_read(j->tid, a[2], &off, sizeof off);
+			rc = rlt_sup_mem_read(j->tid, a[2], &off, sizeof off);
 			j->src_off = off;
 			j->off_addr = a[2];
 		} else if (j->src_fd >= 0) {
@@ -227,7 +227,7 @@ static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 		break;
 	}
 	if (rc || (j->total == 0 && k->type == SOCK_STREAM) || msgs == 0) {
-		rlt__job_end(s, j);
+		rlt_sup_job_end(s, j);
 		answer_continue(s, req->id);
 		return;
 	}
@@ -239,13 +239,13 @@ static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 			j->mask = rlt__match(s->rs, RLT_VAR_SEND, &pe);
 	}
 	/* TOCTOU: the address and lengths we read are only acted on for a live call */
-	if (!j->mask || !rlt__notif_valid(s->notify_fd, req->id)) {
-		rlt__job_end(s, j);
+	if (!j->mask || !rlt_sup_notif_valid(s->notify_fd, req->id)) {
+		rlt_sup_job_end(s, j);
 		answer_continue(s, req->id);
 		return;
 	}
 	j->t.msgs = msgs;
-	int nonblock = k->type == SOCK_STREAM && rlt__job_nonblocking(j);
+	int nonblock = k->type == SOCK_STREAM && rlt_sup_job_nonblocking(j);
 	if (j->src_fd >= 0) {
 		j->op = OP_SENDFILE;
 		j->nonblock = nonblock;
@@ -260,16 +260,16 @@ static void on_send(struct rlt__sup *s, const struct seccomp_notif *req, struct 
 		/* a non-blocking send to a full socket fails with EAGAIN: not charged */
 		struct pollfd pfd = {k->dup, POLLOUT, 0};
 		if (poll(&pfd, 1, 0) == 0) {
-			rlt__job_end(s, j);
+			rlt_sup_job_end(s, j);
 			answer_continue(s, req->id);
 			return;
 		}
 	}
-	rlt__job_step(s, j);
+	rlt_sup_job_step(s, j);
 }
 
-static void on_connect(struct rlt__sup *s, const struct seccomp_notif *req, struct rlt__proc *p,
-                       struct rlt__sock *k)
+static void on_connect(struct rlt_sup *s, const struct seccomp_notif *req, struct rlt_sup_proc *p,
+                       struct rlt_sup_sock *k)
 {
 	uint64_t a[6];
 
@@ -280,8 +280,8 @@ static void on_connect(struct rlt__sup *s, const struct seccomp_notif *req, stru
 	uint32_t cmask = 0, nmask = 0;
 
 	if (!a[1] || len < sizeof(sa_family_t) ||
-	    rlt__mem_read((pid_t)req->pid, a[1], &ss, len) != 0 ||
-	    !rlt__notif_valid(s->notify_fd, req->id)) {
+	    rlt_sup_mem_read((pid_t)req->pid, a[1], &ss, len) != 0 ||
+	    !rlt_sup_notif_valid(s->notify_fd, req->id)) {
 		answer_continue(s, req->id);
 		return;
 	}
@@ -290,13 +290,13 @@ static void on_connect(struct rlt__sup *s, const struct seccomp_notif *req, stru
 		/* AF_UNSPEC dissolves a datagram socket's association */
 		if (ss.ss_family == AF_UNSPEC) {
 			memset(&k->peer, 0, sizeof k->peer);
-			rlt__sock_rematch(s, k);
+			rlt_sup_sock_rematch(s, k);
 		}
 		answer_continue(s, req->id);
 		return;
 	}
 	k->peer = peer;
-	rlt__sock_rematch(s, k);
+	rlt_sup_sock_rematch(s, k);
 	if (k->type == SOCK_STREAM) {
 		cmask = k->mask[RLT_VAR_CONNECT];
 		/* a second connect() on a socket already counted is not a new connection */
@@ -311,29 +311,29 @@ static void on_connect(struct rlt__sup *s, const struct seccomp_notif *req, stru
 		answer_continue(s, req->id);
 		return;
 	}
-	struct rlt__job *j = rlt__job_new(s, req, p, (int)a[0], k, OP_CONTINUE, RLT_VAR_CONNECT, cmask);
+	struct rlt_sup_job *j = rlt_sup_job_new(s, req, p, (int)a[0], k, OP_CONTINUE, RLT_VAR_CONNECT, cmask);
 	if (!j) {
-		rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+		rlt_sup_notif_error(s->notify_fd, req->id, ENOMEM);
 		return;
 	}
 	j->nmask = nmask;
-	rlt__job_step(s, j);
+	rlt_sup_job_step(s, j);
 }
 
 /* splice(in, off_in, out, off_out, len, flags): one end is a pipe, so at most one is a socket.
  * A stream socket with a rule for the direction makes it a job; anything else goes through. */
-static void on_splice(struct rlt__sup *s, const struct seccomp_notif *req)
+static void on_splice(struct rlt_sup *s, const struct seccomp_notif *req)
 {
 	uint64_t a[6];
 	int rc = 0, sockfd = -1, pipefd = -1;
 	enum rlt_var var = RLT_VAR_SEND;
-	struct rlt__sock *k = NULL;
-	struct rlt__proc *p;
+	struct rlt_sup_sock *k = NULL;
+	struct rlt_sup_proc *p;
 
 	memcpy(a, req->data.args, sizeof a);
-	p = rlt__proc_of_tid(s, (pid_t)req->pid, &rc);
+	p = rlt_sup_proc_of_tid(s, (pid_t)req->pid, &rc);
 	if (p && s->rs->n[RLT_VAR_SEND]) {
-		k = rlt__fd_facts(s, p, (int)a[2], &rc);
+		k = rlt_sup_fd_facts(s, p, (int)a[2], &rc);
 		if (k && k != RLT_NOT_SOCKET && k->type == SOCK_STREAM && k->mask[RLT_VAR_SEND] &&
 		    !a[1]) {
 			sockfd = (int)a[2];
@@ -341,7 +341,7 @@ static void on_splice(struct rlt__sup *s, const struct seccomp_notif *req)
 		}
 	}
 	if (sockfd < 0 && p && s->rs->n[RLT_VAR_RECV]) {
-		k = rlt__fd_facts(s, p, (int)a[0], &rc);
+		k = rlt_sup_fd_facts(s, p, (int)a[0], &rc);
 		if (k && k != RLT_NOT_SOCKET && k->type == SOCK_STREAM && k->mask[RLT_VAR_RECV] &&
 		    !a[3]) {
 			sockfd = (int)a[0];
@@ -356,33 +356,33 @@ static void on_splice(struct rlt__sup *s, const struct seccomp_notif *req)
 	}
 	if (s->tee_pipe[0] < 0 && pipe2(s->tee_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
 		fcntl(s->tee_pipe[0], F_SETPIPE_SZ, 1 << 20); /* a piece at once, when allowed */
-	struct rlt__job *j = rlt__job_new(s, req, p, sockfd, k,
-	                             var == RLT_VAR_SEND ? OP_SPLICE_SEND : OP_SPLICE_RECV, var,
-	                             k->mask[var]);
+	struct rlt_sup_job *j = rlt_sup_job_new(s, req, p, sockfd, k,
+	                                        var == RLT_VAR_SEND ? OP_SPLICE_SEND : OP_SPLICE_RECV,
+	                                        var, k->mask[var]);
 	struct stat st;
 	if (!j) {
-		rlt__notif_error(s->notify_fd, req->id, ENOMEM);
+		rlt_sup_notif_error(s->notify_fd, req->id, ENOMEM);
 		return;
 	}
-	j->src_fd = rlt__getfd(p->pidfd, pipefd);
+	j->src_fd = rlt_sup_getfd(p->pidfd, pipefd);
 	if (j->src_fd < 0 || fstat(j->src_fd, &st) != 0 || !S_ISFIFO(st.st_mode) ||
 	    s->tee_pipe[0] < 0) {
-		rlt__job_end(s, j);
+		rlt_sup_job_end(s, j);
 		answer_continue(s, req->id);
 		return;
 	}
 	j->total = a[4];
 	j->flags = (int)a[5];
 	j->nonblock = (a[5] & SPLICE_F_NONBLOCK) || (fcntl(k->dup, F_GETFL) & O_NONBLOCK);
-	rlt__job_step(s, j);
+	rlt_sup_job_step(s, j);
 }
 
-void rlt__on_notification(struct rlt__sup *s, const struct seccomp_notif *r)
+void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *r)
 {
 	const struct seccomp_notif req = *r;
-	struct rlt__proc *p;
-	struct rlt__sock *k;
-	struct rlt__job *old;
+	struct rlt_sup_proc *p;
+	struct rlt_sup_sock *k;
+	struct rlt_sup_job *old;
 	enum rlt_var var;
 	int rc = 0, fd;
 
@@ -394,9 +394,9 @@ void rlt__on_notification(struct rlt__sup *s, const struct seccomp_notif *r)
 	/* A thread whose call we received cannot leave it but by death (the filter's
 	 * WAIT_KILLABLE_RECV): a job still here for this thread id is a dead thread's, whose id
 	 * the kernel gave again before the tick noticed. */
-	old = rlt__job_of_tid(s, (pid_t)req.pid);
+	old = rlt_sup_job_of_tid(s, (pid_t)req.pid);
 	if (old)
-		rlt__job_end(s, old);
+		rlt_sup_job_end(s, old);
 
 	switch (nr) {
 	case SYS_read:
@@ -426,24 +426,24 @@ void rlt__on_notification(struct rlt__sup *s, const struct seccomp_notif *r)
 		break;
 	default:
 		/* the fd table changes: close, dup2, dup3, close_range, execve, execveat */
-		p = rlt__proc_of_tid(s, (pid_t)req.pid, &rc);
+		p = rlt_sup_proc_of_tid(s, (pid_t)req.pid, &rc);
 		if (p) {
 			switch (nr) {
 			case SYS_close:
-				rlt__fd_forget(s, p, (int)a[0]);
+				rlt_sup_fd_forget(s, p, (int)a[0]);
 				break;
 			case SYS_dup2:
 			case SYS_dup3:
 				if ((int)a[0] != (int)a[1])
-					rlt__fd_forget(s, p, (int)a[1]);
+					rlt_sup_fd_forget(s, p, (int)a[1]);
 				break;
 			case SYS_close_range:
 				if (!(a[2] & CLOSE_RANGE_CLOEXEC))
-					rlt__fd_forget_range(s, p, (unsigned)a[0], (unsigned)a[1]);
+					rlt_sup_fd_forget_range(s, p, (unsigned)a[0], (unsigned)a[1]);
 				break;
 			case SYS_execve:
 			case SYS_execveat:
-				rlt__proc_exec(s, p);
+				rlt_sup_proc_exec(s, p);
 				break;
 			}
 		}
@@ -458,13 +458,13 @@ void rlt__on_notification(struct rlt__sup *s, const struct seccomp_notif *r)
 		return;
 	}
 	fd = (int)a[0];
-	p = rlt__proc_of_tid(s, (pid_t)req.pid, &rc);
-	k = p ? rlt__fd_facts(s, p, fd, &rc) : NULL;
+	p = rlt_sup_proc_of_tid(s, (pid_t)req.pid, &rc);
+	k = p ? rlt_sup_fd_facts(s, p, fd, &rc) : NULL;
 	if (!k || k == RLT_NOT_SOCKET) {
 		if (!k && rc != -EBADF && rc != -ESRCH && rc != -ENOENT)
-			rlt__sup_log(s, RLT_LOG_WARN, (pid_t)req.pid,
-			             "cannot inspect fd %d of thread %d (%s): let through", fd,
-			             (int)req.pid, strerror(-rc));
+			rlt_sup_log(s, RLT_LOG_WARN, (pid_t)req.pid,
+			            "cannot inspect fd %d of thread %d (%s): let through", fd,
+			            (int)req.pid, strerror(-rc));
 		answer_continue(s, req.id); /* the fast path: a file, a pipe, a terminal */
 		return;
 	}
@@ -478,14 +478,14 @@ void rlt__on_notification(struct rlt__sup *s, const struct seccomp_notif *r)
 			break;
 		}
 		{
-			struct rlt__job *j = rlt__job_new(s, &req, p, fd, k, OP_ACCEPT, RLT_VAR_ACCEPT, 0);
+			struct rlt_sup_job *j = rlt_sup_job_new(s, &req, p, fd, k, OP_ACCEPT, RLT_VAR_ACCEPT, 0);
 			if (!j) {
-				rlt__notif_error(s->notify_fd, req.id, ENOMEM);
+				rlt_sup_notif_error(s->notify_fd, req.id, ENOMEM);
 				break;
 			}
 			j->flags = nr == SYS_accept4 ? (int)a[3] : 0;
 			j->cloexec = (j->flags & SOCK_CLOEXEC) != 0;
-			rlt__job_step(s, j);
+			rlt_sup_job_step(s, j);
 		}
 		break;
 	}

@@ -1,6 +1,6 @@
 /*
  * notify_loop.c: the supervisor's two threads. The lane sleeps in NOTIF_RECV and hands each
- * notification to on_call.c; the loop sleeps in epoll_wait and moves jobs on (jobs.c) when
+ * notification to notif_dispatch.c; the loop sleeps in epoll_wait and moves jobs on (job_*.c) when
  * their slot comes, their socket is ready or their process ends, forwards signals to the
  * command and notices its end. Both take the supervisor's lock for what woke them. See the
  * design note in supervisor.c.
@@ -41,9 +41,9 @@
 
 /* ----- timers and the loop ----- */
 
-static void arm_timer(struct rlt__sup *s)
+static void arm_timer(struct rlt_sup *s)
 {
-	struct rlt__job *top = rlt__heap_top(&s->heap);
+	struct rlt_sup_job *top = rlt_sup_heap_top(&s->heap);
 	rlt_ns_t d = top ? (top->deadline ? top->deadline : 1) : 0;
 	struct itimerspec its;
 
@@ -64,7 +64,7 @@ static void arm_timer(struct rlt__sup *s)
 	timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-static void forward_signal(struct rlt__sup *s, int sig_fd)
+static void forward_signal(struct rlt_sup *s, int sig_fd)
 {
 	struct signalfd_siginfo si;
 
@@ -79,10 +79,10 @@ static void forward_signal(struct rlt__sup *s, int sig_fd)
 
 /* What follows any batch of events, from the loop or the lane: RLT_CONNS waiters after a
  * slot came free, and the timer for the earliest due job. */
-static void after_events(struct rlt__sup *s)
+static void after_events(struct rlt_sup *s)
 {
 	if (s->conns_dirty)
-		rlt__jobs_retry_conns(s);
+		rlt_sup_jobs_retry_conns(s);
 	arm_timer(s);
 }
 
@@ -110,7 +110,7 @@ static void on_wake(int sig)
 
 static void *lane_main(void *arg)
 {
-	struct rlt__sup *s = arg;
+	struct rlt_sup *s = arg;
 	sigset_t wake;
 
 	sigemptyset(&wake);
@@ -125,7 +125,7 @@ static void *lane_main(void *arg)
 			break;        /* the loop takes the listener back (lane_done) */
 		}
 		pthread_mutex_lock(&s->lock);
-		rlt__on_notification(s, &req);
+		rlt_sup_on_notification(s, &req);
 		after_events(s);
 		pthread_mutex_unlock(&s->lock);
 	}
@@ -135,7 +135,7 @@ static void *lane_main(void *arg)
 
 /* Starts the lane; the loop keeps the listener for its hang-up only. 0, or the loop receives
  * notifications itself (no thread could be made). */
-static int lane_start(struct rlt__sup *s)
+static int lane_start(struct rlt_sup *s)
 {
 	struct sigaction sa;
 	sigset_t wake;
@@ -157,7 +157,7 @@ static int lane_start(struct rlt__sup *s)
 
 /* Bounded: 200 wake signals 1 ms apart (a signal sent just before the lane enters NOTIF_RECV
  * is missed; the next one is not). A lane that does not stop is left behind, asleep. */
-static void lane_stop(struct rlt__sup *s)
+static void lane_stop(struct rlt_sup *s)
 {
 	struct timespec ms = {0, 1000000};
 
@@ -180,8 +180,8 @@ static void lane_stop(struct rlt__sup *s)
 	s->lane_running = 0;
 }
 
-int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *status,
-                     struct rlt_error *err)
+int rlt_sup_notify_loop(struct rlt_sup *s, int child_pidfd, int sig_fd, int *status,
+                        struct rlt_error *err)
 {
 	struct epoll_event ev;
 	int child_done = 0, hup = 0, rc = 0, lane_watched = 0;
@@ -231,7 +231,7 @@ int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *statu
 					memset(&req, 0, sizeof req);
 					/* ENOENT: the task died before we read it; EINTR */
 					if (ioctl(s->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0)
-						rlt__on_notification(s, &req);
+						rlt_sup_on_notification(s, &req);
 				} else if (evs[i].events & (EPOLLHUP | EPOLLERR)) {
 					hup = 1;
 				}
@@ -240,7 +240,7 @@ int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *statu
 				if (read(s->timer_fd, &x, sizeof x) < 0 && errno != EAGAIN)
 					goto fail_locked;
 				s->timer_armed = 0; /* spent: a deadline equal to it must set it again */
-				rlt__jobs_run_due(s);
+				rlt_sup_jobs_run_due(s);
 			} else if (tag == TAG_CHILD) {
 				int st;
 				if (!child_done && waitpid(s->child, &st, WNOHANG) == s->child) {
@@ -250,25 +250,25 @@ int rlt__notify_loop(struct rlt__sup *s, int child_pidfd, int sig_fd, int *statu
 				}
 			} else if (tag == TAG_SIGNAL) {
 				forward_signal(s, sig_fd);
-			} else if ((uintptr_t)tag & 1) { /* RLT__JOB_TAG */
+			} else if ((uintptr_t)tag & 1) { /* RLT_SUP_JOB_TAG */
 				/* a job is stepped by its socket only while parked: the event may
 				 * predate an end or a wait the lane gave it since */
-				struct rlt__job *j = (struct rlt__job *)((uintptr_t)tag - 1);
+				struct rlt_sup_job *j = (struct rlt_sup_job *)((uintptr_t)tag - 1);
 				if (j->phase == PH_READY)
-					rlt__job_step(s, j);
+					rlt_sup_job_step(s, j);
 			} else {
-				rlt__proc_gone(s, tag);
+				rlt_sup_proc_gone(s, tag);
 			}
 		}
 		rlt_ns_t now = rlt__now();
 		if (s->njobs && now >= s->next_tick)
-			rlt__jobs_tick(s); /* sets the next */
+			rlt_sup_jobs_tick(s); /* sets the next */
 		if (now >= next_sweep) {
-			rlt__jobs_sweep(s);
+			rlt_sup_jobs_sweep(s);
 			next_sweep = now + SWEEP_MS * 1000000ull;
 		}
 		after_events(s);
-		rlt__jobs_graveyard_free(s);
+		rlt_sup_jobs_graveyard_free(s);
 		pthread_mutex_unlock(&s->lock);
 	}
 	goto out;
@@ -280,6 +280,6 @@ fail:
 	         strerror(-rc));
 out:
 	lane_stop(s);
-	rlt__jobs_graveyard_free(s);
+	rlt_sup_jobs_graveyard_free(s);
 	return rc;
 }

@@ -20,17 +20,17 @@
 
 static unsigned proc_bucket(pid_t p)
 {
-	return (unsigned)p % RLT__PROC_BUCKETS;
+	return (unsigned)p % RLT_SUP_PROC_BUCKETS;
 }
 
 static unsigned tid_bucket(pid_t t)
 {
-	return (unsigned)t % RLT__TID_BUCKETS;
+	return (unsigned)t % RLT_SUP_TID_BUCKETS;
 }
 
-static struct rlt__proc *proc_find(struct rlt__sup *s, pid_t tgid)
+static struct rlt_sup_proc *proc_find(struct rlt_sup *s, pid_t tgid)
 {
-	for (struct rlt__proc *p = s->procs[proc_bucket(tgid)]; p; p = p->next)
+	for (struct rlt_sup_proc *p = s->procs[proc_bucket(tgid)]; p; p = p->next)
 		if (p->tgid == tgid && !p->gone)
 			return p;
 	return NULL;
@@ -71,7 +71,7 @@ static pid_t status_pid(pid_t pid, const char *key, int *rc)
  * see a process at its first call, not at its fork, so "where the parent stood" is where it
  * stands then. Bounded: 64 generations.
  */
-static struct rlt__ruleset *parent_budgets(struct rlt__sup *s, pid_t tgid)
+static struct rlt__ruleset *parent_budgets(struct rlt_sup *s, pid_t tgid)
 {
 	int rc;
 	pid_t pid = tgid;
@@ -80,16 +80,16 @@ static struct rlt__ruleset *parent_budgets(struct rlt__sup *s, pid_t tgid)
 		pid = status_pid(pid, "PPid", &rc);
 		if (pid <= 1 || pid == s->child)
 			break;
-		struct rlt__proc *a = proc_find(s, pid);
+		struct rlt_sup_proc *a = proc_find(s, pid);
 		if (a)
 			return a->rs;
 	}
 	return s->rs; /* the command's own */
 }
 
-static struct rlt__proc *proc_new(struct rlt__sup *s, pid_t tgid, int *rc)
+static struct rlt_sup_proc *proc_new(struct rlt_sup *s, pid_t tgid, int *rc)
 {
-	struct rlt__proc *p = calloc(1, sizeof *p);
+	struct rlt_sup_proc *p = calloc(1, sizeof *p);
 	struct epoll_event ev;
 
 	if (!p) {
@@ -102,9 +102,9 @@ static struct rlt__proc *proc_new(struct rlt__sup *s, pid_t tgid, int *rc)
 		p->rs = rlt__ruleset_fork(parent_budgets(s, tgid));
 		p->owns_rs = p->rs != NULL;
 		if (!p->rs) {
-			rlt__sup_log(s, RLT_LOG_WARN, tgid,
-			             "no memory for the budgets of process %d: it shares the command's",
-			             (int)tgid);
+			rlt_sup_log(s, RLT_LOG_WARN, tgid,
+			            "no memory for the budgets of process %d: it shares the command's",
+			            (int)tgid);
 			p->rs = s->rs;
 		}
 	}
@@ -130,15 +130,15 @@ static struct rlt__proc *proc_new(struct rlt__sup *s, pid_t tgid, int *rc)
 	}
 	p->next = s->procs[proc_bucket(tgid)];
 	s->procs[proc_bucket(tgid)] = p;
-	rlt__keeper_add(tgid);
-	rlt__sup_log(s, RLT_LOG_DEBUG, tgid, "supervising process %d", (int)tgid);
+	rlt_sup_keeper_add(tgid);
+	rlt_sup_log(s, RLT_LOG_DEBUG, tgid, "supervising process %d", (int)tgid);
 	return p;
 }
 
-struct rlt__proc *rlt__proc_of_tid(struct rlt__sup *s, pid_t tid, int *rc)
+struct rlt_sup_proc *rlt_sup_proc_of_tid(struct rlt_sup *s, pid_t tid, int *rc)
 {
-	struct rlt__tidmap *m;
-	struct rlt__proc *p;
+	struct rlt_sup_tidmap *m;
+	struct rlt_sup_proc *p;
 	pid_t tgid;
 
 	for (m = s->tids[tid_bucket(tid)]; m; m = m->next)
@@ -164,12 +164,12 @@ struct rlt__proc *rlt__proc_of_tid(struct rlt__sup *s, pid_t tid, int *rc)
 
 /* Forgets the thread ids of a process (all of them, or only those that are no longer its
  * threads: a thread that ended, whose id may be given to another task later). */
-static void tids_drop(struct rlt__sup *s, struct rlt__proc *p, int only_dead)
+static void tids_drop(struct rlt_sup *s, struct rlt_sup_proc *p, int only_dead)
 {
-	for (unsigned b = 0; b < RLT__TID_BUCKETS; b++) {
-		struct rlt__tidmap **pp = &s->tids[b];
+	for (unsigned b = 0; b < RLT_SUP_TID_BUCKETS; b++) {
+		struct rlt_sup_tidmap **pp = &s->tids[b];
 		while (*pp) {
-			struct rlt__tidmap *m = *pp;
+			struct rlt_sup_tidmap *m = *pp;
 			int drop = m->proc == p &&
 			           (!only_dead || syscall(SYS_tgkill, p->tgid, m->tid, 0) != 0);
 			if (drop) {
@@ -182,27 +182,27 @@ static void tids_drop(struct rlt__sup *s, struct rlt__proc *p, int only_dead)
 	}
 }
 
-void rlt__proc_exec(struct rlt__sup *s, struct rlt__proc *p)
+void rlt_sup_proc_exec(struct rlt_sup *s, struct rlt_sup_proc *p)
 {
-	rlt__fd_forget_range(s, p, 0, p->nfds);
+	rlt_sup_fd_forget_range(s, p, 0, p->nfds);
 	tids_drop(s, p, 0);
 }
 
-static void proc_free(struct rlt__sup *s, struct rlt__proc *p)
+static void proc_free(struct rlt_sup *s, struct rlt_sup_proc *p)
 {
-	struct rlt__proc **pp = &s->procs[proc_bucket(p->tgid)];
+	struct rlt_sup_proc **pp = &s->procs[proc_bucket(p->tgid)];
 
 	while (*pp && *pp != p)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = p->next;
-	rlt__fd_forget_range(s, p, 0, p->nfds);
+	rlt_sup_fd_forget_range(s, p, 0, p->nfds);
 	free(p->fds);
 	while (p->stash) {
-		struct rlt__accepted *a = p->stash;
+		struct rlt_sup_accepted *a = p->stash;
 		p->stash = a->next;
 		if (a->conns_mask)
-			rlt__conns_give_back(s, a->conns_mask);
+			rlt_sup_conns_release(s, a->conns_mask);
 		close(a->sock);
 		free(a);
 	}
@@ -213,38 +213,38 @@ static void proc_free(struct rlt__sup *s, struct rlt__proc *p)
 	free(p);
 }
 
-void rlt__proc_gone(struct rlt__sup *s, struct rlt__proc *p)
+void rlt_sup_proc_gone(struct rlt_sup *s, struct rlt_sup_proc *p)
 {
-	rlt__sup_log(s, RLT_LOG_DEBUG, p->tgid, "process %d has exited", (int)p->tgid);
+	rlt_sup_log(s, RLT_LOG_DEBUG, p->tgid, "process %d has exited", (int)p->tgid);
 	p->gone = 1;
-	rlt__keeper_del(p->tgid);
+	rlt_sup_keeper_del(p->tgid);
 	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, p->pidfd, NULL);
 	tids_drop(s, p, 0);
 	/* its sockets: our duplicates would keep its connections open */
-	rlt__fd_forget_range(s, p, 0, p->nfds);
+	rlt_sup_fd_forget_range(s, p, 0, p->nfds);
 	if (p->jobs == 0)
 		proc_free(s, p);
 }
 
-void rlt__proc_put(struct rlt__sup *s, struct rlt__proc *p)
+void rlt_sup_proc_put(struct rlt_sup *s, struct rlt_sup_proc *p)
 {
 	if (p && --p->jobs == 0 && p->gone)
 		proc_free(s, p);
 }
 
-void rlt__tids_sweep(struct rlt__sup *s)
+void rlt_sup_tids_sweep(struct rlt_sup *s)
 {
-	for (unsigned b = 0; b < RLT__PROC_BUCKETS; b++)
-		for (struct rlt__proc *p = s->procs[b]; p; p = p->next)
+	for (unsigned b = 0; b < RLT_SUP_PROC_BUCKETS; b++)
+		for (struct rlt_sup_proc *p = s->procs[b]; p; p = p->next)
 			if (!p->gone)
 				tids_drop(s, p, 1);
 }
 
-void rlt__procs_free(struct rlt__sup *s)
+void rlt_sup_procs_free(struct rlt_sup *s)
 {
-	for (unsigned b = 0; b < RLT__PROC_BUCKETS; b++)
+	for (unsigned b = 0; b < RLT_SUP_PROC_BUCKETS; b++)
 		while (s->procs[b]) {
-			struct rlt__proc *p = s->procs[b];
+			struct rlt_sup_proc *p = s->procs[b];
 			p->gone = 1;
 			tids_drop(s, p, 0);
 			proc_free(s, p);

@@ -1,10 +1,32 @@
 /*
- * supervisor.c: --seccomp, the launcher as a seccomp supervisor (SPEC §1, §5; issue 5).
+ * supervisor.c: --seccomp, the launcher as a seccomp supervisor (SPEC §1, §5; issue 5): the
+ * run (setup, the end, the exit status). rlt_sup_run (supervisor.h) is all the launcher sees.
+ *
+ * In short: the child installs a filter that hands the network calls (and the calls that
+ * release fds) to us; a lane thread receives them and answers at once what no rule limits; a
+ * call that must wait or be made in pieces becomes a job, moved on by an epoll loop and a
+ * timer heap, never blocking; budgets are the preload's own (src/). The files:
+ *   filter.c          the child: the seccomp filter, the listener handed over, the exec
+ *   keeper.c          the keeper: the command's tree dies with the supervisor
+ *   notify_loop.c     the lane (NOTIF_RECV) and the epoll loop
+ *   notif_dispatch.c  what a notification becomes: an answer now, or a job
+ *   job_table.c       the jobs' life: new, step, end; their waits and charge; the tick
+ *   job_conns.c       RLT_CONNS slots without blocking; connect (charge, slot, CONTINUE)
+ *   job_stream.c      stream receive and send, sendfile: made by us, piece by piece
+ *   job_splice.c      splice between the program's pipe and a stream
+ *   job_dgram.c       datagram receive: measured, charged whole
+ *   job_accept.c      accept made by us, the fd installed in the program
+ *   job_signals.c     a held call ends for its thread's signal handler
+ *   proc_table.c      the program's processes and threads
+ *   fd_facts.c        what each (process, fd) is, kept true
+ *   timer_heap.c      jobs by deadline
+ *   target_mem.c      the program's memory, its fds, the answers to the kernel
+ *   internal.h        what these files share (names: rlt_sup_)
  *
  * DESIGN NOTE
  *
  * Shape. The launcher forks; the child builds with libseccomp, and loads itself with
- * WAIT_KILLABLE_RECV (see Signals), a filter (seccomp_child.c) that sends
+ * WAIT_KILLABLE_RECV (see Signals), a filter (filter.c) that sends
  * connect, accept, accept4, the send and receive calls (sendto, sendmsg, sendmmsg, recvfrom,
  * recvmsg, recvmmsg, read, write, readv, writev, sendfile, splice) and the calls that release or
  * replace fd numbers (close, dup2, dup3, close_range, execve, execveat) to user notification,
@@ -35,7 +57,8 @@
  *
  * What each call costs. A call on a file, pipe or terminal (or a socket no rule matches, or any
  * call of a kind no rule limits) is answered CONTINUE after two look-ups: thread -> process
- * and (process, fd) -> facts (fdcache.c). That is the fast path (see tests/bench/seccomp.sh).
+ * and (process, fd) -> facts (proc_table.c, fd_facts.c). That is the fast path (see
+ * tests/bench/seccomp.sh).
  *
  * Bytes exactly. CONTINUE cannot shorten a call, so:
  *  - A stream receive with a RECV rule is always made by us: piece = min(len, the rule's
@@ -71,7 +94,7 @@
  *    files in one call (busybox httpd asks for 2^63 bytes), which charged whole would be one
  *    burst of the file, or a reject. CONTINUE is not possible for it: it cannot be shortened.
  *  - splice between a pipe and a stream socket is made by us, one piece a call (see
- *    step_splice: tee to look at the pipe, send, then take out of the pipe what went; or recv
+ *    job_splice.c: tee to look at the pipe, send, then take out of the pipe what went; or recv
  *    no more than the pipe has room for, then write). recvmmsg on a stream is made by us into
  *    its first message and answered 1.
  *  - sendmmsg, sendmsg with ancillary data and sendfile from a pipe (no offset to read at) are
@@ -102,10 +125,10 @@
  * restart had to be guessed, and a handler making any system call defeated the guess: bytes
  * sent twice or lost). The kernel no longer interrupts a held call, so we do. A job that waits
  * (its slot, its socket, an RLT_CONNS place) looks at its thread's signals every tick
- * (RLT__TICK_NS, 5 ms, armed while any job is alive), and a call made in pieces at every
+ * (RLT_SUP_TICK_NS, 5 ms, armed while any job is alive), and a call made in pieces at every
  * piece boundary: (SigPnd | ShdPnd) & ~SigBlk in /proc/TGID/task/TID/status, kept open per job
  * and read from offset 0. A process-directed signal (ShdPnd) counts only for the thread the
- * kernel woke for it (signal_for in jobs.c): answering a restart to a thread that has no
+ * kernel woke for it (rlt_sup_signal_for in job_signals.c): answering a restart to a thread that has no
  * signal pending hands the program errno 512 (measured; Go failed its writes so). The call
  * then ends: one that moved N > 0 bytes is answered N, as the kernel answers a blocking call
  * interrupted after it moved data (sendfile's offset written back, MSG_WAITALL returns what it
@@ -129,7 +152,7 @@
  * the supervisor 2.3% of a core (0.2% without these reads), and their handlers run within
  * 45 ms; a call moving data or waiting for its slot is read every tick.
  *
- * The fd cache and what it cannot see: see fdcache.c. Not seen: fds closed by io_uring (we make
+ * The fd cache and what it cannot see: see fd_facts.c. Not seen: fds closed by io_uring (we make
  * io_uring_setup fail with ENOSYS so programs fall back to plain calls), a thread that calls
  * close_range(CLOSE_RANGE_UNSHARE), and a close-on-exec fd learnt by another thread between
  * an execve notification and the exec itself. preadv2/pwritev2 with offset -1, splice and
@@ -190,7 +213,7 @@
 static int log_level = RLT_LOG_WARN;
 static pid_t log_pid;
 
-void rlt__sup_log(const struct rlt__sup *s, int level, pid_t pid, const char *fmt, ...)
+void rlt_sup_log(const struct rlt_sup *s, int level, pid_t pid, const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
@@ -208,7 +231,7 @@ void rlt__sup_log(const struct rlt__sup *s, int level, pid_t pid, const char *fm
 static void warn_rule(const char *msg, void *ctx)
 {
 	(void)ctx;
-	rlt__sup_log(NULL, RLT_LOG_WARN, 0, "%s (rule ignored: RLT_ON_ERROR=ignore)", msg);
+	rlt_sup_log(NULL, RLT_LOG_WARN, 0, "%s (rule ignored: RLT_ON_ERROR=ignore)", msg);
 }
 
 static int fail(const char *msg)
@@ -222,7 +245,7 @@ static void write_stats(struct rlt__ruleset *rs, const char *tmpl, pid_t pid, rl
 	struct rlt_error err;
 
 	if (rlt__stats_to(tmpl, rs, write, close, pid, elapsed, &err) != 0)
-		rlt__sup_log(NULL, RLT_LOG_ERROR, pid, "%s", err.msg);
+		rlt_sup_log(NULL, RLT_LOG_ERROR, pid, "%s", err.msg);
 }
 
 /* Each socket of the command costs us one duplicate: take all the fds we may. */
@@ -249,13 +272,13 @@ static void raise_fd_limit(void)
 static void sync_wakeups(int notify_fd)
 {
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) != 0)
-		rlt__sup_log(NULL, RLT_LOG_DEBUG, 0, "no synchronous wake-ups: %s", strerror(errno));
+		rlt_sup_log(NULL, RLT_LOG_DEBUG, 0, "no synchronous wake-ups: %s", strerror(errno));
 }
 
 int rlt_sup_run(char **cmd)
 {
 	static struct rlt__ruleset rs; /* large: the rules with their counters */
-	static struct rlt__sup s;
+	static struct rlt_sup s;
 	const char *values[RLT_VAR_COUNT];
 	struct rlt__settings set;
 	struct rlt_error err = {{0}};
@@ -279,16 +302,16 @@ int rlt_sup_run(char **cmd)
 	raise_fd_limit();
 	signal(SIGPIPE, SIG_IGN);
 
-	rc = rlt__child_spawn(cmd, &pid, &s.notify_fd, &ctl, &err);
+	rc = rlt_sup_child_spawn(cmd, &pid, &s.notify_fd, &ctl, &err);
 	if (rc)
 		return fail(err.msg);
 	/* before the command runs, and before the lane thread: the keeper is forked from a
 	 * process of one thread */
-	if (rlt__keeper_start(s.notify_fd, &err) != 0) {
-		rlt__child_abort(pid, ctl);
+	if (rlt_sup_keeper_start(s.notify_fd, &err) != 0) {
+		rlt_sup_child_abort(pid, ctl);
 		return fail(err.msg);
 	}
-	rlt__keeper_add(pid);
+	rlt_sup_keeper_add(pid);
 	log_pid = pid;
 	sync_wakeups(s.notify_fd);
 	s.rs = &rs;
@@ -308,40 +331,40 @@ int rlt_sup_run(char **cmd)
 	if (s.epoll_fd < 0 || s.timer_fd < 0 || child_pidfd < 0 || sig_fd < 0) {
 		snprintf(msg, sizeof msg, "--seccomp: cannot set up the supervisor: %s",
 		         strerror(errno));
-		rlt__child_abort(pid, ctl);
-		rlt__keeper_stop();
+		rlt_sup_child_abort(pid, ctl);
+		rlt_sup_keeper_stop();
 		return fail(msg);
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rs.n[v]; i++) {
 			char canon[1024];
 			rlt_rule_format(&rs.rules[v][i].rule, canon, sizeof canon);
-			rlt__sup_log(&s, RLT_LOG_INFO, pid, "%s: %s (seccomp supervisor)",
-			             rlt_var_name((enum rlt_var)v),
-			             canon);
+			rlt_sup_log(&s, RLT_LOG_INFO, pid, "%s: %s (seccomp supervisor)",
+			            rlt_var_name((enum rlt_var)v),
+			            canon);
 		}
-	if (rlt__child_go(ctl) != 0) {
+	if (rlt_sup_child_go(ctl) != 0) {
 		snprintf(msg, sizeof msg, "--seccomp: the command did not start: %s", strerror(errno));
-		rlt__child_abort(pid, -1);
-		rlt__keeper_stop();
+		rlt_sup_child_abort(pid, -1);
+		rlt_sup_keeper_stop();
 		return fail(msg);
 	}
 
-	rc = rlt__notify_loop(&s, child_pidfd, sig_fd, &status, &err);
+	rc = rlt_sup_notify_loop(&s, child_pidfd, sig_fd, &status, &err);
 	if (rc) {
 		/* Without us the command's notified calls fail with ENOSYS: stop it rather than
 		 * leave it running broken. */
-		rlt__sup_log(&s, RLT_LOG_ERROR, pid, "%s; stopping the command", err.msg);
+		rlt_sup_log(&s, RLT_LOG_ERROR, pid, "%s; stopping the command", err.msg);
 		kill(pid, SIGKILL);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		/* the keeper stays: once we are gone it kills what is left of the tree */
 	} else {
-		rlt__keeper_stop(); /* no task of the command is left */
+		rlt_sup_keeper_stop(); /* no task of the command is left */
 	}
-	rlt__sup_log(&s, RLT_LOG_DEBUG, pid, "%llu notifications, %llu answered at once",
-	             (unsigned long long)s.notifications, (unsigned long long)s.continued_fast);
-	rlt__procs_free(&s); /* first: each process's statistics join the summary */
+	rlt_sup_log(&s, RLT_LOG_DEBUG, pid, "%llu notifications, %llu answered at once",
+	            (unsigned long long)s.notifications, (unsigned long long)s.continued_fast);
+	rlt_sup_procs_free(&s); /* first: each process's statistics join the summary */
 	if (set.stats[0])
 		write_stats(&rs, set.stats, pid, rlt__now() - started);
 	if (rc)

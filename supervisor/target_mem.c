@@ -1,5 +1,5 @@
 /*
- * remote_io.c: reaching into the program: its memory (process_vm_readv/writev), its fds
+ * target_mem.c: reaching into the program: its memory (process_vm_readv/writev), its fds
  * (pidfd_getfd), and the answers to its notifications (the seccomp ioctls, used directly so
  * that ENOENT, "the thread died in the call", comes back as itself).
  */
@@ -42,28 +42,28 @@ static int mem_io(pid_t tid, uint64_t addr, void *buf, size_t len, int write)
 	return 0;
 }
 
-int rlt__mem_read(pid_t tid, uint64_t addr, void *buf, size_t len)
+int rlt_sup_mem_read(pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	return mem_io(tid, addr, buf, len, 0);
 }
 
-int rlt__mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
+int rlt_sup_mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 {
 	return mem_io(tid, addr, (void *)buf, len, 1);
 }
 
-int rlt__iov_read(pid_t tid, uint64_t addr, uint64_t cnt, struct iovec *iov, uint64_t *total)
+int rlt_sup_iov_read(pid_t tid, uint64_t addr, uint64_t cnt, struct iovec *iov, uint64_t *total)
 {
 	uint64_t t = 0;
 	int rc;
 
-	if (cnt > RLT__IOV_MAX)
+	if (cnt > RLT_SUP_IOV_MAX)
 		return -EINVAL;
 	if (cnt == 0) {
 		*total = 0;
 		return 0;
 	}
-	rc = rlt__mem_read(tid, addr, iov, cnt * sizeof *iov);
+	rc = rlt_sup_mem_read(tid, addr, iov, cnt * sizeof *iov);
 	if (rc)
 		return rc;
 	for (uint64_t i = 0; i < cnt; i++) {
@@ -93,19 +93,19 @@ static int iov_io(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off
 	return (size_t)r == len ? 0 : -EFAULT;
 }
 
-int rlt__iov_gather(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off, void *buf,
-                    size_t len)
+int rlt_sup_iov_gather(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off, void *buf,
+                       size_t len)
 {
 	return iov_io(tid, iov, cnt, off, buf, len, 0);
 }
 
-int rlt__iov_scatter(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off,
-                     const void *buf, size_t len)
+int rlt_sup_iov_scatter(pid_t tid, const struct iovec *iov, unsigned cnt, uint64_t off,
+                        const void *buf, size_t len)
 {
 	return iov_io(tid, iov, cnt, off, (void *)buf, len, 1);
 }
 
-int rlt__notif_valid(int notify_fd, uint64_t id)
+int rlt_sup_notif_valid(int notify_fd, uint64_t id)
 {
 	return ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
@@ -130,22 +130,22 @@ static int send_resp(int notify_fd, uint64_t id, int64_t val, int err, uint32_t 
 	return -EINTR;
 }
 
-int rlt__notif_continue(int notify_fd, uint64_t id)
+int rlt_sup_notif_continue(int notify_fd, uint64_t id)
 {
 	return send_resp(notify_fd, id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 }
 
-int rlt__notif_return(int notify_fd, uint64_t id, int64_t val)
+int rlt_sup_notif_return(int notify_fd, uint64_t id, int64_t val)
 {
 	return send_resp(notify_fd, id, val, 0, 0);
 }
 
-int rlt__notif_error(int notify_fd, uint64_t id, int err)
+int rlt_sup_notif_error(int notify_fd, uint64_t id, int err)
 {
 	return send_resp(notify_fd, id, 0, err, 0);
 }
 
-int rlt__notif_addfd_send(int notify_fd, uint64_t id, int ourfd, int cloexec)
+int rlt_sup_notif_addfd_send(int notify_fd, uint64_t id, int ourfd, int cloexec)
 {
 	struct seccomp_notif_addfd a;
 
@@ -158,7 +158,7 @@ int rlt__notif_addfd_send(int notify_fd, uint64_t id, int ourfd, int cloexec)
 	return n < 0 ? -errno : n;
 }
 
-int rlt__getfd(int pidfd, int fd)
+int rlt_sup_getfd(int pidfd, int fd)
 {
 	long r = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 	return r < 0 ? -errno : (int)r;

@@ -9,15 +9,15 @@
 
 #include "internal.h"
 
-static void put(struct rlt__heap *h, size_t i, struct rlt__job *j)
+static void put(struct rlt_sup_heap *h, size_t i, struct rlt_sup_job *j)
 {
 	h->v[i] = j;
 	j->heap_i = i;
 }
 
-static void up(struct rlt__heap *h, size_t i)
+static void up(struct rlt_sup_heap *h, size_t i)
 {
-	struct rlt__job *j = h->v[i];
+	struct rlt_sup_job *j = h->v[i];
 
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
@@ -29,9 +29,9 @@ static void up(struct rlt__heap *h, size_t i)
 	put(h, i, j);
 }
 
-static void down(struct rlt__heap *h, size_t i)
+static void down(struct rlt_sup_heap *h, size_t i)
 {
-	struct rlt__job *j = h->v[i];
+	struct rlt_sup_job *j = h->v[i];
 
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
@@ -50,11 +50,11 @@ static void down(struct rlt__heap *h, size_t i)
 	put(h, i, j);
 }
 
-int rlt__heap_push(struct rlt__heap *h, struct rlt__job *j)
+int rlt_sup_heap_push(struct rlt_sup_heap *h, struct rlt_sup_job *j)
 {
 	if (h->n == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 64;
-		struct rlt__job **v = realloc(h->v, cap * sizeof *v);
+		struct rlt_sup_job **v = realloc(h->v, cap * sizeof *v);
 		if (!v)
 			return -ENOMEM;
 		h->v = v;
@@ -66,7 +66,7 @@ int rlt__heap_push(struct rlt__heap *h, struct rlt__job *j)
 	return 0;
 }
 
-void rlt__heap_remove(struct rlt__heap *h, struct rlt__job *j)
+void rlt_sup_heap_remove(struct rlt_sup_heap *h, struct rlt_sup_job *j)
 {
 	size_t i = j->heap_i;
 
@@ -82,7 +82,7 @@ void rlt__heap_remove(struct rlt__heap *h, struct rlt__job *j)
 		down(h, i);
 }
 
-struct rlt__job *rlt__heap_top(const struct rlt__heap *h)
+struct rlt_sup_job *rlt_sup_heap_top(const struct rlt_sup_heap *h)
 {
 	return h->n ? h->v[0] : NULL;
 }

@@ -1,0 +1,63 @@
+#!/bin/sh
+# The layering, checked on what was built (make layering, part of make test): every external
+# name of an object carries its folder's prefix, so that none is defined in two folders and a
+# name says where it lives; and a folder includes only the headers its layer may see.
+#   src/        rlt__ (the core both fronts share), and the public rlt_ API of include/
+#   preload/    rlt_pre_, the hooks of exports.map, and real_<fn> (the real functions, STYLE.md)
+#   supervisor/ rlt_sup_
+#   launcher/   rlt_cli_, and main
+# Names are checked with nm, on the objects the build made ($BUILD, build by default).
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+bad=0
+say() { echo "layering: $*"; bad=1; }
+
+for d in src preload supervisor launcher; do
+	ls "$BUILD/$d"/*.o >/dev/null 2>&1 || { say "no objects in $BUILD/$d (build first)"; continue; }
+done
+[ "$bad" -eq 0 ] || exit 1
+
+# The public names: declared in include/rlthrottle.h.
+public=$(grep -oE '\brlt_[a-z0-9_]+[[:space:]]*\(' include/rlthrottle.h | tr -d ' (\t' | sort -u)
+# The hooks: the global names of the preload's version script.
+hooks=$(sed -n '/global:/,/local:/p' preload/exports.map | tr ';' '\n' | tr -d ' \t' |
+	grep -E '^[A-Za-z_][A-Za-z0-9_]*$' | sort -u)
+
+in_list() { printf '%s\n' "$2" | grep -qxF "$1"; }
+
+all=$(mktemp) || exit 2
+trap 'rm -f "$all"' EXIT
+for d in src preload supervisor launcher; do
+	for sym in $(nm -g --defined-only "$BUILD/$d"/*.o 2>/dev/null | awk 'NF == 3 { print $3 }' |
+		sort -u); do
+		echo "$sym $d" >>"$all"
+		case "$d:$sym" in
+		src:rlt__*) ;;
+		src:rlt_*) in_list "$sym" "$public" || say "src/ defines $sym: not in include/rlthrottle.h" ;;
+		preload:rlt_pre_* | preload:real_*) ;;
+		preload:*) in_list "$sym" "$hooks" || say "preload/ defines $sym: not rlt_pre_, not a hook" ;;
+		supervisor:rlt_sup_*) ;;
+		launcher:rlt_cli_* | launcher:main) ;;
+		*) say "$d/ defines $sym: not its folder's prefix" ;;
+		esac
+	done
+done
+for sym in $(awk '{ print $1 }' "$all" | sort | uniq -d); do
+	say "$sym is defined in: $(awk -v s="$sym" '$1 == s { print $2 "/" }' "$all" | tr '\n' ' ')"
+done
+
+# Includes: quoted includes name a header of the folder itself, of src/ or include/ (the -I of
+# each folder in the Makefile); a path (../x.h, preload/x.h) would step around them. The
+# launcher sees the supervisor through supervisor.h only.
+for f in src/*.[ch] preload/*.[ch] supervisor/*.[ch] launcher/*.[ch]; do
+	d=${f%%/*}
+	for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		case "$h" in */*) say "$f includes \"$h\": a path, not a header of its layer"; continue ;; esac
+		[ -e "$d/$h" ] || [ -e "src/$h" ] || [ -e "include/$h" ] ||
+			{ [ "$d" = launcher ] && [ "$h" = supervisor.h ]; } ||
+			say "$f includes \"$h\": not in $d/, src/ or include/"
+	done
+done
+
+[ "$bad" -eq 0 ] && echo "layering: ok ($(wc -l <"$all") external names in 4 folders, no name in two)"
+exit "$bad"
