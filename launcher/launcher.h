@@ -6,4 +6,11 @@
  * the launcher's exit status (0, 1 when a NAME could not be removed, 2 for a usage error). */
 int rlt_cli_shm_cmd(int argc, char **argv);
 
+/*
+ * Checks the settings and every variable as the library (or the supervisor) will at load
+ * (check.c); print: --check, the rules as understood on stdout. seccomp: --seccomp was asked.
+ * 0, or -1 with one line on stderr.
+ */
+int rlt_cli_check_rules(int print, int seccomp);
+
 #endif

@@ -1,0 +1,122 @@
+/*
+ * check.c: the rules as the library will take them, checked before anything runs (and printed
+ * by --check), with the same parser and the same RLT_ON_ERROR handling.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launcher.h"
+#include "policy.h"
+#include "rlthrottle.h"
+#include "scope_redis.h"
+#include "settings.h"
+#include "supervisor.h"
+
+/* --check: whether a redis rule's server answers, said beside the rule. */
+static const char *redis_status(const struct rlt_rule *r)
+{
+	static char out[700];
+	struct rlt_error err;
+
+	if (rlt__redis_ping(r->redis_host, r->redis_port, r->redis_user, r->redis_pass, 200,
+	                    &err) == 0)
+		snprintf(out, sizeof out, "redis %s:%u answers", r->redis_host, (unsigned)r->redis_port);
+	else
+		snprintf(out, sizeof out, "redis %s:%u does not answer (%s): fallback=%s would apply",
+		         r->redis_host, (unsigned)r->redis_port, err.msg,
+		         r->fallback == RLT_FALLBACK_ALLOW ? "allow"
+		         : r->fallback == RLT_FALLBACK_DENY ? "deny" : "local");
+	return out;
+}
+
+/* One rule of a variable, checked as the library will build it. 0, or -1 with err filled. */
+static int check_one(enum rlt_var v, const char *text, struct rlt_rule *rules, size_t *n,
+                     struct rlt_error *err)
+{
+	if (rlt_rules_parse(v, text, rules, RLT_MAX_RULES_PER_VAR, n, err) != 0)
+		return -1;
+	for (size_t i = 0; i < *n; i++) {
+		const char *why = rlt__rule_unsupported(&rules[i]);
+		if (why) {
+			snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": %s", rlt_var_name(v),
+			         rules[i].text, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void print_rules(enum rlt_var v, const struct rlt_rule *rules, size_t n)
+{
+	const char *name = rlt_var_name(v);
+
+	for (size_t i = 0; i < n; i++) {
+		char canon[1024];
+		rlt_rule_format(&rules[i], canon, sizeof canon);
+		if (rules[i].scope == RLT_SCOPE_REDIS)
+			printf("%s: %s  # %s\n", name, canon, redis_status(&rules[i]));
+		else
+			printf("%s: %s\n", name, canon);
+	}
+}
+
+/*
+ * Checks the settings and every variable as the library (or the supervisor) will at load. A bad
+ * setting, or a bad rule under RLT_ON_ERROR=exit, prints its one line and returns -1. Under
+ * RLT_ON_ERROR=ignore the run leaves a bad rule out with a warning, which the library or the
+ * supervisor prints itself; --check (print) prints that warning here, and still returns -1: the
+ * rule is not valid.
+ */
+int rlt_cli_check_rules(int print, int seccomp)
+{
+	static struct rlt_rule rules[RLT_MAX_RULES_PER_VAR];
+	struct rlt__settings set;
+	struct rlt_error err;
+	size_t n;
+	int bad = 0;
+
+	if (rlt__settings_read(&set, &err) != 0) {
+		fprintf(stderr, "rlthrottle: %s\n", err.msg);
+		return -1;
+	}
+	if (seccomp && !set.inherit) {
+		fprintf(stderr, "rlthrottle: %s\n", RLT_SECCOMP_NO_INHERIT);
+		return -1;
+	}
+	for (int v = 0; v < RLT_VAR_COUNT; v++) {
+		const char *val = getenv(rlt_var_name((enum rlt_var)v));
+		if (!val || val[strspn(val, " \t;")] == '\0') /* unset, as the library has it */
+			continue;
+		if (!set.ignore_bad) {
+			if (check_one((enum rlt_var)v, val, rules, &n, &err) != 0) {
+				fprintf(stderr, "rlthrottle: %s\n", err.msg);
+				return -1;
+			}
+			if (print)
+				print_rules((enum rlt_var)v, rules, n);
+			continue;
+		}
+		/* one rule at a time, as the library's RLT_ON_ERROR=ignore does */
+		for (const char *p = val; *p;) {
+			char one[RLT_VALUE_MAX + 1];
+			size_t len = strcspn(p, ";");
+			if (len > RLT_VALUE_MAX)
+				len = RLT_VALUE_MAX;
+			memcpy(one, p, len);
+			one[len] = '\0';
+			p += len + (p[len] == ';');
+			if (strspn(one, " \t") == len)
+				continue;
+			if (check_one((enum rlt_var)v, one, rules, &n, &err) != 0) {
+				bad = 1;
+				if (print && set.loglevel >= RLT_LOG_WARN)
+					fprintf(stderr, "rlthrottle: %s (rule ignored: RLT_ON_ERROR=ignore)\n",
+					        err.msg);
+			} else if (print) {
+				print_rules((enum rlt_var)v, rules, n);
+			}
+		}
+	}
+	return print && bad ? -1 : 0;
+}
