@@ -162,4 +162,61 @@ static inline int rlt_pre_fail(int e)
 	return -1;
 }
 
+/* ----- what the send and receive hooks share (io_pacing.c) ----- */
+
+/* The fd's entry when a rule of var may apply to it; NULL sends the call straight through
+ * (a file, a pipe, a socket no rule matches, or no rule at all for var: one load each).
+ * Inline: it is the whole cost of a call that is not ours. */
+static inline struct rlt_pre_fd *rlt_pre_socket_for(int fd, enum rlt_var var)
+{
+	struct rlt_pre_fd *e;
+
+	if (!(rlt_pre_vars_in_use & (1u << var)) ||
+	    !atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
+		return NULL;
+	e = rlt_pre_fd_get(fd);
+	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
+		return NULL;
+	return e;
+}
+
+static inline int rlt_pre_is_dgram(const struct rlt_pre_fd *e)
+{
+	return e->type != SOCK_STREAM;
+}
+
+/* The rules for a datagram sent to an explicit address on an unconnected socket. */
+uint32_t rlt_pre_mask_to(struct rlt_pre_fd *e, enum rlt_var var, const struct sockaddr *sa,
+                         socklen_t len);
+
+#define RLT_IOV_PIECE_MAX 1024 /* IOV_MAX on Linux */
+
+/* The part [off, off + len) of iov, in at most RLT_IOV_PIECE_MAX entries; the entries used. */
+int rlt_pre_iov_slice(const struct iovec *iov, int cnt, size_t off, size_t len,
+                      struct iovec out[RLT_IOV_PIECE_MAX]);
+/* The bytes of iov (SSIZE_MAX at most). */
+size_t rlt_pre_iov_total(const struct iovec *iov, int cnt);
+
+/* One real call moving bytes [off, off + len) of the message, with extra flags. */
+typedef ssize_t (*rlt_pre_piece_fn)(void *ctx, size_t off, size_t len);
+
+/* The context of a piece of sendmsg/writev or recvmsg/readv (hook_send.c, hook_recv.c). */
+struct rlt_pre_msg_ctx {
+	int fd;
+	const struct msghdr *msg;
+	int flags;
+	int use_writev; /* writev/readv rather than sendmsg/recvmsg */
+};
+
+/* A stream send or receive of total bytes, piece by piece, each when the budget allows.
+ * keep_whole: a send made by send, sendto, write, sendmsg or writev, which goes out in one
+ * real call when it is small enough (rlt__whole); sendfile and splice move in pieces. */
+ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask,
+                          size_t total, int nonblock, int waitall, int keep_whole,
+                          rlt_pre_piece_fn fn, void *ctx);
+
+/* After a datagram arrived (n, or -1): charge it whole and hold it until its slot. */
+ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, ssize_t n, uint64_t bytes,
+                               uint64_t msgs);
+
 #endif

@@ -1,19 +1,7 @@
 /*
  * scope_redis.c: scope=redis://HOST:PORT/NAME (see scope_redis.h for the lease scheme and its
- * accuracy bound).
- *
- * Every script takes the same arguments and gives the same answer, so that the client does not
- * care which algorithm it leases from:
- *   KEYS[1]  the rule's key, "rlthrottle:{NAME}:<family>"
- *   ARGV[1]  want: units asked for (a lease); negative: give -want units back
- *   ARGV[2]  min: the fewest units worth having (the call's own cost, less what is leased)
- *   ARGV[3]  1: reserve (action=delay: a later slot within max-wait is fine), 0: now or nothing
- *   ARGV[4]  max-wait in us, -1 for none
- *   ARGV[5]  on a give-back, the lease it belongs to (the ref the grant returned)
- *   ARGV[6..] the family's params
- * and answer {granted, wait_us, valid_us, ref}: granted 0 is a denial and wait_us then says
- * when min would conform (-1: never); valid_us -1 means the units do not lapse. Time is Redis'
- * TIME in microseconds (doubles hold it exactly for centuries), never a client's clock.
+ * accuracy bound): the client of the Lua scripts of redis_scripts.c, where their arguments and
+ * answer are described.
  *
  * The hooks call this on the program's own thread, so a lease refill is a blocking round trip
  * there: it is bounded by 50 ms for the connect (when there is none), 50 ms for the refill's
@@ -50,6 +38,7 @@
 #include "engine.h"
 #include "hiredis_dl.h"
 #include "policy.h"
+#include "redis_scripts.h"
 #include "scope_redis.h"
 
 _Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
@@ -66,178 +55,13 @@ void (*rlt__scope_log)(int level, const char *fmt, ...);
 
 typedef unsigned __int128 u128;
 
-/* ----- the scripts ----- */
-
-#define LUA_PROLOGUE                                                                             \
-	"local t = redis.call('TIME')\n"                                                         \
-	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"                                \
-	"local want, min = tonumber(ARGV[1]), tonumber(ARGV[2])\n"                               \
-	"local reserve, maxw = ARGV[3] == '1', tonumber(ARGV[4])\n"                              \
-	"local function late(w) return maxw >= 0 and w > maxw end\n"
-
-/* Token and leaky bucket: GCRA on one key holding the TAT (us). ARGV[6] T: us per unit,
- * ARGV[7] tau: the burst in us, ARGV[8] 1 for leaky. */
-static const char lua_gcra[] =
-	LUA_PROLOGUE
-	"local T, tau, leaky = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8] == '1'\n"
-	"local tat = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-	"local function store(v)\n"
-	"  if v > now then\n"
-	"    redis.call('SET', KEYS[1], string.format('%.3f', v), 'PX',\n"
-	"               math.ceil((v - now) / 1000) + 1000)\n"
-	"  else redis.call('DEL', KEYS[1]) end\n"
-	"end\n"
-	"if want < 0 then store(tat + want * T) return {0, 0, -1, ''} end\n"
-	"local base = math.max(tat, now)\n"
-	"if leaky then\n"
-	"  if base - now > tau then return {0, math.ceil(base - tau - now), -1, ''} end\n"
-	"  if base > now and (not reserve or late(base - now)) then\n"
-	"    return {0, math.ceil(base - now), -1, ''} end\n"
-	"  store(base + want * T)\n"
-	"  return {want, math.ceil(base - now), -1, ''}\n"
-	"end\n"
-	"local room = math.floor((now + tau - base) / T + 1e-9)\n"
-	"if room >= min then\n"
-	"  local g = math.min(want, room)\n"
-	"  store(base + g * T)\n"
-	"  return {g, 0, -1, ''}\n"
-	"end\n"
-	"if reserve then\n"
-	"  for _, n in ipairs({want, min}) do\n"
-	"    local go = base + n * T - tau\n"
-	"    if not late(go - now) then store(base + n * T)\n"
-	"      return {n, math.ceil(go - now), -1, ''} end\n"
-	"  end\n"
-	"end\n"
-	"return {0, math.ceil(base + min * T - tau - now), -1, ''}\n";
-
-/* Fixed window: one counter per window, KEYS[1]:<window>, expiring after it. ARGV[6] W (us),
- * ARGV[7] the limit. A reservation takes the first later window with room. */
-static const char lua_fixed[] =
-	LUA_PROLOGUE
-	"local W, L = tonumber(ARGV[6]), tonumber(ARGV[7])\n"
-	"local w = math.floor(now / W)\n"
-	"if want < 0 then\n"
-	"  local k = KEYS[1] .. ':' .. ARGV[5]\n"
-	"  local c = tonumber(redis.call('GET', k) or '0')\n"
-	"  if c > 0 then redis.call('DECRBY', k, math.min(c, -want)) end\n"
-	"  return {0, 0, -1, ''}\n"
-	"end\n"
-	"for i = 0, 64 do\n"
-	"  local start = (w + i) * W\n"
-	"  local wait = math.max(0, start - now)\n"
-	"  if i > 0 and (not reserve or late(wait)) then break end\n"
-	"  local id = string.format('%.0f', w + i)\n"
-	"  local k = KEYS[1] .. ':' .. id\n"
-	"  local room = L - tonumber(redis.call('GET', k) or '0')\n"
-	"  if room >= min then\n"
-	"    local g = math.min(want, room)\n"
-	"    redis.call('INCRBY', k, g)\n"
-	"    redis.call('PEXPIRE', k, math.ceil((start + W - now) / 1000) + 1000)\n"
-	"    return {g, math.ceil(wait), math.floor(start + W - now), id}\n"
-	"  end\n"
-	"end\n"
-	"return {0, math.ceil((w + 1) * W - now), -1, ''}\n";
-
-/* Sliding window: a hash of sub-window counters (field = sub-window number). ARGV[6] S: a
- * sub-window in us, ARGV[7] the limit. At t in sub-window x, r into it, the estimate is
- * sum(x-9..x) + count(x-10) * (S - r) / S. A reservation looks at the next 21 sub-windows,
- * and inside each for the moment the oldest has weighed down enough. */
-static const char lua_sliding[] =
-	LUA_PROLOGUE
-	"local S, L, N = tonumber(ARGV[6]), tonumber(ARGV[7]), 10\n"
-	"local function get(i)\n"
-	"  return tonumber(redis.call('HGET', KEYS[1], string.format('%.0f', i)) or '0') end\n"
-	"if want < 0 then\n"
-	"  local c = tonumber(redis.call('HGET', KEYS[1], ARGV[5]) or '0')\n"
-	"  if c > 0 then redis.call('HINCRBY', KEYS[1], ARGV[5], -math.min(c, -want)) end\n"
-	"  return {0, 0, -1, ''}\n"
-	"end\n"
-	"local function at(tt)\n"
-	"  local xi = math.floor(tt / S)\n"
-	"  local f = 0\n"
-	"  for i = 0, N - 1 do f = f + get(xi - i) end\n"
-	"  return xi, f, get(xi - N), tt - xi * S\n"
-	"end\n"
-	"local function grant(tt, xi, room)\n"
-	"  local g = math.min(want, room)\n"
-	"  local id = string.format('%.0f', xi)\n"
-	"  redis.call('HINCRBY', KEYS[1], id, g)\n"
-	"  redis.call('PEXPIRE', KEYS[1], math.ceil((tt - now + (N + 1) * S) / 1000) + 1000)\n"
-	"  if redis.call('HLEN', KEYS[1]) > 4 * N then\n"
-	"    for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do\n"
-	"      if tonumber(f) < math.floor(now / S) - N then redis.call('HDEL', KEYS[1], f) end\n"
-	"    end\n"
-	"  end\n"
-	"  return {g, math.ceil(tt - now), math.floor((xi + 1) * S - now), id}\n"
-	"end\n"
-	"local x, f, old, r = at(now)\n"
-	"local room = math.floor(L - f - old * (S - r) / S + 1e-9)\n"
-	"if room >= min then return grant(now, x, room) end\n"
-	"if reserve then\n"
-	"  for k = 1, 21 do\n"
-	"    local t0 = (x + k) * S\n"
-	"    if late(t0 - now) then break end\n"
-	"    local xi, fk, ok = at(t0)\n"
-	"    local tt, rm = t0, L - fk - ok\n"
-	"    if rm < min and L - min - fk >= 0 and ok > 0 then\n"
-	"      local rr = math.ceil(S * (1 - (L - min - fk) / ok))\n"
-	"      if rr < S then tt = t0 + rr rm = math.floor(L - fk - ok * (S - rr) / S + 1e-9) end\n"
-	"    end\n"
-	"    if rm >= min and not late(tt - now) then return grant(tt, xi, rm) end\n"
-	"  end\n"
-	"end\n"
-	"return {0, math.ceil((x + 1) * S - now), -1, ''}\n";
-
-/* Sliding log: a sorted set, one member "<seq>:<units>" per lease, scored by its time (us).
- * ARGV[6] W (us), ARGV[7] the limit. A reservation goes no earlier than the last entry (FIFO)
- * and when enough of the oldest have left the period. */
-static const char lua_log[] =
-	LUA_PROLOGUE
-	"local W, L = tonumber(ARGV[6]), tonumber(ARGV[7])\n"
-	"if want < 0 then\n"
-	"  local sc = redis.call('ZSCORE', KEYS[1], ARGV[5])\n"
-	"  local id, n = string.match(ARGV[5], '^(%d+):(%d+)$')\n"
-	"  if sc and id then\n"
-	"    redis.call('ZREM', KEYS[1], ARGV[5])\n"
-	"    n = tonumber(n) + want\n"
-	"    if n > 0 then redis.call('ZADD', KEYS[1], sc, id .. ':' .. n) end\n"
-	"  end\n"
-	"  return {0, 0, -1, ''}\n"
-	"end\n"
-	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - W)\n"
-	"local es = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\n"
-	"local ns, ts, total, last = {}, {}, 0, 0\n"
-	"for i = 1, #es, 2 do\n"
-	"  local n, s = tonumber(string.match(es[i], ':(%d+)$')), tonumber(es[i + 1])\n"
-	"  ns[#ns + 1] = n ts[#ts + 1] = s total = total + n\n"
-	"  if s > last then last = s end\n"
-	"end\n"
-	"local function add(tt, g)\n"
-	"  local m = redis.call('INCR', KEYS[1] .. ':seq') .. ':' .. g\n"
-	"  redis.call('ZADD', KEYS[1], tt, m)\n"
-	"  local px = math.ceil((tt - now + W) / 1000) + 1000\n"
-	"  redis.call('PEXPIRE', KEYS[1], px)\n"
-	"  redis.call('PEXPIRE', KEYS[1] .. ':seq', px)\n"
-	"  return {g, math.ceil(tt - now), -1, m}\n"
-	"end\n"
-	"if last <= now and L - total >= min then return add(now, math.min(want, L - total)) end\n"
-	"local tt, keep, i = math.max(now, last), total, 1\n"
-	"while i <= #ns and (keep > L - min or ts[i] + W <= tt) do\n"
-	"  keep = keep - ns[i]\n"
-	"  if ts[i] + W > tt then tt = ts[i] + W end\n"
-	"  i = i + 1\n"
-	"end\n"
-	"if keep > L - min then return {0, -1, -1, ''} end\n"
-	"if not reserve or late(tt - now) then return {0, math.ceil(tt - now), -1, ''} end\n"
-	"return add(tt, math.min(want, L - keep))\n";
-
 /* ----- per rule ----- */
 
 enum family { FAM_GCRA, FAM_FIXED, FAM_SLIDING, FAM_LOG };
 
 static const char *const family_name[] = {"gcra", "fixed", "sliding", "log"};
-static const char *const family_script[] = {lua_gcra, lua_fixed, lua_sliding, lua_log};
+static const char *const family_script[] = {rlt__redis_lua_gcra, rlt__redis_lua_fixed,
+                                             rlt__redis_lua_sliding, rlt__redis_lua_log};
 
 struct rlt__redis {
 	/* The hot path: one atomic decrement of `lease`. */

@@ -1,0 +1,274 @@
+/*
+ * hook_send.c: sending (RLT_SEND). Every entry point the C library has for sending on a socket
+ * (send, sendto, write, sendmsg, writev, sendmmsg, sendfile, splice), because a program reaches
+ * the kernel through whichever it likes and none of them funnels into another that we could
+ * see. How a send is paced: io_pacing.c.
+ */
+#include <limits.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "iov.h"
+#include "preload.h"
+
+
+struct buf_ctx {
+	int fd;
+	const char *buf;
+	int flags;
+	const struct sockaddr *to;
+	socklen_t tolen;
+	int use_write;
+};
+
+static ssize_t buf_send_piece(void *c, size_t off, size_t len)
+{
+	struct buf_ctx *b = c;
+	if (b->use_write)
+		return real_write(b->fd, b->buf + off, len);
+	return real_sendto(b->fd, b->buf + off, len, b->flags, b->to, b->tolen);
+}
+
+static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
+                        const struct sockaddr *to, socklen_t tolen, int use_write)
+{
+	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
+	struct buf_ctx c = {fd, buf, flags, to, tolen, use_write};
+
+	if (!e)
+		return use_write ? real_write(fd, buf, len) : real_sendto(fd, buf, len, flags, to, tolen);
+	uint32_t mask = rlt_pre_is_dgram(e) ? rlt_pre_mask_to(e, RLT_VAR_SEND, to, tolen)
+	                                    : e->mask[RLT_VAR_SEND];
+	if (!mask)
+		return use_write ? real_write(fd, buf, len) : real_sendto(fd, buf, len, flags, to, tolen);
+	if (rlt_pre_is_dgram(e)) {
+		struct rlt__ticket t;
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), len,
+		                     1) != 0)
+			return rlt_pre_fail(t.err);
+		ssize_t n = buf_send_piece(&c, 0, len);
+		int err = errno;
+		rlt__settle(&rlt_pre_rules, &t, n >= 0 ? len : 0, n >= 0);
+		errno = err;
+		return n;
+	}
+	return rlt_pre_stream_io(fd, e, RLT_VAR_SEND, mask, len,
+	                         e->nonblock || (flags & MSG_DONTWAIT), 0, 1, buf_send_piece, &c);
+}
+
+RLT_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	rlt_pre_ensure_real();
+	return send_buf(fd, buf, len, flags, NULL, 0, 0);
+}
+
+RLT_EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
+                          const struct sockaddr *to, socklen_t tolen)
+{
+	rlt_pre_ensure_real();
+	return send_buf(fd, buf, len, flags, to, tolen, 0);
+}
+
+RLT_EXPORT ssize_t write(int fd, const void *buf, size_t len)
+{
+	rlt_pre_ensure_real();
+	return send_buf(fd, buf, len, 0, NULL, 0, 1);
+}
+
+static ssize_t msg_send_piece(void *c, size_t off, size_t len)
+{
+	struct rlt_pre_msg_ctx *m = c;
+	struct iovec iov[RLT_IOV_PIECE_MAX];
+	struct msghdr h = *m->msg;
+
+	h.msg_iovlen =
+		(size_t)rlt_pre_iov_slice(m->msg->msg_iov, (int)m->msg->msg_iovlen, off, len, iov);
+	h.msg_iov = iov;
+	if (m->use_writev)
+		return real_writev(m->fd, iov, (int)h.msg_iovlen);
+	/* ancillary data (passed fds, credentials) goes with the first piece only */
+	if (off > 0) {
+		h.msg_control = NULL;
+		h.msg_controllen = 0;
+	}
+	return real_sendmsg(m->fd, &h, m->flags);
+}
+
+static ssize_t send_msg(int fd, const struct msghdr *msg, int flags, int use_writev)
+{
+	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
+	struct rlt_pre_msg_ctx c = {fd, msg, flags, use_writev};
+	uint32_t mask;
+
+	if (!e || !msg || (int)msg->msg_iovlen < 0 || msg->msg_iovlen > RLT_IOV_PIECE_MAX)
+		goto straight;
+	mask = rlt_pre_is_dgram(e) ? rlt_pre_mask_to(e, RLT_VAR_SEND, msg->msg_name, msg->msg_namelen)
+	                           : e->mask[RLT_VAR_SEND];
+	if (!mask)
+		goto straight;
+	size_t total = rlt_pre_iov_total(msg->msg_iov, (int)msg->msg_iovlen);
+	if (rlt_pre_is_dgram(e)) {
+		struct rlt__ticket t;
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e),
+		                     total, 1) != 0)
+			return rlt_pre_fail(t.err);
+		ssize_t n = use_writev ? real_writev(fd, msg->msg_iov, (int)msg->msg_iovlen)
+		                       : real_sendmsg(fd, msg, flags);
+		int err = errno;
+		rlt__settle(&rlt_pre_rules, &t, n >= 0 ? total : 0, n >= 0);
+		errno = err;
+		return n;
+	}
+	return rlt_pre_stream_io(fd, e, RLT_VAR_SEND, mask, total,
+	                         e->nonblock || (flags & MSG_DONTWAIT), 0, 1, msg_send_piece, &c);
+straight:
+	return use_writev ? real_writev(fd, msg->msg_iov, (int)msg->msg_iovlen)
+	                  : real_sendmsg(fd, msg, flags);
+}
+
+RLT_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	rlt_pre_ensure_real();
+	return send_msg(fd, msg, flags, 0);
+}
+
+RLT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = cnt < 0 ? 0 : (size_t)cnt};
+	rlt_pre_ensure_real();
+	if (cnt < 0 || !rlt_pre_socket_for(fd, RLT_VAR_SEND))
+		return real_writev(fd, iov, cnt);
+	return send_msg(fd, &h, 0, 1);
+}
+
+/* sendmmsg: several messages in one call, charged together (bytes and message count); what the
+ * kernel did not send is given back. On a stream socket it is charged the same way, unsplit. */
+RLT_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	struct rlt_pre_fd *e;
+	struct rlt__ticket t;
+	uint64_t bytes = 0;
+	uint32_t mask;
+
+	rlt_pre_ensure_real();
+	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
+	if (!e || !vec || vlen == 0)
+		return real_sendmmsg(fd, vec, vlen, flags);
+	mask = vec[0].msg_hdr.msg_name && !e->peer.af
+	               ? rlt_pre_mask_to(e, RLT_VAR_SEND, vec[0].msg_hdr.msg_name,
+	                                 vec[0].msg_hdr.msg_namelen)
+	               : e->mask[RLT_VAR_SEND];
+	if (!mask)
+		return real_sendmmsg(fd, vec, vlen, flags);
+	if (vlen > 1024)
+		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
+	for (unsigned i = 0; i < vlen; i++)
+		bytes += rlt_pre_iov_total(vec[i].msg_hdr.msg_iov, (int)vec[i].msg_hdr.msg_iovlen);
+	if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), bytes,
+	                     vlen) != 0)
+		return rlt_pre_fail(t.err);
+	int n = real_sendmmsg(fd, vec, vlen, flags);
+	int err = errno;
+	uint64_t sent = 0;
+	for (int i = 0; i < n; i++)
+		sent += vec[i].msg_len;
+	rlt__settle(&rlt_pre_rules, &t, sent, n > 0 ? (uint64_t)n : 0);
+	errno = err;
+	return n;
+}
+
+struct file_ctx {
+	int out, in;
+	off_t *off;
+};
+
+static ssize_t sendfile_piece(void *c, size_t off, size_t len)
+{
+	struct file_ctx *f = c;
+	(void)off; /* the kernel advances the offset (or the file position) itself */
+	return real_sendfile(f->out, f->in, f->off, len);
+}
+
+RLT_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
+{
+	struct rlt_pre_fd *e;
+	struct file_ctx c = {out, in, off};
+
+	rlt_pre_ensure_real();
+	e = rlt_pre_socket_for(out, RLT_VAR_SEND);
+	if (!e || !e->mask[RLT_VAR_SEND])
+		return real_sendfile(out, in, off, count);
+	if (rlt_pre_is_dgram(e)) {
+		struct rlt__ticket t;
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
+		                     rlt_pre_budget_states(e), count, 1) != 0)
+			return rlt_pre_fail(t.err);
+		ssize_t n = real_sendfile(out, in, off, count);
+		int err = errno;
+		rlt__settle(&rlt_pre_rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0);
+		errno = err;
+		return n;
+	}
+	return rlt_pre_stream_io(out, e, RLT_VAR_SEND, e->mask[RLT_VAR_SEND], count, e->nonblock,
+	                         0, 0, sendfile_piece, &c);
+}
+
+/* off64_t and off_t are one type on the 64-bit ABIs we build for. */
+struct splice_ctx {
+	int in, out;
+	loff_t *off_in, *off_out;
+	unsigned flags;
+};
+
+static ssize_t splice_piece(void *c, size_t off, size_t len)
+{
+	struct splice_ctx *s = c;
+	(void)off; /* the kernel moves the offsets (or the file positions) itself */
+	return real_splice(s->in, s->off_in, s->out, s->off_out, len, s->flags);
+}
+
+/*
+ * splice moves bytes between a pipe and a file or socket without a copy (Go's io.Copy between
+ * two TCP connections, HAProxy, proxies). One end is a pipe, so at most one is a socket: a
+ * stream socket is paced as a send or a receive of the same length (pieces, each when the
+ * budget allows; splice may always return less than asked, and callers loop); a datagram
+ * socket's send is charged whole.
+ */
+RLT_EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len,
+                          unsigned flags)
+{
+	struct splice_ctx c = {in, out, off_in, off_out, flags};
+	struct rlt_pre_fd *e;
+	enum rlt_var var = RLT_VAR_SEND;
+
+	rlt_pre_ensure_real();
+	e = rlt_pre_socket_for(out, RLT_VAR_SEND);
+	if (!e || !e->mask[RLT_VAR_SEND]) {
+		var = RLT_VAR_RECV;
+		e = rlt_pre_socket_for(in, RLT_VAR_RECV);
+		if (!e || !e->mask[RLT_VAR_RECV] || rlt_pre_is_dgram(e))
+			return real_splice(in, off_in, out, off_out, len, flags);
+	}
+	if (rlt_pre_is_dgram(e)) {
+		struct rlt__ticket t;
+		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
+		                     rlt_pre_budget_states(e), len, 1) != 0)
+			return rlt_pre_fail(t.err);
+		ssize_t n = real_splice(in, off_in, out, off_out, len, flags);
+		int err = errno;
+		rlt__settle(&rlt_pre_rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0);
+		errno = err;
+		return n;
+	}
+	return rlt_pre_stream_io(var == RLT_VAR_SEND ? out : in, e, var, e->mask[var], len,
+	                         e->nonblock, 0, 0, splice_piece, &c);
+}
+
+RLT_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t count)
+{
+	_Static_assert(sizeof(off64_t) == sizeof(off_t), "sendfile64 is sendfile here");
+	return sendfile(out, in, (off_t *)off, count);
+}
