@@ -153,7 +153,7 @@ void rlt_pre_fd_conns_hold(int fd, struct rlt_pre_sock_budgets *c, uint32_t mask
  * several fds once). */
 void rlt_pre_fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR]);
 
-/* ----- shared hook helpers (hook_io.c) ----- */
+/* ----- what every hook shares ----- */
 
 /* errno := e, return -1: the one place a hook turns an error value into errno. */
 static inline int rlt_pre_fail(int e)
