@@ -63,7 +63,10 @@ static const char lua_gcra[] =
  * Mirrors engine_window.c's fixed window, where the two must agree: the window id is
  * floor(now / W) (the engine's now / window_ns, on Redis' clock), a window admits at most the
  * limit, a call goes in the earliest window that has room for it, and a give-back returns
- * units only to the window they were taken in (fw_refund; here the lease's ref names it). */
+ * units only to the window they were taken in (fw_refund; here the lease's ref names it).
+ * Where they differ (tests/unit/test_redis_scripts.c): the engine serves reservers in order,
+ * this script takes the earliest window with room, so with mixed costs a later small call may
+ * go before an earlier larger reservation. */
 static const char lua_fixed[] =
 	LUA_PROLOGUE
 	"local W, L = tonumber(ARGV[6]), tonumber(ARGV[7])\n"
@@ -96,7 +99,9 @@ static const char lua_fixed[] =
  * and inside each for the moment the oldest has weighed down enough.
  * Mirrors engine_window.c's sliding window, where the two must agree: ten sub-windows of
  * sub_ns, a field per sub-window number floor(t / S) (sw_slot.id), the same estimate, and the
- * same 21 sub-windows of look-ahead (SW_SCAN). */
+ * same 21 sub-windows of look-ahead (SW_SCAN).
+ * Where they differ (tests/unit/test_redis_scripts.c): the engine lets no reservation go
+ * before the latest admission (last_at), this script takes the earliest moment with room. */
 static const char lua_sliding[] =
 	LUA_PROLOGUE
 	"local S, L, N = tonumber(ARGV[6]), tonumber(ARGV[7]), 10\n"
