@@ -231,6 +231,7 @@ static int wait_slot(struct rlt__sup *s, struct rlt__job *j, rlt_ns_t at)
 		return 0;
 	j->deadline = at;
 	j->phase = PH_SLOT;
+	j->waited = 1;
 	if (rlt__heap_push(&s->heap, j) != 0) {
 		finish(s, j, -ENOMEM);
 		return 1;
@@ -427,6 +428,7 @@ static int conns_try(struct rlt__sup *s, struct rlt__job *j)
 		if (!j->conns_waiting) {
 			j->conns_since = rlt__now();
 			j->conns_waiting = 1;
+			j->waited = 1;
 			j->wnext = s->conns_waiters;
 			s->conns_waiters = j;
 			if (r->rule.max_wait_ns != RLT_NS_NEVER) {
@@ -492,10 +494,62 @@ int rlt__job_nonblocking(const struct rlt__job *j)
 	return (j->flags & MSG_DONTWAIT) || (fl >= 0 && (fl & O_NONBLOCK));
 }
 
+/* Whether this call is one restarted by restart_paid (then forgotten: it goes through once). */
+static int prepaid_take(struct rlt__sup *s, const struct rlt__job *j)
+{
+	rlt_ns_t now = rlt__now();
+
+	for (unsigned i = 0; i < RLT__PREPAID; i++) {
+		struct rlt__prepaid *p = &s->prepaid[i];
+		if (p->tid == j->tid && p->until > now && p->nr == j->nr &&
+		    memcmp(p->args, j->args, sizeof p->args) == 0) {
+			p->tid = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A call that waited for the throttle is CONTINUEd when its turn comes; if its thread has a
+ * signal pending by then, the kernel's own call (a connect waiting for its handshake, a send
+ * waiting for room) sees it and fails with EINTR when the handler has no SA_RESTART: the
+ * throttle's delay would have made the call fail (SPEC 4). So it is answered ERESTARTNOINTR:
+ * the handler runs, the kernel makes the call again, and that call goes through at once and
+ * uncharged (prepaid_take), as the charge of this one is kept for it. 1: answered so.
+ */
+static int restart_paid(struct rlt__sup *s, struct rlt__job *j)
+{
+	unsigned slot = RLT__PREPAID;
+	rlt_ns_t now;
+
+	/* a restarted call, too: a handler that makes a notified call may take longer than the
+	 * signals' period, and a signal is pending again when the call comes back */
+	if (!(j->waited || j->paid) || signal_for(j) != SIG_YES)
+		return 0;
+	now = rlt__now();
+	for (unsigned i = 0; i < RLT__PREPAID && slot == RLT__PREPAID; i++)
+		if (s->prepaid[i].tid == 0 || s->prepaid[i].until <= now || s->prepaid[i].tid == j->tid)
+			slot = i;
+	if (slot == RLT__PREPAID)
+		return 0; /* no room to remember it: CONTINUEd, as before */
+	s->prepaid[slot] = (struct rlt__prepaid){.tid = j->tid, .nr = j->nr,
+	                                         .until = now + RLT__PREPAID_NS};
+	memcpy(s->prepaid[slot].args, j->args, sizeof j->args);
+	settle(j, j->charge_bytes, j->t.msgs ? j->t.msgs : 1);
+	rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
+	             "thread %d has a signal after its wait: system call %d restarts, paid",
+	             (int)j->tid, j->nr);
+	finish(s, j, -RLT_ERESTARTNOINTR); /* an RLT_CONNS place is given back, taken again */
+	return 1;
+}
+
 /* OP_CONTINUE: charge, slot, (RLT_CONNS), CONTINUE. */
 static void step_continue(struct rlt__sup *s, struct rlt__job *j)
 {
-	if (!j->charged) {
+	if (!j->charged && !j->paid && prepaid_take(s, j))
+		j->paid = 1; /* restarted after its handler: it has paid and waited */
+	if (!j->charged && !j->paid) {
 		int rc = charge(j, j->total, j->t.msgs ? j->t.msgs : 1);
 		if (rc) {
 			rlt__sup_log(s, RLT_LOG_DEBUG, j->proc->tgid, "system call %d on fd %d rejected",
@@ -505,6 +559,8 @@ static void step_continue(struct rlt__sup *s, struct rlt__job *j)
 		}
 	}
 	if (slot_then_conns(s, j))
+		return;
+	if (restart_paid(s, j))
 		return;
 	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
 		rlt__job_end(s, j);
@@ -801,6 +857,16 @@ static void step_splice(struct rlt__sup *s, struct rlt__job *j)
 /* OP_DGRAM_RECV: a datagram is charged whole, once it is there to be measured. */
 static void step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 {
+	if (!j->charged && prepaid_take(s, j)) {
+		/* restarted after its handler: it has paid and waited (if another thread took
+		 * its datagram meanwhile, the kernel waits for the next, unthrottled) */
+		j->paid = 1;
+		if (restart_paid(s, j))
+			return;
+		rlt__notif_continue(s->notify_fd, j->id);
+		rlt__job_end(s, j);
+		return;
+	}
 	if (!j->charged) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
@@ -844,6 +910,8 @@ static void step_dgram_recv(struct rlt__sup *s, struct rlt__job *j)
 		}
 	}
 	if (wait_slot(s, j, j->t.go))
+		return;
+	if (restart_paid(s, j))
 		return;
 	if (rlt__notif_continue(s->notify_fd, j->id) == -ENOENT) {
 		rlt__job_end(s, j);

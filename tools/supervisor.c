@@ -113,7 +113,12 @@
  * kernel makes after the handler as a new call: -ERESTARTSYS when it waited for its socket or
  * pipe, as the kernel would (EINTR without SA_RESTART; -EINTR itself when the socket has a
  * timeout, as sock_intr_errno does), -ERESTARTNOINTR when it waited for the throttle (the
- * handler runs and the wait goes on: SPEC 4, never EINTR). The restarted call is charged
+ * handler runs and the wait goes on: SPEC 4, never EINTR). A call CONTINUEd after its wait
+ * (connect, a whole send, a datagram) whose thread has a signal pending when its turn comes is
+ * answered -ERESTARTNOINTR too, as the kernel's own call would see the signal and fail with
+ * EINTR (connect waiting for its handshake); its charge is kept, and the same call (thread,
+ * number, arguments) coming back within 1 s goes through at once, uncharged (prepaid in
+ * jobs.c). The call restarted after an interrupted wait is charged
  * again: a token bucket gives it the same slot back when its thread is alone on the budget (the
  * refund undoes the charge exactly). So a handler runs within a tick or a piece. A tick also
  * ends the jobs of threads that died (their status read fails; the 250 ms sweep asks the

@@ -100,6 +100,8 @@ struct rlt__job {
 	uint64_t charge_bytes;  /* what the current piece (or the whole call) is charged */
 	uint32_t nmask;         /* RLT_CONNS rules a connect or accept takes a slot in */
 	int conns_held;         /* the slots of nmask are taken (given back unless handed on) */
+	int waited;             /* it waited for its slot or an RLT_CONNS place */
+	int paid;               /* restarted after a signal, its charge taken before (prepaid) */
 
 	/* a call made on the program's behalf */
 	uint64_t total;         /* bytes the program asked for */
@@ -161,6 +163,20 @@ struct rlt__tidmap {
 	struct rlt__tidmap *next;
 };
 
+/* A call that waited for the throttle and found a signal pending when its turn came is
+ * answered a restart (the kernel's own call would fail with EINTR); it has paid, so the same
+ * call (thread, number, arguments) coming back within RLT__PREPAID_NS goes through at once,
+ * uncharged. */
+#define RLT__PREPAID 64
+#define RLT__PREPAID_NS (1000 * 1000000ull)
+
+struct rlt__prepaid {
+	pid_t tid;              /* 0: free */
+	int nr;
+	uint64_t args[6];
+	rlt_ns_t until;         /* forgotten then (a handler that never returns to the call) */
+};
+
 struct rlt__sup {
 	struct rlt__ruleset *rs;
 	int notify_fd;
@@ -182,6 +198,7 @@ struct rlt__sup {
 	uint64_t notifications, continued_fast;  /* counters for the debug log */
 
 	int conns_dirty;                         /* a slot came free: retry the waiting list */
+	struct rlt__prepaid prepaid[RLT__PREPAID]; /* calls restarted for a signal after their wait */
 
 	/* The notification lane (notify_loop.c): a thread blocked in NOTIF_RECV. Everything
 	 * above is used under lock, by the lane and by the epoll loop alike. */
