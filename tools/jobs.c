@@ -1135,9 +1135,16 @@ void rlt__jobs_retry_conns(struct rlt__sup *s)
 #define RLT__IDLE_AFTER_NS (100 * 1000000ull)
 #define RLT__IDLE_LOOK_NS (40 * 1000000ull)
 
+/* At most some 2000 readings of /proc a second, however many calls wait: each waiting call is
+ * read every njobs * RLT__LOOK_SHARE_NS (every tick while that is shorter than one), so the
+ * supervisor's cost stays flat and a handler's latency grows with the number of waiters
+ * (100 waiters: 50 ms; 400: 200 ms). */
+#define RLT__LOOK_SHARE_NS (500 * 1000ull)
+
 void rlt__jobs_tick(struct rlt__sup *s)
 {
 	rlt_ns_t now = rlt__now(), next = now + RLT__IDLE_LOOK_NS;
+	rlt_ns_t every = (rlt_ns_t)s->njobs * RLT__LOOK_SHARE_NS;
 
 	/* Bounded by the jobs alive now; ending one does not end another. */
 	for (unsigned b = 0; b < RLT__JOB_BUCKETS; b++) {
@@ -1156,6 +1163,9 @@ void rlt__jobs_tick(struct rlt__sup *s)
 					/* on one grid: idle readers are read in the same tick */
 					j->next_look = (now / RLT__IDLE_LOOK_NS + 1) *
 					               RLT__IDLE_LOOK_NS;
+				if (j->phase != PH_GONE && every > RLT__TICK_NS &&
+				    j->next_look < now + every)
+					j->next_look = now + every;
 			}
 			if (j->phase != PH_GONE && j->next_look < next)
 				next = j->next_look;
