@@ -115,12 +115,17 @@ static ssize_t recv_then_charge(struct rlt__fd *e, uint32_t mask, size_t total, 
 		int err = errno;
 		/* the clock is read after the call: a reading from before it would date the charge
 		 * back by as long as the call waited for data, and give that time away */
-		rlt__charge_wait_at(&rlt__rules, &t, RLT_VAR_RECV, mask, rlt__conn_states(e),
-		                    (uint64_t)n, done == 0, rlt__now());
+		/* MSG_WAITALL: data has moved, so a handler that runs ends the call with it */
+		int intr = waitall ? rlt__charge_wait_intr(&rlt__rules, &t, RLT_VAR_RECV, mask,
+		                                           rlt__conn_states(e), (uint64_t)n,
+		                                           done == 0, rlt__now())
+		                   : rlt__charge_wait_at(&rlt__rules, &t, RLT_VAR_RECV, mask,
+		                                         rlt__conn_states(e), (uint64_t)n,
+		                                         done == 0, rlt__now());
 		rlt__settle(&rlt__rules, &t, (uint64_t)n, done == 0);
 		errno = err;
 		done += (size_t)n;
-		if ((size_t)n < piece || !waitall)
+		if ((size_t)n < piece || !waitall || intr > 0)
 			break;
 	} while (done < total);
 	return (ssize_t)done;
@@ -162,11 +167,21 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 			if (a > piece)
 				piece = a < want ? (size_t)a : want;
 		}
-		if (rlt__charge_wait_at(&rlt__rules, &t, var, mask, states, piece, done == 0, now) !=
-		    0) {
+		/* Once data has moved, a handler that runs during the wait ends the call with the
+		 * count moved, as the kernel's own blocking call would (SA_RESTART or not): a
+		 * program checks its signals between calls (Python's sendall), and must not wait
+		 * for the whole throttled transfer first. Before any data, the wait goes on. */
+		int w = done ? rlt__charge_wait_intr(&rlt__rules, &t, var, mask, states, piece, 0,
+		                                     now)
+		             : rlt__charge_wait_at(&rlt__rules, &t, var, mask, states, piece, 1, now);
+		if (w < 0) {
 			if (done)
 				return (ssize_t)done;
 			return rlt__fail(t.err);
+		}
+		if (w > 0) {
+			rlt__settle(&rlt__rules, &t, 0, 0);
+			return (ssize_t)done;
 		}
 		ssize_t n = fn(ctx, done, piece);
 		int err = errno;
