@@ -131,6 +131,18 @@ static ssize_t recv_then_charge(struct rlt__fd *e, uint32_t mask, size_t total, 
 	return (ssize_t)done;
 }
 
+/* A piece made as blocking came back short or with EAGAIN: perhaps another process that shares
+ * the open file set O_NONBLOCK on it (the F_SETFL hook sees only ours). One system call, on
+ * that path only, learns it for the next calls. */
+static void learn_nonblock(int fd, struct rlt__fd *e)
+{
+	int saved = errno, fl = real_fcntl(fd, F_GETFL);
+
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		rlt__fd_set_nonblock(e, 1);
+	errno = saved;
+}
+
 /* keep_whole: a send made by send, sendto, write, sendmsg or writev, which goes out in one
  * real call when it is small enough (rlt__whole); sendfile and splice move in pieces. */
 static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t mask, size_t total,
@@ -141,7 +153,6 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 	int rejects = rlt__rejects(&rlt__rules, var, mask);
 	size_t done = 0;
 
-	(void)fd;
 	if (total == 0)
 		return fn(ctx, 0, 0);
 	if (keep_whole && total <= rlt__whole(&rlt__rules, var, mask, nonblock))
@@ -186,6 +197,9 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 		ssize_t n = fn(ctx, done, piece);
 		int err = errno;
 		rlt__settle(&rlt__rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0 && done == 0);
+		if (!nonblock && ((n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) ||
+		                  (var == RLT_VAR_SEND && n >= 0 && (size_t)n < piece)))
+			learn_nonblock(fd, e);
 		if (n < 0) {
 			if (done)
 				return (ssize_t)done;
