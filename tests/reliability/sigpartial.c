@@ -4,6 +4,9 @@
  *   sigpartial send PORT FILE      send(FILE's bytes) to 127.0.0.1:PORT
  *   sigpartial sendfile PORT FILE  sendfile(FILE) on the file position
  *   sigpartial recv PORT OUT SIZE  recv(SIZE, MSG_WAITALL) from 127.0.0.1:PORT, written to OUT
+ *   sigpartial first PORT FILE     send 256 bytes first (untimed), then the rest as "send": run
+ *                                  with a burst of 256 B, the timed send then waits before it
+ *                                  moves anything
  * Output: "ret=N errno=E late_ms=L signals=S" (L: from the signal to the call's return).
  */
 #include <errno.h>
@@ -62,11 +65,17 @@ int main(int argc, char **argv)
 	buf = malloc(size);
 	if (file < 0 || !buf)
 		return 2;
-	if (!strcmp(mode, "send") && read(file, buf, size) != (ssize_t)size)
+	if (strcmp(mode, "sendfile") && strcmp(mode, "recv") && read(file, buf, size) != (ssize_t)size)
 		return 2;
+	if (!strcmp(mode, "first")) {
+		if (size < 256 || send(fd, buf, 256, MSG_NOSIGNAL) != 256)
+			return 2;
+		buf += 256;
+		size -= 256;
+	}
 	t0 = now_ns();
 	setitimer(ITIMER_REAL, &it, NULL);
-	if (!strcmp(mode, "send"))
+	if (!strcmp(mode, "send") || !strcmp(mode, "first"))
 		n = send(fd, buf, size, MSG_NOSIGNAL);
 	else if (!strcmp(mode, "sendfile"))
 		n = sendfile(fd, file, NULL, size);

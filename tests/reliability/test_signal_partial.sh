@@ -4,7 +4,8 @@
 # preload finished the whole call first: python's sendall of 4 MB at 1 MiB/s, SIGALRM raising at
 # 0.5 s, raised 3.3 s late (0.0 s under --seccomp); a C send of 2 MB returned 2 MB 1.6 s after
 # its SA_RESTART handler. Now: within one piece's time, on both fronts, and the peer got exactly
-# the prefix the program was told went (sha256).
+# the prefix the program was told went (sha256). A call that moved nothing yet goes on waiting
+# (SPEC 4: never EINTR of ours).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
 need_bin sigpartial
@@ -58,4 +59,19 @@ for front in preload seccomp; do
 		assert_eq "$label: returned = moved" "$(stat -c %s "$T/out-$label")" \
 			"$(kv ret "$T/$label.out")"
 	done
+done
+
+# Nothing moved yet at the signal: the wait goes on and the call moves all of it. 256 B of burst
+# spent first, then 512 B at 500 B/s: two pieces of 256 B, the first ~0.5 s away.
+head -c 768 "$T/in2" >"$T/in768"
+for front in preload seccomp; do
+	label="c-$front-first"
+	sink_to "sink-$label" "$T/out-$label"
+	RLT_SEND="500B/s burst=256B" run_front $front "$ITEST_BIN/sigpartial" first "$PEER_PORT" \
+		"$T/in768" >"$T/$label.out" 2>"$T/$label.err" || fail "$label: sigpartial exited $?"
+	wait_pid "$PEER_PID" 10 || fail "$label: the peer did not see the end"
+	show "$T/$label.out" "$T/$label.err"
+	assert_eq "$label: handler ran" 1 "$(kv signals "$T/$label.out")"
+	assert_eq "$label: returned (all of it)" 512 "$(kv ret "$T/$label.out")"
+	same_bytes "$label" "$T/in768" "$T/out-$label"
 done
