@@ -131,9 +131,9 @@ static ssize_t recv_then_charge(struct rlt__fd *e, uint32_t mask, size_t total, 
 	return (ssize_t)done;
 }
 
-/* A piece made as blocking came back short or with EAGAIN: perhaps another process that shares
- * the open file set O_NONBLOCK on it (the F_SETFL hook sees only ours). One system call, on
- * that path only, learns it for the next calls. */
+/* A piece made as blocking came back with EAGAIN, or a send's short (splice and sendfile often
+ * are, and are not asked): perhaps another process that shares the open file set O_NONBLOCK on
+ * it (the F_SETFL hook sees only ours). One system call, on that path only, learns it. */
 static void learn_nonblock(int fd, struct rlt__fd *e)
 {
 	int saved = errno, fl = real_fcntl(fd, F_GETFL);
@@ -198,7 +198,7 @@ static ssize_t stream_io(int fd, struct rlt__fd *e, enum rlt_var var, uint32_t m
 		int err = errno;
 		rlt__settle(&rlt__rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0 && done == 0);
 		if (!nonblock && ((n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) ||
-		                  (var == RLT_VAR_SEND && n >= 0 && (size_t)n < piece)))
+		                  (keep_whole && var == RLT_VAR_SEND && n >= 0 && (size_t)n < piece)))
 			learn_nonblock(fd, e);
 		if (n < 0) {
 			if (done)
