@@ -152,7 +152,7 @@ static int fcntl_common(fcntl_t real, int fd, int cmd, void *arg)
 	case F_SETFL: {
 		struct rlt__fd *e = rlt__fd_slot(fd);
 		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET && !rlt__borrowed())
-			e->nonblock = ((long)arg & O_NONBLOCK) != 0;
+			rlt__fd_set_nonblock(e, ((long)arg & O_NONBLOCK) != 0);
 		break;
 	}
 	}
@@ -190,7 +190,7 @@ RLT_EXPORT int ioctl(int fd, unsigned long req, ...)
 	if (rc == 0 && req == FIONBIO && arg) {
 		struct rlt__fd *e = rlt__fd_slot(fd);
 		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET && !rlt__borrowed())
-			e->nonblock = *(int *)arg != 0;
+			rlt__fd_set_nonblock(e, *(int *)arg != 0);
 	}
 	return rc;
 }
