@@ -121,6 +121,7 @@ static void set_entry(struct rlt_pre_fd *e, int af, int type, int nonblock)
 	e->local_port = 0;
 	memset(&e->peer, 0, sizeof e->peer);
 	e->conn = NULL;
+	e->ofd = 0;
 	compute_masks(e);
 	atomic_store_explicit(&e->kind, RLT_FD_SOCKET, memory_order_release);
 }
@@ -189,6 +190,21 @@ struct rlt_pre_fd *rlt_pre_fd_get(int fd)
 	return e;
 }
 
+/* A scan, but only of a socket that was dup'd, and F_SETFL is no hot path. */
+void rlt_pre_fd_set_nonblock(struct rlt_pre_fd *e, int nonblock)
+{
+	uint32_t id = e->ofd;
+	int top = rlt_pre_fd_top();
+
+	e->nonblock = (uint8_t)nonblock;
+	if (!id)
+		return;
+	for (int fd = 0; fd <= top && (unsigned)fd < table_size; fd++)
+		if (table[fd].ofd == id &&
+		    atomic_load_explicit(&table[fd].kind, memory_order_acquire) == RLT_FD_SOCKET)
+			table[fd].nonblock = (uint8_t)nonblock;
+}
+
 void rlt_pre_fd_set_peer(int fd, const struct rlt__peer *peer)
 {
 	struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
@@ -242,6 +258,13 @@ void rlt_pre_fd_dup(int oldfd, int newfd)
 	to->local_port = from->local_port;
 	to->peer = from->peer;
 	memcpy(to->mask, from->mask, sizeof to->mask);
+	/* an id for the open file, so that O_NONBLOCK set through one fd reaches the others */
+	if (!from->ofd) {
+		static _Atomic uint32_t ofd_next;
+		uint32_t id = atomic_fetch_add_explicit(&ofd_next, 1, memory_order_relaxed) + 1;
+		from->ofd = id ? id : 1;
+	}
+	to->ofd = from->ofd;
 	to->conn = from->conn;
 	if (to->conn)
 		atomic_fetch_add(&to->conn->refs, 1);

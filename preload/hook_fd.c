@@ -152,7 +152,7 @@ static int fcntl_common(fcntl_t real, int fd, int cmd, void *arg)
 	case F_SETFL: {
 		struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
 		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET && !rlt_pre_borrowed())
-			e->nonblock = ((long)arg & O_NONBLOCK) != 0;
+			rlt_pre_fd_set_nonblock(e, ((long)arg & O_NONBLOCK) != 0);
 		break;
 	}
 	}
@@ -190,7 +190,7 @@ RLT_EXPORT int ioctl(int fd, unsigned long req, ...)
 	if (rc == 0 && req == FIONBIO && arg) {
 		struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
 		if (e && atomic_load(&e->kind) == RLT_FD_SOCKET && !rlt_pre_borrowed())
-			e->nonblock = *(int *)arg != 0;
+			rlt_pre_fd_set_nonblock(e, *(int *)arg != 0);
 	}
 	return rc;
 }

@@ -83,15 +83,32 @@ static ssize_t recv_then_charge(struct rlt_pre_fd *e, uint32_t mask, size_t tota
 		int err = errno;
 		/* the clock is read after the call: a reading from before it would date the charge
 		 * back by as long as the call waited for data, and give that time away */
-		rlt__charge_wait_at(&rlt_pre_rules, &t, RLT_VAR_RECV, mask, rlt_pre_budget_states(e),
-		                    (uint64_t)n, done == 0, rlt__now());
+		/* MSG_WAITALL: data has moved, so a handler that runs ends the call with it */
+		int intr = waitall ? rlt__charge_wait_intr(&rlt_pre_rules, &t, RLT_VAR_RECV, mask,
+		                                           rlt_pre_budget_states(e), (uint64_t)n,
+		                                           done == 0, rlt__now())
+		                   : rlt__charge_wait_at(&rlt_pre_rules, &t, RLT_VAR_RECV, mask,
+		                                         rlt_pre_budget_states(e), (uint64_t)n,
+		                                         done == 0, rlt__now());
 		rlt__settle(&rlt_pre_rules, &t, (uint64_t)n, done == 0);
 		errno = err;
 		done += (size_t)n;
-		if ((size_t)n < piece || !waitall)
+		if ((size_t)n < piece || !waitall || intr > 0)
 			break;
 	} while (done < total);
 	return (ssize_t)done;
+}
+
+/* A piece made as blocking came back with EAGAIN, or a send's short (splice and sendfile often
+ * are, and are not asked): perhaps another process that shares the open file set O_NONBLOCK on
+ * it (the F_SETFL hook sees only ours). One system call, on that path only, learns it. */
+static void learn_nonblock(int fd, struct rlt_pre_fd *e)
+{
+	int saved = errno, fl = real_fcntl(fd, F_GETFL);
+
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		rlt_pre_fd_set_nonblock(e, 1);
+	errno = saved;
 }
 
 /* keep_whole: a send made by send, sendto, write, sendmsg or writev, which goes out in one
@@ -105,7 +122,6 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 	int rejects = rlt__rejects(&rlt_pre_rules, var, mask);
 	size_t done = 0;
 
-	(void)fd;
 	if (total == 0)
 		return fn(ctx, 0, 0);
 	if (keep_whole && total <= rlt__whole(&rlt_pre_rules, var, mask, nonblock))
@@ -131,15 +147,28 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 			if (a > piece)
 				piece = a < want ? (size_t)a : want;
 		}
-		if (rlt__charge_wait_at(&rlt_pre_rules, &t, var, mask, states, piece, done == 0, now) !=
-		    0) {
+		/* Once data has moved, a handler that runs during the wait ends the call with the
+		 * count moved, as the kernel's own blocking call would (SA_RESTART or not): a
+		 * program checks its signals between calls (Python's sendall), and must not wait
+		 * for the whole throttled transfer first. Before any data, the wait goes on. */
+		int w = done ? rlt__charge_wait_intr(&rlt_pre_rules, &t, var, mask, states, piece, 0,
+		                                     now)
+		             : rlt__charge_wait_at(&rlt_pre_rules, &t, var, mask, states, piece, 1, now);
+		if (w < 0) {
 			if (done)
 				return (ssize_t)done;
 			return rlt_pre_fail(t.err);
 		}
+		if (w > 0) {
+			rlt__settle(&rlt_pre_rules, &t, 0, 0);
+			return (ssize_t)done;
+		}
 		ssize_t n = fn(ctx, done, piece);
 		int err = errno;
 		rlt__settle(&rlt_pre_rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0 && done == 0);
+		if (!nonblock && ((n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) ||
+		                  (keep_whole && var == RLT_VAR_SEND && n >= 0 && (size_t)n < piece)))
+			learn_nonblock(fd, e);
 		if (n < 0) {
 			if (done)
 				return (ssize_t)done;

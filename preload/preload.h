@@ -116,6 +116,7 @@ struct rlt_pre_fd {
 	uint16_t local_port;      /* for accept rules: the listening port */
 	uint32_t mask[RLT_VAR_COUNT]; /* rules that apply to this socket's traffic */
 	struct rlt_pre_sock_budgets *conn;   /* NULL until the socket needs one */
+	uint32_t ofd;             /* shared by the fds dup made of one open file, 0: no dup */
 };
 
 /* The entry for fd, classifying a never-seen fd first (one getsockopt, once); NULL for fds
@@ -131,6 +132,9 @@ void rlt_pre_fd_set_peer(int fd, const struct rlt__peer *peer);
 void rlt_pre_fd_forget(int fd);
 /* newfd now refers to the same open file as oldfd. */
 void rlt_pre_fd_dup(int oldfd, int newfd);
+/* O_NONBLOCK was set or cleared on e's open file: on every fd of it, as the kernel keeps the
+ * flag in the open file, not the fd. */
+void rlt_pre_fd_set_nonblock(struct rlt_pre_fd *e, int nonblock);
 /* The highest fd whose entry was ever set (-1: none): entries above it are all never-seen. */
 int rlt_pre_fd_top(void);
 /* Connection block of an fd, created on demand (NULL when no rule needs one). */

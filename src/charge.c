@@ -164,6 +164,17 @@ int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt
 	return 0;
 }
 
+int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                          uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
+                          rlt_ns_t now)
+{
+	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
+		return -1;
+	if (t->go > t->start && rlt__sleep_until_intr(t->go) != 0)
+		return 1;
+	return 0;
+}
+
 void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
                  uint64_t msgs_used)
 {

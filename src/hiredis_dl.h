@@ -2,7 +2,7 @@
  * hiredis_dl.h: hiredis, loaded only when a rule names a redis:// scope. librlthrottle.so
  * links against nothing but the C library, so that preloading it into any program adds no
  * dependency that program did not have; the Redis client comes in with dlopen at load time.
- * Only its connect is used: scope_redis.c writes requests and reads replies itself, bounded.
+ * Only its connect is used: redis_client.c writes requests and reads replies itself, bounded.
  */
 #ifndef RLT_HIREDIS_DL_H
 #define RLT_HIREDIS_DL_H

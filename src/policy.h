@@ -159,6 +159,11 @@ int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                         uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
                         rlt_ns_t now);
+/* rlt__charge_wait_at, but a signal handler that runs during the wait ends it: returns 1 then,
+ * the charge taken (settle it as for a call that moved what it moved, 0 if nothing). */
+int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                          uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
+                          rlt_ns_t now);
 
 /* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
  * t->msgs) and counts the units. */

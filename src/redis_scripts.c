@@ -1,21 +1,13 @@
 /*
- * redis_scripts.c: the Lua scripts that Redis runs for a redis:// scope, one per engine family
- * (they mirror the C engines: engine_gcra.c, engine_window.c, engine_log.c). The client that
- * loads and calls them is scope_redis.c.
- *
- * Every script takes the same arguments and gives the same answer, so that the client does not
- * care which algorithm it leases from:
- *   KEYS[1]  the rule's key, "rlthrottle:{NAME}:<family>"
- *   ARGV[1]  want: units asked for (a lease); negative: give -want units back
- *   ARGV[2]  min: the fewest units worth having (the call's own cost, less what is leased)
- *   ARGV[3]  1: reserve (action=delay: a later slot within max-wait is fine), 0: now or nothing
- *   ARGV[4]  max-wait in us, -1 for none
- *   ARGV[5]  on a give-back, the lease it belongs to (the ref the grant returned)
- *   ARGV[6..] the family's params
- * and answer {granted, wait_us, valid_us, ref}: granted 0 is a denial and wait_us then says
- * when min would conform (-1: never); valid_us -1 means the units do not lapse. Time is Redis'
- * TIME in microseconds (doubles hold it exactly for centuries), never a client's clock.
+ * redis_scripts.c: the Lua scripts of a redis:// scope (their arguments and answer: see
+ * redis_scripts.h). Each mirrors a C engine: a rule must admit the same calls whether its state
+ * lives in this process, in shared memory or in Redis, so a change to an engine's arithmetic is
+ * a change to its script too. What differs, on purpose: a script works in Redis' microseconds
+ * with doubles where the engine works in ns (or ticks) with integers, and it grants a lease
+ * (up to `want` units at once, at least `min`) where the engine admits one call's cost.
  */
+#include <stdio.h>
+
 #include "redis_scripts.h"
 
 #define LUA_PROLOGUE                                                                             \
@@ -26,8 +18,13 @@
 	"local function late(w) return maxw >= 0 and w > maxw end\n"
 
 /* Token and leaky bucket: GCRA on one key holding the TAT (us). ARGV[6] T: us per unit,
- * ARGV[7] tau: the burst in us, ARGV[8] 1 for leaky. */
-const char rlt__redis_lua_gcra[] =
+ * ARGV[7] tau: the burst in us, ARGV[8] 1 for leaky.
+ * Mirrors engine_gcra.c gcra_decide, where the two must agree: base = max(TAT, now); a token
+ * call of n units goes at base + n*T - tau (now when that has come: room is how many units
+ * fit) and moves the TAT to base + n*T; a leaky call goes at base and is denied whatever the
+ * mode when base - now > tau (more than the burst waiting). A give-back moves the TAT back by
+ * its units (gcra_refund); a TAT in the past is the same as none (the key is deleted). */
+static const char lua_gcra[] =
 	LUA_PROLOGUE
 	"local T, tau, leaky = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8] == '1'\n"
 	"local tat = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
@@ -62,8 +59,15 @@ const char rlt__redis_lua_gcra[] =
 	"return {0, math.ceil(base + min * T - tau - now), -1, ''}\n";
 
 /* Fixed window: one counter per window, KEYS[1]:<window>, expiring after it. ARGV[6] W (us),
- * ARGV[7] the limit. A reservation takes the first later window with room. */
-const char rlt__redis_lua_fixed[] =
+ * ARGV[7] the limit. A reservation takes the first later window with room.
+ * Mirrors engine_window.c's fixed window, where the two must agree: the window id is
+ * floor(now / W) (the engine's now / window_ns, on Redis' clock), a window admits at most the
+ * limit, a call goes in the earliest window that has room for it, and a give-back returns
+ * units only to the window they were taken in (fw_refund; here the lease's ref names it).
+ * Where they differ (tests/unit/test_redis_scripts.c): the engine serves reservers in order,
+ * this script takes the earliest window with room, so with mixed costs a later small call may
+ * go before an earlier larger reservation. */
+static const char lua_fixed[] =
 	LUA_PROLOGUE
 	"local W, L = tonumber(ARGV[6]), tonumber(ARGV[7])\n"
 	"local w = math.floor(now / W)\n"
@@ -92,8 +96,13 @@ const char rlt__redis_lua_fixed[] =
 /* Sliding window: a hash of sub-window counters (field = sub-window number). ARGV[6] S: a
  * sub-window in us, ARGV[7] the limit. At t in sub-window x, r into it, the estimate is
  * sum(x-9..x) + count(x-10) * (S - r) / S. A reservation looks at the next 21 sub-windows,
- * and inside each for the moment the oldest has weighed down enough. */
-const char rlt__redis_lua_sliding[] =
+ * and inside each for the moment the oldest has weighed down enough.
+ * Mirrors engine_window.c's sliding window, where the two must agree: ten sub-windows of
+ * sub_ns, a field per sub-window number floor(t / S) (sw_slot.id), the same estimate, and the
+ * same 21 sub-windows of look-ahead (SW_SCAN).
+ * Where they differ (tests/unit/test_redis_scripts.c): the engine lets no reservation go
+ * before the latest admission (last_at), this script takes the earliest moment with room. */
+static const char lua_sliding[] =
 	LUA_PROLOGUE
 	"local S, L, N = tonumber(ARGV[6]), tonumber(ARGV[7]), 10\n"
 	"local function get(i)\n"
@@ -141,8 +150,11 @@ const char rlt__redis_lua_sliding[] =
 
 /* Sliding log: a sorted set, one member "<seq>:<units>" per lease, scored by its time (us).
  * ARGV[6] W (us), ARGV[7] the limit. A reservation goes no earlier than the last entry (FIFO)
- * and when enough of the oldest have left the period. */
-const char rlt__redis_lua_log[] =
+ * and when enough of the oldest have left the period.
+ * Mirrors engine_log.c, where the two must agree: a member is a log_entry (time, units); a
+ * call conforms at t when the units of the entries in (t - W, t] plus its own are at most the
+ * limit; entries go in time order (FIFO), and a give-back lowers its own entry's units. */
+static const char lua_log[] =
 	LUA_PROLOGUE
 	"local W, L = tonumber(ARGV[6]), tonumber(ARGV[7])\n"
 	"if want < 0 then\n"
@@ -181,3 +193,34 @@ const char rlt__redis_lua_log[] =
 	"if keep > L - min then return {0, -1, -1, ''} end\n"
 	"if not reserve or late(tt - now) then return {0, math.ceil(tt - now), -1, ''} end\n"
 	"return add(tt, math.min(want, L - keep))\n";
+
+const char *const rlt__redis_family_name[] = {"gcra", "fixed", "sliding", "log"};
+const char *const rlt__redis_script[] = {lua_gcra, lua_fixed, lua_sliding, lua_log};
+
+int rlt__redis_script_args(const struct rlt_params *p, enum rlt__redis_family *fam,
+                           char args[RLT__REDIS_NARGS][40])
+{
+	switch (p->algo) {
+	case RLT_ALGO_TOKEN:
+	case RLT_ALGO_LEAKY:
+		*fam = RLT__REDIS_GCRA;
+		/* us per unit, and the burst in us: doubles, exact enough at a lease's scale */
+		snprintf(args[0], sizeof args[0], "%.17g",
+		         (double)p->rate_den_ns / (double)p->rate_num / 1000.0);
+		snprintf(args[1], sizeof args[1], "%.17g",
+		         (double)p->burst * (double)p->rate_den_ns / (double)p->rate_num / 1000.0);
+		snprintf(args[2], sizeof args[2], "%d", p->algo == RLT_ALGO_LEAKY);
+		return 3;
+	case RLT_ALGO_FIXED_WINDOW:
+	case RLT_ALGO_SLIDING_WINDOW:
+	case RLT_ALGO_SLIDING_LOG:
+	default:
+		*fam = p->algo == RLT_ALGO_FIXED_WINDOW   ? RLT__REDIS_FIXED
+		     : p->algo == RLT_ALGO_SLIDING_WINDOW ? RLT__REDIS_SLIDING
+		                                          : RLT__REDIS_LOG;
+		snprintf(args[0], sizeof args[0], "%.17g",
+		         (double)(*fam == RLT__REDIS_SLIDING ? p->sub_ns : p->window_ns) / 1000.0);
+		snprintf(args[1], sizeof args[1], "%llu", (unsigned long long)p->limit);
+		return 2;
+	}
+}

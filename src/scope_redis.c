@@ -1,25 +1,16 @@
 /*
  * scope_redis.c: scope=redis://HOST:PORT/NAME (see scope_redis.h for the lease scheme and its
- * accuracy bound): the client of the Lua scripts of redis_scripts.c, where their arguments and
- * answer are described.
+ * accuracy bound).
+ *
+ * The Lua scripts are in redis_scripts.c, the bounded client that talks to Redis in
+ * redis_client.c: this file is the lease scheme alone.
  *
  * The hooks call this on the program's own thread, so a lease refill is a blocking round trip
  * there: it is bounded by 50 ms for the connect (when there is none), 50 ms for the refill's
  * requests (AUTH and SCRIPT LOAD after a connect, EVALSHA: sent, and their whole replies read),
  * and by a 100 ms bound on waiting for another thread's refill.
- *
- * hiredis only makes the connection. Requests are written and replies read and parsed here,
- * into a fixed buffer, because whatever sits at the other end decides what hiredis' reader
- * allocates and how long it waits: a header of *2147483647 or $2147483647, a deep nesting or an
- * endless stream made 0.14 allocate gigabytes and spin on the program's thread. Our scripts'
- * answers are tiny and flat, so anything else (longer than REPLY_MAX, an array longer than
- * ELEMS_MAX, an array inside one, bytes after the reply) is refused at once, the connection
- * dropped and the fallback applied: no reply costs more than REPLY_MAX bytes of stack, nor a
- * refill more than the bounds above.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -27,17 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
-
 
 #include "clock.h"
 #include "engine.h"
 #include "hiredis_dl.h"
 #include "policy.h"
+#include "redis_client.h"
 #include "redis_scripts.h"
 #include "scope_redis.h"
 
@@ -49,19 +36,10 @@ void (*rlt__scope_log)(int level, const char *fmt, ...);
 #define LOCK_WAIT_NS (100 * 1000 * 1000ull)       /* waiting for another thread's refill */
 #define RETRY_NS (500 * 1000 * 1000ull)           /* while down: ask again this often at most */
 #define LEASE_NS (10 * 1000 * 1000ull)            /* a lease is this much of the rate */
-#define REPLY_MAX 4096 /* bytes of one reply: ours are under 200 */
-#define ELEMS_MAX 8    /* elements of an array reply: ours have 4 */
-#define STR_MAX 127    /* bytes kept of a string or error (a longer one is cut, not refused) */
 
 typedef unsigned __int128 u128;
 
 /* ----- per rule ----- */
-
-enum family { FAM_GCRA, FAM_FIXED, FAM_SLIDING, FAM_LOG };
-
-static const char *const family_name[] = {"gcra", "fixed", "sliding", "log"};
-static const char *const family_script[] = {rlt__redis_lua_gcra, rlt__redis_lua_fixed,
-                                             rlt__redis_lua_sliding, rlt__redis_lua_log};
 
 struct rlt__redis {
 	/* The hot path: one atomic decrement of `lease`. */
@@ -77,7 +55,7 @@ struct rlt__redis {
 	/* The slow path, under `lock` (engine.h: a signal handler that interrupted this thread's
 	 * refill finds it its own and takes the fallback; a fork child finds it free). */
 	struct rlt__lock lock;
-	redisContext *c; /* NULL until needed, or after an error */
+	struct rlt__redis_conn conn; /* conn.ctx NULL until needed, or after an error */
 	pid_t pid;       /* the process that made c: a forked child makes its own */
 	char sha[48];    /* the script's SHA1 once loaded on this connection */
 	char ref[64];    /* the last lease's ref (window, sub-window or log member): a give-back */
@@ -85,10 +63,10 @@ struct rlt__redis {
 
 	/* Set at load. */
 	struct rlt_rule rule;
-	enum family fam;
+	enum rlt__redis_family fam;
 	uint64_t lease_size;
 	char key[RLT_NAME_MAX + 32];
-	char args[3][40];  /* the family's params, formatted once */
+	char args[RLT__REDIS_NARGS][40]; /* the family's params, formatted once */
 	int nargs;
 	void *local;       /* fallback=local: a process-local state with the same params */
 	struct rlt__redis *next;
@@ -130,7 +108,7 @@ static void at_exit(void)
 {
 	rlt__redis_return_leases();
 	for (struct rlt__redis *rd = all_rules; rd; rd = rd->next)
-		if (rd->c && lock_bounded(rd, rlt__now()) == 0) {
+		if (rd->conn.ctx && lock_bounded(rd, rlt__now()) == 0) {
 			rlt__internal++;
 			drop(rd);
 			rlt__internal--;
@@ -178,34 +156,10 @@ int rlt__redis_new(const struct rlt_rule *r, struct rlt__redis **out, struct rlt
 	rd->rule = *r;
 	atomic_init(&rd->lease_until, RLT_NS_NEVER);
 	rd->lease_size = lease_size_of(p);
-	switch (p->algo) {
-	case RLT_ALGO_TOKEN:
-	case RLT_ALGO_LEAKY:
-		rd->fam = FAM_GCRA;
-		/* us per unit, and the burst in us: doubles, exact enough at a lease's scale */
-		snprintf(rd->args[0], sizeof rd->args[0], "%.17g",
-		         (double)p->rate_den_ns / (double)p->rate_num / 1000.0);
-		snprintf(rd->args[1], sizeof rd->args[1], "%.17g",
-		         (double)p->burst * (double)p->rate_den_ns / (double)p->rate_num / 1000.0);
-		snprintf(rd->args[2], sizeof rd->args[2], "%d", p->algo == RLT_ALGO_LEAKY);
-		rd->nargs = 3;
-		break;
-	case RLT_ALGO_FIXED_WINDOW:
-	case RLT_ALGO_SLIDING_WINDOW:
-	case RLT_ALGO_SLIDING_LOG:
-	default:
-		rd->fam = p->algo == RLT_ALGO_FIXED_WINDOW   ? FAM_FIXED
-		        : p->algo == RLT_ALGO_SLIDING_WINDOW ? FAM_SLIDING
-		                                             : FAM_LOG;
-		snprintf(rd->args[0], sizeof rd->args[0], "%.17g",
-		         (double)(rd->fam == FAM_SLIDING ? p->sub_ns : p->window_ns) / 1000.0);
-		snprintf(rd->args[1], sizeof rd->args[1], "%llu", (unsigned long long)p->limit);
-		rd->nargs = 2;
-		break;
-	}
+	rd->nargs = rlt__redis_script_args(p, &rd->fam, rd->args);
 	/* The hash tag keeps a rule's keys in one slot of a Redis cluster. */
 	snprintf(rd->key, sizeof rd->key, "rlthrottle:{%s}:%s", r->scope_name,
-	         family_name[rd->fam]);
+	         rlt__redis_family_name[rd->fam]);
 	if (r->fallback == RLT_FALLBACK_LOCAL) {
 		rd->local = (void *)(((uintptr_t)(rd + 1) + 63) & ~(uintptr_t)63);
 		if (rlt_state_init(p, rd->local, 0) != 0) {
@@ -228,306 +182,11 @@ uint64_t rlt__redis_round_trips(const struct rlt__redis *rd)
 	return atomic_load_explicit(&rd->round_trips, memory_order_relaxed);
 }
 
-/* ----- requests and replies ----- */
-
-struct item {
-	char type;          /* '+' status, '-' error, ':' integer, '$' bulk, '*' array */
-	int nil;            /* $-1 or *-1 */
-	long long integer;  /* ':' */
-	char str[STR_MAX + 1]; /* '+', '-', '$': NUL-terminated, cut at STR_MAX */
-	size_t len;         /* the string's whole length */
-};
-
-struct reply {
-	struct item top;
-	int elements;       /* '*': how many are in el */
-	struct item el[ELEMS_MAX];
-};
-
-/* A decimal integer as RESP writes it: [-]digits, at most 18 of them (no overflow). */
-static int parse_ll(const char *s, size_t n, long long *out)
-{
-	long long v = 0;
-	size_t i = 0;
-	int neg = 0;
-
-	if (n > 0 && s[0] == '-') {
-		neg = 1;
-		i = 1;
-	}
-	if (i == n || n - i > 18)
-		return -1;
-	for (; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = neg ? -v : v;
-	return 0;
-}
-
-/* The line at b[*pos..n) up to CRLF: 1 (*line, *len, *pos past the CRLF), 0 when incomplete. */
-static int take_line(const char *b, size_t n, size_t *pos, const char **line, size_t *len)
-{
-	for (size_t i = *pos; i + 1 < n; i++)
-		if (b[i] == '\r' && b[i + 1] == '\n') {
-			*line = b + *pos;
-			*len = i - *pos;
-			*pos = i + 2;
-			return 1;
-		}
-	return 0;
-}
-
-/* Copies at most max bytes of s[0..n) into out[max + 1], a byte outside printable ASCII as '?':
- * what the other end sends may reach a log line and a terminal. */
-static void printable(char *out, size_t max, const char *s, size_t n)
-{
-	size_t k = n < max ? n : max;
-
-	for (size_t i = 0; i < k; i++)
-		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-	out[k] = '\0';
-}
-
-static void keep_str(struct item *it, const char *s, size_t n)
-{
-	printable(it->str, STR_MAX, s, n);
-	it->len = n;
-}
-
-/* One item that is not an array. 1: whole, 0: more bytes needed, -1: refused (why). */
-static int parse_item(const char *b, size_t n, size_t *pos, struct item *it, char *why,
-                      size_t wl)
-{
-	size_t p = *pos, len;
-	const char *line;
-	long long v;
-
-	if (!take_line(b, n, &p, &line, &len))
-		return 0;
-	if (len == 0) {
-		snprintf(why, wl, "an empty line");
-		return -1;
-	}
-	memset(it, 0, sizeof *it);
-	it->type = line[0];
-	switch (line[0]) {
-	case '+':
-	case '-':
-		keep_str(it, line + 1, len - 1);
-		break;
-	case ':':
-		if (parse_ll(line + 1, len - 1, &it->integer) != 0) {
-			snprintf(why, wl, "a bad integer");
-			return -1;
-		}
-		break;
-	case '$':
-		if (parse_ll(line + 1, len - 1, &v) != 0 || v < -1 || v > REPLY_MAX) {
-			char num[21];
-			printable(num, 20, line + 1, len - 1);
-			snprintf(why, wl, "a bulk string of %s bytes", num);
-			return -1;
-		}
-		if (v == -1) {
-			it->nil = 1;
-			break;
-		}
-		if (n - p < (size_t)v + 2)
-			return 0;
-		if (b[p + (size_t)v] != '\r' || b[p + (size_t)v + 1] != '\n') {
-			snprintf(why, wl, "a bulk string without its CRLF");
-			return -1;
-		}
-		keep_str(it, b + p, (size_t)v);
-		p += (size_t)v + 2;
-		break;
-	case '*':
-		snprintf(why, wl, "an array inside an array");
-		return -1;
-	default:
-		snprintf(why, wl, "not RESP (0x%02x)", (unsigned char)line[0]);
-		return -1;
-	}
-	*pos = p;
-	return 1;
-}
-
-/* A whole reply in b[0..n). 1: parsed (*used bytes), 0: more bytes needed, -1: refused. */
-static int parse_reply(const char *b, size_t n, struct reply *r, size_t *used, char *why,
-                       size_t wl)
-{
-	size_t pos = 0, len;
-	const char *line;
-	long long count;
-	int rc;
-
-	memset(&r->top, 0, sizeof r->top);
-	r->elements = 0;
-	if (n == 0)
-		return 0;
-	if (b[0] != '*') {
-		rc = parse_item(b, n, &pos, &r->top, why, wl);
-		*used = pos;
-		return rc;
-	}
-	if (!take_line(b, n, &pos, &line, &len))
-		return 0;
-	if (parse_ll(line + 1, len - 1, &count) != 0 || count < -1 || count > ELEMS_MAX) {
-		char num[21];
-		printable(num, 20, line + 1, len - 1);
-		snprintf(why, wl, "an array of %s elements", num);
-		return -1;
-	}
-	r->top.type = '*';
-	r->top.nil = count == -1;
-	for (long long i = 0; i < count; i++) {
-		rc = parse_item(b, n, &pos, &r->el[i], why, wl);
-		if (rc <= 0)
-			return rc;
-		r->elements++;
-	}
-	*used = pos;
-	return 1;
-}
-
-/* Writes a command (an array of bulk strings) within the deadline. 0, or -1 with why. */
-static int send_command(int fd, int argc, const char *const *argv, rlt_ns_t deadline,
-                        char *why, size_t wl)
-{
-	char heads[1 + 12][24];
-	struct iovec iov[1 + 3 * 12];
-	struct msghdr m;
-	int n = 0;
-
-	if (argc > 12) {
-		snprintf(why, wl, "too many arguments");
-		return -1;
-	}
-	snprintf(heads[0], sizeof heads[0], "*%d\r\n", argc);
-	iov[n++] = (struct iovec){heads[0], strlen(heads[0])};
-	for (int i = 0; i < argc; i++) {
-		snprintf(heads[i + 1], sizeof heads[i + 1], "$%zu\r\n", strlen(argv[i]));
-		iov[n++] = (struct iovec){heads[i + 1], strlen(heads[i + 1])};
-		iov[n++] = (struct iovec){(void *)argv[i], strlen(argv[i])};
-		iov[n++] = (struct iovec){(void *)"\r\n", 2};
-	}
-	/* bounded: every round moves bytes or waits for the socket until the deadline */
-	for (int at = 0; at < n;) {
-		rlt_ns_t now = rlt__now();
-		struct pollfd pf = {fd, POLLOUT, 0};
-		ssize_t k;
-
-		if (now >= deadline) {
-			snprintf(why, wl, "no room to send in time");
-			return -1;
-		}
-		memset(&m, 0, sizeof m);
-		m.msg_iov = iov + at;
-		m.msg_iovlen = (size_t)(n - at);
-		/* MSG_NOSIGNAL: a server that went away must not kill the program with SIGPIPE */
-		k = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-			poll(&pf, 1, (int)((deadline - now + 999999) / 1000000));
-			continue;
-		}
-		if (k < 0) {
-			snprintf(why, wl, "send: %s", strerror(errno));
-			return -1;
-		}
-		while (at < n && (size_t)k >= iov[at].iov_len)
-			k -= (ssize_t)iov[at++].iov_len;
-		if (at < n) {
-			iov[at].iov_base = (char *)iov[at].iov_base + k;
-			iov[at].iov_len -= (size_t)k;
-		}
-	}
-	return 0;
-}
-
-/* One request and its whole reply, before the deadline. 0, or -1 with why. A reply is the last
- * thing a server sends before the next request: bytes after it are refused too. */
-static int roundtrip(int fd, int argc, const char *const *argv, rlt_ns_t deadline,
-                     struct reply *rep, char *why, size_t wl)
-{
-	char buf[REPLY_MAX];
-	size_t n = 0, used = 0;
-	char bad[80];
-
-	if (send_command(fd, argc, argv, deadline, why, wl) != 0)
-		return -1;
-	/* bounded: each round adds at least one byte to buf, or waits until the deadline */
-	for (;;) {
-		rlt_ns_t now;
-		struct pollfd pf = {fd, POLLIN, 0};
-		ssize_t k;
-		int rc = parse_reply(buf, n, rep, &used, bad, sizeof bad);
-
-		if (rc < 0) {
-			snprintf(why, wl, "refused a reply: %s", bad);
-			return -1;
-		}
-		if (rc > 0 && used == n)
-			return 0;
-		if (rc > 0) {
-			snprintf(why, wl, "refused a reply: more bytes than one reply");
-			return -1;
-		}
-		if (n == sizeof buf) {
-			snprintf(why, wl, "refused a reply: longer than %d bytes", REPLY_MAX);
-			return -1;
-		}
-		now = rlt__now();
-		if (now >= deadline) {
-			snprintf(why, wl, "no whole reply in time");
-			return -1;
-		}
-		if (poll(&pf, 1, (int)((deadline - now + 999999) / 1000000)) <= 0)
-			continue;
-		k = recv(fd, buf + n, sizeof buf - n, MSG_DONTWAIT);
-		if (k == 0) {
-			snprintf(why, wl, "the server closed the connection");
-			return -1;
-		}
-		if (k < 0 && errno != EAGAIN && errno != EINTR) {
-			snprintf(why, wl, "recv: %s", strerror(errno));
-			return -1;
-		}
-		if (k > 0)
-			n += (size_t)k;
-	}
-}
-
-/* AUTH for a URL that names a password: the user's (ACL) or the default user's. 0 or -1. */
-static int authenticate(int fd, const char *user, const char *pass, rlt_ns_t deadline,
-                        char *why, size_t wl)
-{
-	const char *argv[3] = {"AUTH", user, pass};
-	struct reply rep;
-
-	if (!pass || !*pass)
-		return 0;
-	if (!user || !*user)
-		argv[1] = pass;
-	if (roundtrip(fd, user && *user ? 3 : 2, argv, deadline, &rep, why, wl) != 0)
-		return -1;
-	if (rep.top.type != '+') {
-		/* Redis' own words (WRONGPASS, NOAUTH...) never repeat the password */
-		snprintf(why, wl, "AUTH refused: %.100s",
-		         rep.top.type == '-' ? rep.top.str : "unexpected reply");
-		return -1;
-	}
-	return 0;
-}
-
 /* ----- the connection (under rd->lock, with rlt__internal set) ----- */
 
 static void drop(struct rlt__redis *rd)
 {
-	if (rd->c)
-		rlt__hr.free_context(rd->c);
-	rd->c = NULL;
+	rlt__redis_close(&rd->conn);
 	rd->sha[0] = '\0';
 }
 
@@ -538,55 +197,34 @@ static int fail_why(struct rlt__redis *rd, const char *what, const char *detail)
 	return -1;
 }
 
-/* hiredis makes the connection (name resolution, a connect bounded by tv); the socket is ours
- * from then on: non-blocking, close-on-exec (the program's exec must not inherit it). */
-static redisContext *open_socket(const char *host, uint16_t port, struct timeval tv,
-                                 char *why, size_t wl)
-{
-	redisContext *c = rlt__hr.connect_with_timeout(host, port, tv);
-	int fl;
-
-	if (!c || c->err) {
-		snprintf(why, wl, "cannot connect: %s", c ? c->errstr : "out of memory");
-		if (c)
-			rlt__hr.free_context(c);
-		return NULL;
-	}
-	fl = fcntl(c->fd, F_GETFL);
-	fcntl(c->fd, F_SETFL, (fl < 0 ? 0 : fl) | O_NONBLOCK);
-	fcntl(c->fd, F_SETFD, FD_CLOEXEC);
-	return c;
-}
-
 /* A new connection renews *deadline: the connect had its own 50 ms. */
 static int connect_redis(struct rlt__redis *rd, rlt_ns_t *deadline)
 {
-	struct timeval tv = {0, TIMEOUT_US};
-	const char *argv[3] = {"SCRIPT", "LOAD", family_script[rd->fam]};
-	struct reply rep;
+	const char *argv[3] = {"SCRIPT", "LOAD", rlt__redis_script[rd->fam]};
+	struct rlt__resp_reply rep;
 
-	if (rd->c && rd->pid != getpid()) {
+	if (rd->conn.ctx && rd->pid != getpid()) {
 		/* a forked child: the socket is the parent's; close our copy, make our own */
 		drop(rd);
 		rd->ref[0] = '\0';
 	}
-	if (rd->c)
+	if (rd->conn.ctx)
 		return 0;
-	rd->c = open_socket(rd->rule.redis_host, rd->rule.redis_port, tv, rd->why, sizeof rd->why);
-	if (!rd->c)
+	if (rlt__redis_open(&rd->conn, rd->rule.redis_host, rd->rule.redis_port, TIMEOUT_US,
+	                    rd->why, sizeof rd->why) != 0)
 		return -1;
 	rd->pid = getpid();
 	*deadline = rlt__now() + (rlt_ns_t)TIMEOUT_US * 1000;
 	if (rd->rule.redis_pass[0]) {
 		atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-		if (authenticate(rd->c->fd, rd->rule.redis_user, rd->rule.redis_pass, *deadline,
+		if (rlt__redis_auth(rd->conn.fd, rd->rule.redis_user, rd->rule.redis_pass, *deadline,
 		                 rd->why, sizeof rd->why) != 0) {
 			drop(rd);
 			return -1;
 		}
 	}
 	atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-	if (roundtrip(rd->c->fd, 3, argv, *deadline, &rep, rd->why, sizeof rd->why) != 0) {
+	if (rlt__redis_roundtrip(rd->conn.fd, 3, argv, *deadline, &rep, rd->why, sizeof rd->why) != 0) {
 		drop(rd);
 		return -1;
 	}
@@ -613,7 +251,7 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 {
 	char a_want[24], a_min[24], a_maxw[24];
 	const char *argv[12];
-	struct reply rep;
+	struct rlt__resp_reply rep;
 	int argc = 0, got = 0;
 	/* one bound for the refill's requests, whatever their number */
 	rlt_ns_t deadline = rlt__now() + (rlt_ns_t)TIMEOUT_US * 1000;
@@ -641,7 +279,7 @@ static int eval(struct rlt__redis *rd, int64_t want, uint64_t min, int reserve, 
 		for (int i = 0; i < rd->nargs; i++)
 			argv[argc++] = rd->args[i];
 		atomic_fetch_add_explicit(&rd->round_trips, 1, memory_order_relaxed);
-		if (roundtrip(rd->c->fd, argc, argv, deadline, &rep, rd->why, sizeof rd->why) != 0) {
+		if (rlt__redis_roundtrip(rd->conn.fd, argc, argv, deadline, &rep, rd->why, sizeof rd->why) != 0) {
 			drop(rd);
 			return -1;
 		}
@@ -874,7 +512,7 @@ void rlt__redis_return_leases(void)
 		struct grant g;
 		uint64_t n;
 
-		if (!rd->c || rd->pid != getpid() || atomic_load(&rd->down))
+		if (!rd->conn.ctx || rd->pid != getpid() || atomic_load(&rd->down))
 			continue; /* never connected here, or not answering: nothing to wait for */
 		if (lock_bounded(rd, rlt__now()) != 0)
 			continue;
@@ -886,42 +524,4 @@ void rlt__redis_return_leases(void)
 		}
 		rlt__lock_release(&rd->lock);
 	}
-}
-
-int rlt__redis_ping(const char *host, uint16_t port, const char *user, const char *pass,
-                    unsigned timeout_ms, struct rlt_error *err)
-{
-	struct timeval tv = {(time_t)(timeout_ms / 1000), (suseconds_t)(timeout_ms % 1000) * 1000};
-	const char *argv[1] = {"PING"};
-	redisContext *c;
-	struct reply rep;
-	rlt_ns_t deadline;
-	char why[200];
-	int rc = 0;
-
-	if (rlt__hiredis_load(err) != 0)
-		return -ENOENT;
-	rlt__internal++;
-	c = open_socket(host, port, tv, why, sizeof why);
-	if (!c) {
-		snprintf(err->msg, sizeof err->msg, "%s", why);
-		rc = -ECONNREFUSED;
-		goto out;
-	}
-	deadline = rlt__now() + (rlt_ns_t)timeout_ms * 1000000;
-	if (authenticate(c->fd, user, pass, deadline, why, sizeof why) != 0 ||
-	    roundtrip(c->fd, 1, argv, deadline, &rep, why, sizeof why) != 0) {
-		snprintf(err->msg, sizeof err->msg, "%s", why);
-		rc = -ETIMEDOUT;
-		goto out;
-	}
-	if (rep.top.type == '-') {
-		snprintf(err->msg, sizeof err->msg, "PING: %.200s", rep.top.str);
-		rc = -EPROTO;
-	}
-out:
-	if (c)
-		rlt__hr.free_context(c);
-	rlt__internal--;
-	return rc;
 }

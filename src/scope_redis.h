@@ -16,7 +16,7 @@
  * fallback=local lets each process enforce the rule alone: up to N times the rate.
  *
  * When Redis does not answer within 50 ms (connect, or a request and its whole reply), refuses
- * AUTH, or answers what no script returns (scope_redis.c refuses it), the rule's fallback decides
+ * AUTH, or answers what no script returns (redis_client.c refuses it), the rule's fallback decides
  * (local: a process-local engine with the same params; allow; deny) and the process asks Redis
  * again at most every 500 ms. The log says so once per outage and once when Redis is back.
  */
@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "redis_client.h" /* rlt__redis_ping, for --check */
 #include "rlthrottle.h"
 
 struct rlt__redis;
@@ -48,11 +49,5 @@ uint64_t rlt__redis_round_trips(const struct rlt__redis *rd);
 
 /* Gives back every unspent lease now (also done at exit). */
 void rlt__redis_return_leases(void);
-
-/* --check: does the server answer PING within timeout_ms (after AUTH when pass is neither NULL
- * nor empty; user NULL or empty: the default user)? 0, or a negative errno with err (which
- * never holds the password). */
-int rlt__redis_ping(const char *host, uint16_t port, const char *user, const char *pass,
-                    unsigned timeout_ms, struct rlt_error *err);
 
 #endif

@@ -33,6 +33,18 @@ void rlt__sleep_until(rlt_ns_t at)
 	errno = saved;
 }
 
+int rlt__sleep_until_intr(rlt_ns_t at)
+{
+	int saved = errno, rc;
+	struct timespec ts = ts_of(at);
+
+	/* clock_nanosleep is never restarted after a handler, SA_RESTART or not: EINTR here
+	 * means a handler ran */
+	rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	errno = saved;
+	return rc == EINTR ? -EINTR : 0;
+}
+
 int rlt__wait_change(_Atomic uint32_t *word, uint32_t val, rlt_ns_t deadline, int shared)
 {
 	int saved = errno, rc = 0;

@@ -9,6 +9,9 @@
 
 /* Sleeps until CLOCK_MONOTONIC reaches `at`. A signal runs its handler and the sleep goes on. */
 void rlt__sleep_until(rlt_ns_t at);
+/* The same, but a signal handler that runs ends the sleep: -EINTR then, 0 at `at`. For a call
+ * that already moved data and returns that count at a signal, as the kernel's would. */
+int rlt__sleep_until_intr(rlt_ns_t at);
 
 /* Sleeps while *word == val, until woken by rlt__wake_all(word) or CLOCK_MONOTONIC reaches
  * `deadline` (RLT_NS_NEVER: no deadline). Returns 0 when woken or the value changed, -ETIMEDOUT

@@ -100,6 +100,8 @@ struct rlt_sup_job {
 	uint64_t charge_bytes;  /* what the current piece (or the whole call) is charged */
 	uint32_t nmask;         /* RLT_CONNS rules a connect or accept takes a slot in */
 	int conns_held;         /* the slots of nmask are taken (given back unless handed on) */
+	int waited;             /* it waited for its slot or an RLT_CONNS place */
+	int paid;               /* restarted after a signal, its charge taken before (prepaid) */
 
 	/* a call made on the program's behalf */
 	uint64_t total;         /* bytes the program asked for */
@@ -161,6 +163,20 @@ struct rlt_sup_tidmap {
 	struct rlt_sup_tidmap *next;
 };
 
+/* A call that waited for the throttle and found a signal pending when its turn came is
+ * answered a restart (the kernel's own call would fail with EINTR); it has paid, so the same
+ * call (thread, number, arguments) coming back within RLT_SUP_PREPAID_NS goes through at once,
+ * uncharged. */
+#define RLT_SUP_PREPAID 64
+#define RLT_SUP_PREPAID_NS (1000 * 1000000ull)
+
+struct rlt_sup_prepaid {
+	pid_t tid;              /* 0: free */
+	int nr;
+	uint64_t args[6];
+	rlt_ns_t until;         /* forgotten then (a handler that never returns to the call) */
+};
+
 struct rlt_sup {
 	struct rlt__ruleset *rs;
 	int notify_fd;
@@ -182,6 +198,7 @@ struct rlt_sup {
 	uint64_t notifications, continued_fast;  /* counters for the debug log */
 
 	int conns_dirty;                         /* a slot came free: retry the waiting list */
+	struct rlt_sup_prepaid prepaid[RLT_SUP_PREPAID]; /* calls restarted for a signal after their wait */
 
 	/* The notification lane (notify_loop.c): a thread blocked in NOTIF_RECV. Everything
 	 * above is used under lock, by the lane and by the epoll loop alike. */
@@ -327,6 +344,12 @@ enum rlt_sup_sig { RLT_SIG_NONE, RLT_SIG_MAYBE, RLT_SIG_YES, RLT_SIG_GONE };
 enum rlt_sup_sig rlt_sup_signal_for(struct rlt_sup_job *j);
 /* The thread has a signal to take: the call ends now, for its handler (job_signals.c). */
 void rlt_sup_job_interrupt(struct rlt_sup *s, struct rlt_sup_job *j);
+/* A call that waited and has a signal pending when its turn comes is answered a restart, its
+ * charge kept for the call that comes back: 1 when answered so (job_signals.c). */
+int rlt_sup_job_restart_paid(struct rlt_sup *s, struct rlt_sup_job *j);
+/* Whether this call is one restarted by rlt_sup_job_restart_paid (then forgotten: it goes
+ * through once) (job_signals.c). */
+int rlt_sup_job_prepaid_take(struct rlt_sup *s, const struct rlt_sup_job *j);
 
 /* One step of each kind of job (job_conns.c, job_stream.c, job_splice.c, job_dgram.c,
  * job_accept.c). */

@@ -57,6 +57,7 @@ static int conns_try(struct rlt_sup *s, struct rlt_sup_job *j)
 		if (!j->conns_waiting) {
 			j->conns_since = rlt__now();
 			j->conns_waiting = 1;
+			j->waited = 1;
 			j->wnext = s->conns_waiters;
 			s->conns_waiters = j;
 			if (r->rule.max_wait_ns != RLT_NS_NEVER) {
@@ -118,7 +119,9 @@ void rlt_sup_conns_release(struct rlt_sup *s, uint32_t mask)
 /* OP_CONTINUE: charge, slot, (RLT_CONNS), CONTINUE. */
 void rlt_sup_step_continue(struct rlt_sup *s, struct rlt_sup_job *j)
 {
-	if (!j->charged) {
+	if (!j->charged && !j->paid && rlt_sup_job_prepaid_take(s, j))
+		j->paid = 1; /* restarted after its handler: it has paid and waited */
+	if (!j->charged && !j->paid) {
 		int rc = rlt_sup_job_charge(j, j->total, j->t.msgs ? j->t.msgs : 1);
 		if (rc) {
 			rlt_sup_log(s, RLT_LOG_DEBUG, j->proc->tgid, "system call %d on fd %d rejected",
@@ -128,6 +131,8 @@ void rlt_sup_step_continue(struct rlt_sup *s, struct rlt_sup_job *j)
 		}
 	}
 	if (rlt_sup_slot_then_conns(s, j))
+		return;
+	if (rlt_sup_job_restart_paid(s, j))
 		return;
 	if (rlt_sup_notif_continue(s->notify_fd, j->id) == -ENOENT) {
 		rlt_sup_job_end(s, j);

@@ -27,6 +27,16 @@
 /* OP_DGRAM_RECV: a datagram is charged whole, once it is there to be measured. */
 void rlt_sup_step_dgram_recv(struct rlt_sup *s, struct rlt_sup_job *j)
 {
+	if (!j->charged && rlt_sup_job_prepaid_take(s, j)) {
+		/* restarted after its handler: it has paid and waited (if another thread took
+		 * its datagram meanwhile, the kernel waits for the next, unthrottled) */
+		j->paid = 1;
+		if (rlt_sup_job_restart_paid(s, j))
+			return;
+		rlt_sup_notif_continue(s->notify_fd, j->id);
+		rlt_sup_job_end(s, j);
+		return;
+	}
 	if (!j->charged) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
@@ -70,6 +80,8 @@ void rlt_sup_step_dgram_recv(struct rlt_sup *s, struct rlt_sup_job *j)
 		}
 	}
 	if (rlt_sup_job_wait_slot(s, j, j->t.go))
+		return;
+	if (rlt_sup_job_restart_paid(s, j))
 		return;
 	if (rlt_sup_notif_continue(s->notify_fd, j->id) == -ENOENT) {
 		rlt_sup_job_end(s, j);

@@ -168,3 +168,53 @@ void rlt_sup_job_interrupt(struct rlt_sup *s, struct rlt_sup_job *j)
 	            (int)j->tid, j->nr);
 	rlt_sup_job_finish(s, j, -code);
 }
+
+int rlt_sup_job_prepaid_take(struct rlt_sup *s, const struct rlt_sup_job *j)
+{
+	rlt_ns_t now = rlt__now();
+
+	for (unsigned i = 0; i < RLT_SUP_PREPAID; i++) {
+		struct rlt_sup_prepaid *p = &s->prepaid[i];
+		if (p->tid == j->tid && p->until > now && p->nr == j->nr &&
+		    memcmp(p->args, j->args, sizeof p->args) == 0) {
+			p->tid = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A call that waited for the throttle is CONTINUEd when its turn comes; if its thread has a
+ * signal pending by then, the kernel's own call (a connect waiting for its handshake, a send
+ * waiting for room) sees it and fails with EINTR when the handler has no SA_RESTART: the
+ * throttle's delay would have made the call fail (SPEC 4). So it is answered ERESTARTNOINTR:
+ * the handler runs, the kernel makes the call again, and that call goes through at once and
+ * uncharged (rlt_sup_job_prepaid_take), as the charge of this one is kept for it.
+ */
+int rlt_sup_job_restart_paid(struct rlt_sup *s, struct rlt_sup_job *j)
+{
+	unsigned slot = RLT_SUP_PREPAID;
+	rlt_ns_t now;
+
+	/* a restarted call, too: a handler that makes a notified call may take longer than the
+	 * signals' period, and a signal is pending again when the call comes back */
+	if (!(j->waited || j->paid) || rlt_sup_signal_for(j) != RLT_SIG_YES)
+		return 0;
+	now = rlt__now();
+	for (unsigned i = 0; i < RLT_SUP_PREPAID && slot == RLT_SUP_PREPAID; i++)
+		if (s->prepaid[i].tid == 0 || s->prepaid[i].until <= now || s->prepaid[i].tid == j->tid)
+			slot = i;
+	if (slot == RLT_SUP_PREPAID)
+		return 0; /* no room to remember it: CONTINUEd, as before */
+	s->prepaid[slot] = (struct rlt_sup_prepaid){.tid = j->tid, .nr = j->nr,
+	                                            .until = now + RLT_SUP_PREPAID_NS};
+	memcpy(s->prepaid[slot].args, j->args, sizeof j->args);
+	rlt_sup_job_settle(j, j->charge_bytes, j->t.msgs ? j->t.msgs : 1);
+	rlt_sup_log(s, RLT_LOG_DEBUG, j->proc->tgid,
+	            "thread %d has a signal after its wait: system call %d restarts, paid",
+	            (int)j->tid, j->nr);
+	/* an RLT_CONNS place is released, taken again */
+	rlt_sup_job_finish(s, j, -RLT_ERESTARTNOINTR);
+	return 1;
+}

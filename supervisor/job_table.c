@@ -227,6 +227,7 @@ int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at)
 		return 0;
 	j->deadline = at;
 	j->phase = PH_SLOT;
+	j->waited = 1;
 	if (rlt_sup_heap_push(&s->heap, j) != 0) {
 		rlt_sup_job_finish(s, j, -ENOMEM);
 		return 1;
@@ -377,9 +378,16 @@ void rlt_sup_jobs_retry_conns(struct rlt_sup *s)
 #define RLT_SUP_IDLE_AFTER_NS (100 * 1000000ull)
 #define RLT_SUP_IDLE_LOOK_NS (40 * 1000000ull)
 
+/* At most some 2000 readings of /proc a second, however many calls wait: each waiting call is
+ * read every njobs * RLT_SUP_LOOK_SHARE_NS (every tick while that is shorter than one), so the
+ * supervisor's cost stays flat and a handler's latency grows with the number of waiters
+ * (100 waiters: 50 ms; 400: 200 ms). */
+#define RLT_SUP_LOOK_SHARE_NS (500 * 1000ull)
+
 void rlt_sup_jobs_tick(struct rlt_sup *s)
 {
 	rlt_ns_t now = rlt__now(), next = now + RLT_SUP_IDLE_LOOK_NS;
+	rlt_ns_t every = (rlt_ns_t)s->njobs * RLT_SUP_LOOK_SHARE_NS;
 
 	/* Bounded by the jobs alive now; ending one does not end another. */
 	for (unsigned b = 0; b < RLT_SUP_JOB_BUCKETS; b++) {
@@ -398,6 +406,9 @@ void rlt_sup_jobs_tick(struct rlt_sup *s)
 					/* on one grid: idle readers are read in the same tick */
 					j->next_look = (now / RLT_SUP_IDLE_LOOK_NS + 1) *
 					               RLT_SUP_IDLE_LOOK_NS;
+				if (j->phase != PH_GONE && every > RLT_SUP_TICK_NS &&
+				    j->next_look < now + every)
+					j->next_look = now + every;
 			}
 			if (j->phase != PH_GONE && j->next_look < next)
 				next = j->next_look;

@@ -72,8 +72,8 @@ static uint64_t start_time(pid_t pid)
 	char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
 	if (!p)
 		return 0;
-	p++;
-	for (int field = 2; field < 22 && p; field++)
+	p++; /* the space before field 3 */
+	for (int field = 3; field < 22 && p; field++)
 		p = strchr(p + 1, ' ');
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
-# SPEC §4: a signal during a delay runs its handler, then the delay goes on: the call completes
-# with its full count, never EINTR, and every byte arrives. With and without SA_RESTART, SIGALRM
-# and SIGUSR1, on send and on a MSG_WAITALL recv.
+# SPEC §4: a signal during a delay runs its handler; the throttle never fails a call with EINTR.
+# A call that already moved data then returns that count, as the kernel's own blocking call
+# does (SA_RESTART or not), and the calls that follow move the rest: every byte arrives, once.
+# With and without SA_RESTART, SIGALRM and SIGUSR1, on send and on a MSG_WAITALL recv.
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink source sigdelay
@@ -11,13 +12,15 @@ for opts in "-s alrm" "-s alrm -r" "-s usr1"; do
 	start_srv "sink_$label" sink
 	spid=$LAST_PID
 	rc=0
-	RLT_SEND="10kB/s burst=10kB" pre "$ITEST_BIN/sigdelay" -p "$SRV_PORT" -n $n $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
+	RLT_SEND="10kB/s burst=10kB" pre "$ITEST_BIN/sigdelay" -p "$SRV_PORT" -n $n -k $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
 	wait_pid "$spid" 10
 	info "$label: $(cat "$T/$label.out")"
-	assert_eq "$label: call result" $n "$(kv result "$T/$label.out")"
+	assert_range "$label: call result (moved before the first signal)" 1 $n "$(kv result "$T/$label.out")"
+	assert_eq "$label: total moved" $n "$(kv total "$T/$label.out")"
 	assert_eq "$label: errno" none "$(kv errno "$T/$label.out")"
-	assert_ge "$label: handler ran" 2 "$(kv handlers "$T/$label.out")"
-	assert_range "$label: seconds (2 s of pacing)" 1.4 3 "$(calc "$(kv elapsed_ns "$T/$label.out") / 1e9")"
+	assert_ge "$label: handler ran" 1 "$(kv handlers "$T/$label.out")"
+	# the first signal comes 200 ms in; before, the call went on for the whole 2 s of pacing
+	assert_le "$label: seconds until the call returned" 1 "$(calc "$(kv elapsed_ns "$T/$label.out") / 1e9")"
 	assert_eq "$label: bytes received" $n "$(kv bytes "$T/sink_$label.out")"
 	assert_eq "$label: checksum" "$(kv fnv "$T/$label.out")" "$(kv fnv "$T/sink_$label.out")"
 	assert_eq "$label: exit status" 0 "$rc"
@@ -27,12 +30,13 @@ for opts in "-s alrm" "-s usr1 -r"; do
 	start_srv "src_$label" source -n $n
 	spid=$LAST_PID
 	rc=0
-	RLT_RECV="10kB/s burst=10kB" pre "$ITEST_BIN/sigdelay" -R -p "$SRV_PORT" -n $n $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
+	RLT_RECV="10kB/s burst=10kB" pre "$ITEST_BIN/sigdelay" -R -p "$SRV_PORT" -n $n -k $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
 	wait_pid "$spid" 10
 	info "$label: $(cat "$T/$label.out")"
-	assert_eq "$label: call result" $n "$(kv result "$T/$label.out")"
+	assert_range "$label: call result (moved before the first signal)" 1 $n "$(kv result "$T/$label.out")"
+	assert_eq "$label: total moved" $n "$(kv total "$T/$label.out")"
 	assert_eq "$label: errno" none "$(kv errno "$T/$label.out")"
-	assert_ge "$label: handler ran" 2 "$(kv handlers "$T/$label.out")"
+	assert_ge "$label: handler ran" 1 "$(kv handlers "$T/$label.out")"
 	assert_eq "$label: checksum" "$(kv fnv "$T/src_$label.out")" "$(kv fnv "$T/$label.out")"
 	assert_eq "$label: exit status" 0 "$rc"
 done

@@ -126,6 +126,30 @@ static void sleep_until_the_same_instant(void **s)
 	fake_sleep = 0;
 }
 
+/* The interruptible sleep: one call to the same absolute instant; a handler that ran (EINTR)
+ * ends it with -EINTR, anything else with 0; errno as it was. */
+static void sleep_until_intr_once(void **s)
+{
+	static const int rets[] = {EINTR, 0, EINVAL};
+	static const int want[] = {-EINTR, 0, 0};
+
+	(void)s;
+	fake_sleep = 1;
+	fake_calls = 0;
+	for (int i = 0; i < 3; i++) {
+		expect_value(__wrap_clock_nanosleep, clk, CLOCK_MONOTONIC);
+		expect_value(__wrap_clock_nanosleep, flags, TIMER_ABSTIME);
+		expect_value(__wrap_clock_nanosleep, req->tv_sec, 5);
+		expect_value(__wrap_clock_nanosleep, req->tv_nsec, 999999999);
+		will_return(__wrap_clock_nanosleep, rets[i]);
+		errno = EDOM;
+		assert_int_equal(rlt__sleep_until_intr(6 * SEC - 1), want[i]);
+		assert_int_equal(errno, EDOM);
+		assert_int_equal(fake_calls, i + 1);
+	}
+	fake_sleep = 0;
+}
+
 static void sleep_until_real(void **s)
 {
 	(void)s;
@@ -337,6 +361,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sleep_until_the_same_instant),
+		cmocka_unit_test(sleep_until_intr_once),
 		cmocka_unit_test(sleep_until_real),
 		cmocka_unit_test(sleep_until_through_signals),
 		cmocka_unit_test(wait_change_already_changed),
