@@ -153,7 +153,8 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 		 * for the whole throttled transfer first. Before any data, the wait goes on. */
 		int w = done ? rlt__charge_wait_intr(&rlt_pre_rules, &t, var, mask, states, piece, 0,
 		                                     now)
-		             : rlt__charge_wait_at(&rlt_pre_rules, &t, var, mask, states, piece, 1, now);
+		             : rlt__charge_wait_at(&rlt_pre_rules, &t, var, mask, states, piece, 1,
+		                                   now);
 		if (w < 0) {
 			if (done)
 				return (ssize_t)done;
@@ -166,8 +167,8 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 		ssize_t n = fn(ctx, done, piece);
 		int err = errno;
 		rlt__settle(&rlt_pre_rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0 && done == 0);
-		if (!nonblock && ((n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) ||
-		                  (keep_whole && var == RLT_VAR_SEND && n >= 0 && (size_t)n < piece)))
+		int short_send = keep_whole && var == RLT_VAR_SEND && n >= 0 && (size_t)n < piece;
+		if (!nonblock && ((n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) || short_send))
 			learn_nonblock(fd, e);
 		if (n < 0) {
 			if (done)

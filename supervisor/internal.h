@@ -198,7 +198,8 @@ struct rlt_sup {
 	uint64_t notifications, continued_fast;  /* counters for the debug log */
 
 	int conns_dirty;                         /* a slot came free: retry the waiting list */
-	struct rlt_sup_prepaid prepaid[RLT_SUP_PREPAID]; /* calls restarted for a signal after their wait */
+	/* calls restarted for a signal after their wait */
+	struct rlt_sup_prepaid prepaid[RLT_SUP_PREPAID];
 
 	/* The notification lane (notify_loop.c): a thread blocked in NOTIF_RECV. Everything
 	 * above is used under lock, by the lane and by the epoll loop alike. */

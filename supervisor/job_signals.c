@@ -202,9 +202,11 @@ int rlt_sup_job_restart_paid(struct rlt_sup *s, struct rlt_sup_job *j)
 	if (!(j->waited || j->paid) || rlt_sup_signal_for(j) != RLT_SIG_YES)
 		return 0;
 	now = rlt__now();
-	for (unsigned i = 0; i < RLT_SUP_PREPAID && slot == RLT_SUP_PREPAID; i++)
-		if (s->prepaid[i].tid == 0 || s->prepaid[i].until <= now || s->prepaid[i].tid == j->tid)
+	for (unsigned i = 0; i < RLT_SUP_PREPAID && slot == RLT_SUP_PREPAID; i++) {
+		const struct rlt_sup_prepaid *p = &s->prepaid[i];
+		if (p->tid == 0 || p->until <= now || p->tid == j->tid)
 			slot = i;
+	}
 	if (slot == RLT_SUP_PREPAID)
 		return 0; /* no room to remember it: CONTINUEd, as before */
 	s->prepaid[slot] = (struct rlt_sup_prepaid){.tid = j->tid, .nr = j->nr,
