@@ -10,7 +10,7 @@
  * forgotten) are notified, and a process's exit is seen on its pidfd. A new fd (socket, dup,
  * accept, a received SCM_RIGHTS) always lands on a released number, which holds no fact, so
  * the calls that create fds need no notification of their own. The ways we cannot see are
- * listed in the design note of supervisor.c (io_uring's close, a thread that execs while
+ * listed in docs/DESIGN.md ("The supervisor in detail") (io_uring's close, a thread that execs while
  * another one is in a call).
  */
 #include <errno.h>

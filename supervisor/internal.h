@@ -1,6 +1,6 @@
 /*
  * internal.h: what the files of the seccomp supervisor (--seccomp) share; supervisor.h is what
- * the launcher sees. The design note is at the top of supervisor.c.
+ * the launcher sees. The design is in docs/DESIGN.md.
  */
 #ifndef RLT_SUP_INTERNAL_H
 #define RLT_SUP_INTERNAL_H

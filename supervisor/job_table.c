@@ -2,7 +2,7 @@
  * job_table.c: a call that is not answered at once, and the table of them. A job is a small
  * state machine: it is charged, waits for its slot on the timer heap, waits for its socket (or
  * pipe) on epoll, makes the call for the program when the call must be shortened, and is
- * answered when it is done (see the design note in supervisor.c). This file holds the jobs'
+ * answered when it is done (see docs/DESIGN.md, "The supervisor in detail"). This file holds the jobs'
  * life (new, step, end), their waits (slot, socket, the periodic tick) and their charge; each
  * kind of call steps in a file of its own (job_*.c). Everything here runs under the
  * supervisor's lock, from the lane or the loop (notify_loop.c), and never makes a call that

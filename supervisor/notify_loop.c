@@ -3,7 +3,7 @@
  * notification to notif_dispatch.c; the loop sleeps in epoll_wait and moves jobs on (job_*.c) when
  * their slot comes, their socket is ready or their process ends, forwards signals to the
  * command and notices its end. Both take the supervisor's lock for what woke them. See the
- * design note in supervisor.c.
+ * docs/DESIGN.md ("The supervisor in detail").
  */
 #include <errno.h>
 #include <fcntl.h>

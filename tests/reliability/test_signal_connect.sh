@@ -4,7 +4,7 @@
 # slot came with a signal already pending, and the kernel's own connect failed with EINTR (11 of
 # 12). Now: it is answered a restart and comes back paid, so 0 EINTR at 50 ms; at 5 ms at most 2
 # of 12, the kernel's own window (a signal between the call and our receiving it: see the design
-# note in supervisor/supervisor.c). Neither delayed twice nor charged twice: the rate holds. Whole
+# note in docs/DESIGN.md). Neither delayed twice nor charged twice: the rate holds. Whole
 # sends after a delay likewise, bytes exact. Both fronts.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
