@@ -98,16 +98,8 @@ int rlt_cli_check_rules(int print, int seccomp)
 			continue;
 		}
 		/* one rule at a time, as the library's RLT_ON_ERROR=ignore does */
-		for (const char *p = val; *p;) {
-			char one[RLT_VALUE_MAX + 1];
-			size_t len = strcspn(p, ";");
-			if (len > RLT_VALUE_MAX)
-				len = RLT_VALUE_MAX;
-			memcpy(one, p, len);
-			one[len] = '\0';
-			p += len + (p[len] == ';');
-			if (strspn(one, " \t") == len)
-				continue;
+		char one[RLT_VALUE_MAX + 1];
+		for (const char *p = val; rlt__rule_next(&p, one);) {
 			if (check_one((enum rlt_var)v, one, rules, &n, &err) != 0) {
 				bad = 1;
 				if (print && set.loglevel >= RLT_LOG_WARN)

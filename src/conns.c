@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "policy.h"
+#include "proc_stat.h"
 #include "scope_shm.h"
 #include "wait.h"
 
@@ -43,65 +44,15 @@ static _Atomic uint32_t *open_of(struct rlt__rt_rule *r)
 	return r->shared_open ? r->shared_open : &r->open;
 }
 
-/* "/proc/PID/stat" by hand: stdio is not async-signal-safe, and a connect in a signal handler
- * can get here. */
-static void proc_path(char out[48], pid_t pid)
-{
-	char digits[12];
-	int n = 0, o;
-	unsigned v = (unsigned)pid;
-
-	do
-		digits[n++] = (char)('0' + v % 10);
-	while ((v /= 10) && n < (int)sizeof digits);
-	memcpy(out, "/proc/", 6);
-	o = 6;
-	while (n)
-		out[o++] = digits[--n];
-	memcpy(out + o, "/stat", 6);
-}
-
-/* State letter and start time of a process, from /proc/PID/stat. Raw system calls: this runs
- * inside the connect and accept hooks, which must not call hooked functions (read, close).
- * 0, or -1 when the process is not there. */
-static int proc_stat(pid_t pid, char *state, uint64_t *start)
-{
-	char path[48], buf[1024];
-	int fd;
-	long n;
-
-	proc_path(path, pid);
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = syscall(SYS_read, fd, buf, sizeof buf - 1);
-	syscall(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* "pid (comm) S ppid ...": comm may hold anything, the last ')' ends it */
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return -1;
-	*state = p[2];
-	p += 2;
-	for (int field = 3; field < 22; field++) { /* field 22 is the start time */
-		p = strchr(p, ' ');
-		if (!p)
-			return -1;
-		p++;
-	}
-	*start = strtoull(p, NULL, 10);
-	return 0;
-}
-
 void rlt__conns_identity(void)
 {
 	pid_t pid = (pid_t)syscall(SYS_getpid);
+	struct rlt__proc_stat ps;
 	uint64_t start = 0;
-	char st;
 
-	if (proc_stat(pid, &st, &start) != 0)
+	if (rlt__proc_stat(pid, &ps) == 0)
+		start = ps.start;
+	else
 		start = 0; /* no /proc: the pid alone (a reused pid then passes for us) */
 	atomic_store(&self_id, (uint64_t)(uint32_t)pid | (start & START_MASK) << 32);
 }
@@ -110,12 +61,12 @@ void rlt__conns_identity(void)
 static int holder_gone(uint64_t owner)
 {
 	pid_t pid = (pid_t)(uint32_t)owner;
-	uint64_t want = owner >> 32 & START_MASK, start;
-	char st;
+	uint64_t want = owner >> 32 & START_MASK;
+	struct rlt__proc_stat ps;
 
-	if (proc_stat(pid, &st, &start) != 0 || st == 'Z' || st == 'X')
+	if (rlt__proc_stat(pid, &ps) != 0 || ps.state == 'Z' || ps.state == 'X')
 		return 1;
-	return want && (start & START_MASK) != want;
+	return want && (ps.start & START_MASK) != want;
 }
 
 /* This process's holder entry of a shared rule, claimed on first use. NULL when the table is

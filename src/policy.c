@@ -267,6 +267,20 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	return 0;
 }
 
+int rlt__rule_next(const char **p, char one[RLT_VALUE_MAX + 1])
+{
+	while (**p) {
+		size_t len = strcspn(*p, ";"), keep = len > RLT_VALUE_MAX ? RLT_VALUE_MAX : len;
+
+		memcpy(one, *p, keep);
+		one[keep] = '\0';
+		*p += len + ((*p)[len] == ';');
+		if (strspn(one, " \t") != keep)
+			return 1;
+	}
+	return 0;
+}
+
 /* Parses one variable; with ignore_bad, one rule at a time so that a bad one is left out. */
 static int build_var(struct rlt__ruleset *rs, enum rlt_var v, const char *value, int ignore_bad,
                      void (*warn)(const char *, void *), void *ctx, struct rlt_error *err)
@@ -281,16 +295,8 @@ static int build_var(struct rlt__ruleset *rs, enum rlt_var v, const char *value,
 			rc = add_rule(rs, &parsed[i], err);
 		return rc;
 	}
-	for (const char *p = value; *p;) {
-		char one[RLT_VALUE_MAX + 1];
-		size_t len = strcspn(p, ";");
-		if (len > RLT_VALUE_MAX)
-			len = RLT_VALUE_MAX;
-		memcpy(one, p, len);
-		one[len] = '\0';
-		p += len + (p[len] == ';');
-		if (strspn(one, " \t") == len)
-			continue;
+	char one[RLT_VALUE_MAX + 1];
+	for (const char *p = value; rlt__rule_next(&p, one);) {
 		rc = rlt_rules_parse(v, one, parsed, 1, &n, err);
 		if (rc == 0)
 			rc = add_rule(rs, &parsed[0], err);

@@ -83,6 +83,11 @@ struct rlt__peer {
 /* Fills p from a socket address (NULL or a short length gives af 0). */
 void rlt__peer_from_sockaddr(struct rlt__peer *p, const struct sockaddr *sa, socklen_t len);
 
+/* A variable read one rule at a time (RLT_ON_ERROR=ignore leaves a bad rule out alone): copies
+ * the next rule of *p that is not blank into one, cut at RLT_VALUE_MAX, and moves *p past it.
+ * 0 when none is left. */
+int rlt__rule_next(const char **p, char one[RLT_VALUE_MAX + 1]);
+
 /*
  * Builds the ruleset from each variable's value (values[v] NULL or "" when unset). Each bad rule
  * is an error: with ignore_bad, it is left out and its message goes to warn(msg, ctx); without,

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "proc_stat.h"
 
 /* Processes recorded at once; beyond that the descendant walk and the notifications still find
  * them. */
@@ -52,30 +53,13 @@ struct keeper_slot {
 static struct keeper_slot *table; /* shared with the keeper (MAP_SHARED) */
 static pid_t keeper_pid = -1;
 
-/* Field 22 of /proc/PID/stat: when the process started, which tells it from a later process
- * given the same pid. 0 when it cannot be read. */
+/* When the process started (0 when it cannot be read): tells it from a later process given the
+ * same pid. */
 static uint64_t start_time(pid_t pid)
 {
-	char path[64], buf[1024];
-	int fd;
-	ssize_t n;
+	struct rlt__proc_stat ps;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-	if (!p)
-		return 0;
-	p++; /* the space before field 3 */
-	for (int field = 3; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	return rlt__proc_stat(pid, &ps) == 0 ? ps.start : 0;
 }
 
 void rlt_sup_keeper_add(pid_t pid)
@@ -120,26 +104,12 @@ struct walk {
 	unsigned n;
 };
 
-/* Field 4 of /proc/PID/stat: its parent. 0 when it cannot be read. */
+/* Its parent; 0 when it cannot be read. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[1024];
-	int fd, ppid = 0;
-	ssize_t n;
+	struct rlt__proc_stat ps;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return (pid_t)ppid;
+	return rlt__proc_stat(pid, &ps) == 0 ? ps.ppid : 0;
 }
 
 static void walk_add(struct walk *w, pid_t pid, uint64_t start, pid_t parent)

@@ -187,6 +187,32 @@ static void connection_scope_layout(void **s)
 	assert_int_equal(rs.conn_block_size % 64, 0);
 }
 
+/* One rule at a time, as RLT_ON_ERROR=ignore reads a variable (and --check after it): blank
+ * rules and stray ';' are no rule, and an over-long rule is cut, not run into the next. */
+static void rules_one_at_a_time(void **state)
+{
+	static char big[RLT_VALUE_MAX + 100];
+	char one[RLT_VALUE_MAX + 1];
+	const char *p = " ;1MiB/s; \t ;;10/s burst=2 ;";
+	(void)state;
+	assert_int_equal(rlt__rule_next(&p, one), 1);
+	assert_string_equal(one, "1MiB/s");
+	assert_int_equal(rlt__rule_next(&p, one), 1);
+	assert_string_equal(one, "10/s burst=2 ");
+	assert_int_equal(rlt__rule_next(&p, one), 0);
+	assert_int_equal(*p, '\0');
+	p = "";
+	assert_int_equal(rlt__rule_next(&p, one), 0);
+	memset(big, 'x', sizeof big - 1);
+	big[RLT_VALUE_MAX + 50] = ';';
+	p = big;
+	assert_int_equal(rlt__rule_next(&p, one), 1);
+	assert_int_equal(strlen(one), RLT_VALUE_MAX);
+	assert_int_equal(rlt__rule_next(&p, one), 1);
+	assert_int_equal(strlen(one), 48); /* after the ";" to the end of big */
+	assert_int_equal(rlt__rule_next(&p, one), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +223,7 @@ int main(void)
 		cmocka_unit_test(unsupported_and_bad),
 		cmocka_unit_test(ignore_bad_keeps_the_good),
 		cmocka_unit_test(connection_scope_layout),
+		cmocka_unit_test(rules_one_at_a_time),
 	};
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }
