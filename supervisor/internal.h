@@ -348,6 +348,10 @@ void rlt_sup_job_interrupt(struct rlt_sup *s, struct rlt_sup_job *j);
 /* A call that waited and has a signal pending when its turn comes is answered a restart, its
  * charge kept for the call that comes back: 1 when answered so (job_signals.c). */
 int rlt_sup_job_restart_paid(struct rlt_sup *s, struct rlt_sup_job *j);
+/* The end of a call that waited and goes on in the kernel: answered a restart (above), or
+ * CONTINUEd and settled as msgs messages. 1 when the job is over (restarted, or its thread
+ * gone: ended here), 0 when CONTINUEd and settled (job_signals.c). */
+int rlt_sup_job_continue_paid(struct rlt_sup *s, struct rlt_sup_job *j, uint64_t msgs);
 /* Whether this call is one restarted by rlt_sup_job_restart_paid (then forgotten: it goes
  * through once) (job_signals.c). */
 int rlt_sup_job_prepaid_take(struct rlt_sup *s, const struct rlt_sup_job *j);

@@ -132,13 +132,8 @@ void rlt_sup_step_continue(struct rlt_sup *s, struct rlt_sup_job *j)
 	}
 	if (rlt_sup_slot_then_conns(s, j))
 		return;
-	if (rlt_sup_job_restart_paid(s, j))
+	if (rlt_sup_job_continue_paid(s, j, j->t.msgs))
 		return;
-	if (rlt_sup_notif_continue(s->notify_fd, j->id) == -ENOENT) {
-		rlt_sup_job_end(s, j);
-		return;
-	}
-	rlt_sup_job_settle(j, j->charge_bytes, j->t.msgs);
 	if (j->nmask) {
 		/* the socket holds the slots until its fd is closed */
 		j->sock->conns_mask |= j->nmask;

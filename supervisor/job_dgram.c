@@ -81,12 +81,7 @@ void rlt_sup_step_dgram_recv(struct rlt_sup *s, struct rlt_sup_job *j)
 	}
 	if (rlt_sup_job_wait_slot(s, j, j->t.go))
 		return;
-	if (rlt_sup_job_restart_paid(s, j))
+	if (rlt_sup_job_continue_paid(s, j, 1))
 		return;
-	if (rlt_sup_notif_continue(s->notify_fd, j->id) == -ENOENT) {
-		rlt_sup_job_end(s, j);
-		return;
-	}
-	rlt_sup_job_settle(j, j->charge_bytes, 1);
 	rlt_sup_job_end(s, j);
 }

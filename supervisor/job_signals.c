@@ -220,3 +220,15 @@ int rlt_sup_job_restart_paid(struct rlt_sup *s, struct rlt_sup_job *j)
 	rlt_sup_job_finish(s, j, -RLT_ERESTARTNOINTR);
 	return 1;
 }
+
+int rlt_sup_job_continue_paid(struct rlt_sup *s, struct rlt_sup_job *j, uint64_t msgs)
+{
+	if (rlt_sup_job_restart_paid(s, j))
+		return 1;
+	if (rlt_sup_notif_continue(s->notify_fd, j->id) == -ENOENT) {
+		rlt_sup_job_end(s, j);
+		return 1;
+	}
+	rlt_sup_job_settle(j, j->charge_bytes, msgs);
+	return 0;
+}
