@@ -108,6 +108,21 @@ static inline void rlt__lock_release(struct rlt__lock *l)
 }
 /* A nested call (RLT_LOCK_SELF): charges `units` to pending, or gives them back from it. */
 void rlt__lock_pending_add(struct rlt__lock *l, uint64_t units);
+
+/* What a decision does when its lock was not taken (rc is not RLT_LOCK_HELD): a signal handler
+ * that interrupted its own thread's decision would wait forever, so it is admitted now and the
+ * next decision records it (pending); a lock that could not be had refuses. */
+static inline enum rlt_verdict rlt__lock_not_held(struct rlt__lock *l, int rc, rlt_ns_t now,
+                                                   uint64_t cost, rlt_ns_t *at)
+{
+	if (rc == RLT_LOCK_SELF) {
+		rlt__lock_pending_add(l, cost);
+		*at = now;
+		return RLT_GO;
+	}
+	*at = RLT_NS_NEVER;
+	return RLT_DENY;
+}
 void rlt__lock_pending_refund(struct rlt__lock *l, uint64_t units);
 /* The holder: what nested calls left to record, and then that it recorded it. Reading and
  * clearing are two steps so that a holder dying in between leaves the units counted twice

@@ -381,17 +381,8 @@ static enum rlt_verdict sw_decide(const struct rlt_params *p, void *state, rlt_n
 		return RLT_DENY;
 	}
 	rc = sw_lock(&st->lock);
-	if (rc == RLT_LOCK_SELF) {
-		/* A signal handler interrupted this thread's own decision: waiting would never
-		 * end. Admitted now; the next decision records it. */
-		rlt__lock_pending_add(&st->lock, cost);
-		*at = now;
-		return RLT_GO;
-	}
-	if (rc != RLT_LOCK_HELD) {
-		*at = RLT_NS_NEVER;
-		return RLT_DENY;
-	}
+	if (rc != RLT_LOCK_HELD)
+		return rlt__lock_not_held(&st->lock, rc, now, cost, at);
 	/* Threads read the clock before they queue for the lock, so `now` may be a little older
 	 * than a reading already decided on; it is moved up to that one, which has certainly come,
 	 * so that counts are recorded in time order. */
