@@ -181,6 +181,24 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
  */
 int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err);
 void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask);
+
+/* Where a call that must wait for an RLT_CONNS slot stands, between rlt__conns_try steps. */
+struct rlt__conns_wait {
+	int waiting;       /* a rule was found full: since is set */
+	rlt_ns_t since;    /* when it was first found full (the delay, the max-wait count from it) */
+	unsigned rule;     /* after a wait answer: the full rule, whose count to wait on */
+	rlt_ns_t deadline; /* ... and when its max-wait ends (RLT_NS_NEVER: wait for a close) */
+};
+
+/*
+ * The RLT_CONNS decision in one step that never sleeps, for the preload's blocking acquire and
+ * the supervisor's scheduled one alike: a slot in every rule of mask, all or none. Returns 0
+ * (taken), 1 (wait: w->rule is full, until a close or w->deadline, then try again with the same
+ * w), or -errno (rejected: a reject rule is full, or the max-wait is over). Counts statistics
+ * once the call is admitted or rejected; w starts zeroed and is zeroed again then.
+ */
+int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
+                   rlt_ns_t now);
 /* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
  * the slots of dead processes, in shared scope). rlt__conns_release_rule gives one back and
  * wakes waiters. */
