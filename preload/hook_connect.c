@@ -120,11 +120,7 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 	e = rlt_pre_fd_slot(nfd);
 	if (!e)
 		return 0;
-	/* accept rules match the remote address but the local port */
-	struct rlt__peer apeer = peer;
-	apeer.port = l->local_port;
-	uint32_t amask =
-		rlt_pre_rules.n[RLT_VAR_ACCEPT] ? rlt__match(&rlt_pre_rules, RLT_VAR_ACCEPT, &apeer) : 0;
+	uint32_t amask = rlt__match_accept(&rlt_pre_rules, &peer, l->local_port);
 	uint32_t nmask = e->mask[RLT_VAR_CONNS];
 
 	if (amask) {

@@ -106,6 +106,18 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r);
 /* Bitmask of the rules of `var` whose filters admit this peer on a socket of family `af`. */
 uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struct rlt__peer *peer);
 
+/* rlt__match for a socket of family af: a peer not known yet (af 0) stands as the family alone,
+ * so that a variable whose rules all exclude the family leaves the socket unthrottled. */
+uint32_t rlt__match_on(const struct rlt__ruleset *rs, enum rlt_var var,
+                       const struct rlt__peer *peer, int af);
+/* rlt__match_on for every variable: the rules that can apply to a socket's calls. */
+void rlt__match_socket(const struct rlt__ruleset *rs, const struct rlt__peer *peer, int af,
+                       uint32_t mask[RLT_VAR_COUNT]);
+/* The RLT_ACCEPT rules of a connection accepted from `remote`: they filter on the remote
+ * address but on the local, listening port. */
+uint32_t rlt__match_accept(const struct rlt__ruleset *rs, const struct rlt__peer *remote,
+                           uint16_t local_port);
+
 /* Initialises a connection block of rs->conn_block_size bytes for a new socket. */
 void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block);
 
