@@ -11,7 +11,7 @@
  *   notify_loop.c     the lane (NOTIF_RECV) and the epoll loop
  *   notif_dispatch.c  what a notification becomes: an answer now, or a job
  *   job_table.c       the jobs' life: new, step, end; their waits and charge; the tick
- *   job_conns.c       RLT_CONNS slots without blocking; connect (charge, slot, CONTINUE)
+ *   job_conns.c       RLT_CONNS scheduled (rlt__conns_try decides); connect (charge, slot, CONTINUE)
  *   job_stream.c      stream receive and send, sendfile: made by us, piece by piece
  *   job_splice.c      splice between the program's pipe and a stream
  *   job_dgram.c       datagram receive: measured, charged whole
