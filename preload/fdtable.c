@@ -103,12 +103,7 @@ struct rlt_pre_fd *rlt_pre_fd_slot(int fd)
  * socket then costs no more than a file. */
 static void compute_masks(struct rlt_pre_fd *e)
 {
-	struct rlt__peer p = e->peer;
-
-	if (p.af == 0)
-		p.af = e->af;
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		e->mask[v] = rlt_pre_rules.n[v] ? rlt__match(&rlt_pre_rules, (enum rlt_var)v, &p) : 0;
+	rlt__match_socket(&rlt_pre_rules, &e->peer, e->af, e->mask);
 }
 
 static void set_entry(struct rlt_pre_fd *e, int af, int type, int nonblock)

@@ -44,15 +44,9 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	}
 	int seen = e->peer.af != 0; /* a connect() went before on this socket */
 	rlt_pre_fd_set_peer(fd, &peer);
-	if (e->type == SOCK_STREAM) {
-		cmask = e->mask[RLT_VAR_CONNECT];
-		/* a second connect() on a socket already counted is not a new connection */
-		nmask = e->conn && e->conn->conns_mask ? 0 : e->mask[RLT_VAR_CONNS];
-		/* the first connect() starts an attempt; a later one may only ask how it went
-		 * (connect is no hot path: one system call to tell) */
-		if ((cmask || nmask) && seen && !rlt__connect_starts(fd))
-			cmask = nmask = 0;
-	}
+	cmask = e->mask[RLT_VAR_CONNECT];
+	nmask = e->mask[RLT_VAR_CONNS];
+	rlt__connect_counts(fd, e->type, seen, e->conn && e->conn->conns_mask, &cmask, &nmask);
 	if (cmask) {
 		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_CONNECT, cmask, rlt_pre_budget_states(e),
 		                     0, 1) != 0) {
@@ -70,19 +64,17 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	err = errno;
 	if (charged)
 		rlt__settle(&rlt_pre_rules, &t, 0, 1);
-	/* EINTR leaves the attempt going on in the kernel, as EINPROGRESS does */
-	int going = rc == 0 || err == EINPROGRESS || err == EALREADY || err == EINTR;
+	enum rlt__connect_outcome how = rlt__connect_outcome(rc, err);
 	if (nmask) {
-		struct rlt_pre_sock_budgets *c = going ? rlt_pre_fd_budgets(e) : NULL;
+		struct rlt_pre_sock_budgets *c = how == RLT_CONNECT_GOING ? rlt_pre_fd_budgets(e) : NULL;
 		if (c)
 			rlt_pre_fd_conns_hold(fd, c, nmask); /* released with the socket's last fd */
 		else
 			rlt__conns_release(&rlt_pre_rules, nmask);
 	}
-	if (e->type == SOCK_STREAM && !going && err != EISCONN) {
-		/* The attempt failed, and the program knows: the next connect() starts another.
-		 * Said without a system call, and true on kernels that do not tell (see
-		 * rlt__connect_starts). */
+	if (e->type == SOCK_STREAM && how == RLT_CONNECT_FAILED) {
+		/* The next connect() starts another attempt: said without a system call, and true
+		 * on kernels that do not tell (see rlt__connect_starts). */
 		struct rlt__peer none = {.af = 0};
 		rlt_pre_fd_set_peer(fd, &none);
 	}
@@ -128,11 +120,7 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 	e = rlt_pre_fd_slot(nfd);
 	if (!e)
 		return 0;
-	/* accept rules match the remote address but the local port */
-	struct rlt__peer apeer = peer;
-	apeer.port = l->local_port;
-	uint32_t amask =
-		rlt_pre_rules.n[RLT_VAR_ACCEPT] ? rlt__match(&rlt_pre_rules, RLT_VAR_ACCEPT, &apeer) : 0;
+	uint32_t amask = rlt__match_accept(&rlt_pre_rules, &peer, l->local_port);
 	uint32_t nmask = e->mask[RLT_VAR_CONNS];
 
 	if (amask) {

@@ -17,7 +17,7 @@
 
 #include "clock.h"
 #include "preload.h"
-#include "scope_redis.h"
+#include "ruleset_env.h"
 #include "settings.h"
 #include "stats.h"
 
@@ -65,12 +65,6 @@ static void fatal(const char *msg)
 	say(msg, strlen(msg));
 	say("\n", 1);
 	_exit(125);
-}
-
-static void warn_rule(const char *msg, void *ctx)
-{
-	(void)ctx;
-	rlt_pre_log(RLT_LOG_WARN, "%s (rule ignored: RLT_ON_ERROR=ignore)", msg);
 }
 
 static void write_stats(void)
@@ -191,7 +185,6 @@ static void drop_from_ld_preload(void)
 
 __attribute__((constructor)) static void rlt_load(void)
 {
-	const char *values[RLT_VAR_COUNT];
 	struct rlt_error err = {{0}};
 	struct rlt__settings set;
 
@@ -203,14 +196,8 @@ __attribute__((constructor)) static void rlt_load(void)
 	rlt_pre_loglevel = set.loglevel;
 	if (!set.inherit)
 		drop_from_ld_preload();
-	if (set.stats[0]) {
-		strcpy(stats_tmpl, set.stats);
-		rlt_pre_rules.stats_on = 1;
-	}
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		values[v] = getenv(rlt_var_name((enum rlt_var)v));
-	rlt__scope_log = rlt_pre_log; /* redis scopes: one line per outage */
-	if (rlt__ruleset_build(&rlt_pre_rules, values, set.ignore_bad, warn_rule, NULL, &err) != 0)
+	strcpy(stats_tmpl, set.stats);
+	if (rlt__ruleset_from_env(&rlt_pre_rules, &set, rlt_pre_log, &err) != 0)
 		fatal(err.msg);
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		if (rlt_pre_rules.n[v])
@@ -223,12 +210,7 @@ __attribute__((constructor)) static void rlt_load(void)
 		atexit(write_stats);
 		catch_fatal_signals();
 	}
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++) {
-			char canon[1024];
-			rlt_rule_format(&rlt_pre_rules.rules[v][i].rule, canon, sizeof canon);
-			rlt_pre_log(RLT_LOG_INFO, "%s: %s", rlt_var_name((enum rlt_var)v), canon);
-		}
+	rlt__ruleset_log(&rlt_pre_rules, rlt_pre_log, "");
 	atomic_store_explicit(&rlt_pre_active, 1, memory_order_release);
 }
 

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "policy.h"
 #include "scope_redis.h"
+#include "stats_count.h"
 #include "wait.h"
 
 static uint64_t cost_for(const struct rlt_rule *r, uint64_t bytes, uint64_t msgs)
@@ -51,10 +52,6 @@ static void refund(const struct rlt__rt_rule *r, void *st, rlt_ns_t at, uint64_t
 	else
 		rlt_refund(&r->rule.params, st, at, units);
 }
-
-
-
-#define ADD(field, v) atomic_fetch_add_explicit(&(field), (v), memory_order_relaxed)
 
 uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
                         void *conn_block, rlt_ns_t now)
@@ -112,10 +109,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 		if (v == RLT_DENY) {
 			undo(rs, t, i);
 			t->err = r->rule.err;
-			if (rs->stats_on) {
-				ADD(r->st.calls, 1);
-				ADD(r->st.rejected, 1);
-			}
+			rlt__count_rejected(rs, r);
 			return -1;
 		}
 		t->at[i] = at;
@@ -123,21 +117,10 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			go = at;
 	}
 	t->go = go;
-	if (rs->stats_on) {
-		uint64_t waited = go - now;
-		for (unsigned i = 0; i < rs->n[var]; i++) {
-			struct rlt__rt_rule *r = &rs->rules[var][i];
-			if (!(mask & (1u << i)))
-				continue;
-			ADD(r->st.calls, 1);
-			ADD(r->st.allowed, 1);
-			if (waited) {
-				ADD(r->st.delayed, 1);
-				ADD(r->st.delay_ns_total, waited);
-				rlt__stat_max(&r->st.delay_ns_max, waited);
-			}
-		}
-	}
+	if (rs->stats_on)
+		for (unsigned i = 0; i < rs->n[var]; i++)
+			if (mask & (1u << i))
+				rlt__count_admitted(rs, &rs->rules[var][i], go - now);
 	return 0;
 }
 
@@ -188,8 +171,7 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
 			used = msgs_used ? 1 : 0;
 		if (used < took)
 			refund(r, state_of(r, t->conn_block), t->at[i], took - used);
-		if (rs->stats_on)
-			ADD(r->st.units, used < took ? used : took);
+		rlt__count_units(rs, r, used < took ? used : took);
 	}
 }
 

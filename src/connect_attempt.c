@@ -11,6 +11,9 @@
  * reports the failure and starts nothing. That one alone has sent segments: the kernel clears
  * the count when the failure is reported (tcp_disconnect, Linux 5.6). Not the error itself
  * (SO_ERROR): reading it would take it from the program.
+ *
+ * Both fronts decide here which rules a connect() counts (rlt__connect_counts) and the preload,
+ * which sees the result, what it means for the socket (rlt__connect_outcome).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -46,4 +49,31 @@ int rlt__connect_starts(int fd)
 	}
 	errno = saved;
 	return starts;
+}
+
+void rlt__connect_counts(int fd, int type, int asked_before, int holds_slots, uint32_t *cmask,
+                         uint32_t *nmask)
+{
+	if (type != SOCK_STREAM) {
+		/* a datagram connect() only sets the peer: no connection to count */
+		*cmask = *nmask = 0;
+		return;
+	}
+	/* a second connect() on a socket already counted is not a new connection */
+	if (holds_slots)
+		*nmask = 0;
+	/* connect is no hot path: one system call to tell, and only when it could matter */
+	if ((*cmask || *nmask) && asked_before && !rlt__connect_starts(fd))
+		*cmask = *nmask = 0;
+}
+
+enum rlt__connect_outcome rlt__connect_outcome(int rc, int err)
+{
+	/* EINTR leaves the attempt going on in the kernel, as EINPROGRESS does */
+	if (rc == 0 || err == EINPROGRESS || err == EALREADY || err == EINTR)
+		return RLT_CONNECT_GOING;
+	/* connected before: this call changed nothing */
+	if (err == EISCONN)
+		return RLT_CONNECT_CONNECTED;
+	return RLT_CONNECT_FAILED;
 }

@@ -25,6 +25,7 @@
 #include "policy.h"
 #include "proc_stat.h"
 #include "scope_shm.h"
+#include "stats_count.h"
 #include "wait.h"
 
 /* A process looks for dead holders at most this often (a look reads /proc once a holder). */
@@ -33,8 +34,6 @@
 #define WAIT_SLICE_NS (200 * 1000 * 1000ull)
 #define EMPTYING (1ull << 63)
 #define START_MASK 0x7fffffffull
-
-#define ADD(field, v) atomic_fetch_add_explicit(&(field), (v), memory_order_relaxed)
 
 static _Atomic uint64_t self_id;       /* see rlt__conns_identity */
 static _Atomic uint64_t last_reclaim;  /* rlt__now() of the last look for dead holders */
@@ -160,54 +159,67 @@ void rlt__conns_release_rule(struct rlt__rt_rule *r)
 		rlt__wake_all(open_of(r), r->shared_open != NULL);
 }
 
-int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
+int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
+                   rlt_ns_t now)
 {
-	unsigned n = rs->n[RLT_VAR_CONNS];
+	uint32_t taken = 0;
 
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
-		uint32_t limit = (uint32_t)r->rule.amount_num;
-		rlt_ns_t start = 0, deadline = RLT_NS_NEVER;
-		int waited = 0;
-
 		if (!(mask & (1u << i)))
 			continue;
-		/* Bounded by max-wait (a delay without one waits for a close, as SPEC §3 says). */
-		while (!rlt__conns_take(r)) {
-			if (r->rule.action == RLT_ACTION_DELAY && !start) {
-				start = rlt__now();
-				if (r->rule.max_wait_ns != RLT_NS_NEVER)
-					deadline = start + r->rule.max_wait_ns;
-			}
-			uint32_t cur = atomic_load(open_of(r));
-			rlt_ns_t until = deadline;
-			if (r->holders && rlt__now() + WAIT_SLICE_NS < until)
-				until = rlt__now() + WAIT_SLICE_NS; /* then look for dead holders */
-			if (r->rule.action == RLT_ACTION_REJECT ||
-			    (cur >= limit &&
-			     rlt__wait_change(open_of(r), cur, until, r->shared_open != NULL) != 0 &&
-			     until == deadline)) {
-				rlt__conns_release(rs, mask & ((1u << i) - 1));
-				*err = r->rule.err;
-				if (rs->stats_on) {
-					ADD(r->st.calls, 1);
-					ADD(r->st.rejected, 1);
-				}
-				return -1;
-			}
-			waited = 1;
+		if (rlt__conns_take(r)) {
+			taken |= 1u << i;
+			continue;
 		}
-		if (rs->stats_on) {
-			ADD(r->st.calls, 1);
-			ADD(r->st.allowed, 1);
-			ADD(r->st.units, 1);
-			if (waited) {
-				uint64_t d = rlt__now() - start;
-				ADD(r->st.delayed, 1);
-				ADD(r->st.delay_ns_total, d);
-				rlt__stat_max(&r->st.delay_ns_max, d);
-			}
+		/* All or none: a call that waits holds no slot meanwhile, so that two calls
+		 * each holding what the other waits for cannot both wait out their max-wait. */
+		rlt__conns_release(rs, taken);
+		if (!w->waiting) {
+			w->waiting = 1;
+			w->since = now;
 		}
+		int expired = r->rule.max_wait_ns != RLT_NS_NEVER &&
+		              now - w->since >= r->rule.max_wait_ns;
+		if (r->rule.action == RLT_ACTION_REJECT || expired) {
+			rlt__count_rejected(rs, r);
+			*w = (struct rlt__conns_wait){0};
+			return -r->rule.err;
+		}
+		w->rule = i;
+		w->deadline = r->rule.max_wait_ns == RLT_NS_NEVER ? RLT_NS_NEVER
+		                                                   : w->since + r->rule.max_wait_ns;
+		return 1;
+	}
+	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++)
+		if (mask & (1u << i)) {
+			rlt__count_admitted(rs, &rs->rules[RLT_VAR_CONNS][i],
+			                    w->waiting ? now - w->since : 0);
+			rlt__count_units(rs, &rs->rules[RLT_VAR_CONNS][i], 1);
+		}
+	*w = (struct rlt__conns_wait){0};
+	return 0;
+}
+
+int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
+{
+	struct rlt__conns_wait w = {0};
+	int rc;
+
+	/* Bounded by the max-wait (rlt__conns_try rejects after it); a delay without one waits
+	 * for a close, as SPEC §3 says. */
+	while ((rc = rlt__conns_try(rs, mask, &w, rlt__now())) == 1) {
+		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][w.rule];
+		uint32_t cur = atomic_load(open_of(r));
+		rlt_ns_t until = w.deadline, now = rlt__now();
+		if (r->holders && now + WAIT_SLICE_NS < until)
+			until = now + WAIT_SLICE_NS; /* then look for dead holders */
+		if (cur >= (uint32_t)r->rule.amount_num)
+			rlt__wait_change(open_of(r), cur, until, r->shared_open != NULL);
+	}
+	if (rc < 0) {
+		*err = -rc;
+		return -1;
 	}
 	return 0;
 }

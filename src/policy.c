@@ -110,6 +110,36 @@ uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struc
 	return mask;
 }
 
+uint32_t rlt__match_on(const struct rlt__ruleset *rs, enum rlt_var var,
+                       const struct rlt__peer *peer, int af)
+{
+	struct rlt__peer p = *peer;
+
+	if (!rs->n[var])
+		return 0;
+	if (p.af == 0)
+		p.af = af;
+	return rlt__match(rs, var, &p);
+}
+
+void rlt__match_socket(const struct rlt__ruleset *rs, const struct rlt__peer *peer, int af,
+                       uint32_t mask[RLT_VAR_COUNT])
+{
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		mask[v] = rlt__match_on(rs, (enum rlt_var)v, peer, af);
+}
+
+uint32_t rlt__match_accept(const struct rlt__ruleset *rs, const struct rlt__peer *remote,
+                           uint16_t local_port)
+{
+	struct rlt__peer p = *remote;
+
+	if (!rs->n[RLT_VAR_ACCEPT])
+		return 0;
+	p.port = local_port;
+	return rlt__match(rs, RLT_VAR_ACCEPT, &p);
+}
+
 void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block)
 {
 	for (int v = 0; v < RLT_VAR_COUNT; v++)

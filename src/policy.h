@@ -106,6 +106,18 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r);
 /* Bitmask of the rules of `var` whose filters admit this peer on a socket of family `af`. */
 uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struct rlt__peer *peer);
 
+/* rlt__match for a socket of family af: a peer not known yet (af 0) stands as the family alone,
+ * so that a variable whose rules all exclude the family leaves the socket unthrottled. */
+uint32_t rlt__match_on(const struct rlt__ruleset *rs, enum rlt_var var,
+                       const struct rlt__peer *peer, int af);
+/* rlt__match_on for every variable: the rules that can apply to a socket's calls. */
+void rlt__match_socket(const struct rlt__ruleset *rs, const struct rlt__peer *peer, int af,
+                       uint32_t mask[RLT_VAR_COUNT]);
+/* The RLT_ACCEPT rules of a connection accepted from `remote`: they filter on the remote
+ * address but on the local, listening port. */
+uint32_t rlt__match_accept(const struct rlt__ruleset *rs, const struct rlt__peer *remote,
+                           uint16_t local_port);
+
 /* Initialises a connection block of rs->conn_block_size bytes for a new socket. */
 void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block);
 
@@ -181,6 +193,24 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
  */
 int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err);
 void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask);
+
+/* Where a call that must wait for an RLT_CONNS slot stands, between rlt__conns_try steps. */
+struct rlt__conns_wait {
+	int waiting;       /* a rule was found full: since is set */
+	rlt_ns_t since;    /* when it was first found full (the delay, the max-wait count from it) */
+	unsigned rule;     /* after a wait answer: the full rule, whose count to wait on */
+	rlt_ns_t deadline; /* ... and when its max-wait ends (RLT_NS_NEVER: wait for a close) */
+};
+
+/*
+ * The RLT_CONNS decision in one step that never sleeps, for the preload's blocking acquire and
+ * the supervisor's scheduled one alike: a slot in every rule of mask, all or none. Returns 0
+ * (taken), 1 (wait: w->rule is full, until a close or w->deadline, then try again with the same
+ * w), or -errno (rejected: a reject rule is full, or the max-wait is over). Counts statistics
+ * once the call is admitted or rejected; w starts zeroed and is zeroed again then.
+ */
+int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
+                   rlt_ns_t now);
 /* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
  * the slots of dead processes, in shared scope). rlt__conns_release_rule gives one back and
  * wakes waiters. */
@@ -198,5 +228,24 @@ void rlt__conns_forked(struct rlt__ruleset *rs, const uint32_t inherited[RLT_MAX
  * would start a connection attempt (RLT_CONNECT and RLT_CONNS count it); 0 when it would only
  * report how the last one went (EALREADY, EISCONN, 0 or its error). Keeps errno. */
 int rlt__connect_starts(int fd);
+
+/*
+ * Which rules a connect() on fd (a socket of `type`) counts, given *cmask (RLT_CONNECT) and
+ * *nmask (RLT_CONNS) as matched for its peer; both are cut to what it counts. A datagram
+ * socket counts nothing; one that holds its RLT_CONNS slots already takes none again; and a
+ * connect() that only asks how an attempt went counts nothing (rlt__connect_starts, asked only
+ * when asked_before: a front that knows this is the socket's first connect() saves the call).
+ */
+void rlt__connect_counts(int fd, int type, int asked_before, int holds_slots, uint32_t *cmask,
+                         uint32_t *nmask);
+
+/* What a connect()'s result (rc, and errno err when rc is -1) means for its socket. */
+enum rlt__connect_outcome {
+	RLT_CONNECT_GOING,     /* connected, or an attempt goes on: it holds its RLT_CONNS slots */
+	RLT_CONNECT_CONNECTED, /* EISCONN: connected before, nothing changed */
+	RLT_CONNECT_FAILED,    /* the attempt failed and the program knows: the next connect()
+	                          starts another; its slots go back */
+};
+enum rlt__connect_outcome rlt__connect_outcome(int rc, int err);
 
 #endif

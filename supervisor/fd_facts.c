@@ -36,12 +36,7 @@ struct rlt_sup_sock rlt_sup_not_a_socket;
 
 void rlt_sup_sock_rematch(struct rlt_sup *s, struct rlt_sup_sock *k)
 {
-	struct rlt__peer p = k->peer;
-
-	if (p.af == 0)
-		p.af = k->af;
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		k->mask[v] = s->rs->n[v] ? rlt__match(s->rs, (enum rlt_var)v, &p) : 0;
+	rlt__match_socket(s->rs, &k->peer, k->af, k->mask);
 }
 
 static int table_fit(struct rlt_sup_proc *p, unsigned fd)

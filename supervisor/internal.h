@@ -116,7 +116,7 @@ struct rlt_sup_job {
 	int accepted;           /* OP_ACCEPT: the connection we accepted (-1: none) */
 	int cloexec;            /* OP_ACCEPT: SOCK_CLOEXEC asked for */
 	int conns_waiting;      /* on the RLT_CONNS waiting list */
-	rlt_ns_t conns_since;   /* when it started waiting for a slot */
+	struct rlt__conns_wait conns_wait; /* where its RLT_CONNS decision stands (conns.c) */
 	void *buf;              /* OP_RECV/OP_SEND: our buffer of one piece */
 	size_t buf_len;
 	struct iovec *iov;      /* the program's iovec (readv/writev/recvmsg/sendmsg) or NULL */

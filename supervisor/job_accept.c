@@ -77,13 +77,8 @@ void rlt_sup_step_accept(struct rlt_sup *s, struct rlt_sup_job *j)
 			j->accepted = c;
 			rlt__peer_from_sockaddr(&j->apeer, (struct sockaddr *)&ss, sl);
 		}
-		struct rlt__peer ap = j->apeer;
-		ap.port = j->sock->local_port; /* accept rules filter on the listening port */
-		j->mask = s->rs->n[RLT_VAR_ACCEPT] ? rlt__match(s->rs, RLT_VAR_ACCEPT, &ap) : 0;
-		struct rlt__peer cp = j->apeer;
-		if (!cp.af)
-			cp.af = j->sock->af;
-		j->nmask = s->rs->n[RLT_VAR_CONNS] ? rlt__match(s->rs, RLT_VAR_CONNS, &cp) : 0;
+		j->mask = rlt__match_accept(s->rs, &j->apeer, j->sock->local_port);
+		j->nmask = rlt__match_on(s->rs, RLT_VAR_CONNS, &j->apeer, j->sock->af);
 		int rc = rlt_sup_job_charge(j, 0, 1);
 		if (rc) {
 			/* shed, as an overloaded server does: off the queue and closed */

@@ -27,65 +27,31 @@
 #include "clock.h"
 #include "internal.h"
 
-#define ADD(field, v) atomic_fetch_add_explicit(&(field), (v), memory_order_relaxed)
-
-/* 0: taken in every rule of mask; 1: wait (a delay rule is full); -errno: rejected. */
+/* The decision is the core's (rlt__conns_try); this keeps only the scheduling: a job that must
+ * wait joins the waiting list (retried when a slot comes free) and, with a max-wait, the timer
+ * heap. 0: taken in every rule of nmask; 1: wait; -errno: rejected. */
 static int conns_try(struct rlt_sup *s, struct rlt_sup_job *j)
 {
-	struct rlt__ruleset *rs = s->rs;
-	uint32_t taken = 0;
+	int rc = rlt__conns_try(s->rs, j->nmask, &j->conns_wait, rlt__now());
 
-	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
-		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
-		if (!(j->nmask & (1u << i)))
-			continue;
-		if (rlt__conns_take(r)) {
-			taken |= 1u << i;
-			continue;
-		}
-		if (taken)
-			rlt_sup_conns_release(s, taken);
-		int expired = j->conns_waiting && r->rule.max_wait_ns != RLT_NS_NEVER &&
-		              rlt__now() - j->conns_since >= r->rule.max_wait_ns;
-		if (r->rule.action == RLT_ACTION_REJECT || expired) {
-			if (rs->stats_on) {
-				ADD(r->st.calls, 1);
-				ADD(r->st.rejected, 1);
-			}
-			return -r->rule.err;
-		}
-		if (!j->conns_waiting) {
-			j->conns_since = rlt__now();
-			j->conns_waiting = 1;
-			j->waited = 1;
-			j->wnext = s->conns_waiters;
-			s->conns_waiters = j;
-			if (r->rule.max_wait_ns != RLT_NS_NEVER) {
-				j->deadline = j->conns_since + r->rule.max_wait_ns;
-				rlt_sup_heap_push(&s->heap, j);
-			}
-		}
-		return 1;
+	if (rc != 1) {
+		rlt_sup_conns_unwait(s, j);
+		rlt_sup_heap_remove(&s->heap, j);
+		return rc;
 	}
-	if (rs->stats_on) {
-		uint64_t d = j->conns_waiting ? rlt__now() - j->conns_since : 0;
-		for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
-			struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
-			if (!(j->nmask & (1u << i)))
-				continue;
-			ADD(r->st.calls, 1);
-			ADD(r->st.allowed, 1);
-			ADD(r->st.units, 1);
-			if (d) {
-				ADD(r->st.delayed, 1);
-				ADD(r->st.delay_ns_total, d);
-				rlt__stat_max(&r->st.delay_ns_max, d);
-			}
-		}
+	if (!j->conns_waiting) {
+		j->conns_waiting = 1;
+		j->waited = 1;
+		j->wnext = s->conns_waiters;
+		s->conns_waiters = j;
 	}
-	rlt_sup_conns_unwait(s, j);
-	rlt_sup_heap_remove(&s->heap, j);
-	return 0;
+	if (j->conns_wait.deadline != RLT_NS_NEVER) {
+		/* again each time: the rule that is full, and so the deadline, may have changed */
+		rlt_sup_heap_remove(&s->heap, j);
+		j->deadline = j->conns_wait.deadline;
+		rlt_sup_heap_push(&s->heap, j);
+	}
+	return 1;
 }
 
 /* The common tail of a charged call: its slot, then an RLT_CONNS place. 0 when both are had;

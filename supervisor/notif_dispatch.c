@@ -297,16 +297,12 @@ static void on_connect(struct rlt_sup *s, const struct seccomp_notif *req, struc
 	}
 	k->peer = peer;
 	rlt_sup_sock_rematch(s, k);
-	if (k->type == SOCK_STREAM) {
-		cmask = k->mask[RLT_VAR_CONNECT];
-		/* a second connect() on a socket already counted is not a new connection */
-		nmask = k->conns_mask ? 0 : k->mask[RLT_VAR_CONNS];
-		/* a connect() may only ask how an attempt went: asked of our duplicate, the same
-		 * socket, while the program's call waits for our answer (every time: a socket
-		 * inherited mid-attempt is new to us, not to the kernel) */
-		if ((cmask || nmask) && !rlt__connect_starts(k->dup))
-			cmask = nmask = 0;
-	}
+	/* a connect() may only ask how an attempt went: asked of our duplicate, the same socket,
+	 * while the program's call waits for our answer (every time: a socket inherited
+	 * mid-attempt is new to us, not to the kernel) */
+	cmask = k->mask[RLT_VAR_CONNECT];
+	nmask = k->mask[RLT_VAR_CONNS];
+	rlt__connect_counts(k->dup, k->type, 1, k->conns_mask != 0, &cmask, &nmask);
 	if (!cmask && !nmask) {
 		answer_continue(s, req->id);
 		return;

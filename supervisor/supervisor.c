@@ -11,7 +11,7 @@
  *   notify_loop.c     the lane (NOTIF_RECV) and the epoll loop
  *   notif_dispatch.c  what a notification becomes: an answer now, or a job
  *   job_table.c       the jobs' life: new, step, end; their waits and charge; the tick
- *   job_conns.c       RLT_CONNS slots without blocking; connect (charge, slot, CONTINUE)
+ *   job_conns.c       RLT_CONNS scheduled (rlt__conns_try decides); connect (charge, slot, CONTINUE)
  *   job_stream.c      stream receive and send, sendfile: made by us, piece by piece
  *   job_splice.c      splice between the program's pipe and a stream
  *   job_dgram.c       datagram receive: measured, charged whole
@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "ruleset_env.h"
 #include "settings.h"
 #include "stats.h"
 #include "internal.h"
@@ -52,25 +53,40 @@
 static int log_level = RLT_LOG_WARN;
 static pid_t log_pid;
 
-void rlt_sup_log(const struct rlt_sup *s, int level, pid_t pid, const char *fmt, ...)
+static void vsay(int upto, int level, pid_t pid, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static void vsay(int upto, int level, pid_t pid, const char *fmt, va_list ap)
 {
 	char line[1024];
-	va_list ap;
 	size_t n;
 
-	if (level > (s ? s->loglevel : log_level))
+	if (level > upto)
 		return;
-	va_start(ap, fmt);
 	n = rlt__log_line(line, sizeof line, pid ? pid : log_pid, fmt, ap);
-	va_end(ap);
 	if (write(2, line, n) < 0)
 		return;
 }
 
-static void warn_rule(const char *msg, void *ctx)
+void rlt_sup_log(const struct rlt_sup *s, int level, pid_t pid, const char *fmt, ...)
 {
-	(void)ctx;
-	rlt_sup_log(NULL, RLT_LOG_WARN, 0, "%s (rule ignored: RLT_ON_ERROR=ignore)", msg);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(s ? s->loglevel : log_level, level, pid, fmt, ap);
+	va_end(ap);
+}
+
+/* The core's sink (rules left out, the rules in force, a Redis outage): the supervisor's
+ * stderr, in the name of the command. The Redis calls are the supervisor's own, made on the
+ * lane or the loop; write(2) is safe from either. */
+static void core_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void core_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(log_level, level, 0, fmt, ap);
+	va_end(ap);
 }
 
 static int fail(const char *msg)
@@ -118,7 +134,6 @@ int rlt_sup_run(char **cmd)
 {
 	static struct rlt__ruleset rs; /* large: the rules with their counters */
 	static struct rlt_sup s;
-	const char *values[RLT_VAR_COUNT];
 	struct rlt__settings set;
 	struct rlt_error err = {{0}};
 	char msg[700];
@@ -133,10 +148,7 @@ int rlt_sup_run(char **cmd)
 	if (!set.inherit)
 		return fail(RLT_SECCOMP_NO_INHERIT);
 	log_level = set.loglevel;
-	rs.stats_on = set.stats[0] != 0;
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		values[v] = getenv(rlt_var_name((enum rlt_var)v));
-	if (rlt__ruleset_build(&rs, values, set.ignore_bad, warn_rule, NULL, &err) != 0)
+	if (rlt__ruleset_from_env(&rs, &set, core_log, &err) != 0)
 		return fail(err.msg);
 	raise_fd_limit();
 	signal(SIGPIPE, SIG_IGN);
@@ -174,14 +186,7 @@ int rlt_sup_run(char **cmd)
 		rlt_sup_keeper_stop();
 		return fail(msg);
 	}
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rs.n[v]; i++) {
-			char canon[1024];
-			rlt_rule_format(&rs.rules[v][i].rule, canon, sizeof canon);
-			rlt_sup_log(&s, RLT_LOG_INFO, pid, "%s: %s (seccomp supervisor)",
-			            rlt_var_name((enum rlt_var)v),
-			            canon);
-		}
+	rlt__ruleset_log(&rs, core_log, " (seccomp supervisor)");
 	if (rlt_sup_child_go(ctl) != 0) {
 		snprintf(msg, sizeof msg, "--seccomp: the command did not start: %s", strerror(errno));
 		rlt_sup_child_abort(pid, -1);

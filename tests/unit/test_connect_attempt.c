@@ -122,6 +122,47 @@ static void test_unix_stream(void **state)
 	close(sv[1]);
 }
 
+/* Which rules a connect() counts, the same for both fronts. */
+static void test_counts(void **state)
+{
+	struct sockaddr_in a;
+	int srv = server(&a, 1);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	uint32_t c, n;
+
+	(void)state;
+	c = 1, n = 2;
+	rlt__connect_counts(fd, SOCK_DGRAM, 0, 0, &c, &n);
+	assert_true(c == 0 && n == 0); /* a datagram connect() sets a peer only */
+	c = 1, n = 2;
+	rlt__connect_counts(fd, SOCK_STREAM, 1, 0, &c, &n);
+	assert_true(c == 1 && n == 2); /* a fresh socket starts an attempt */
+	c = 1, n = 2;
+	rlt__connect_counts(fd, SOCK_STREAM, 1, 1, &c, &n);
+	assert_true(c == 1 && n == 0); /* its slots are held already */
+	assert_int_equal(try_connect(fd, &a), 0);
+	c = 1, n = 2;
+	rlt__connect_counts(fd, SOCK_STREAM, 1, 0, &c, &n);
+	assert_true(c == 0 && n == 0); /* connected: it only asks */
+	c = 1, n = 2;
+	rlt__connect_counts(fd, SOCK_STREAM, 0, 0, &c, &n);
+	assert_true(c == 1 && n == 2); /* the front says it is the first: not asked */
+	close(fd);
+	close(srv);
+}
+
+static void test_outcome(void **state)
+{
+	(void)state;
+	assert_int_equal(rlt__connect_outcome(0, 0), RLT_CONNECT_GOING);
+	assert_int_equal(rlt__connect_outcome(-1, EINPROGRESS), RLT_CONNECT_GOING);
+	assert_int_equal(rlt__connect_outcome(-1, EALREADY), RLT_CONNECT_GOING);
+	assert_int_equal(rlt__connect_outcome(-1, EINTR), RLT_CONNECT_GOING);
+	assert_int_equal(rlt__connect_outcome(-1, EISCONN), RLT_CONNECT_CONNECTED);
+	assert_int_equal(rlt__connect_outcome(-1, ECONNREFUSED), RLT_CONNECT_FAILED);
+	assert_int_equal(rlt__connect_outcome(-1, ETIMEDOUT), RLT_CONNECT_FAILED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +170,8 @@ int main(void)
 		cmocka_unit_test(test_failed_attempt),
 		cmocka_unit_test(test_error_taken_by_so_error),
 		cmocka_unit_test(test_unix_stream),
+		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_outcome),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,36 @@ static void filters(void **s)
 	assert_int_equal(rlt__match(&rs, RLT_VAR_SEND, &p), 0);
 }
 
+/* What both fronts ask of a socket: its family stands for a peer not known yet, and accept
+ * rules see the remote address with the local (listening) port. */
+static void socket_and_accept_masks(void **s)
+{
+	const char *v[RLT_VAR_COUNT] = {"10/s; 1/s family=unix", "5/s port=8080; 7/s peer=127.0.0.9",
+	                                "1MiB/s", NULL, "4 family=unix"};
+	struct rlt_error err;
+	uint32_t mask[RLT_VAR_COUNT];
+	(void)s;
+	memset(&rs, 0, sizeof rs);
+	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
+		fail_msg("build: %s", err.msg);
+	struct rlt__peer none = {0};
+	rlt__match_socket(&rs, &none, AF_UNIX, mask);
+	assert_int_equal(mask[RLT_VAR_CONNECT], 0x2);
+	assert_int_equal(mask[RLT_VAR_SEND], 0); /* family=inet by default */
+	assert_int_equal(mask[RLT_VAR_RECV], 0);
+	assert_int_equal(mask[RLT_VAR_CONNS], 0x1);
+	struct rlt__peer p = v4("127.0.0.1", 40000);
+	rlt__match_socket(&rs, &p, AF_INET, mask);
+	assert_int_equal(mask[RLT_VAR_CONNECT], 0x1);
+	assert_int_equal(mask[RLT_VAR_SEND], 0x1);
+	assert_int_equal(mask[RLT_VAR_CONNS], 0);
+	assert_int_equal(rlt__match_on(&rs, RLT_VAR_CONNS, &none, AF_UNIX), 0x1);
+	assert_int_equal(rlt__match_accept(&rs, &p, 8080), 0x1);
+	assert_int_equal(rlt__match_accept(&rs, &p, 9090), 0);
+	p = v4("127.0.0.9", 8080);
+	assert_int_equal(rlt__match_accept(&rs, &p, 8080), 0x3);
+}
+
 static void pieces(void **s)
 {
 	(void)s;
@@ -218,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(peer_from_sockaddr),
 		cmocka_unit_test(filters),
+		cmocka_unit_test(socket_and_accept_masks),
 		cmocka_unit_test(pieces),
 		cmocka_unit_test(wholes),
 		cmocka_unit_test(unsupported_and_bad),

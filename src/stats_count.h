@@ -1,0 +1,52 @@
+/*
+ * stats_count.h: the one place a rule's RLT_STATS counters move, for every decision of either
+ * front (a charge, its settle, an RLT_CONNS slot), so that a call counts the same wherever it
+ * is decided. Relaxed atomics, and nothing when statistics are off: a hook's hot path pays one
+ * load of rs->stats_on. The counters themselves are struct rlt__stats (policy.h).
+ */
+#ifndef RLT_STATS_COUNT_H
+#define RLT_STATS_COUNT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+static inline void rlt__count_add(_Atomic uint64_t *field, uint64_t v)
+{
+	atomic_fetch_add_explicit(field, v, memory_order_relaxed);
+}
+
+/* Rule r let a call go, at once (waited_ns 0) or after waiting waited_ns. */
+static inline void rlt__count_admitted(const struct rlt__ruleset *rs, struct rlt__rt_rule *r,
+                                       uint64_t waited_ns)
+{
+	if (!rs->stats_on)
+		return;
+	rlt__count_add(&r->st.calls, 1);
+	rlt__count_add(&r->st.allowed, 1);
+	if (waited_ns) {
+		rlt__count_add(&r->st.delayed, 1);
+		rlt__count_add(&r->st.delay_ns_total, waited_ns);
+		rlt__stat_max(&r->st.delay_ns_max, waited_ns);
+	}
+}
+
+/* Rule r failed a call. */
+static inline void rlt__count_rejected(const struct rlt__ruleset *rs, struct rlt__rt_rule *r)
+{
+	if (!rs->stats_on)
+		return;
+	rlt__count_add(&r->st.calls, 1);
+	rlt__count_add(&r->st.rejected, 1);
+}
+
+/* Rule r was finally charged n units (after refunds). */
+static inline void rlt__count_units(const struct rlt__ruleset *rs, struct rlt__rt_rule *r,
+                                    uint64_t n)
+{
+	if (rs->stats_on)
+		rlt__count_add(&r->st.units, n);
+}
+
+#endif

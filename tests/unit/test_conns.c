@@ -1,0 +1,113 @@
+/* test_conns.c: rlt__conns_try, the RLT_CONNS decision both fronts take in steps (the preload
+ * waits between them, the supervisor schedules): all or none over the rules of a mask, a reject
+ * rule refuses at once, a delay rule answers "wait" with the full rule and its max-wait deadline
+ * and refuses once the max-wait is over, and the statistics count each call once. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "policy.h"
+
+static struct rlt__ruleset rs;
+
+static void load(const char *conns)
+{
+	const char *v[RLT_VAR_COUNT] = {NULL, NULL, NULL, NULL, conns};
+	struct rlt_error err;
+
+	memset(&rs, 0, sizeof rs);
+	rs.stats_on = 1;
+	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
+		fail_msg("build: %s", err.msg);
+}
+
+static uint32_t open_of(unsigned i)
+{
+	return atomic_load(&rs.rules[RLT_VAR_CONNS][i].open);
+}
+
+static const struct rlt__stats *st(unsigned i)
+{
+	return &rs.rules[RLT_VAR_CONNS][i].st;
+}
+
+static void reject_rule_refuses_at_once(void **s)
+{
+	struct rlt__conns_wait w = {0};
+	(void)s;
+	load("1");
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 1000), 0);
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 1000), -ECONNREFUSED);
+	assert_int_equal(w.waiting, 0);
+	assert_int_equal(open_of(0), 1);
+	assert_int_equal(st(0)->calls, 2);
+	assert_int_equal(st(0)->allowed, 1);
+	assert_int_equal(st(0)->rejected, 1);
+	assert_int_equal(st(0)->units, 1);
+	rlt__conns_release(&rs, 1);
+	assert_int_equal(open_of(0), 0);
+}
+
+static void delay_rule_waits_then_expires(void **s)
+{
+	struct rlt__conns_wait w = {0};
+	const rlt_ns_t ms = 1000000;
+	(void)s;
+	load("1 action=delay max-wait=50ms");
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 1 * ms), 0);
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 10 * ms), 1);
+	assert_int_equal(w.rule, 0);
+	assert_int_equal(w.deadline, 60 * ms);
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 40 * ms), 1); /* the deadline stays */
+	assert_int_equal(w.deadline, 60 * ms);
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 60 * ms), -ECONNREFUSED);
+	assert_int_equal(st(0)->rejected, 1);
+	assert_int_equal(st(0)->delayed, 0);
+	assert_int_equal(w.waiting, 0); /* zeroed for the next call */
+}
+
+static void delay_rule_counts_the_wait(void **s)
+{
+	struct rlt__conns_wait w = {0};
+	const rlt_ns_t ms = 1000000;
+	(void)s;
+	load("1 action=delay");
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 1 * ms), 0);
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 10 * ms), 1);
+	assert_int_equal(w.deadline, RLT_NS_NEVER); /* no max-wait: until a close */
+	rlt__conns_release(&rs, 1);
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 35 * ms), 0);
+	assert_int_equal(st(0)->calls, 2);
+	assert_int_equal(st(0)->allowed, 2);
+	assert_int_equal(st(0)->delayed, 1);
+	assert_int_equal(st(0)->delay_ns_total, 25 * ms);
+	assert_int_equal(st(0)->delay_ns_max, 25 * ms);
+}
+
+static void all_or_none(void **s)
+{
+	struct rlt__conns_wait w = {0};
+	(void)s;
+	load("5 ; 1 action=delay");
+	assert_int_equal(rlt__conns_try(&rs, 3, &w, 1000), 0);
+	assert_int_equal(open_of(0), 1);
+	assert_int_equal(rlt__conns_try(&rs, 3, &w, 2000), 1);
+	assert_int_equal(w.rule, 1);
+	assert_int_equal(open_of(0), 1); /* the slot of rule 0 given back while it waits */
+	assert_int_equal(st(0)->calls, 1); /* not counted until decided */
+	struct rlt__conns_wait other = {0};
+	assert_int_equal(rlt__conns_try(&rs, 1, &other, 3000), 0); /* a call under rule 0 alone */
+	assert_int_equal(open_of(0), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(reject_rule_refuses_at_once),
+		cmocka_unit_test(delay_rule_waits_then_expires),
+		cmocka_unit_test(delay_rule_counts_the_wait),
+		cmocka_unit_test(all_or_none),
+	};
+	return cmocka_run_group_tests_name("conns", tests, NULL, NULL);
+}
