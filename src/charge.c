@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "policy.h"
+#include "publish.h"
 #include "scope_redis.h"
 #include "wait.h"
 
@@ -97,6 +98,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->msgs = msgs;
 	t->start = now;
 	t->err = 0;
+	rlt__pub_tick(rs->pub, now); /* the history: a compare, except once a second */
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[var][i];
 		rlt_ns_t at = now;
@@ -113,8 +115,8 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			undo(rs, t, i);
 			t->err = r->rule.err;
 			if (rs->stats_on) {
-				ADD(r->st.calls, 1);
-				ADD(r->st.rejected, 1);
+				ADD(r->st->calls, 1);
+				ADD(r->st->rejected, 1);
 			}
 			return -1;
 		}
@@ -129,16 +131,30 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			struct rlt__rt_rule *r = &rs->rules[var][i];
 			if (!(mask & (1u << i)))
 				continue;
-			ADD(r->st.calls, 1);
-			ADD(r->st.allowed, 1);
+			ADD(r->st->calls, 1);
+			ADD(r->st->allowed, 1);
 			if (waited) {
-				ADD(r->st.delayed, 1);
-				ADD(r->st.delay_ns_total, waited);
-				rlt__stat_max(&r->st.delay_ns_max, waited);
+				ADD(r->st->delayed, 1);
+				ADD(r->st->delay_ns_total, waited);
+				rlt__stat_max(&r->st->delay_ns_max, waited);
 			}
 		}
 	}
 	return 0;
+}
+
+/* Threads waiting now, per rule that makes the call wait (for `rlthrottle top`): off the
+ * conforming path, a delayed call only. */
+static void waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d)
+{
+	if (!rs->stats_on)
+		return;
+	for (unsigned i = 0; i < rs->n[t->var]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[t->var][i];
+		if ((t->mask & (1u << i)) && t->at[i] != RLT_NS_NEVER && t->at[i] > t->start)
+			atomic_fetch_add_explicit(&r->st->waiting, (uint64_t)(int64_t)d,
+			                          memory_order_relaxed);
+	}
 }
 
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -159,8 +175,11 @@ int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt
 {
 	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
 		return -1;
-	if (t->go > t->start)
+	if (t->go > t->start) {
+		waiting(rs, t, 1);
 		rlt__sleep_until(t->go);
+		waiting(rs, t, -1);
+	}
 	return 0;
 }
 
@@ -170,8 +189,13 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
 {
 	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
 		return -1;
-	if (t->go > t->start && rlt__sleep_until_intr(t->go) != 0)
-		return 1;
+	if (t->go > t->start) {
+		waiting(rs, t, 1);
+		int rc = rlt__sleep_until_intr(t->go);
+		waiting(rs, t, -1);
+		if (rc != 0)
+			return 1;
+	}
 	return 0;
 }
 
@@ -189,7 +213,7 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
 		if (used < took)
 			refund(r, state_of(r, t->conn_block), t->at[i], took - used);
 		if (rs->stats_on)
-			ADD(r->st.units, used < took ? used : took);
+			ADD(r->st->units, used < took ? used : took);
 	}
 }
 
