@@ -33,10 +33,11 @@ struct rlt_cli_snap {
 /*
  * Reads the pages of pids[0..npids) (npids 0: every live page this user may read). A pid that
  * is not a throttled process of ours fails the whole snapshot (-1, one line in err) when
- * strict; otherwise it is left out (a process that ended between two frames).
+ * strict; otherwise it is left out (a process that ended between two frames). keep: the pages
+ * stay open for the next call (the live view), those of processes gone are closed then.
  */
 int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids, int strict,
-                      struct rlt_error *err);
+                      int keep, struct rlt_error *err);
 void rlt_cli_snap_free(struct rlt_cli_snap *sn);
 
 /* The rule's limit in units per second (0 for RLT_CONNS or when unknown). */

@@ -217,7 +217,7 @@ int rlt_cli_top(int argc, char **argv)
 	setlocale(LC_CTYPE, "");
 	utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	/* the PIDs asked for must be ours from the start; later, one that ends drops out */
-	if (rlt_cli_snap_take(&sn, pids, npids, 1, &err) != 0) {
+	if (rlt_cli_snap_take(&sn, pids, npids, 1, 1, &err) != 0) {
 		fprintf(stderr, "rlthrottle top: %s\n", err.msg);
 		return RLT_CLI_EXIT_USAGE;
 	}
@@ -277,7 +277,7 @@ int rlt_cli_top(int argc, char **argv)
 		}
 		if (quit)
 			break;
-		if (rlt_cli_snap_take(&sn, pids, npids, 0, &err) != 0) {
+		if (rlt_cli_snap_take(&sn, pids, npids, 0, 1, &err) != 0) {
 			restore();
 			fprintf(stderr, "rlthrottle top: %s\n", err.msg);
 			return 1;

@@ -225,7 +225,8 @@ static void stale_cleaned(void **s)
 	fd = open(other, O_CREAT | O_EXCL | O_WRONLY, 0600);
 	assert_true(fd >= 0);
 	close(fd);
-	int n = rlt__pub_list(pids, 64);
+	uint64_t starts[64];
+	int n = rlt__pub_list(pids, starts, 64);
 	assert_true(n >= 1);
 	int mine = 0;
 	for (int i = 0; i < n && i < 64; i++)
