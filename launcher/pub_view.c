@@ -285,10 +285,14 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 	fprintf(f, "\n]}\n");
 }
 
+void (*rlt_cli_before_fatal)(void);
+
 static void on_sigbus(int sig)
 {
 	static const char msg[] = "rlthrottle: a published page was truncated while read: stop\n";
 	(void)sig;
+	if (rlt_cli_before_fatal)
+		rlt_cli_before_fatal(); /* top: the terminal back as it was */
 	if (write(2, msg, sizeof msg - 1) < 0) {
 		/* nothing more to say */
 	}

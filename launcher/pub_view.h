@@ -61,6 +61,8 @@ void rlt_cli_json_str(FILE *f, const char *s);
 /* A page truncated under us (its owner is the only one who can) must not kill the reader
  * silently: one line, status 1. Installed by the subcommands that read pages. */
 void rlt_cli_guard_sigbus(void);
+/* Run by that handler first (async-signal-safe): top restores the terminal. */
+extern void (*rlt_cli_before_fatal)(void);
 
 /* A PID as given: digits only, 1 .. 2^31-1. 0, or -1. */
 int rlt_cli_parse_pid(const char *s, pid_t *pid);

@@ -38,6 +38,17 @@ static void restore(void)
 	}
 }
 
+/* From the SIGBUS handler: only what is async-signal-safe (tcsetattr, write). */
+static void restore_in_handler(void)
+{
+	static const char back[] = "\033[?25h\033[?1049l";
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tio);
+	if (screen_used && write(STDOUT_FILENO, back, sizeof back - 1) < 0) {
+		/* nothing more to do */
+	}
+}
+
 static void on_stop(int sig)
 {
 	stop_sig = sig;
@@ -259,6 +270,7 @@ int rlt_cli_top(int argc, char **argv)
 	sa.sa_handler = on_winch;
 	sigaction(SIGWINCH, &sa, NULL);
 	atexit(restore);
+	rlt_cli_before_fatal = restore_in_handler;
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
 		struct termios raw = saved_tio;
 		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);

@@ -143,9 +143,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	return 0;
 }
 
-/* Threads waiting now, per rule that makes the call wait (for `rlthrottle top`): off the
- * conforming path, a delayed call only. */
-static void waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d)
+void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d)
 {
 	if (!rs->stats_on)
 		return;
@@ -176,9 +174,9 @@ int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt
 	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
 		return -1;
 	if (t->go > t->start) {
-		waiting(rs, t, 1);
+		rlt__charge_waiting(rs, t, 1);
 		rlt__sleep_until(t->go);
-		waiting(rs, t, -1);
+		rlt__charge_waiting(rs, t, -1);
 	}
 	return 0;
 }
@@ -190,9 +188,9 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
 	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
 		return -1;
 	if (t->go > t->start) {
-		waiting(rs, t, 1);
+		rlt__charge_waiting(rs, t, 1);
 		int rc = rlt__sleep_until_intr(t->go);
-		waiting(rs, t, -1);
+		rlt__charge_waiting(rs, t, -1);
 		if (rc != 0)
 			return 1;
 	}

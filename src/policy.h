@@ -180,6 +180,11 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
                           uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
                           rlt_ns_t now);
 
+/* Threads waiting now (for `rlthrottle top`): d = +1 when a charged call starts waiting for
+ * t->go, -1 when it stops; counted on each rule of the ticket that makes it wait. The preload's
+ * sleeps count themselves (rlt__charge_wait_at); the supervisor counts its parked jobs. */
+void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d);
+
 /* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
  * t->msgs) and counts the units. */
 void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
