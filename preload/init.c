@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "preload.h"
+#include "publish.h"
 #include "ruleset_env.h"
 #include "settings.h"
 #include "stats.h"
@@ -30,6 +31,8 @@ int rlt_pre_loglevel = RLT_LOG_WARN;
 static _Atomic pid_t owner;
 
 static char stats_tmpl[RLT_STATS_PATH_MAX];
+/* Our page is published (publish.c): its name goes at exit. */
+static int publishing;
 static rlt_ns_t started;
 static _Atomic int stats_written;
 
@@ -78,10 +81,22 @@ static void write_stats(void)
 		rlt_pre_log(RLT_LOG_ERROR, "%s", err.msg);
 }
 
-/* A fatal signal the program does not handle: write the summary, then die of the signal. */
+/* Our page's name goes when we do; the mapping stays for threads still counting. Only the
+ * process the page describes removes it: a vfork child shares it, and the child of a fork that
+ * ran no handlers (_Fork, a raw clone) still has its parent's mapped. */
+static void unpublish(void)
+{
+	struct rlt__pub *p = rlt_pre_rules.pub;
+	if (publishing && p && p->hdr->pid == (int32_t)syscall(SYS_getpid))
+		rlt__pub_unlink(p);
+}
+
+/* A fatal signal the program does not handle: write the summary and remove our page, then
+ * die of the signal. */
 static void on_fatal_signal(int sig)
 {
 	write_stats();
+	unpublish();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -140,12 +155,17 @@ static void atfork_child(void)
 		rlt__conns_forked(&rlt_pre_rules, held);
 	}
 	/* The child starts where the parent's budgets stood (the memory is a copy) but reports
-	 * its own calls. */
+	 * its own calls, and publishes them in its own page: the one mapped is the parent's. */
 	started = rlt__now();
 	atomic_store(&stats_written, 0);
+	if (rlt_pre_rules.pub) {
+		rlt__pub_forked(&rlt_pre_rules, (pid_t)syscall(SYS_getpid));
+		if (rlt_pre_rules.pub)
+			publishing = 1;
+	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++) {
-			struct rlt__stats *st = &rlt_pre_rules.rules[v][i].st;
+			struct rlt__stats *st = rlt_pre_rules.rules[v][i].st;
 			memset(st, 0, sizeof *st);
 		}
 }
@@ -202,14 +222,23 @@ __attribute__((constructor)) static void rlt_load(void)
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		if (rlt_pre_rules.n[v])
 			rlt_pre_vars_in_use |= 1u << v;
+	if (set.publish) {
+		/* a process that cannot publish runs on, counting privately */
+		if (rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, &err) != 0)
+			rlt_pre_log(RLT_LOG_INFO, "%s (running unpublished)", err.msg);
+		else if (rlt_pre_rules.pub)
+			publishing = 1;
+	}
 
 	rlt_pre_fdtable_init();
 	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
 	pthread_atfork(NULL, NULL, atfork_child);
-	if (stats_tmpl[0]) {
+	if (stats_tmpl[0])
 		atexit(write_stats);
+	if (publishing)
+		atexit(unpublish);
+	if (stats_tmpl[0] || publishing)
 		catch_fatal_signals();
-	}
 	rlt__ruleset_log(&rlt_pre_rules, rlt_pre_log, "");
 	atomic_store_explicit(&rlt_pre_active, 1, memory_order_release);
 }
@@ -219,4 +248,5 @@ __attribute__((constructor)) static void rlt_load(void)
 __attribute__((destructor)) static void rlt_unload(void)
 {
 	write_stats();
+	unpublish();
 }

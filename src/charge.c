@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "policy.h"
+#include "publish.h"
 #include "scope_redis.h"
 #include "stats_count.h"
 #include "wait.h"
@@ -53,6 +54,7 @@ static void refund(const struct rlt__rt_rule *r, void *st, rlt_ns_t at, uint64_t
 		rlt_refund(&r->rule.params, st, at, units);
 }
 
+
 uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
                         void *conn_block, rlt_ns_t now)
 {
@@ -94,6 +96,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->msgs = msgs;
 	t->start = now;
 	t->err = 0;
+	rlt__pub_tick(rs->pub, now); /* the history: a compare, except once a second */
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[var][i];
 		rlt_ns_t at = now;
@@ -124,6 +127,17 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	return 0;
 }
 
+void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d)
+{
+	if (!rs->stats_on)
+		return;
+	for (unsigned i = 0; i < rs->n[t->var]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[t->var][i];
+		if ((t->mask & (1u << i)) && t->at[i] != RLT_NS_NEVER && t->at[i] > t->start)
+			rlt__count_waiting(r, d);
+	}
+}
+
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                 uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs)
 {
@@ -142,8 +156,11 @@ int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt
 {
 	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
 		return -1;
-	if (t->go > t->start)
+	if (t->go > t->start) {
+		rlt__charge_waiting(rs, t, 1);
 		rlt__sleep_until(t->go);
+		rlt__charge_waiting(rs, t, -1);
+	}
 	return 0;
 }
 
@@ -153,8 +170,13 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
 {
 	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
 		return -1;
-	if (t->go > t->start && rlt__sleep_until_intr(t->go) != 0)
-		return 1;
+	if (t->go > t->start) {
+		rlt__charge_waiting(rs, t, 1);
+		int rc = rlt__sleep_until_intr(t->go);
+		rlt__charge_waiting(rs, t, -1);
+		if (rc != 0)
+			return 1;
+	}
 	return 0;
 }
 

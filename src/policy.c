@@ -264,6 +264,7 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	r = &rs->rules[v][rs->n[v]];
 	memset(r, 0, sizeof *r);
 	r->rule = *rule;
+	r->st = &r->own;
 	r->piece = v == RLT_VAR_CONNS ? UINT64_MAX : piece_of(rule);
 	r->whole = v == RLT_VAR_CONNS ? UINT64_MAX : whole_of(rule, r->piece);
 	if (rule->scope == RLT_SCOPE_SHARED) {

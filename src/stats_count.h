@@ -2,7 +2,8 @@
  * stats_count.h: the one place a rule's RLT_STATS counters move, for every decision of either
  * front (a charge, its settle, an RLT_CONNS slot), so that a call counts the same wherever it
  * is decided. Relaxed atomics, and nothing when statistics are off: a hook's hot path pays one
- * load of rs->stats_on. The counters themselves are struct rlt__stats (policy.h).
+ * load of rs->stats_on. The counters themselves are struct rlt__stats (policy.h), in the
+ * process's published page when it has one (publish.c), so `rlthrottle top` reads them live.
  */
 #ifndef RLT_STATS_COUNT_H
 #define RLT_STATS_COUNT_H
@@ -23,12 +24,12 @@ static inline void rlt__count_admitted(const struct rlt__ruleset *rs, struct rlt
 {
 	if (!rs->stats_on)
 		return;
-	rlt__count_add(&r->st.calls, 1);
-	rlt__count_add(&r->st.allowed, 1);
+	rlt__count_add(&r->st->calls, 1);
+	rlt__count_add(&r->st->allowed, 1);
 	if (waited_ns) {
-		rlt__count_add(&r->st.delayed, 1);
-		rlt__count_add(&r->st.delay_ns_total, waited_ns);
-		rlt__stat_max(&r->st.delay_ns_max, waited_ns);
+		rlt__count_add(&r->st->delayed, 1);
+		rlt__count_add(&r->st->delay_ns_total, waited_ns);
+		rlt__stat_max(&r->st->delay_ns_max, waited_ns);
 	}
 }
 
@@ -37,8 +38,8 @@ static inline void rlt__count_rejected(const struct rlt__ruleset *rs, struct rlt
 {
 	if (!rs->stats_on)
 		return;
-	rlt__count_add(&r->st.calls, 1);
-	rlt__count_add(&r->st.rejected, 1);
+	rlt__count_add(&r->st->calls, 1);
+	rlt__count_add(&r->st->rejected, 1);
 }
 
 /* Rule r was finally charged n units (after refunds). */
@@ -46,7 +47,14 @@ static inline void rlt__count_units(const struct rlt__ruleset *rs, struct rlt__r
                                     uint64_t n)
 {
 	if (rs->stats_on)
-		rlt__count_add(&r->st.units, n);
+		rlt__count_add(&r->st->units, n);
+}
+
+/* Threads waiting for rule r now (for `rlthrottle top`): d is +1 or -1. Counted only with
+ * statistics on, as its caller checks. */
+static inline void rlt__count_waiting(struct rlt__rt_rule *r, int d)
+{
+	rlt__count_add(&r->st->waiting, (uint64_t)(int64_t)d);
 }
 
 #endif

@@ -29,7 +29,7 @@ static uint32_t open_of(unsigned i)
 
 static const struct rlt__stats *st(unsigned i)
 {
-	return &rs.rules[RLT_VAR_CONNS][i].st;
+	return rs.rules[RLT_VAR_CONNS][i].st;
 }
 
 static void reject_rule_refuses_at_once(void **s)
