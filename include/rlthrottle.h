@@ -166,13 +166,27 @@ enum rlt_unit {
 	RLT_UNIT_CONNS,     /* RLT_CONNS: connections open at once */
 };
 
-enum rlt_action { RLT_ACTION_DELAY = 0, RLT_ACTION_REJECT };
+/* DRY_RUN never delays nor fails a call: it only counts what DELAY would have waited and what
+ * REJECT would have refused (SPEC §3). */
+enum rlt_action { RLT_ACTION_DELAY = 0, RLT_ACTION_REJECT, RLT_ACTION_DRY_RUN };
 
 enum rlt_scope { RLT_SCOPE_PROCESS = 0, RLT_SCOPE_CONNECTION, RLT_SCOPE_SHARED, RLT_SCOPE_REDIS };
 
 enum rlt_fallback { RLT_FALLBACK_LOCAL = 0, RLT_FALLBACK_ALLOW, RLT_FALLBACK_DENY };
 
 enum rlt_family { RLT_FAMILY_INET = 0, RLT_FAMILY_UNIX, RLT_FAMILY_ALL };
+
+/* What splits a rule into one budget per value (SPEC §3 `key`). */
+enum rlt_key {
+	RLT_KEY_NONE = 0, /* one budget for the rule */
+	RLT_KEY_PEER,     /* the remote address (accept: the client's), cut to a prefix */
+	RLT_KEY_PORT,     /* the remote port (accept: the local, listening one) */
+};
+
+/* keys=: the default, and the most a rule may ask for. The bound keeps a table's memory to a
+ * figure a person would accept (see keytab.h for the bytes per key). */
+#define RLT_KEYS_DEFAULT 4096u
+#define RLT_KEYS_MAX 1048576u
 
 #define RLT_MAX_RULES_PER_VAR 16
 #define RLT_VALUE_MAX 4096   /* longest variable value accepted */
@@ -212,6 +226,11 @@ struct rlt_rule {
 	uint8_t peer_prefix;  /* bits */
 	uint16_t port_lo, port_hi; /* 0..65535 = any port */
 	enum rlt_family family;
+
+	enum rlt_key key;      /* RLT_KEY_NONE: one budget */
+	uint8_t key_prefix4;   /* key=peer: the bits of an IPv4 address that make its key (1..32) */
+	uint8_t key_prefix6;   /* ... and of an IPv6 address (1..128) */
+	uint32_t keys;         /* keyed: the most keys tracked at once (1..RLT_KEYS_MAX); else 0 */
 
 	char text[RLT_RULE_TEXT_MAX + 1]; /* the rule as written, trimmed, a redis:// password
 	                                     masked (for stats and errors) */

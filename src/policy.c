@@ -234,6 +234,12 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 	 * open, with nothing to notice; a lease makes no sense for it either. */
 	if (r->scope == RLT_SCOPE_REDIS && r->var == RLT_VAR_CONNS)
 		return "RLT_CONNS cannot have a redis:// scope (use process or shared:NAME)";
+	/* Parsed, not enforced yet (issue 11 is built in steps): refused rather than accepted
+	 * and ignored, which would leave a limit the user asked for silently off. */
+	if (r->key != RLT_KEY_NONE)
+		return "key= is not supported by this build yet (one budget per rule only)";
+	if (r->action == RLT_ACTION_DRY_RUN)
+		return "action=dry-run is not supported by this build yet (use delay or reject)";
 	return NULL;
 }
 

@@ -40,7 +40,8 @@ static const char *const var_short[RLT_VAR_COUNT] = {
 };
 
 static const char *const action_names[] = { [RLT_ACTION_DELAY] = "delay",
-	                                    [RLT_ACTION_REJECT] = "reject" };
+	                                    [RLT_ACTION_REJECT] = "reject",
+	                                    [RLT_ACTION_DRY_RUN] = "dry-run" };
 static const char *const fallback_names[] = { [RLT_FALLBACK_LOCAL] = "local",
 	                                      [RLT_FALLBACK_ALLOW] = "allow",
 	                                      [RLT_FALLBACK_DENY] = "deny" };
@@ -61,6 +62,8 @@ enum key {
 	K_PEER,
 	K_PORT,
 	K_FAMILY,
+	K_KEY,
+	K_KEYS,
 	K_COUNT
 };
 
@@ -68,7 +71,7 @@ static const char *const key_names[K_COUNT] = {
 	[K_ALGO] = "algo",         [K_BURST] = "burst", [K_ACTION] = "action",
 	[K_MAX_WAIT] = "max-wait", [K_ERRNO] = "errno", [K_SCOPE] = "scope",
 	[K_FALLBACK] = "fallback", [K_PEER] = "peer",   [K_PORT] = "port",
-	[K_FAMILY] = "family",
+	[K_FAMILY] = "family",     [K_KEY] = "key",     [K_KEYS] = "keys",
 };
 
 const char *rlt_var_name(enum rlt_var v)
@@ -738,6 +741,55 @@ static int parse_peer(const struct ctx *c, struct span v, struct rlt_rule *r)
 	return 0;
 }
 
+/* One prefix length of key=peer/P4,P6: 1..max. */
+static int key_prefix(const struct ctx *c, struct span p, unsigned max, uint8_t *out)
+{
+	uint64_t x = 0;
+	struct qbuf q;
+
+	if (rlt__parse_count(p.s, p.n, max, &x) != 0)
+		return fail(c, "key: prefix \"/%s\" is not in 1..%u for %s", qp(&q, p.s, p.n), max,
+		            max == 32 ? "IPv4" : "IPv6");
+	*out = (uint8_t)x;
+	return 0;
+}
+
+/* key=peer, peer/P (IPv4 /P, IPv6 /64), peer/P4,P6, or port. */
+static int parse_key(const struct ctx *c, struct span v, struct rlt_rule *r)
+{
+	struct span head = v, p4, p6;
+	const char *slash = memchr(v.s, '/', v.n), *comma;
+	struct qbuf q;
+	int rc;
+
+	if (span_is(v, "port")) {
+		r->key = RLT_KEY_PORT;
+		return 0;
+	}
+	if (slash)
+		head.n = (size_t)(slash - v.s);
+	if (!span_is(head, "peer"))
+		return fail(c, "key: unknown \"%s\" (peer, peer/P4, peer/P4,P6, port)",
+		            qp(&q, v.s, v.n));
+	r->key = RLT_KEY_PEER;
+	r->key_prefix4 = 32;
+	r->key_prefix6 = 128;
+	if (!slash)
+		return 0;
+	p4 = (struct span){ slash + 1, v.n - head.n - 1 };
+	comma = memchr(p4.s, ',', p4.n);
+	/* A /24 alone is a guess at a network of one owner: IPv6 hands out /64s to the same. */
+	p6 = (struct span){ "64", 2 };
+	if (comma) {
+		p6 = (struct span){ comma + 1, (size_t)(p4.s + p4.n - comma - 1) };
+		p4.n = (size_t)(comma - p4.s);
+	}
+	rc = key_prefix(c, p4, 32, &r->key_prefix4);
+	if (rc == 0)
+		rc = key_prefix(c, p6, 128, &r->key_prefix6);
+	return rc;
+}
+
 static int parse_port(const struct ctx *c, struct span v, struct rlt_rule *r)
 {
 	const char *dash = memchr(v.s, '-', v.n);
@@ -836,7 +888,7 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 		key = lookup(k, key_names, K_COUNT);
 		if (key < 0)
 			return fail(c, "unknown key \"%s\" (algo, burst, action, max-wait, errno, scope, "
-			               "fallback, peer, port, family)",
+			               "fallback, peer, port, family, key, keys)",
 			            qp(&q1, k.s, k.n));
 		if (has[key])
 			return fail(c, "%s is given twice", key_names[key]);
@@ -886,14 +938,15 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 	if (has[K_ACTION]) {
 		int a = lookup(val[K_ACTION], action_names, COUNT_OF(action_names));
 		if (a < 0)
-			return fail(c, "action: unknown \"%s\" (delay, reject)",
+			return fail(c, "action: unknown \"%s\" (delay, reject, dry-run)",
 			            qp(&q1, val[K_ACTION].s, val[K_ACTION].n));
 		r->action = (enum rlt_action)a;
 	}
 	if (has[K_MAX_WAIT]) {
-		if (r->action != RLT_ACTION_DELAY)
-			return fail(c, "max-wait applies only with action=delay: a rejected call does "
-			               "not wait");
+		/* dry-run keeps it: it counts what delay with this max-wait would have done */
+		if (r->action == RLT_ACTION_REJECT)
+			return fail(c, "max-wait applies only with action=delay (or dry-run): a "
+			               "rejected call does not wait");
 		rc = parse_max_wait(c, val[K_MAX_WAIT], &r->max_wait_ns);
 		if (rc)
 			return rc;
@@ -939,6 +992,30 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 	if (r->family == RLT_FAMILY_UNIX && (has[K_PEER] || has[K_PORT]))
 		return fail(c, "%s does not apply to family=unix: a unix socket has no %s",
 		            has[K_PEER] ? "peer" : "port", has[K_PEER] ? "IP address" : "port");
+
+	if (has[K_KEYS] && !has[K_KEY])
+		return fail(c, "keys applies only with key=: it bounds how many keys are tracked");
+	if (has[K_KEY]) {
+		rc = parse_key(c, val[K_KEY], r);
+		if (rc)
+			return rc;
+		r->keys = RLT_KEYS_DEFAULT;
+		if (has[K_KEYS]) {
+			uint64_t x = 0;
+			rc = rlt__parse_count(val[K_KEYS].s, val[K_KEYS].n, RLT_KEYS_MAX, &x);
+			if (rc)
+				return fail(c, "keys: \"%s\" is not a count in 1..%u",
+				            qp(&q1, val[K_KEYS].s, val[K_KEYS].n), RLT_KEYS_MAX);
+			r->keys = (uint32_t)x;
+		}
+		/* One socket has one peer and one port: a key could never split its budget. */
+		if (r->scope == RLT_SCOPE_CONNECTION)
+			return fail(c, "key does not apply to scope=connection: a connection has one "
+			               "peer and one port");
+		if (r->family == RLT_FAMILY_UNIX)
+			return fail(c, "key does not apply to family=unix: a unix socket has no %s",
+			            r->key == RLT_KEY_PORT ? "port" : "IP address");
+	}
 
 	if (c->var != RLT_VAR_CONNS) {
 		e.msg[0] = '\0';
@@ -1154,6 +1231,16 @@ int rlt_rule_format(const struct rlt_rule *r, char *buf, size_t len)
 			emit(&o, " port=%u-%u", (unsigned)r->port_lo, (unsigned)r->port_hi);
 	}
 	emit(&o, " family=%s", name_or(family_names, COUNT_OF(family_names), (unsigned)r->family));
+	if (r->key == RLT_KEY_PEER) {
+		if (r->key_prefix4 == 32 && r->key_prefix6 == 128)
+			emit(&o, " key=peer");
+		else
+			emit(&o, " key=peer/%u,%u", (unsigned)r->key_prefix4, (unsigned)r->key_prefix6);
+	} else if (r->key == RLT_KEY_PORT) {
+		emit(&o, " key=port");
+	}
+	if (r->key != RLT_KEY_NONE)
+		emit(&o, " keys=%u", (unsigned)r->keys);
 	if (o.bad || o.pos > INT32_MAX) {
 		if (o.len > 0)
 			buf[0] = '\0';

@@ -54,7 +54,9 @@ static int same_rule(const struct rlt_rule *a, const struct rlt_rule *b)
 	       a->fallback == b->fallback && a->peer_af == b->peer_af &&
 	       memcmp(a->peer_addr, b->peer_addr, sizeof a->peer_addr) == 0 &&
 	       a->peer_prefix == b->peer_prefix && a->port_lo == b->port_lo &&
-	       a->port_hi == b->port_hi && a->family == b->family && p->algo == q->algo &&
+	       a->port_hi == b->port_hi && a->family == b->family && a->key == b->key &&
+	       a->key_prefix4 == b->key_prefix4 && a->key_prefix6 == b->key_prefix6 &&
+	       a->keys == b->keys && p->algo == q->algo &&
 	       p->rate_num == q->rate_num && p->rate_den_ns == q->rate_den_ns &&
 	       p->burst == q->burst && p->max_wait_ns == q->max_wait_ns &&
 	       p->ticks_per_unit == q->ticks_per_unit && p->tick_num == q->tick_num &&

@@ -174,6 +174,15 @@ static void unsupported_and_bad(void **s)
 	memset(&rs, 0, sizeof rs);
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "needs a unit"));
+	/* parsed but not built yet: refused at load, never accepted and ignored */
+	v[2] = "1MiB/s key=peer";
+	memset(&rs, 0, sizeof rs);
+	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
+	assert_non_null(strstr(err.msg, "RLT_SEND=\"1MiB/s key=peer\": key= is not supported"));
+	v[2] = "1MiB/s action=dry-run";
+	memset(&rs, 0, sizeof rs);
+	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
+	assert_non_null(strstr(err.msg, "action=dry-run is not supported"));
 	/* empty is unset */
 	v[2] = " ";
 	memset(&rs, 0, sizeof rs);

@@ -65,6 +65,10 @@ static void assert_same_rule(const struct rlt_rule *a, const struct rlt_rule *b)
 	assert_int_equal(a->port_lo, b->port_lo);
 	assert_int_equal(a->port_hi, b->port_hi);
 	assert_int_equal(a->family, b->family);
+	assert_int_equal(a->key, b->key);
+	assert_int_equal(a->key_prefix4, b->key_prefix4);
+	assert_int_equal(a->key_prefix6, b->key_prefix6);
+	assert_int_equal(a->keys, b->keys);
 	assert_int_equal(a->params.algo, b->params.algo);
 	assert_true(a->params.rate_num == b->params.rate_num);
 	assert_true(a->params.rate_den_ns == b->params.rate_den_ns);
@@ -473,6 +477,66 @@ static void test_peer_port_family(void **state)
 	assert_int_equal(r.family, RLT_FAMILY_INET);
 }
 
+static void test_key_keys_dry_run(void **state)
+{
+	struct rlt_rule r;
+	char buf[1024];
+	(void)state;
+	r = parse1(ACCEPT, "10/s");
+	assert_int_equal(r.key, RLT_KEY_NONE);
+	assert_int_equal(r.keys, 0);
+	format(&r, buf, sizeof buf);
+	assert_null(strstr(buf, "key"));
+	r = parse1(ACCEPT, "10/s burst=1 key=peer");
+	assert_int_equal(r.key, RLT_KEY_PEER);
+	assert_int_equal(r.key_prefix4, 32);
+	assert_int_equal(r.key_prefix6, 128);
+	assert_int_equal(r.keys, RLT_KEYS_DEFAULT);
+	format(&r, buf, sizeof buf);
+	assert_non_null(strstr(buf, " key=peer keys=4096"));
+	assert_round_trip(&r);
+	/* /24 alone: IPv6 at /64 */
+	r = parse1(RECV, "1MiB/s key=peer/24");
+	assert_int_equal(r.key_prefix4, 24);
+	assert_int_equal(r.key_prefix6, 64);
+	format(&r, buf, sizeof buf);
+	assert_non_null(strstr(buf, " key=peer/24,64 keys=4096"));
+	assert_round_trip(&r);
+	r = parse1(SEND, "1MiB/s key=peer/24,56 keys=100");
+	assert_int_equal(r.key_prefix4, 24);
+	assert_int_equal(r.key_prefix6, 56);
+	assert_int_equal(r.keys, 100);
+	assert_round_trip(&r);
+	r = parse1(CONNECT, "10/s key=peer/32,128");
+	format(&r, buf, sizeof buf);
+	assert_non_null(strstr(buf, " key=peer keys="));
+	r = parse1(CONNECT, "10/s key=peer/1,1 keys=1");
+	assert_int_equal(r.key_prefix4, 1);
+	assert_int_equal(r.keys, 1);
+	assert_round_trip(&r);
+	r = parse1(CONNECT, "10/s key=port keys=1048576 scope=shared:k family=all");
+	assert_int_equal(r.key, RLT_KEY_PORT);
+	assert_int_equal(r.keys, RLT_KEYS_MAX);
+	format(&r, buf, sizeof buf);
+	assert_non_null(strstr(buf, " key=port keys=1048576"));
+	assert_round_trip(&r);
+	r = parse1(CONNS, "2 key=peer");
+	assert_int_equal(r.key, RLT_KEY_PEER);
+	assert_round_trip(&r);
+	r = parse1(RECV, "100KiB/s action=dry-run");
+	assert_int_equal(r.action, RLT_ACTION_DRY_RUN);
+	format(&r, buf, sizeof buf);
+	assert_non_null(strstr(buf, " action=dry-run "));
+	assert_round_trip(&r);
+	/* dry-run counts what delay with a max-wait would have done */
+	r = parse1(RECV, "100KiB/s action=dry-run max-wait=1s key=peer/16");
+	assert_true(r.max_wait_ns == NS_S);
+	assert_round_trip(&r);
+	r = parse1(CONNS, "2 action=dry-run");
+	assert_int_equal(r.action, RLT_ACTION_DRY_RUN);
+	assert_round_trip(&r);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Several rules, layout
  * ------------------------------------------------------------------------------------------- */
@@ -626,6 +690,8 @@ static void test_random_round_trip(void **state)
 		                             "fe80::1234/10", "2001:db8::/32" };
 	static const char *const ports[] = { "80", "1-1024", "65535", "1000-1000", "443-8443" };
 	static const char *const families[] = { "inet", "all", "unix" };
+	static const char *const keys[] = { "peer", "peer/24", "peer/8,48", "peer/32,128",
+		                            "port" };
 	static const char *const durations[] = { "0", "10ns", "1.5us", "250ms", "2s", "1.25min",
 		                                 "3h" };
 	uint64_t seed = 7;
@@ -655,7 +721,8 @@ static void test_random_round_trip(void **state)
 		}
 		int reject = rlt_test_range(&seed, 0, 2) == 0;
 		if (reject || rlt_test_range(&seed, 0, 2) == 0)
-			ADD(" action=%s", reject ? "reject" : "delay");
+			ADD(" action=%s", reject ? "reject"
+			                  : rlt_test_range(&seed, 0, 1) ? "dry-run" : "delay");
 		if (!reject && rlt_test_range(&seed, 0, 2) == 0)
 			ADD(" max-wait=%s", PICK(&seed, durations));
 		if (rlt_test_range(&seed, 0, 2) == 0)
@@ -677,6 +744,12 @@ static void test_random_round_trip(void **state)
 			ADD(" peer=%s", PICK(&seed, peers));
 		if (!unix_family && rlt_test_range(&seed, 0, 2) == 0)
 			ADD(" port=%s", PICK(&seed, ports));
+		/* a connection scope takes no key: the parser says so, which the loop accepts */
+		if (!unix_family && rlt_test_range(&seed, 0, 2) == 0) {
+			ADD(" key=%s", PICK(&seed, keys));
+			if (rlt_test_range(&seed, 0, 1))
+				ADD(" keys=%" PRIu64, rlt_test_range(&seed, 1, RLT_KEYS_MAX));
+		}
 #undef ADD
 		assert_true(len < sizeof in);
 		/* the engine may refuse some (a window limit that is not whole, a rate too high):
@@ -837,7 +910,7 @@ static void test_malformed(void **state)
 		{ CONNECT, "10/s burst=10B", "burst: \"10B\": connect rules count calls" },
 		{ SEND, "1MiB/s burst=10XB", "burst: unknown unit \"XB\"" },
 		{ SEND, "1MiB/s burst=99999999999999999999", "burst: \"99999999999999999999\" is too large" },
-		{ CONNECT, "10/s action=drop", "action: unknown \"drop\" (delay, reject)" },
+		{ CONNECT, "10/s action=drop", "action: unknown \"drop\" (delay, reject, dry-run)" },
 		{ CONNECT, "10/s max-wait=5", "max-wait: \"5\" needs a unit" },
 		{ CONNECT, "10/s max-wait=5sec", "max-wait: unknown unit in \"5sec\"" },
 		{ CONNECT, "10/s max-wait=-1s", "max-wait: \"-1s\" is not a duration" },
@@ -897,6 +970,25 @@ static void test_malformed(void **state)
 		{ CONNECT, "10/s family=inet6", "family: unknown \"inet6\" (inet, unix, all)" },
 		{ CONNECT, "10/s family=unix peer=1.2.3.4", "peer does not apply to family=unix" },
 		{ CONNECT, "10/s family=unix port=80", "port does not apply to family=unix" },
+		/* key and keys */
+		{ ACCEPT, "10/s key=peer/33", "key: prefix \"/33\" is not in 1..32 for IPv4" },
+		{ ACCEPT, "10/s key=peer/24,129", "key: prefix \"/129\" is not in 1..128 for IPv6" },
+		{ ACCEPT, "10/s key=peer/0", "key: prefix \"/0\" is not in 1..32 for IPv4" },
+		{ ACCEPT, "10/s key=peer/", "key: prefix \"/\" is not in 1..32 for IPv4" },
+		{ ACCEPT, "10/s key=peer/24,", "key: prefix \"/\" is not in 1..128 for IPv6" },
+		{ ACCEPT, "10/s key=peer/x", "key: prefix \"/x\" is not in 1..32" },
+		{ ACCEPT, "10/s key=bogus", "key: unknown \"bogus\" (peer, peer/P4, peer/P4,P6, port)" },
+		{ ACCEPT, "10/s key=peers", "key: unknown \"peers\"" },
+		{ ACCEPT, "10/s key=port/24", "key: unknown \"port/24\"" },
+		{ ACCEPT, "10/s key=peer keys=0", "keys: \"0\" is not a count in 1..1048576" },
+		{ ACCEPT, "10/s key=peer keys=1048577", "keys: \"1048577\" is not a count in 1..1048576" },
+		{ ACCEPT, "10/s key=peer keys=99999999999999999999999", "keys: " },
+		{ ACCEPT, "10/s key=peer keys=-1", "keys: \"-1\" is not a count" },
+		{ ACCEPT, "10/s keys=10", "keys applies only with key=" },
+		{ ACCEPT, "10/s key=peer key=port", "key is given twice" },
+		{ SEND, "1MiB/s key=peer scope=connection", "key does not apply to scope=connection" },
+		{ SEND, "1MiB/s key=port family=unix", "key does not apply to family=unix: a unix socket has no port" },
+		{ SEND, "1MiB/s action=dryrun", "action: unknown \"dryrun\" (delay, reject, dry-run)" },
 		/* RLT_CONNS */
 		{ CONNS, "50 scope=connection", "scope: connection makes no sense for RLT_CONNS" },
 		{ CONNS, "50 algo=token", "algo does not apply: RLT_CONNS limits connections" },
@@ -1038,6 +1130,7 @@ int main(void)
 		cmocka_unit_test(test_action_max_wait_errno),
 		cmocka_unit_test(test_scope),
 		cmocka_unit_test(test_peer_port_family),
+		cmocka_unit_test(test_key_keys_dry_run),
 		cmocka_unit_test(test_several_rules),
 		cmocka_unit_test(test_canonical_examples),
 		cmocka_unit_test(test_format_snprintf_like),

@@ -1,0 +1,39 @@
+#!/bin/bash
+# Issue 11, SPEC §3 `key`, `keys`, `action=dry-run`: each bad value ends the process before main
+# with status 125 and one line that names the variable and the wrong part; the launcher's own
+# run says the same with 125, and --check with 2.
+. "$(dirname "$0")/lib.sh"
+need_lib
+LAUNCHER=$(dirname "$RLT_LIB")/rlthrottle
+[ -x "$LAUNCHER" ] || fail "launcher not built: $LAUNCHER"
+
+check_bad() { # VAR VALUE PART: PART is what the line must point at
+	local var=$1 val=$2 part=$3 rc=0 out err lines
+	env LD_PRELOAD="$RLT_LIB" "$var=$val" /bin/echo RAN >"$T/out" 2>"$T/err" || rc=$?
+	out=$(cat "$T/out"); err=$(cat "$T/err"); lines=$(wc -l <"$T/err")
+	assert_eq "$var=\"$val\": status" 125 "$rc"
+	assert_eq "$var=\"$val\": the program did not run" "" "$out"
+	assert_eq "$var=\"$val\": lines on stderr" 1 "$lines"
+	assert_match "$var=\"$val\": names the variable and quotes the rule" \
+		"^rlthrottle: $var=\"$(printf '%s' "$val" | sed 's/[][\.*^$/]/\\&/g')\": " "$err"
+	case $err in *"$part"*) ;; *) fail "$var=\"$val\": the line does not point at '$part': $err" ;; esac
+	info "$var=\"$val\" -> 125: $err"
+	# the launcher checks before anything runs: the same line
+	rc=0
+	env "$var=$val" "$LAUNCHER" -- /bin/echo RAN >"$T/out" 2>"$T/err" || rc=$?
+	assert_eq "launcher $var=\"$val\": status" 125 "$rc"
+	assert_eq "launcher $var=\"$val\": the same line" "$err" "$(cat "$T/err")"
+	rc=0
+	env "$var=$val" "$LAUNCHER" --check >"$T/out" 2>"$T/err" || rc=$?
+	assert_eq "--check $var=\"$val\": status" 2 "$rc"
+}
+
+check_bad RLT_ACCEPT "10/s key=peer/33" 'key: prefix "/33" is not in 1..32 for IPv4'
+check_bad RLT_ACCEPT "10/s key=peer/24,129" 'key: prefix "/129" is not in 1..128 for IPv6'
+check_bad RLT_RECV "1MiB/s key=bogus" 'key: unknown "bogus" (peer, peer/P4, peer/P4,P6, port)'
+check_bad RLT_SEND "1MiB/s key=peer keys=0" 'keys: "0" is not a count in 1..1048576'
+check_bad RLT_SEND "1MiB/s key=peer keys=1048577" 'keys: "1048577" is not a count in 1..1048576'
+check_bad RLT_CONNECT "10/s keys=100" 'keys applies only with key='
+check_bad RLT_CONNS "2 key=peer/0" 'key: prefix "/0" is not in 1..32 for IPv4'
+check_bad RLT_SEND "1MiB/s key=peer scope=connection" 'key does not apply to scope=connection'
+check_bad RLT_RECV "1MiB/s action=dryrun" 'action: unknown "dryrun" (delay, reject, dry-run)'
