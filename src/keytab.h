@@ -1,0 +1,141 @@
+/*
+ * keytab.h: the keyed table of a rule with `key=` in process scope (SPEC §3 `key`, `keys`): one
+ * engine state per key value (a peer's address prefix, or a port), at most `keys` of them.
+ *
+ * Shape. A fixed arena of `keys` slots of 64 bytes (one cache line each), cut into sets of at
+ * most RLT_KEYTAB_WAYS slots; a key's set is chosen by a hash keyed with a per-table seed. A
+ * look-up reads the ways of one set (a sequence word and the key, no store, no lock), and the
+ * call is then decided on the slot's state by the engine's own atomic operation. So a conforming
+ * call on a known key costs a hash, at most RLT_KEYTAB_WAYS compares and the engine's one
+ * atomic operation (plus a relaxed store of the last-use time at most once a millisecond).
+ *
+ * Replacement: a new key takes, in its set, a free slot; else a slot whose budget is full again
+ * (dropping it changes no decision: counted as `expired`); else the least recently used slot of
+ * the set, to the millisecond (counted as an `eviction`: that key's client gets a fresh budget
+ * when it comes back). The bound this gives (an approximate LRU, as a CPU cache's): a key is
+ * never replaced while it is one of the RLT_KEYTAB_WAYS most recently used keys of its set; with
+ * keys <= RLT_KEYTAB_WAYS there is one set and the replacement is exact LRU. Inserting takes a
+ * per-set spin lock (never on a hit); a call that cannot get it within a bounded spin (its own
+ * signal handler interrupted an insert on the same set, or the holder was preempted) is charged
+ * to the table's overflow state, one budget of the rule's size (counted as `spills`).
+ *
+ * Concurrency: slots are never freed while the table lives; each has a sequence word, odd
+ * while an insert rewrites it, bumped on every reuse. A reader validates the key against it
+ * before deciding and after: if the slot changed hands meanwhile, the charge is refunded and the
+ * look-up made again. Bound: a refund taken after the call (a settle) may land on the slot's new
+ * key, giving it at most the unused part of one call.
+ *
+ * Engines: only those whose state is one 64-bit word valid when zeroed (token, leaky,
+ * fixed-window), so that a slot is reset by one atomic store; a table without params (p NULL)
+ * keeps a count per key instead (RLT_CONNS), whose slots are replaced only when the count is 0.
+ *
+ * Memory: 64 bytes per key plus 4 bytes per set and a 192-byte head, in one anonymous mapping
+ * made at load: keys=4096 is 258 KiB, keys=1048576 (RLT_KEYS_MAX) 64.5 MiB
+ * (rlt__keytab_bytes).
+ */
+#ifndef RLT_KEYTAB_H
+#define RLT_KEYTAB_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+#include "rlthrottle.h"
+
+#define RLT_KEYTAB_WAYS 8
+
+/* A key value: w[0] holds its kind (low 8 bits, never 0) and a port; w[1], w[2] an address
+ * prefix, masked. */
+struct rlt__key {
+	uint64_t w[3];
+};
+
+/* The kinds in w[0]'s low byte. */
+#define RLT_KEYKIND_NONE 1u /* key=peer on a socket with no IP address (family=all: unix) */
+#define RLT_KEYKIND_V4 4u
+#define RLT_KEYKIND_V6 6u
+#define RLT_KEYKIND_PORT 'P'
+
+struct rlt__keyslot {
+	_Atomic uint64_t seq;   /* even: stable (k[0] 0 when free); odd: being rewritten */
+	_Atomic uint64_t k[3];  /* the key (struct rlt__key) */
+	_Atomic uint64_t last;  /* ns of the last use, kept to the ms: the set's LRU order */
+	_Atomic uint64_t units; /* units charged to this key since it took the slot (busiest keys) */
+	_Atomic uint64_t state; /* the engine's state, or the open count (RLT_CONNS) */
+	uint64_t pad;
+};
+
+struct rlt__keytab {
+	const struct rlt_params *p; /* the rule's params (NULL: a count per key, RLT_CONNS) */
+	uint32_t keys;              /* slots */
+	uint32_t nsets;             /* sets: the first `extra` hold ways + 1 slots, the rest ways */
+	uint32_t ways, extra;
+	uint64_t seed;              /* keys the hash, so that a client cannot aim at one set */
+	int count_units;            /* keep each key's units (statistics on) */
+	_Atomic uint32_t *locks;    /* one insert lock per set */
+	struct rlt__keyslot *slots;
+	struct rlt__keyslot spill;  /* the overflow budget (see above) */
+	_Atomic uint64_t tracked;   /* slots holding a key */
+	_Atomic uint64_t evictions; /* keys replaced whose budget was not full again */
+	_Atomic uint64_t expired;   /* keys replaced whose budget was full again (no decision changed) */
+	_Atomic uint64_t spills;    /* calls charged to the overflow budget */
+	size_t bytes;               /* of the mapping */
+};
+
+/* Bytes a table of `keys` slots takes. */
+size_t rlt__keytab_bytes(uint32_t keys);
+
+/* Maps a table of `keys` (1..RLT_KEYS_MAX) slots for params p (token, leaky or fixed-window;
+ * NULL for counts). Load time only. NULL when out of memory or p has another engine. */
+struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, uint64_t seed,
+                                    int count_units);
+void rlt__keytab_free(struct rlt__keytab *t);
+
+/* The key of a peer under a rule's key= (RLT_KEY_PEER cut to prefix4 / prefix6, or
+ * RLT_KEY_PORT: `port`, which the caller chose: the remote port, or for accept the local). */
+void rlt__key_of(enum rlt_key kind, unsigned prefix4, unsigned prefix6,
+                 const struct rlt__peer *peer, uint16_t port, struct rlt__key *k);
+
+/* A key as people read it: "10.1.2.0/24", "2001:db8::/64", "port 8080", "(no address)". */
+int rlt__key_format(const struct rlt__key *k, unsigned prefix4, unsigned prefix6, char *buf,
+                    size_t len);
+
+/*
+ * The slot of key k, inserted (replacing one, see above) when it is not in the table and
+ * `insert` is set. *seq is the slot's sequence to validate against (rlt__keytab_still). NULL:
+ * not found (without insert), or the set's lock could not be had, or (counts) every slot of the
+ * set holds connections.
+ */
+struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__key *k,
+                                      rlt_ns_t now, int insert, uint64_t *seq);
+/* Whether the slot still holds the key it held at sequence seq. */
+static inline int rlt__keytab_still(struct rlt__keyslot *s, uint64_t seq)
+{
+	return atomic_load_explicit(&s->seq, memory_order_seq_cst) == seq;
+}
+
+/*
+ * rlt_decide for key k: the key's state found (or inserted), the decision made on it and the
+ * slot validated after. *state is the state charged, for rlt_refund after the call.
+ */
+/* (Not for counts: p must be set.) */
+enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt__key *k,
+                                    rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
+                                    rlt_ns_t *at, void **state);
+
+/* rlt_available for key k; a key not tracked has a full budget. */
+uint64_t rlt__keytab_available(struct rlt__keytab *t, const struct rlt__key *k, rlt_ns_t now);
+
+/* The busiest keys: up to n of them by units charged, most first. Returns how many. */
+struct rlt__keytab_top {
+	struct rlt__key key;
+	uint64_t units;
+};
+size_t rlt__keytab_top(struct rlt__keytab *t, struct rlt__keytab_top *out, size_t n);
+
+/* In a forked child (one thread): insert locks held by the parent's other threads are let go,
+ * and a slot they were rewriting is left free. */
+void rlt__keytab_forked(struct rlt__keytab *t);
+
+#endif

@@ -1,0 +1,364 @@
+/* test_keytab.c: src/keytab.c, the keyed table of a process-scope rule: keys made from peers,
+ * decisions per key independent, the replacement order and its counts, the memory stated, and
+ * threads racing inserts against look-ups and replacements (run under `make tsan` too). The
+ * clock is the test's: every `now` is chosen here. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "keytab.h"
+#include "rlthrottle.h"
+#include "testutil.h"
+
+#define MS 1000000ull
+#define S 1000000000ull
+#define T0 (1000 * S) /* a clock well past zero, as CLOCK_MONOTONIC is */
+
+static struct rlt_params token(uint64_t per_s, uint64_t burst)
+{
+	struct rlt_params p;
+	struct rlt_error e;
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_TOKEN, per_s, 1, S, burst, RLT_NS_NEVER, &e),
+	                 0);
+	return p;
+}
+
+static struct rlt__key v4(const char *a)
+{
+	struct rlt__peer p = { .af = AF_INET };
+	struct rlt__key k;
+	assert_int_equal(inet_pton(AF_INET, a, p.addr), 1);
+	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &k);
+	return k;
+}
+
+static struct rlt__key nth(unsigned i)
+{
+	char a[32];
+	snprintf(a, sizeof a, "10.%u.%u.%u", (i >> 16) & 255, (i >> 8) & 255, i & 255);
+	return v4(a);
+}
+
+static enum rlt_verdict now_go(struct rlt__keytab *t, struct rlt__key k, rlt_ns_t now)
+{
+	rlt_ns_t at;
+	void *st;
+	return rlt__keytab_decide(t, &k, now, 1, RLT_MODE_NOW, &at, &st);
+}
+
+static void test_memory_stated(void **s)
+{
+	struct rlt_params p = token(10, 1), w;
+	struct rlt_error e;
+	struct rlt__keytab *t;
+	(void)s;
+	/* keytab.h: 64 bytes a key, 4 a set, a 192-byte head */
+	assert_int_equal(rlt__keytab_bytes(4096), 192 + 2048 + 4096 * 64);
+	assert_int_equal(rlt__keytab_bytes(RLT_KEYS_MAX), 192 + 524288 + (size_t)RLT_KEYS_MAX * 64);
+	assert_int_equal(rlt__keytab_bytes(4), 192 + 64 + 4 * 64);
+	t = rlt__keytab_new(&p, 100, 1, 0);
+	assert_non_null(t);
+	/* 13 sets of 7 or 8 ways: exactly 100 slots */
+	assert_int_equal(t->nsets, 13);
+	assert_int_equal(t->ways * t->nsets + t->extra, 100);
+	assert_true(t->ways + 1 <= RLT_KEYTAB_WAYS);
+	assert_int_equal(((uintptr_t)t->slots) % 64, 0);
+	rlt__keytab_free(t);
+	assert_null(rlt__keytab_new(&p, 0, 1, 0));
+	assert_null(rlt__keytab_new(&p, RLT_KEYS_MAX + 1, 1, 0));
+	/* engines whose state is more than one word cannot be reset by one store */
+	assert_int_equal(rlt_params_init(&w, RLT_ALGO_SLIDING_WINDOW, 10, 1, S, 0, RLT_NS_NEVER, &e),
+	                 0);
+	assert_null(rlt__keytab_new(&w, 16, 1, 0));
+}
+
+static void test_key_of(void **s)
+{
+	struct rlt__peer p = { .af = AF_INET };
+	struct rlt__key a, b;
+	char buf[80];
+	(void)s;
+	inet_pton(AF_INET, "192.168.7.77", p.addr);
+	rlt__key_of(RLT_KEY_PEER, 24, 64, &p, 0, &a);
+	rlt__key_format(&a, 24, 64, buf, sizeof buf);
+	assert_string_equal(buf, "192.168.7.0/24");
+	inet_pton(AF_INET, "192.168.7.1", p.addr);
+	rlt__key_of(RLT_KEY_PEER, 24, 64, &p, 0, &b);
+	assert_memory_equal(&a, &b, sizeof a); /* one /24, one key */
+	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &b);
+	assert_memory_not_equal(&a, &b, sizeof a);
+	rlt__key_format(&b, 32, 128, buf, sizeof buf);
+	assert_string_equal(buf, "192.168.7.1");
+	rlt__key_of(RLT_KEY_PEER, 21, 64, &p, 0, &b);
+	rlt__key_format(&b, 21, 64, buf, sizeof buf);
+	assert_string_equal(buf, "192.168.0.0/21");
+
+	p.af = AF_INET6;
+	inet_pton(AF_INET6, "2001:db8:1:2:3:4:5:6", p.addr);
+	rlt__key_of(RLT_KEY_PEER, 24, 64, &p, 0, &a);
+	rlt__key_format(&a, 24, 64, buf, sizeof buf);
+	assert_string_equal(buf, "2001:db8:1:2::/64");
+	rlt__key_of(RLT_KEY_PEER, 24, 56, &p, 0, &a);
+	rlt__key_format(&a, 24, 56, buf, sizeof buf);
+	assert_string_equal(buf, "2001:db8:1::/56");
+	/* an IPv4 key and an IPv6 key of the same bytes differ */
+	p.af = AF_INET;
+	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &b);
+	assert_memory_not_equal(&a, &b, sizeof a);
+
+	rlt__key_of(RLT_KEY_PORT, 0, 0, &p, 8080, &a);
+	rlt__key_format(&a, 0, 0, buf, sizeof buf);
+	assert_string_equal(buf, "port 8080");
+	p.af = AF_UNIX;
+	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &a);
+	rlt__key_format(&a, 32, 128, buf, sizeof buf);
+	assert_string_equal(buf, "(no address)");
+	assert_true(a.w[0] != 0); /* 0 marks a free slot */
+}
+
+/* Each key has a budget of its own: one greedy key takes nothing from the others. */
+static void test_independent(void **s)
+{
+	struct rlt_params p = token(10, 2);
+	struct rlt__keytab *t = rlt__keytab_new(&p, 64, 7, 1);
+	struct rlt__keytab_top top[3];
+	struct rlt__key k99, k5;
+	char buf[80];
+	(void)s;
+	assert_non_null(t);
+	for (int i = 0; i < 100; i++) /* key 0 asks 100 times */
+		now_go(t, nth(0), T0);
+	for (unsigned k = 1; k < 20; k++) {
+		assert_int_equal(now_go(t, nth(k), T0), RLT_GO);
+		assert_int_equal(now_go(t, nth(k), T0), RLT_GO);
+		assert_int_equal(now_go(t, nth(k), T0), RLT_DENY);
+	}
+	assert_int_equal(now_go(t, nth(0), T0 + 50 * MS), RLT_DENY);
+	assert_int_equal(now_go(t, nth(0), T0 + 100 * MS), RLT_GO); /* 10/s: one a 100 ms */
+	assert_int_equal(atomic_load(&t->tracked), 20);
+	assert_int_equal(atomic_load(&t->evictions) + atomic_load(&t->expired), 0);
+	assert_int_equal(atomic_load(&t->spills), 0);
+	/* the busiest: key 0 with 3 units, then keys of 2 */
+	assert_int_equal(rlt__keytab_top(t, top, 3), 3);
+	rlt__key_format(&top[0].key, 32, 128, buf, sizeof buf);
+	assert_string_equal(buf, "10.0.0.0");
+	assert_int_equal(top[0].units, 3);
+	assert_int_equal(top[1].units, 2);
+	/* a key not tracked has a full budget; a tracked one what it has left */
+	k99 = nth(99);
+	k5 = nth(5);
+	assert_int_equal(rlt__keytab_available(t, &k99, T0), 2);
+	assert_int_equal(rlt__keytab_available(t, &k5, T0), 0);
+	rlt__keytab_free(t);
+}
+
+/* keys <= RLT_KEYTAB_WAYS: one set, exact LRU; an idle key whose budget is full again goes
+ * first and counts as expired, not evicted. */
+static void test_replacement(void **s)
+{
+	struct rlt_params p = token(10, 1);
+	struct rlt__keytab *t = rlt__keytab_new(&p, 4, 7, 0);
+	(void)s;
+	for (unsigned k = 0; k < 4; k++)
+		assert_int_equal(now_go(t, nth(k), T0 + k * 2 * MS), RLT_GO);
+	/* key 0 used again (denied: its budget is spent), so key 1 is now the least recent */
+	assert_int_equal(now_go(t, nth(0), T0 + 10 * MS), RLT_DENY);
+	assert_int_equal(now_go(t, nth(4), T0 + 12 * MS), RLT_GO);
+	assert_int_equal(atomic_load(&t->evictions), 1);
+	/* key 0 kept its state: still denied; key 1 comes back with a fresh budget */
+	assert_int_equal(now_go(t, nth(0), T0 + 14 * MS), RLT_DENY);
+	assert_int_equal(now_go(t, nth(1), T0 + 16 * MS), RLT_GO);
+	assert_int_equal(atomic_load(&t->evictions), 2); /* key 2 made room */
+	assert_int_equal(atomic_load(&t->tracked), 4);
+	/* a second later every budget is full again: replacing changes no decision */
+	assert_int_equal(now_go(t, nth(9), T0 + 2 * S), RLT_GO);
+	assert_int_equal(atomic_load(&t->evictions), 2);
+	assert_int_equal(atomic_load(&t->expired), 1);
+	rlt__keytab_free(t);
+}
+
+/* keys=4 and 8 clients taking turns, each asking at 40/s for 3 s against 10/s burst 1: every
+ * client comes back to find its key replaced, so each is admitted at its request rate: the
+ * documented bound (an evicted client starts with a fresh budget) and no more: a client's
+ * admissions <= its fresh budgets (inserts) x burst + rate x time. */
+static void test_eviction_bound(void **s)
+{
+	struct rlt_params p = token(10, 1);
+	struct rlt__keytab *t = rlt__keytab_new(&p, 4, 7, 0);
+	unsigned go[8] = { 0 };
+	(void)s;
+	for (unsigned i = 0; i < 8 * 120; i++) { /* 25 ms apart: 40/s for each of 8 over 3 s */
+		rlt_ns_t now = T0 + i * (25 * MS / 8);
+		go[i % 8] += now_go(t, nth(i % 8), now) == RLT_GO;
+	}
+	for (unsigned c = 0; c < 8; c++)
+		assert_int_equal(go[c], 120);
+	assert_int_equal(atomic_load(&t->tracked), 4);
+	assert_int_equal(atomic_load(&t->evictions) + atomic_load(&t->expired), 8 * 120 - 4);
+	rlt__keytab_free(t);
+
+	/* keys=8 with the same 8 clients: every key kept, each admitted at the rule's 10/s */
+	t = rlt__keytab_new(&p, 8, 7, 0);
+	memset(go, 0, sizeof go);
+	for (unsigned i = 0; i < 8 * 120; i++) {
+		rlt_ns_t now = T0 + i * (25 * MS / 8);
+		go[i % 8] += now_go(t, nth(i % 8), now) == RLT_GO;
+	}
+	for (unsigned c = 0; c < 8; c++)
+		assert_in_range(go[c], 30, 31); /* 3 s at 10/s, plus the burst of 1 */
+	assert_int_equal(atomic_load(&t->evictions) + atomic_load(&t->expired), 0);
+	rlt__keytab_free(t);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Threads
+ * ------------------------------------------------------------------------------------------- */
+
+struct worker {
+	struct rlt__keytab *t;
+	unsigned id;
+	unsigned go;
+	uint64_t seed;
+	int racing;
+	pthread_barrier_t *bar;
+};
+
+static _Atomic rlt_ns_t fake_now = T0;
+
+static void *own_key(void *arg)
+{
+	struct worker *w = arg;
+	pthread_barrier_wait(w->bar);
+	for (int i = 0; i < 2000; i++)
+		w->go += now_go(w->t, nth(w->id), atomic_load(&fake_now)) == RLT_GO;
+	return NULL;
+}
+
+/* Many threads on their own keys at one instant: each gets exactly its burst, whatever the
+ * others do. */
+static void test_threads_independent(void **s)
+{
+	struct rlt_params p = token(100, 10);
+	struct rlt__keytab *t = rlt__keytab_new(&p, 64, 3, 1);
+	pthread_barrier_t bar;
+	pthread_t th[8];
+	struct worker w[8];
+	(void)s;
+	pthread_barrier_init(&bar, NULL, 8);
+	for (unsigned i = 0; i < 8; i++) {
+		w[i] = (struct worker){ .t = t, .id = i, .bar = &bar };
+		assert_int_equal(pthread_create(&th[i], NULL, own_key, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(w[i].go, 10);
+	}
+	assert_int_equal(atomic_load(&t->tracked), 8);
+	assert_int_equal(atomic_load(&t->spills), 0);
+	pthread_barrier_destroy(&bar);
+	rlt__keytab_free(t);
+}
+
+static void *churn(void *arg)
+{
+	struct worker *w = arg;
+	pthread_barrier_wait(w->bar);
+	for (int i = 0; i < 20000; i++) {
+		rlt_ns_t now = atomic_fetch_add(&fake_now, 37 * 1000) + 1;
+		struct rlt__key k = nth((unsigned)rlt_test_range(&w->seed, 0, 47));
+		rlt_ns_t at;
+		void *st;
+		enum rlt_verdict v = rlt__keytab_decide(w->t, &k, now, 1,
+		                                        (i & 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE, &at,
+		                                        &st);
+		if (v != RLT_DENY && (i % 3) == 0)
+			rlt_refund(w->t->p, st, at, 1); /* a settle that gives all back */
+		w->go += v != RLT_DENY;
+	}
+	return NULL;
+}
+
+/* Inserts racing with look-ups and replacements: 4 threads over 48 keys in a table of 16. No
+ * torn key (every slot holds a key some thread asked for, none twice), counts that add up. */
+static void test_threads_churn(void **s)
+{
+	struct rlt_params p = token(1000, 5);
+	struct rlt__keytab *t = rlt__keytab_new(&p, 16, 11, 1);
+	pthread_barrier_t bar;
+	pthread_t th[4];
+	struct worker w[4];
+	uint64_t replaced;
+	(void)s;
+	pthread_barrier_init(&bar, NULL, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .t = t, .id = i, .seed = i + 1, .bar = &bar };
+		assert_int_equal(pthread_create(&th[i], NULL, churn, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (unsigned i = 0; i < t->keys; i++) {
+		struct rlt__keyslot *a = &t->slots[i];
+		struct rlt__key ka = { { a->k[0], a->k[1], a->k[2] } };
+		int known = 0;
+		assert_int_equal(a->seq & 1, 0);
+		for (unsigned k = 0; k < 48 && !known; k++) {
+			struct rlt__key kn = nth(k);
+			known = memcmp(&ka, &kn, sizeof ka) == 0;
+		}
+		assert_true(known);
+		for (unsigned j = i + 1; j < t->keys; j++) {
+			struct rlt__key kb = { { t->slots[j].k[0], t->slots[j].k[1],
+				                 t->slots[j].k[2] } };
+			assert_false(memcmp(&ka, &kb, sizeof ka) == 0);
+		}
+	}
+	replaced = atomic_load(&t->evictions) + atomic_load(&t->expired);
+	assert_int_equal(atomic_load(&t->tracked), 16);
+	assert_true(replaced > 1000);
+	printf("churn: 80000 decisions, %llu replaced (%llu evicted, %llu expired), %llu spilled\n",
+	       (unsigned long long)replaced, (unsigned long long)atomic_load(&t->evictions),
+	       (unsigned long long)atomic_load(&t->expired),
+	       (unsigned long long)atomic_load(&t->spills));
+	pthread_barrier_destroy(&bar);
+	rlt__keytab_free(t);
+}
+
+/* A child forked while another thread held a set's insert lock must not find it held. */
+static void test_forked(void **s)
+{
+	struct rlt_params p = token(10, 1);
+	struct rlt__keytab *t = rlt__keytab_new(&p, 8, 7, 0);
+	struct rlt__key k3 = nth(3);
+	uint64_t seq;
+	(void)s;
+	assert_int_equal(now_go(t, nth(1), T0), RLT_GO);
+	atomic_store(&t->locks[0], 1);                       /* as the fork found it */
+	atomic_store(&t->slots[3].seq, 1);                   /* an insert cut off half-way */
+	atomic_store(&t->slots[3].k[0], nth(2).w[0]);
+	assert_null(rlt__keytab_find(t, &k3, T0, 1, &seq)); /* spins */
+	rlt__keytab_forked(t);
+	assert_int_equal(atomic_load(&t->tracked), 1);
+	assert_non_null(rlt__keytab_find(t, &k3, T0, 1, &seq));
+	assert_int_equal(atomic_load(&t->tracked), 2);
+	assert_int_equal(now_go(t, nth(1), T0), RLT_DENY); /* kept across */
+	rlt__keytab_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_memory_stated),
+		cmocka_unit_test(test_key_of),
+		cmocka_unit_test(test_independent),
+		cmocka_unit_test(test_replacement),
+		cmocka_unit_test(test_eviction_bound),
+		cmocka_unit_test(test_threads_independent),
+		cmocka_unit_test(test_threads_churn),
+		cmocka_unit_test(test_forked),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
