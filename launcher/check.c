@@ -32,12 +32,13 @@ static const char *redis_status(const struct rlt_rule *r)
 
 /* One rule of a variable, checked as the library will build it. 0, or -1 with err filled. */
 static int check_one(enum rlt_var v, const char *text, struct rlt_rule *rules, size_t *n,
-                     struct rlt_error *err)
+                     int seccomp, struct rlt_error *err)
 {
 	if (rlt_rules_parse(v, text, rules, RLT_MAX_RULES_PER_VAR, n, err) != 0)
 		return -1;
 	for (size_t i = 0; i < *n; i++) {
-		const char *why = rlt__rule_unsupported(&rules[i]);
+		const char *why = seccomp ? rlt__rule_unsupported_seccomp(&rules[i])
+		                          : rlt__rule_unsupported(&rules[i]);
 		if (why) {
 			snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": %s", rlt_var_name(v),
 			         rules[i].text, why);
@@ -89,7 +90,7 @@ int rlt_cli_check_rules(int print, int seccomp)
 		if (!val || val[strspn(val, " \t;")] == '\0') /* unset, as the library has it */
 			continue;
 		if (!set.ignore_bad) {
-			if (check_one((enum rlt_var)v, val, rules, &n, &err) != 0) {
+			if (check_one((enum rlt_var)v, val, rules, &n, seccomp, &err) != 0) {
 				fprintf(stderr, "rlthrottle: %s\n", err.msg);
 				return -1;
 			}
@@ -100,7 +101,7 @@ int rlt_cli_check_rules(int print, int seccomp)
 		/* one rule at a time, as the library's RLT_ON_ERROR=ignore does */
 		char one[RLT_VALUE_MAX + 1];
 		for (const char *p = val; rlt__rule_next(&p, one);) {
-			if (check_one((enum rlt_var)v, one, rules, &n, &err) != 0) {
+			if (check_one((enum rlt_var)v, one, rules, &n, seccomp, &err) != 0) {
 				bad = 1;
 				if (print && set.loglevel >= RLT_LOG_WARN)
 					fprintf(stderr, "rlthrottle: %s (rule ignored: RLT_ON_ERROR=ignore)\n",

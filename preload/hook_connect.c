@@ -48,8 +48,8 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	nmask = e->mask[RLT_VAR_CONNS];
 	rlt__connect_counts(fd, e->type, seen, e->conn && e->conn->conns_mask, &cmask, &nmask);
 	if (cmask) {
-		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_CONNECT, cmask, rlt_pre_budget_states(e),
-		                     0, 1) != 0) {
+		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_CONNECT, cmask,
+		                          rlt_pre_budget_states(e), &peer, 0, 1) != 0) {
 			rlt_pre_log(RLT_LOG_DEBUG, "connect on fd %d rejected", fd);
 			return rlt_pre_fail(t.err);
 		}
@@ -124,8 +124,11 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 	uint32_t nmask = e->mask[RLT_VAR_CONNS];
 
 	if (amask) {
-		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask, rlt_pre_budget_states(e),
-		                     0, 1) != 0) {
+		/* key=port of an accept is the local, listening port (SPEC §3) */
+		struct rlt__peer kp = peer;
+		kp.port = l->local_port;
+		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask,
+		                          rlt_pre_budget_states(e), &kp, 0, 1) != 0) {
 			err = t.err;
 			goto shed;
 		}

@@ -154,6 +154,7 @@ static void atfork_child(void)
 		rlt_pre_fdtable_conns_held(held);
 		rlt__conns_forked(&rlt_pre_rules, held);
 	}
+	rlt__ruleset_keys_forked(&rlt_pre_rules);
 	/* The child starts where the parent's budgets stood (the memory is a copy) but reports
 	 * its own calls, and publishes them in its own page: the one mapped is the parent's. */
 	started = rlt__now();

@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "clock.h"
+#include "keytab.h"
 #include "policy.h"
 #include "publish.h"
 #include "scope_redis.h"
@@ -26,9 +27,12 @@ static uint64_t cost_for(const struct rlt_rule *r, uint64_t bytes, uint64_t msgs
 }
 
 /* NULL for a connection-scope rule of a socket that has no block (no memory could be had):
- * such a rule is then not applied rather than applied to a state that is not there. */
+ * such a rule is then not applied rather than applied to a state that is not there; and for a
+ * keyed rule, whose state is the key's (charge_at finds it, the ticket keeps it). */
 static void *state_of(const struct rlt__rt_rule *r, void *conn_block)
 {
+	if (r->keytab)
+		return NULL;
 	if (r->state)
 		return r->state;
 	if (r->redis)
@@ -80,12 +84,26 @@ static void undo(struct rlt__ruleset *rs, struct rlt__ticket *t, unsigned upto)
 		const struct rlt__rt_rule *r = &rs->rules[t->var][i];
 		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER)
 			continue;
-		refund(r, state_of(r, t->conn_block), t->at[i], cost_for(&r->rule, t->bytes, t->msgs));
+		refund(r, r->keytab ? t->kstate[i] : state_of(r, t->conn_block), t->at[i],
+		       cost_for(&r->rule, t->bytes, t->msgs));
 	}
 }
 
+/* A keyed rule's decision: the key of the call's peer, its state found in the rule's table. */
+static enum rlt_verdict decide_keyed(const struct rlt__rt_rule *r, const struct rlt__peer *peer,
+                                     rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
+                                     rlt_ns_t *at, void **kstate)
+{
+	struct rlt__key k;
+
+	rlt__key_of(r->rule.key, r->rule.key_prefix4, r->rule.key_prefix6, peer,
+	            peer ? peer->port : 0, &k);
+	return rlt__keytab_decide(r->keytab, &k, now, cost, mode, at, kstate);
+}
+
 static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                     uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs, rlt_ns_t now)
+                     uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                     uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
 	rlt_ns_t go = now;
 
@@ -103,12 +121,14 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 
 		void *st = state_of(r, conn_block);
 		t->at[i] = RLT_NS_NEVER;
-		if (!(mask & (1u << i)) || !st)
+		if (!(mask & (1u << i)) || (!st && !r->keytab))
 			continue;
 		uint64_t cost = cost_for(&r->rule, bytes, msgs);
 		enum rlt_mode mode =
 			r->rule.action == RLT_ACTION_REJECT ? RLT_MODE_NOW : RLT_MODE_RESERVE;
-		enum rlt_verdict v = decide(r, st, now, cost, mode, &at);
+		enum rlt_verdict v = r->keytab
+			? decide_keyed(r, peer, now, cost, mode, &at, &t->kstate[i])
+			: decide(r, st, now, cost, mode, &at);
 		if (v == RLT_DENY) {
 			undo(rs, t, i);
 			t->err = r->rule.err;
@@ -141,7 +161,21 @@ void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, i
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                 uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs)
 {
-	return charge_at(rs, t, var, mask, conn_block, bytes, msgs, rlt__now());
+	return charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, rlt__now());
+}
+
+int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                          uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                          uint64_t bytes, uint64_t msgs)
+{
+	if (charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, rlt__now()) != 0)
+		return -1;
+	if (t->go > t->start) {
+		rlt__charge_waiting(rs, t, 1);
+		rlt__sleep_until(t->go);
+		rlt__charge_waiting(rs, t, -1);
+	}
+	return 0;
 }
 
 int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -154,7 +188,7 @@ int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt
                         uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
                         rlt_ns_t now)
 {
-	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
+	if (charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, now) != 0)
 		return -1;
 	if (t->go > t->start) {
 		rlt__charge_waiting(rs, t, 1);
@@ -168,7 +202,7 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
                           uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
                           rlt_ns_t now)
 {
-	if (charge_at(rs, t, var, mask, conn_block, bytes, msgs, now) != 0)
+	if (charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, now) != 0)
 		return -1;
 	if (t->go > t->start) {
 		rlt__charge_waiting(rs, t, 1);
@@ -192,7 +226,8 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
 		if (r->rule.unit == RLT_UNIT_CALLS)
 			used = msgs_used ? 1 : 0;
 		if (used < took)
-			refund(r, state_of(r, t->conn_block), t->at[i], took - used);
+			refund(r, r->keytab ? t->kstate[i] : state_of(r, t->conn_block), t->at[i],
+			       took - used);
 		rlt__count_units(rs, r, used < took ? used : took);
 	}
 }

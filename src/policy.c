@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <sys/un.h>
 
+#include "clock.h"
+#include "keytab.h"
 #include "policy.h"
 #include "scope_redis.h"
 #include "scope_shm.h"
@@ -236,11 +238,34 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 		return "RLT_CONNS cannot have a redis:// scope (use process or shared:NAME)";
 	/* Parsed, not enforced yet (issue 11 is built in steps): refused rather than accepted
 	 * and ignored, which would leave a limit the user asked for silently off. */
-	if (r->key != RLT_KEY_NONE)
-		return "key= is not supported by this build yet (one budget per rule only)";
+	if (r->key != RLT_KEY_NONE && r->scope != RLT_SCOPE_PROCESS)
+		return "key= is supported in scope=process only by this build";
+	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNECT && r->var != RLT_VAR_ACCEPT)
+		return "key= is supported on RLT_CONNECT and RLT_ACCEPT only by this build";
+	/* keytab.h: a key's state is reset by one store, which a lock-holding engine's is not */
+	if (r->key != RLT_KEY_NONE && r->algo != RLT_ALGO_TOKEN && r->algo != RLT_ALGO_LEAKY &&
+	    r->algo != RLT_ALGO_FIXED_WINDOW)
+		return "key= is supported with algo=token, leaky or fixed-window only by this build";
 	if (r->action == RLT_ACTION_DRY_RUN)
 		return "action=dry-run is not supported by this build yet (use delay or reject)";
 	return NULL;
+}
+
+void rlt__ruleset_keys_forked(struct rlt__ruleset *rs)
+{
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < rs->n[v]; i++)
+			if (rs->rules[v][i].keytab)
+				rlt__keytab_forked(rs->rules[v][i].keytab);
+}
+
+const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r)
+{
+	const char *why = rlt__rule_unsupported(r);
+
+	if (!why && r->key != RLT_KEY_NONE)
+		why = "key= is not supported under --seccomp by this build (the preload only)";
+	return why;
 }
 
 static int check_supported(const struct rlt_rule *r, struct rlt_error *err)
@@ -284,6 +309,17 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 		rc = rlt__redis_new(rule, &r->redis, err);
 		if (rc)
 			return rc;
+	} else if (rule->key != RLT_KEY_NONE) {
+		/* Seeded at load so that clients cannot aim their addresses at one set. */
+		r->keytab = rlt__keytab_new(&r->rule.params, rule->keys,
+		                            rlt__now() ^ (uint64_t)(uintptr_t)r, 1);
+		if (!r->keytab) {
+			snprintf(err->msg, sizeof err->msg,
+			         "%s=\"%.300s\": no memory for the table of %u keys (%zu bytes)",
+			         rlt_var_name(v), rule->text, (unsigned)rule->keys,
+			         rlt__keytab_bytes(rule->keys));
+			return -ENOMEM;
+		}
 	} else if (v != RLT_VAR_CONNS) {
 		size_t size = rlt_state_size(&rule->params);
 		if (rule->scope == RLT_SCOPE_CONNECTION) {

@@ -38,6 +38,7 @@ static inline void rlt__stat_max(_Atomic uint64_t *m, uint64_t v)
 
 struct rlt__shm_holder;
 struct rlt__pub;
+struct rlt__keytab;
 
 struct rlt__rt_rule {
 	struct rlt_rule rule;
@@ -51,6 +52,8 @@ struct rlt__rt_rule {
 	struct rlt__shm_holder *holders; /* RLT_CONNS, scope=shared: who holds its slots */
 	_Atomic(struct rlt__shm_holder *) mine; /* ... and this process's entry (NULL: none yet) */
 	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
+	struct rlt__keytab *keytab; /* key=, process scope: one state per key (keytab.h); state
+	                               is NULL then */
 	/* Where this rule counts: its record in the process's published page (publish.c), or
 	 * `own` when the process has no page (none could be made, RLT_PUBLISH=0, or a copy not
 	 * yet published). Never NULL once the rule is built. */
@@ -110,8 +113,14 @@ int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR
                        int ignore_bad, void (*warn)(const char *msg, void *ctx), void *ctx,
                        struct rlt_error *err);
 
-/* Why this build cannot enforce a rule it parsed (NULL: it can). */
+/* In a forked child (one thread): the keyed tables' insert locks that the parent's other
+ * threads held are let go (rlt__keytab_forked). */
+void rlt__ruleset_keys_forked(struct rlt__ruleset *rs);
+
+/* Why this build cannot enforce a rule it parsed (NULL: it can); the _seccomp form: under
+ * `rlthrottle --seccomp`, which the launcher checks before the supervisor starts. */
 const char *rlt__rule_unsupported(const struct rlt_rule *r);
+const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r);
 
 /* Bitmask of the rules of `var` whose filters admit this peer on a socket of family `af`. */
 uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struct rlt__peer *peer);
@@ -164,6 +173,8 @@ struct rlt__ticket {
 	void *conn_block;
 	uint64_t bytes, msgs;         /* what was reserved */
 	rlt_ns_t at[RLT_MAX_RULES_PER_VAR];
+	void *kstate[RLT_MAX_RULES_PER_VAR]; /* keyed rules: the key's state charged, for the
+	                                        refund of the settle */
 	rlt_ns_t start;               /* when the call asked */
 	rlt_ns_t go;                  /* when it may go (the latest slot of its rules) */
 	int err;                      /* errno when rejected */
@@ -178,6 +189,14 @@ struct rlt__ticket {
  */
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                 uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs);
+
+/* rlt__charge_wait for a call whose rules may have key= (SPEC §3): `peer` is what the key is
+ * made of, its address the remote one and its port the one key=port takes (the remote port; for
+ * accept, the local, listening one). NULL: no address known (such calls share one key). The
+ * other charge functions pass NULL. */
+int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                          uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                          uint64_t bytes, uint64_t msgs);
 
 /* rlt__charge, then sleep until the call may go. The _at form takes the clock reading the
  * caller already made (one clock read per call on the hot path, not two). */

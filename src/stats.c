@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "keytab.h"
 #include "stats.h"
 
 struct out {
@@ -88,6 +89,34 @@ static void field(struct out *o, const char *name, uint64_t v)
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
+/* The busiest keys shown per keyed rule: a bound on the summary's size, whatever `keys`. */
+#define BUSIEST 10
+
+/* A keyed rule: its table's counts and its busiest keys by units charged. */
+static void keys_of(struct out *o, const struct rlt__rt_rule *r)
+{
+	struct rlt__keytab_top top[BUSIEST];
+	struct rlt__keytab *t = r->keytab;
+	size_t n = rlt__keytab_top(t, top, BUSIEST);
+
+	field(o, "keys", t->keys);
+	field(o, "keys_tracked", LOAD(t->tracked));
+	field(o, "keys_evicted", LOAD(t->evictions));
+	field(o, "keys_expired", LOAD(t->expired));
+	field(o, "keys_spilled", LOAD(t->spills));
+	puts_(o, ",\"busiest\":[");
+	for (size_t i = 0; i < n; i++) {
+		char name[80];
+		rlt__key_format(&top[i].key, r->rule.key_prefix4, r->rule.key_prefix6, name,
+		                sizeof name);
+		puts_(o, i ? ",{\"key\":" : "{\"key\":");
+		putstr(o, name);
+		field(o, "units", top[i].units);
+		puts_(o, "}");
+	}
+	puts_(o, "]");
+}
+
 int rlt__stats_write(struct rlt__ruleset *rs, ssize_t (*wr)(int, const void *, size_t), int fd,
                      pid_t pid, rlt_ns_t elapsed_ns)
 {
@@ -113,6 +142,8 @@ int rlt__stats_write(struct rlt__ruleset *rs, ssize_t (*wr)(int, const void *, s
 			field(&o, "units", LOAD(r->st->units));
 			field(&o, "delay_ns_total", LOAD(r->st->delay_ns_total));
 			field(&o, "delay_ns_max", LOAD(r->st->delay_ns_max));
+			if (r->keytab)
+				keys_of(&o, r);
 			puts_(&o, "}");
 		}
 	puts_(&o, "\n]}\n");

@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "clock.h"
+#include "keytab.h"
 #include "policy.h"
 #include "stats.h"
 #include "wait.h"
@@ -142,6 +143,59 @@ static void conns_delay_waits_for_a_close(void **s)
 	assert_true(waited >= 100000000ull && waited < 5000000000ull);
 }
 
+static struct rlt__peer peer4(uint8_t last)
+{
+	struct rlt__peer p = {.af = AF_INET, .addr = {127, 0, 0, last}, .port = 80};
+	return p;
+}
+
+/* key=peer: a budget per client, and the rejection of another rule gives a key's charge back
+ * to that key; a settle refunds the key charged. */
+static void keyed_charge(void **s)
+{
+	const char *v[RLT_VAR_COUNT] = {NULL,
+	                                "2/h burst=2 key=peer action=reject; 5/h burst=5 action=reject",
+	                                NULL, NULL, NULL};
+	struct rlt__peer a = peer4(2), b = peer4(3), c = peer4(4), d = peer4(5);
+	struct rlt__ticket t;
+	struct rlt_error err;
+	struct rlt__key kc;
+	(void)s;
+	memset(&rs, 0, sizeof rs);
+	rs.stats_on = 1;
+	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
+		fail_msg("build: %s", err.msg);
+	struct rlt__keytab *kt = rs.rules[RLT_VAR_ACCEPT][0].keytab;
+	assert_non_null(kt);
+	assert_null(rs.rules[RLT_VAR_ACCEPT][0].state);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x3, NULL, &a, 0, 1), 0);
+		rlt__settle(&rs, &t, 0, 1);
+	}
+	assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x3, NULL, &a, 0, 1), -1);
+	/* a's third took nothing from the 5/h rule: b has its own two */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x3, NULL, &b, 0, 1), 0);
+		rlt__settle(&rs, &t, 0, 1);
+	}
+	assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x3, NULL, &c, 0, 1), 0);
+	rlt__settle(&rs, &t, 0, 1);
+	/* the 5/h rule is spent: c's second is refused there, and its key gets the charge back */
+	assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x3, NULL, &c, 0, 1), -1);
+	rlt__key_of(RLT_KEY_PEER, 32, 128, &c, 0, &kc);
+	assert_int_equal(rlt__keytab_available(kt, &kc, rlt__now()), 1);
+	assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x3, NULL, &d, 0, 1), -1);
+	/* a settle that used nothing gives the key its unit back */
+	assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x1, NULL, &c, 0, 1), 0);
+	assert_int_equal(rlt__keytab_available(kt, &kc, rlt__now()), 0);
+	rlt__settle(&rs, &t, 0, 0);
+	assert_int_equal(rlt__keytab_available(kt, &kc, rlt__now()), 1);
+	assert_int_equal(atomic_load(&kt->tracked), 4);
+	/* the charge without a peer: calls with no address known share one key */
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_ACCEPT, 0x1, NULL, 0, 1), 0);
+	assert_int_equal(atomic_load(&kt->tracked), 5);
+}
+
 static void stats_json(void **s)
 {
 	struct rlt__ticket t;
@@ -175,6 +229,7 @@ int main(void)
 		cmocka_unit_test(connection_states),
 		cmocka_unit_test(conns_reject),
 		cmocka_unit_test(conns_delay_waits_for_a_close),
+		cmocka_unit_test(keyed_charge),
 		cmocka_unit_test(stats_json),
 	};
 	return cmocka_run_group_tests_name("charge", tests, NULL, NULL);

@@ -178,7 +178,8 @@ static void unsupported_and_bad(void **s)
 	v[2] = "1MiB/s key=peer";
 	memset(&rs, 0, sizeof rs);
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
-	assert_non_null(strstr(err.msg, "RLT_SEND=\"1MiB/s key=peer\": key= is not supported"));
+	assert_non_null(strstr(err.msg, "RLT_SEND=\"1MiB/s key=peer\": key= is supported on "
+	                                  "RLT_CONNECT and RLT_ACCEPT only"));
 	v[2] = "1MiB/s action=dry-run";
 	memset(&rs, 0, sizeof rs);
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
