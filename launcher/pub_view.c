@@ -323,7 +323,9 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 			rlt_cli_json_str(f, r->params_torn ? "?" : rlt_algo_name(r->params.algo));
 			fprintf(f, ",\"scope\":\"%s\",\"action\":\"%s\",\"unit\":\"%s\"",
 			        rlt_cli_scope_name(r->params.scope),
-			        r->params.action == RLT_ACTION_REJECT ? "reject" : "delay",
+			        r->params.action == RLT_ACTION_REJECT    ? "reject"
+			        : r->params.action == RLT_ACTION_DRY_RUN ? "dry-run"
+			                                                 : "delay",
 			        rlt_cli_unit_name(r));
 			if (r->var == RLT_VAR_CONNS)
 				fprintf(f, ",\"limit_open\":%llu", (unsigned long long)r->params.rate_num);

@@ -69,6 +69,8 @@ uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask
 		void *st = state_of(r, conn_block);
 		if (!(mask & (1u << i)) || r->rule.unit != RLT_UNIT_BYTES || !st)
 			continue;
+		if (r->rule.action == RLT_ACTION_DRY_RUN)
+			continue; /* it never holds a call back, so it never cuts one either */
 		uint64_t a = r->redis ? rlt__redis_available(r->redis, now)
 		                      : rlt_available(&r->rule.params, st, now);
 		if (a < least)
@@ -101,11 +103,29 @@ static enum rlt_verdict decide_keyed(const struct rlt__rt_rule *r, const struct 
 	return rlt__keytab_decide(r->keytab, &k, now, cost, mode, at, kstate);
 }
 
+/*
+ * A dry-run rule's decision, counted, never holding the call. Its budget is charged as delay's
+ * would be (a reservation), so it stands where delay would have left it. What delay would have
+ * made this call wait is its part of the lag of the budget behind the clock: the lag now less
+ * the lag after the last call (the rest was counted then). For one stream the parts add up to
+ * the delay the whole transfer would have taken. Reject would have refused a call that did not
+ * conform at once.
+ */
+static void dry_run(struct rlt__ruleset *rs, struct rlt__rt_rule *r, enum rlt_verdict v,
+                    rlt_ns_t now, rlt_ns_t at)
+{
+	uint64_t lag = v == RLT_DENY ? 0 : at > now ? at - now : 0;
+	uint64_t before = atomic_exchange_explicit(&r->dry_lag, lag, memory_order_relaxed);
+
+	rlt__count_dry(rs, r, lag > before ? lag - before : 0, v == RLT_DENY || at > now);
+}
+
 static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                      uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                      uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
 	rlt_ns_t go = now;
+	uint32_t dry = 0;
 
 	t->var = var;
 	t->mask = mask;
@@ -129,6 +149,13 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 		enum rlt_verdict v = r->keytab
 			? decide_keyed(r, peer, now, cost, mode, &at, &t->kstate[i])
 			: decide(r, st, now, cost, mode, &at);
+		if (r->rule.action == RLT_ACTION_DRY_RUN) {
+			dry_run(rs, r, v, now, at);
+			dry |= 1u << i;
+			if (v != RLT_DENY)
+				t->at[i] = at; /* settled as any charge; the call does not wait for it */
+			continue;
+		}
 		if (v == RLT_DENY) {
 			undo(rs, t, i);
 			t->err = r->rule.err;
@@ -142,7 +169,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->go = go;
 	if (rs->stats_on)
 		for (unsigned i = 0; i < rs->n[var]; i++)
-			if (mask & (1u << i))
+			if ((mask & ~dry) & (1u << i))
 				rlt__count_admitted(rs, &rs->rules[var][i], go - now);
 	return 0;
 }
@@ -153,7 +180,8 @@ void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, i
 		return;
 	for (unsigned i = 0; i < rs->n[t->var]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[t->var][i];
-		if ((t->mask & (1u << i)) && t->at[i] != RLT_NS_NEVER && t->at[i] > t->start)
+		if ((t->mask & (1u << i)) && t->at[i] != RLT_NS_NEVER && t->at[i] > t->start &&
+		    r->rule.action != RLT_ACTION_DRY_RUN)
 			rlt__count_waiting(r, d);
 	}
 }

@@ -186,7 +186,7 @@ int rlt__always_admits(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t
 {
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		const struct rlt__rt_rule *r = &rs->rules[var][i];
-		if (!(mask & (1u << i)))
+		if (!(mask & (1u << i)) || r->rule.action == RLT_ACTION_DRY_RUN)
 			continue;
 		if (r->rule.action != RLT_ACTION_DELAY || r->rule.params.max_wait_ns != RLT_NS_NEVER ||
 		    r->rule.params.algo != RLT_ALGO_TOKEN || r->redis)
@@ -246,8 +246,8 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 	if (r->key != RLT_KEY_NONE && r->algo != RLT_ALGO_TOKEN && r->algo != RLT_ALGO_LEAKY &&
 	    r->algo != RLT_ALGO_FIXED_WINDOW)
 		return "key= is supported with algo=token, leaky or fixed-window only by this build";
-	if (r->action == RLT_ACTION_DRY_RUN)
-		return "action=dry-run is not supported by this build yet (use delay or reject)";
+	if (r->action == RLT_ACTION_DRY_RUN && r->var == RLT_VAR_CONNS)
+		return "action=dry-run is not supported on RLT_CONNS by this build yet";
 	return NULL;
 }
 
@@ -265,6 +265,8 @@ const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r)
 
 	if (!why && r->key != RLT_KEY_NONE)
 		why = "key= is not supported under --seccomp by this build (the preload only)";
+	if (!why && r->action == RLT_ACTION_DRY_RUN)
+		why = "action=dry-run is not supported under --seccomp by this build (the preload only)";
 	return why;
 }
 
@@ -296,8 +298,10 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	memset(r, 0, sizeof *r);
 	r->rule = *rule;
 	r->st = &r->own;
-	r->piece = v == RLT_VAR_CONNS ? UINT64_MAX : piece_of(rule);
-	r->whole = v == RLT_VAR_CONNS ? UINT64_MAX : whole_of(rule, r->piece);
+	/* a dry-run rule never holds a call back, so it never cuts one into pieces either */
+	int uncut = v == RLT_VAR_CONNS || rule->action == RLT_ACTION_DRY_RUN;
+	r->piece = uncut ? UINT64_MAX : piece_of(rule);
+	r->whole = uncut ? UINT64_MAX : whole_of(rule, r->piece);
 	if (rule->scope == RLT_SCOPE_SHARED) {
 		/* the state (or the RLT_CONNS counter) lives in the segment */
 		rc = rlt__shm_attach(rule, &r->state, &r->shared_open, &r->holders, err);

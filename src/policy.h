@@ -54,6 +54,8 @@ struct rlt__rt_rule {
 	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
 	struct rlt__keytab *keytab; /* key=, process scope: one state per key (keytab.h); state
 	                               is NULL then */
+	_Atomic uint64_t dry_lag; /* action=dry-run: how far the last call's slot was ahead of
+	                             its clock (ns), to count each call's part of the delay */
 	/* Where this rule counts: its record in the process's published page (publish.c), or
 	 * `own` when the process has no page (none could be made, RLT_PUBLISH=0, or a copy not
 	 * yet published). Never NULL once the rule is built. */

@@ -569,7 +569,7 @@ void rlt__pub_read(const struct rlt__pub_reader *rd, unsigned k, rlt_ns_t now,
 	struct rlt__pub_params *p = &out->params;
 	p->text[sizeof p->text - 1] = '\0';
 	if (out->params_torn || p->algo >= RLT_ALGO_COUNT || p->scope > RLT_SCOPE_REDIS ||
-	    p->action > RLT_ACTION_REJECT || p->unit > RLT_UNIT_CONNS) {
+	    p->action > RLT_ACTION_DRY_RUN || p->unit > RLT_UNIT_CONNS) {
 		memset(p, 0, sizeof *p);
 		out->params_torn = 1;
 	}

@@ -33,6 +33,24 @@ static inline void rlt__count_admitted(const struct rlt__ruleset *rs, struct rlt
 	}
 }
 
+/* Dry-run rule r let a call go at once; delay would have made it wait waited_ns (its part of
+ * the delay: see charge.c), and reject would have refused it when would_reject. */
+static inline void rlt__count_dry(const struct rlt__ruleset *rs, struct rlt__rt_rule *r,
+                                  uint64_t waited_ns, int would_reject)
+{
+	if (!rs->stats_on)
+		return;
+	rlt__count_add(&r->st->calls, 1);
+	rlt__count_add(&r->st->allowed, 1);
+	if (waited_ns) {
+		rlt__count_add(&r->st->delayed, 1);
+		rlt__count_add(&r->st->delay_ns_total, waited_ns);
+		rlt__stat_max(&r->st->delay_ns_max, waited_ns);
+	}
+	if (would_reject)
+		rlt__count_add(&r->st->rejected, 1);
+}
+
 /* Rule r failed a call. */
 static inline void rlt__count_rejected(const struct rlt__ruleset *rs, struct rlt__rt_rule *r)
 {

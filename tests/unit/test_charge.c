@@ -16,6 +16,8 @@
 #include "stats.h"
 #include "wait.h"
 
+#define NS_S 1000000000ull
+
 static struct rlt__ruleset rs;
 
 static void load(const char *send, const char *conns)
@@ -196,6 +198,41 @@ static void keyed_charge(void **s)
 	assert_int_equal(atomic_load(&kt->tracked), 5);
 }
 
+/* action=dry-run: never waits nor fails; counts what delay would have waited (each call its
+ * part of the budget's lag) and what reject would have refused; never cuts a send. */
+static void dry_run_counts(void **s)
+{
+	struct rlt__ticket t;
+	(void)s;
+	load("1000B/h burst=1000 action=dry-run", NULL);
+	struct rlt__stats *st = rs.rules[RLT_VAR_SEND][0].st;
+	assert_true(rlt__whole(&rs, RLT_VAR_SEND, 0x1, 0) == UINT64_MAX);
+	assert_true(rlt__piece(&rs, RLT_VAR_SEND, 0x1) == UINT64_MAX);
+	assert_true(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, rlt__now()) == UINT64_MAX);
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 600, 1), 0);
+	assert_int_equal(t.go, t.start);
+	rlt__settle(&rs, &t, 600, 1);
+	assert_int_equal(st->delayed, 0);
+	/* 600 more: 200 over the burst, 720 s at 1000 B/h; reject would have refused it */
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 600, 1), 0);
+	assert_int_equal(t.go, t.start);
+	rlt__settle(&rs, &t, 600, 1);
+	assert_int_equal(st->delayed, 1);
+	assert_int_equal(st->rejected, 1);
+	assert_in_range(st->delay_ns_total, 719 * NS_S, 720 * NS_S);
+	/* 100 more: the lag grows by 360 s, counted once, not 1080 */
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 100, 1), 0);
+	rlt__settle(&rs, &t, 100, 1);
+	assert_in_range(st->delay_ns_total, 1079 * NS_S, 1080 * NS_S);
+	assert_int_equal(st->allowed, 3);
+	assert_int_equal(st->calls, 3);
+	assert_int_equal(st->units, 1300);
+	/* beside a delay rule, it does not make the call wait, nor count as waiting */
+	load("1000B/h burst=1000 action=dry-run; 1000B/h burst=2000", NULL);
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x3, NULL, 1500, 1), 0);
+	assert_int_equal(t.go, t.start);
+}
+
 static void stats_json(void **s)
 {
 	struct rlt__ticket t;
@@ -230,6 +267,7 @@ int main(void)
 		cmocka_unit_test(conns_reject),
 		cmocka_unit_test(conns_delay_waits_for_a_close),
 		cmocka_unit_test(keyed_charge),
+		cmocka_unit_test(dry_run_counts),
 		cmocka_unit_test(stats_json),
 	};
 	return cmocka_run_group_tests_name("charge", tests, NULL, NULL);

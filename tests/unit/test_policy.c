@@ -180,10 +180,12 @@ static void unsupported_and_bad(void **s)
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
 	assert_non_null(strstr(err.msg, "RLT_SEND=\"1MiB/s key=peer\": key= is supported on "
 	                                  "RLT_CONNECT and RLT_ACCEPT only"));
-	v[2] = "1MiB/s action=dry-run";
+	v[2] = NULL;
+	v[4] = "2 action=dry-run";
 	memset(&rs, 0, sizeof rs);
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
-	assert_non_null(strstr(err.msg, "action=dry-run is not supported"));
+	assert_non_null(strstr(err.msg, "action=dry-run is not supported on RLT_CONNS"));
+	v[4] = NULL;
 	/* empty is unset */
 	v[2] = " ";
 	memset(&rs, 0, sizeof rs);
