@@ -214,7 +214,7 @@ static void conn_put(struct rlt_pre_sock_budgets *c)
 	if (atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
 	if (c->conns_mask)
-		rlt__conns_release(&rlt_pre_rules, c->conns_mask);
+		rlt__conns_release_peer(&rlt_pre_rules, c->conns_mask, &c->conns_peer);
 	c->conns_mask = 0;
 	uint32_t idx = (uint32_t)(((unsigned char *)c - arena) / block_size);
 	uint64_t head = atomic_load(&free_head), next;
@@ -321,10 +321,12 @@ struct rlt_pre_sock_budgets *rlt_pre_fd_budgets(struct rlt_pre_fd *e)
 	return c;
 }
 
-void rlt_pre_fd_conns_hold(int fd, struct rlt_pre_sock_budgets *c, uint32_t mask)
+void rlt_pre_fd_conns_hold(int fd, struct rlt_pre_sock_budgets *c, uint32_t mask,
+                           const struct rlt__peer *peer)
 {
 	int max = atomic_load_explicit(&conns_fd_max, memory_order_relaxed);
 
+	c->conns_peer = *peer;
 	c->conns_mask = mask;
 	while (fd > max && !atomic_compare_exchange_weak_explicit(&conns_fd_max, &max, fd,
 	                                                          memory_order_relaxed,

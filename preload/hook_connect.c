@@ -55,7 +55,7 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		}
 		charged = 1;
 	}
-	if (nmask && rlt__conns_acquire(&rlt_pre_rules, nmask, &err) != 0) {
+	if (nmask && rlt__conns_acquire_peer(&rlt_pre_rules, nmask, &peer, &err) != 0) {
 		if (charged)
 			rlt__settle(&rlt_pre_rules, &t, 0, 0);
 		return rlt_pre_fail(err);
@@ -68,9 +68,9 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (nmask) {
 		struct rlt_pre_sock_budgets *c = how == RLT_CONNECT_GOING ? rlt_pre_fd_budgets(e) : NULL;
 		if (c)
-			rlt_pre_fd_conns_hold(fd, c, nmask); /* released with the socket's last fd */
+			rlt_pre_fd_conns_hold(fd, c, nmask, &peer); /* released with its last fd */
 		else
-			rlt__conns_release(&rlt_pre_rules, nmask);
+			rlt__conns_release_peer(&rlt_pre_rules, nmask, &peer);
 	}
 	if (e->type == SOCK_STREAM && how == RLT_CONNECT_FAILED) {
 		/* The next connect() starts another attempt: said without a system call, and true
@@ -122,11 +122,11 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 		return 0;
 	uint32_t amask = rlt__match_accept(&rlt_pre_rules, &peer, l->local_port);
 	uint32_t nmask = e->mask[RLT_VAR_CONNS];
+	/* key=port of an accepted connection is the local, listening port (SPEC §3) */
+	struct rlt__peer kp = peer;
+	kp.port = l->local_port;
 
 	if (amask) {
-		/* key=port of an accept is the local, listening port (SPEC §3) */
-		struct rlt__peer kp = peer;
-		kp.port = l->local_port;
 		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask,
 		                          rlt_pre_budget_states(e), &kp, 0, 1) != 0) {
 			err = t.err;
@@ -135,13 +135,13 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 		rlt__settle(&rlt_pre_rules, &t, 0, 1);
 	}
 	if (nmask) {
-		if (rlt__conns_acquire(&rlt_pre_rules, nmask, &err) != 0)
+		if (rlt__conns_acquire_peer(&rlt_pre_rules, nmask, &kp, &err) != 0)
 			goto shed;
 		struct rlt_pre_sock_budgets *c = rlt_pre_fd_budgets(e);
 		if (c)
-			rlt_pre_fd_conns_hold(nfd, c, nmask);
+			rlt_pre_fd_conns_hold(nfd, c, nmask, &kp);
 		else
-			rlt__conns_release(&rlt_pre_rules, nmask);
+			rlt__conns_release_peer(&rlt_pre_rules, nmask, &kp);
 	}
 	return 0;
 shed:

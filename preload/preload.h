@@ -101,6 +101,7 @@ enum rlt_pre_fdkind {
 struct rlt_pre_sock_budgets {
 	_Atomic uint32_t refs;    /* fds that refer to this socket */
 	uint32_t conns_mask;      /* RLT_CONNS rules this connection counts against */
+	struct rlt__peer conns_peer; /* ... and the peer their keys were taken for (key=) */
 	uint32_t fork_seen;       /* the fork that last counted it (rlt_pre_fdtable_conns_held) */
 	_Atomic uint32_t next;    /* free list: index + 1 of the block below it, 0 for none */
 	_Alignas(64) unsigned char states[]; /* rlt_pre_rules.conn_block_size bytes */
@@ -152,7 +153,8 @@ static inline void *rlt_pre_budget_states(struct rlt_pre_fd *e)
 	return c ? c->states : NULL;
 }
 /* The connection on fd holds slots of the RLT_CONNS rules in mask until its last fd closes. */
-void rlt_pre_fd_conns_hold(int fd, struct rlt_pre_sock_budgets *c, uint32_t mask);
+void rlt_pre_fd_conns_hold(int fd, struct rlt_pre_sock_budgets *c, uint32_t mask,
+                           const struct rlt__peer *peer);
 /* In a forked child: the connections it inherited, counted per RLT_CONNS rule (a socket with
  * several fds once). */
 void rlt_pre_fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR]);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "keytab.h"
 #include "policy.h"
 #include "proc_stat.h"
 #include "scope_shm.h"
@@ -159,8 +160,43 @@ void rlt__conns_release_rule(struct rlt__rt_rule *r)
 		rlt__wake_all(open_of(r), r->shared_open != NULL);
 }
 
-int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
-                   rlt_ns_t now)
+static void key_of(const struct rlt__rt_rule *r, const struct rlt__peer *peer,
+                   struct rlt__key *k)
+{
+	rlt__key_of(r->rule.key, r->rule.key_prefix4, r->rule.key_prefix6, peer,
+	            peer ? peer->port : 0, k);
+}
+
+/* One slot of rule r for this peer: the rule's count, or its key's. */
+static int take_for(struct rlt__rt_rule *r, const struct rlt__peer *peer, rlt_ns_t now)
+{
+	struct rlt__key k;
+
+	if (!r->keytab)
+		return rlt__conns_take(r);
+	key_of(r, peer, &k);
+	return rlt__keytab_count_take(r->keytab, &k, r->rule.amount_num, now);
+}
+
+void rlt__conns_release_peer(struct rlt__ruleset *rs, uint32_t mask,
+                             const struct rlt__peer *peer)
+{
+	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
+		struct rlt__key k;
+		if (!(mask & (1u << i)))
+			continue;
+		if (!r->keytab) {
+			rlt__conns_release_rule(r);
+			continue;
+		}
+		key_of(r, peer, &k);
+		rlt__keytab_count_release(r->keytab, &k);
+	}
+}
+
+static int conns_try(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
+                     struct rlt__conns_wait *w, rlt_ns_t now)
 {
 	uint32_t taken = 0;
 
@@ -168,13 +204,13 @@ int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wai
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
 		if (!(mask & (1u << i)))
 			continue;
-		if (rlt__conns_take(r)) {
+		if (take_for(r, peer, now)) {
 			taken |= 1u << i;
 			continue;
 		}
 		/* All or none: a call that waits holds no slot meanwhile, so that two calls
 		 * each holding what the other waits for cannot both wait out their max-wait. */
-		rlt__conns_release(rs, taken);
+		rlt__conns_release_peer(rs, taken, peer);
 		if (!w->waiting) {
 			w->waiting = 1;
 			w->since = now;
@@ -201,14 +237,26 @@ int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wai
 	return 0;
 }
 
+int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
+                   rlt_ns_t now)
+{
+	return conns_try(rs, mask, NULL, w, now);
+}
+
 int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
+{
+	return rlt__conns_acquire_peer(rs, mask, NULL, err);
+}
+
+int rlt__conns_acquire_peer(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
+                            int *err)
 {
 	struct rlt__conns_wait w = {0};
 	int rc;
 
 	/* Bounded by the max-wait (rlt__conns_try rejects after it); a delay without one waits
-	 * for a close, as SPEC §3 says. */
-	while ((rc = rlt__conns_try(rs, mask, &w, rlt__now())) == 1) {
+	 * for a close, as SPEC §3 says. Keyed rules only reject (rlt__rule_unsupported). */
+	while ((rc = conns_try(rs, mask, peer, &w, rlt__now())) == 1) {
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][w.rule];
 		uint32_t cur = atomic_load(open_of(r));
 		rlt_ns_t until = w.deadline, now = rlt__now();

@@ -250,8 +250,17 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 	if (!s) {
 		s = victim(t, set, ways, now, &count);
 		if (s) {
+			uint64_t zero = 0;
 			q = atomic_load_explicit(&s->seq, memory_order_relaxed);
-			atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
+			atomic_store_explicit(&s->seq, q + 1, memory_order_seq_cst);
+			/* A count may have been taken on the old key since it was found idle: then
+			 * it stays (its taker sees the sequence move, gives the count back and looks
+			 * again), and this call gets no slot. */
+			if (!t->p && !atomic_compare_exchange_strong(&s->state, &zero, 0)) {
+				atomic_store_explicit(&s->seq, q + 2, memory_order_seq_cst);
+				atomic_store_explicit(lock, 0, memory_order_release);
+				return NULL;
+			}
 			/* release stores: the odd sequence is seen before any word of the new key */
 			atomic_store_explicit(&s->k[0], k->w[0], memory_order_release);
 			atomic_store_explicit(&s->k[1], k->w[1], memory_order_release);
@@ -297,6 +306,47 @@ enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt__key
 	atomic_fetch_add_explicit(&t->spills, 1, memory_order_relaxed);
 	*state = (void *)&t->spill.state;
 	return rlt_decide(t->p, *state, now, cost, mode, at);
+}
+
+int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint64_t limit,
+                           rlt_ns_t now)
+{
+	for (int tries = 0; tries < RETRIES; tries++) {
+		uint64_t seq;
+		struct rlt__keyslot *s = rlt__keytab_find(t, k, now, 1, &seq);
+		if (!s)
+			return 0;
+		uint64_t cur = atomic_load(&s->state);
+		do {
+			if (cur >= limit)
+				return 0;
+		} while (!atomic_compare_exchange_weak(&s->state, &cur, cur + 1));
+		if (rlt__keytab_still(s, seq)) {
+			atomic_store_explicit(&s->last, now, memory_order_relaxed);
+			return 1;
+		}
+		atomic_fetch_sub(&s->state, 1); /* the slot was being given to another key */
+	}
+	return 0;
+}
+
+void rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k)
+{
+	uint64_t seq;
+	struct rlt__keyslot *s = NULL;
+
+	/* Bounded: the key is there (it holds a count), at worst for a moment behind an odd
+	 * sequence (an insert that found it busy and left it as it was). */
+	for (int spins = 0; !s && spins < LOCK_SPINS; spins++) {
+		s = rlt__keytab_find(t, k, 0, 0, &seq);
+		if (!s)
+			cpu_relax();
+	}
+	if (s) {
+		uint64_t c = atomic_load(&s->state);
+		while (c && !atomic_compare_exchange_weak(&s->state, &c, c - 1))
+			;
+	}
 }
 
 uint64_t rlt__keytab_available(struct rlt__keytab *t, const struct rlt__key *k, rlt_ns_t now)

@@ -109,6 +109,13 @@ int rlt__key_format(const struct rlt__key *k, unsigned prefix4, unsigned prefix6
  */
 struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__key *k,
                                       rlt_ns_t now, int insert, uint64_t *seq);
+/* RLT_CONNS per key (a table without params): take one of `limit` connections of key k (1),
+ * or not (0: the key is at its limit, or no slot: every key of its set holds connections).
+ * Release gives one back. A key holding connections is never replaced, so it is found again. */
+int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint64_t limit,
+                           rlt_ns_t now);
+void rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k);
+
 /* Whether the slot still holds the key it held at sequence seq. */
 static inline int rlt__keytab_still(struct rlt__keyslot *s, uint64_t seq)
 {

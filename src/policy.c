@@ -240,11 +240,15 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 	 * and ignored, which would leave a limit the user asked for silently off. */
 	if (r->key != RLT_KEY_NONE && r->scope != RLT_SCOPE_PROCESS)
 		return "key= is supported in scope=process only by this build";
-	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNECT && r->var != RLT_VAR_ACCEPT)
-		return "key= is supported on RLT_CONNECT and RLT_ACCEPT only by this build";
+	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNECT && r->var != RLT_VAR_ACCEPT &&
+	    r->var != RLT_VAR_CONNS)
+		return "key= is supported on RLT_CONNECT, RLT_ACCEPT and RLT_CONNS only by this build";
+	/* a keyed count has no futex word of its own to wait on */
+	if (r->key != RLT_KEY_NONE && r->var == RLT_VAR_CONNS && r->action != RLT_ACTION_REJECT)
+		return "RLT_CONNS with key= supports action=reject only in this build";
 	/* keytab.h: a key's state is reset by one store, which a lock-holding engine's is not */
-	if (r->key != RLT_KEY_NONE && r->algo != RLT_ALGO_TOKEN && r->algo != RLT_ALGO_LEAKY &&
-	    r->algo != RLT_ALGO_FIXED_WINDOW)
+	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNS && r->algo != RLT_ALGO_TOKEN &&
+	    r->algo != RLT_ALGO_LEAKY && r->algo != RLT_ALGO_FIXED_WINDOW)
 		return "key= is supported with algo=token, leaky or fixed-window only by this build";
 	if (r->action == RLT_ACTION_DRY_RUN && r->var == RLT_VAR_CONNS)
 		return "action=dry-run is not supported on RLT_CONNS by this build yet";
@@ -315,8 +319,9 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			return rc;
 	} else if (rule->key != RLT_KEY_NONE) {
 		/* Seeded at load so that clients cannot aim their addresses at one set. */
-		r->keytab = rlt__keytab_new(&r->rule.params, rule->keys,
-		                            rlt__now() ^ (uint64_t)(uintptr_t)r, 1);
+		/* RLT_CONNS: a count per key, no engine */
+		r->keytab = rlt__keytab_new(v == RLT_VAR_CONNS ? NULL : &r->rule.params, rule->keys,
+		                            rlt__now() ^ (uint64_t)(uintptr_t)r, v != RLT_VAR_CONNS);
 		if (!r->keytab) {
 			snprintf(err->msg, sizeof err->msg,
 			         "%s=\"%.300s\": no memory for the table of %u keys (%zu bytes)",

@@ -229,6 +229,12 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
  */
 int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err);
 void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask);
+/* The same for a connection whose rules may have key= (SPEC §3: at most N open per key):
+ * `peer` as for rlt__charge_wait_peer, the same at the release as at the acquire. */
+int rlt__conns_acquire_peer(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
+                            int *err);
+void rlt__conns_release_peer(struct rlt__ruleset *rs, uint32_t mask,
+                             const struct rlt__peer *peer);
 
 /* Where a call that must wait for an RLT_CONNS slot stands, between rlt__conns_try steps. */
 struct rlt__conns_wait {

@@ -52,6 +52,7 @@ refused() { # LAUNCHER-ARGS... -- : the variable is in the environment
 RLT_ACCEPT="10/s key=peer" refused --seccomp --
 assert_match "--seccomp says why" 'RLT_ACCEPT="10/s key=peer": key= is not supported under --seccomp' "$(cat "$T/err")"
 RLT_SEND="1MiB/s key=peer" refused --
+RLT_CONNS="2 key=peer action=delay" refused --
 RLT_CONNS="2 action=dry-run" refused --
 RLT_RECV="100KiB/s action=dry-run" refused --seccomp --
 # and what it can is shown by --check in canonical form

@@ -348,6 +348,35 @@ static void test_forked(void **s)
 	rlt__keytab_free(t);
 }
 
+/* RLT_CONNS per key: a count per key; a key holding connections is never replaced, so a set
+ * full of them refuses a new key rather than forget a count. */
+static void test_counts(void **s)
+{
+	struct rlt__keytab *t = rlt__keytab_new(NULL, 4, 7, 0);
+	struct rlt__key a = nth(1), b = nth(2);
+	(void)s;
+	assert_non_null(t);
+	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0), 1);
+	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0), 1);
+	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0), 0);
+	assert_int_equal(rlt__keytab_count_take(t, &b, 2, T0), 1);
+	rlt__keytab_count_release(t, &a);
+	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0), 1);
+	for (unsigned k = 3; k < 5; k++) {
+		struct rlt__key c = nth(k);
+		assert_int_equal(rlt__keytab_count_take(t, &c, 2, T0 + k), 1);
+	}
+	struct rlt__key e = nth(9);
+	assert_int_equal(rlt__keytab_count_take(t, &e, 2, T0 + S), 0); /* all four hold some */
+	assert_int_equal(atomic_load(&t->evictions), 0);
+	struct rlt__key c3 = nth(3);
+	rlt__keytab_count_release(t, &c3); /* key 3 holds none now: idle, it may go */
+	assert_int_equal(rlt__keytab_count_take(t, &e, 2, T0 + S), 1);
+	assert_int_equal(atomic_load(&t->expired), 1);
+	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0 + S), 0); /* a still holds 2 */
+	rlt__keytab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_threads_independent),
 		cmocka_unit_test(test_threads_churn),
 		cmocka_unit_test(test_forked),
+		cmocka_unit_test(test_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

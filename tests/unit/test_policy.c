@@ -179,7 +179,7 @@ static void unsupported_and_bad(void **s)
 	memset(&rs, 0, sizeof rs);
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
 	assert_non_null(strstr(err.msg, "RLT_SEND=\"1MiB/s key=peer\": key= is supported on "
-	                                  "RLT_CONNECT and RLT_ACCEPT only"));
+	                                  "RLT_CONNECT, RLT_ACCEPT and RLT_CONNS only"));
 	v[2] = NULL;
 	v[4] = "2 action=dry-run";
 	memset(&rs, 0, sizeof rs);
