@@ -340,6 +340,11 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 			        (unsigned long long)r->delayed, (unsigned long long)r->rejected,
 			        (unsigned long long)r->units, (unsigned long long)r->delay_ns_total,
 			        (unsigned long long)r->delay_ns_max, (unsigned long long)r->waiting);
+			if (r->params.keys)
+				fprintf(f, ",\"keys\":%llu,\"keys_tracked\":%llu,\"keys_evicted\":%llu",
+				        (unsigned long long)r->params.keys,
+				        (unsigned long long)r->keys_tracked,
+				        (unsigned long long)r->keys_evicted);
 			fprintf(f, ",\"rate_last_second\":%llu,\"rate_since_start\":%.10g,\"history\":[",
 			        (unsigned long long)r->per_sec[RLT_PUB_HIST - 1],
 			        rlt_cli_rate_since_start(sn, p, r));

@@ -208,6 +208,18 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 			head[cols] = '\0'; /* a narrow terminal: cut, never wrap */
 		fprintf(f, "%s%s\n", head, line);
 	}
+	/* keyed rules: their tables, one line each under the rows, as the height allows */
+	unsigned used = n + 2;
+	for (unsigned i = 0; i < nproc_rows && i < n && (!rows_max || used + 1 < rows_max); i++) {
+		const struct rlt__pub_rule *r = rows[i].r;
+		if (!r->params.keys || r->params_torn)
+			continue;
+		fprintf(f, "keys: %d %s rule %u: %llu tracked of %llu, %llu evicted\n",
+		        (int)rows[i].p->pid, rlt_var_name(r->var), r->index,
+		        (unsigned long long)r->keys_tracked, (unsigned long long)r->params.keys,
+		        (unsigned long long)r->keys_evicted);
+		used++;
+	}
 	if (nproc_rows == 0)
 		fprintf(f, "(no throttled process of this user is running)\n");
 	free(rows);

@@ -154,7 +154,6 @@ static void atfork_child(void)
 		rlt_pre_fdtable_conns_held(held);
 		rlt__conns_forked(&rlt_pre_rules, held);
 	}
-	rlt__ruleset_keys_forked(&rlt_pre_rules);
 	/* The child starts where the parent's budgets stood (the memory is a copy) but reports
 	 * its own calls, and publishes them in its own page: the one mapped is the parent's. */
 	started = rlt__now();
@@ -164,6 +163,8 @@ static void atfork_child(void)
 		if (rlt_pre_rules.pub)
 			publishing = 1;
 	}
+	/* after the counters start again: the keys tracked are the table's, which the child has */
+	rlt__ruleset_keys_forked(&rlt_pre_rules);
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++) {
 			struct rlt__stats *st = rlt_pre_rules.rules[v][i].st;

@@ -271,6 +271,12 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 			atomic_store_explicit(&s->seq, q + 2, memory_order_seq_cst);
 			*seq = q + 2;
 			atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
+			if (t->mirror && count == &t->tracked)
+				atomic_fetch_add_explicit(&(*t->mirror)->keys_tracked, 1,
+				                          memory_order_relaxed);
+			else if (t->mirror && count == &t->evictions)
+				atomic_fetch_add_explicit(&(*t->mirror)->keys_evicted, 1,
+				                          memory_order_relaxed);
 		}
 	}
 	atomic_store_explicit(lock, 0, memory_order_release);
@@ -409,4 +415,6 @@ void rlt__keytab_forked(struct rlt__keytab *t)
 	}
 	/* an insert cut off by the fork may or may not have counted itself: count again */
 	atomic_store_explicit(&t->tracked, tracked, memory_order_relaxed);
+	if (t->mirror)
+		atomic_store_explicit(&(*t->mirror)->keys_tracked, tracked, memory_order_relaxed);
 }

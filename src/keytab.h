@@ -81,6 +81,9 @@ struct rlt__keytab {
 	_Atomic uint64_t expired;   /* keys replaced whose budget was full again (no decision changed) */
 	_Atomic uint64_t spills;    /* calls charged to the overflow budget */
 	size_t bytes;               /* of the mapping */
+	/* Where the rule counts for RLT_STATS and its page (its `st`, which moves when the page
+	 * is made): keys_tracked and keys_evicted follow tracked and evictions. NULL: nowhere. */
+	struct rlt__stats *const *mirror;
 };
 
 /* Bytes a table of `keys` slots takes. */

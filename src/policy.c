@@ -329,6 +329,7 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			         rlt__keytab_bytes(rule->keys));
 			return -ENOMEM;
 		}
+		r->keytab->mirror = (struct rlt__stats *const *)&r->st;
 	} else if (v != RLT_VAR_CONNS) {
 		size_t size = rlt_state_size(&rule->params);
 		if (rule->scope == RLT_SCOPE_CONNECTION) {

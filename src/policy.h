@@ -24,6 +24,8 @@ struct rlt__stats {
 	_Atomic uint64_t delay_ns_total;
 	_Atomic uint64_t delay_ns_max;
 	_Atomic uint64_t waiting;  /* threads waiting for this rule now */
+	_Atomic uint64_t keys_tracked; /* key=: keys in the rule's table now (keytab.h) */
+	_Atomic uint64_t keys_evicted; /* key=: keys replaced whose budget was not full again */
 };
 
 /* Raises a maximum counter to v (relaxed: a statistic). */

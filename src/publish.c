@@ -67,6 +67,7 @@ static void params_of(const struct rlt_rule *r, struct rlt__pub_params *p)
 		if (r->algo == RLT_ALGO_TOKEN || r->algo == RLT_ALGO_LEAKY)
 			p->burst = r->params.burst;
 	}
+	p->keys = r->key != RLT_KEY_NONE ? r->keys : 0;
 	memcpy(p->text, r->text, sizeof p->text - 1);
 }
 
@@ -83,6 +84,8 @@ static void stats_copy(struct rlt__stats *d, struct rlt__stats *s)
 	STORE(d->delay_ns_total, LOAD(s->delay_ns_total));
 	STORE(d->delay_ns_max, LOAD(s->delay_ns_max));
 	STORE(d->waiting, LOAD(s->waiting));
+	STORE(d->keys_tracked, LOAD(s->keys_tracked));
+	STORE(d->keys_evicted, LOAD(s->keys_evicted));
 }
 
 /* A new file of `size` bytes, 0600, ours alone; one of the same name (an exec in the same
@@ -581,6 +584,8 @@ void rlt__pub_read(const struct rlt__pub_reader *rd, unsigned k, rlt_ns_t now,
 	out->delay_ns_total = LOAD(rec->st.delay_ns_total);
 	out->delay_ns_max = LOAD(rec->st.delay_ns_max);
 	out->waiting = LOAD(rec->st.waiting);
+	out->keys_tracked = LOAD(rec->st.keys_tracked);
+	out->keys_evicted = LOAD(rec->st.keys_evicted);
 	/* a waiting count below zero (a racing decrement) reads as a huge number: none */
 	if (out->waiting > (1u << 24))
 		out->waiting = 0;

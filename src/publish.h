@@ -27,7 +27,7 @@
 #include "policy.h"
 
 #define RLT_PUB_MAGIC 0x31425550544c52ull /* "RLTPUB1" read as a little-endian word */
-#define RLT_PUB_VERSION 1u
+#define RLT_PUB_VERSION 2u
 #define RLT_PUB_DIR "/dev/shm/"
 #define RLT_PUB_PREFIX "rlthrottle-"
 /* The control area of the header: opaque to this module, zeroed at creation. `rlthrottle set`
@@ -67,6 +67,7 @@ struct rlt__pub_params {
 	uint64_t rate_num;    /* the limit: rate_num units every rate_den_ns ns; RLT_CONNS: the */
 	uint64_t rate_den_ns; /* number of connections, rate_den_ns 0 */
 	uint64_t burst;       /* units in force (the default made explicit); 0 for windows */
+	uint64_t keys;        /* key=: the most keys tracked (keys=); 0: no key */
 	char text[RLT_RULE_TEXT_MAX + 1]; /* the rule as given */
 };
 
@@ -140,6 +141,7 @@ struct rlt__pub_rule {
 	struct rlt__pub_params params; /* text NUL-terminated; enums in range */
 	int params_torn;               /* the writer never let go of the seqlock: params unknown */
 	uint64_t calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max, waiting;
+	uint64_t keys_tracked, keys_evicted; /* key=: see struct rlt__stats */
 	/* Units moved in each of the last RLT_PUB_HIST whole seconds, oldest first
 	 * (per_sec[RLT_PUB_HIST - 1] is the second that ended last). */
 	uint64_t per_sec[RLT_PUB_HIST];

@@ -52,6 +52,12 @@ PY
 timeout 20 python3 "$T/clients.py" "$port" >"$T/clients.out" 2>&1 || { show "$T/clients.out"; fail "clients failed"; }
 sed 's/^/info: /' "$T/clients.out"
 start=$(awk '/^start/ { print $2 }' "$T/clients.out")
+# the live view (SPEC §7): keys tracked and evicted, in top and in the JSON snapshot
+LAUNCHER=$(dirname "$RLT_LIB")/rlthrottle
+assert_match "top shows the worker's keys" "keys: $worker RLT_ACCEPT rule 0: 3 tracked of 4096, 0 evicted" \
+	"$("$LAUNCHER" top --once "$worker")"
+assert_match "stats --format json shows them" '"keys":4096,"keys_tracked":3,"keys_evicted":0' \
+	"$("$LAUNCHER" stats "$worker" --format json)"
 kill -TERM "$npid"
 wait_pid "$npid" 10 >/dev/null 2>&1 || true
 log=$T/ngx/logs/access.log
