@@ -43,25 +43,28 @@ static uint64_t hash_of(const struct rlt__keytab *t, const struct rlt__key *k)
 	return mix(mix(mix(k->w[0] ^ t->seed) ^ k->w[1]) ^ k->w[2]);
 }
 
-/* The set of hash h: its first slot and its ways. No division: a multiply-shift. */
-static struct rlt__keyslot *set_of(const struct rlt__keytab *t, uint64_t h, uint32_t *set,
-                                   uint32_t *ways)
+/* The set of hash h: the index of its first slot, and its ways. No division: a
+ * multiply-shift. */
+static uint64_t set_of(const struct rlt__keytab *t, uint64_t h, uint32_t *set, uint32_t *ways)
 {
 	uint32_t i = (uint32_t)(((h >> 32) * t->nsets) >> 32);
-	uint64_t start = (uint64_t)i * t->ways + (i < t->extra ? i : t->extra);
 
 	*set = i;
 	*ways = t->ways + (i < t->extra);
-	return &t->slots[start];
+	return (uint64_t)i * t->ways + (i < t->extra ? i : t->extra);
+}
+
+static size_t round64(size_t n)
+{
+	return (n + 63) & ~(size_t)63;
 }
 
 size_t rlt__keytab_bytes(uint32_t keys)
 {
 	uint32_t nsets = (keys + RLT_KEYTAB_WAYS - 1) / RLT_KEYTAB_WAYS;
-	size_t head = (sizeof(struct rlt__keytab) + 63) & ~(size_t)63;
-	size_t locks = ((size_t)nsets * sizeof(_Atomic uint32_t) + 63) & ~(size_t)63;
 
-	return head + locks + (size_t)keys * sizeof(struct rlt__keyslot);
+	return round64(sizeof(struct rlt__keytab)) + round64((size_t)nsets * sizeof(uint32_t)) +
+	       round64((size_t)keys * sizeof(uint64_t)) + (size_t)keys * sizeof(struct rlt__keyslot);
 }
 
 struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, uint64_t seed,
@@ -93,6 +96,7 @@ struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, u
 	t->seed = mix(seed ^ 0x9e3779b97f4a7c15ull);
 	t->count_units = count_units;
 	t->locks = (_Atomic uint32_t *)((char *)m + head);
+	t->fps = (_Atomic uint64_t *)((char *)t->locks + round64((size_t)t->nsets * sizeof(uint32_t)));
 	t->slots = (struct rlt__keyslot *)((char *)m + bytes - (size_t)keys * sizeof *t->slots);
 	t->bytes = bytes;
 	return t;
@@ -164,14 +168,19 @@ static int holds(struct rlt__keyslot *s, const struct rlt__key *k, uint64_t seq)
 	return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
 }
 
-static struct rlt__keyslot *lookup(struct rlt__keyslot *set, uint32_t ways,
-                                   const struct rlt__key *k, uint64_t *seq)
+/* A set's fingerprints are one or two cache lines: only a slot whose fingerprint matches is
+ * read (a hint: the key and sequence decide). */
+static struct rlt__keyslot *lookup(struct rlt__keytab *t, uint64_t start, uint32_t ways,
+                                   const struct rlt__key *k, uint64_t fp, uint64_t *seq)
 {
 	for (uint32_t i = 0; i < ways; i++) {
-		uint64_t q = atomic_load_explicit(&set[i].seq, memory_order_acquire);
-		if (!(q & 1) && holds(&set[i], k, q)) {
+		if (atomic_load_explicit(&t->fps[start + i], memory_order_acquire) != fp)
+			continue;
+		struct rlt__keyslot *s = &t->slots[start + i];
+		uint64_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
+		if (!(q & 1) && holds(s, k, q)) {
 			*seq = q;
-			return &set[i];
+			return s;
 		}
 	}
 	return NULL;
@@ -226,27 +235,30 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
                                       rlt_ns_t now, int insert, uint64_t *seq)
 {
 	uint32_t set_i, ways;
-	struct rlt__keyslot *set = set_of(t, hash_of(t, k), &set_i, &ways), *s;
+	uint64_t h = hash_of(t, k), fp = h | 1, start = set_of(t, h, &set_i, &ways);
+	struct rlt__keyslot *set = &t->slots[start], *s;
 	_Atomic uint32_t *lock = &t->locks[set_i];
 	_Atomic uint64_t *count = NULL;
 	uint64_t q;
 	int spins = 0;
 
-	s = lookup(set, ways, k, seq);
+	s = lookup(t, start, ways, k, fp, seq);
 	if (s || !insert)
 		return s;
 	for (;;) {
 		uint32_t free_ = 0;
 		if (atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
 		    atomic_compare_exchange_weak_explicit(lock, &free_, 1, memory_order_acquire,
-		                                          memory_order_relaxed))
+		                                          memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&t->inserting, 1, memory_order_relaxed);
 			break;
+		}
 		if (++spins >= LOCK_SPINS)
 			return NULL;
 		cpu_relax();
 	}
 	/* Another thread may have put the key in while this one waited. */
-	s = lookup(set, ways, k, seq);
+	s = lookup(t, start, ways, k, fp, seq);
 	if (!s) {
 		s = victim(t, set, ways, now, &count);
 		if (s) {
@@ -258,6 +270,7 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 			 * again), and this call gets no slot. */
 			if (!t->p && !atomic_compare_exchange_strong(&s->state, &zero, 0)) {
 				atomic_store_explicit(&s->seq, q + 2, memory_order_seq_cst);
+				atomic_fetch_sub_explicit(&t->inserting, 1, memory_order_relaxed);
 				atomic_store_explicit(lock, 0, memory_order_release);
 				return NULL;
 			}
@@ -269,6 +282,8 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 			atomic_store_explicit(&s->units, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->last, now, memory_order_relaxed);
 			atomic_store_explicit(&s->seq, q + 2, memory_order_seq_cst);
+			/* after the key: a reader that misses meanwhile takes the lock, and finds it */
+			atomic_store_explicit(&t->fps[s - t->slots], fp, memory_order_release);
 			*seq = q + 2;
 			atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
 			if (t->mirror && count == &t->tracked)
@@ -279,6 +294,7 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 				                          memory_order_relaxed);
 		}
 	}
+	atomic_fetch_sub_explicit(&t->inserting, 1, memory_order_relaxed);
 	atomic_store_explicit(lock, 0, memory_order_release);
 	return s;
 }
@@ -374,9 +390,13 @@ size_t rlt__keytab_top(struct rlt__keytab *t, struct rlt__keytab_top *out, size_
 	for (uint32_t i = 0; i < t->keys && n > 0; i++) {
 		struct rlt__keyslot *s = &t->slots[i];
 		struct rlt__keytab_top e;
-		uint64_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
+		uint64_t q;
 		size_t j;
 
+		/* the fingerprints first: a free slot's page need not be read at all */
+		if (atomic_load_explicit(&t->fps[i], memory_order_relaxed) == 0)
+			continue;
+		q = atomic_load_explicit(&s->seq, memory_order_acquire);
 		if (q & 1)
 			continue;
 		e.key.w[0] = atomic_load_explicit(&s->k[0], memory_order_acquire);
@@ -402,12 +422,17 @@ void rlt__keytab_forked(struct rlt__keytab *t)
 {
 	uint64_t tracked = 0;
 
+	/* Only the forking thread lives on: if no insert was under way, nothing is held. */
+	if (atomic_load_explicit(&t->inserting, memory_order_relaxed) == 0)
+		return;
+	atomic_store_explicit(&t->inserting, 0, memory_order_relaxed);
 	for (uint32_t i = 0; i < t->nsets; i++)
 		atomic_store_explicit(&t->locks[i], 0, memory_order_relaxed);
 	for (uint32_t i = 0; i < t->keys; i++) {
 		struct rlt__keyslot *s = &t->slots[i];
 		uint64_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
 		if (q & 1) {
+			atomic_store_explicit(&t->fps[i], 0, memory_order_relaxed);
 			atomic_store_explicit(&s->k[0], 0, memory_order_relaxed);
 			atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
 		}

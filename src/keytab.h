@@ -4,8 +4,8 @@
  *
  * Shape. A fixed arena of `keys` slots of 64 bytes (one cache line each), cut into sets of at
  * most RLT_KEYTAB_WAYS slots; a key's set is chosen by a hash keyed with a per-table seed. A
- * look-up reads the ways of one set (a sequence word and the key, no store, no lock), and the
- * call is then decided on the slot's state by the engine's own atomic operation. So a conforming
+ * look-up reads the fingerprints of one set, then the slot whose fingerprint matches (a sequence
+ * word and the key; no store, no lock), and the call is then decided on the slot's state by the engine's own atomic operation. So a conforming
  * call on a known key costs a hash, at most RLT_KEYTAB_WAYS compares and the engine's one
  * atomic operation (plus a relaxed store of the last-use time at most once a millisecond).
  *
@@ -29,9 +29,10 @@
  * fixed-window), so that a slot is reset by one atomic store; a table without params (p NULL)
  * keeps a count per key instead (RLT_CONNS), whose slots are replaced only when the count is 0.
  *
- * Memory: 64 bytes per key plus 4 bytes per set and a 192-byte head, in one anonymous mapping
- * made at load: keys=4096 is 258 KiB, keys=1048576 (RLT_KEYS_MAX) 64.5 MiB
- * (rlt__keytab_bytes).
+ * Memory: 72 bytes per key (a 64-byte slot and an 8-byte fingerprint, so that a look-up reads
+ * the set's fingerprints and one slot) plus 4 bytes per set and a 192-byte head, each part
+ * rounded to 64 bytes, in one anonymous mapping made at load: keys=4096 is 290 KiB,
+ * keys=1048576 (RLT_KEYS_MAX) 72.5 MiB (rlt__keytab_bytes).
  */
 #ifndef RLT_KEYTAB_H
 #define RLT_KEYTAB_H
@@ -74,12 +75,15 @@ struct rlt__keytab {
 	uint64_t seed;              /* keys the hash, so that a client cannot aim at one set */
 	int count_units;            /* keep each key's units (statistics on) */
 	_Atomic uint32_t *locks;    /* one insert lock per set */
+	_Atomic uint64_t *fps;      /* per slot: its key's hash | 1 (0: none), set after the key */
 	struct rlt__keyslot *slots;
 	struct rlt__keyslot spill;  /* the overflow budget (see above) */
 	_Atomic uint64_t tracked;   /* slots holding a key */
 	_Atomic uint64_t evictions; /* keys replaced whose budget was not full again */
 	_Atomic uint64_t expired;   /* keys replaced whose budget was full again (no decision changed) */
 	_Atomic uint64_t spills;    /* calls charged to the overflow budget */
+	_Atomic uint32_t inserting; /* set locks held now: a fork's child looks at the sets only
+	                               when some were (a scan of a large table costs seconds) */
 	size_t bytes;               /* of the mapping */
 	/* Where the rule counts for RLT_STATS and its page (its `st`, which moves when the page
 	 * is made): keys_tracked and keys_evicted follow tracked and evictions. NULL: nowhere. */
