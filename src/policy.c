@@ -319,9 +319,11 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			return rc;
 	} else if (rule->key != RLT_KEY_NONE) {
 		/* Seeded at load so that clients cannot aim their addresses at one set. */
-		/* RLT_CONNS: a count per key, no engine */
+		/* RLT_CONNS: a count per key, no engine. Each key's units (the busiest keys of the
+		 * RLT_STATS summary) cost an atomic add per call: only with RLT_STATS. */
 		r->keytab = rlt__keytab_new(v == RLT_VAR_CONNS ? NULL : &r->rule.params, rule->keys,
-		                            rlt__now() ^ (uint64_t)(uintptr_t)r, v != RLT_VAR_CONNS);
+		                            rlt__now() ^ (uint64_t)(uintptr_t)r,
+		                            v != RLT_VAR_CONNS && rs->stats_on);
 		if (!r->keytab) {
 			snprintf(err->msg, sizeof err->msg,
 			         "%s=\"%.300s\": no memory for the table of %u keys (%zu bytes)",
