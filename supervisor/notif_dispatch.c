@@ -381,6 +381,8 @@ static void on_splice(struct rlt_sup *s, const struct seccomp_notif *req)
 	j->total = a[4];
 	j->flags = (int)a[5];
 	j->nonblock = (a[5] & SPLICE_F_NONBLOCK) || (fcntl(k->dup, F_GETFL) & O_NONBLOCK);
+	rlt__pace_begin(&j->pace, p->rs, var, j->mask, j->total,
+	                RLT_PACE_MADE_NONBLOCK | (j->nonblock ? RLT_PACE_NONBLOCK : 0));
 	rlt_sup_job_step(s, j);
 }
 
