@@ -136,7 +136,7 @@ void rlt_sup_step_splice(struct rlt_sup *s, struct rlt_sup_job *j)
 			rlt_sup_job_settle(j, 0, 0);
 			rlt_sup_job_finish(s, j, -EAGAIN);
 		} else {
-			rlt_sup_job_park(s, j, to_sock ? EPOLLOUT : EPOLLIN); /* holding its charge */
+			rlt_sup_job_park(s, j, to_sock ? EPOLLOUT : EPOLLIN); /* holding its charge, if any */
 		}
 		return;
 	}
