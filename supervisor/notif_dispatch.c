@@ -251,19 +251,24 @@ static void on_send(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 	j->t.msgs = msgs;
 	int nonblock = k->type == SOCK_STREAM && rlt_sup_job_nonblocking(j);
 	unsigned pf = RLT_PACE_MADE_NONBLOCK | (nonblock ? RLT_PACE_NONBLOCK : 0);
+	int whole = 1;
 	if (j->src_fd >= 0) {
 		j->op = OP_SENDFILE;
 		j->nonblock = nonblock;
 		rlt__pace_begin(&j->pace, p->rs, RLT_VAR_SEND, j->mask, j->total, pf);
-	} else if (k->type == SOCK_STREAM && !control &&
-	           (rlt__pace_begin(&j->pace, p->rs, RLT_VAR_SEND, j->mask, j->total,
-	                            pf | RLT_PACE_KEEP_WHOLE),
-	            j->pace.mode != RLT_PACE_WHOLE)) {
-		/* too large to go whole (one that goes whole is charged whole and made by the
-		 * kernel in one call, below: records of threads sharing the socket stay whole) */
-		j->op = OP_SEND;
-		j->nonblock = nonblock;
-	} else if (nonblock) {
+		whole = 0;
+	} else if (k->type == SOCK_STREAM && !control) {
+		/* one that goes whole is charged whole and made by the kernel in one call, below:
+		 * records of threads sharing the socket stay whole; a larger one is made by us */
+		rlt__pace_begin(&j->pace, p->rs, RLT_VAR_SEND, j->mask, j->total,
+		                pf | RLT_PACE_KEEP_WHOLE);
+		whole = j->pace.mode == RLT_PACE_WHOLE;
+		if (!whole) {
+			j->op = OP_SEND;
+			j->nonblock = nonblock;
+		}
+	}
+	if (whole && nonblock) {
 		/* a non-blocking send to a full socket fails with EAGAIN: not charged */
 		struct pollfd pfd = {k->dup, POLLOUT, 0};
 		if (poll(&pfd, 1, 0) == 0) {
