@@ -17,56 +17,39 @@ void rlt__pace_begin(struct rlt__pace *p, const struct rlt__ruleset *rs, enum rl
 	p->flags = flags;
 	p->total = total;
 	p->done = 0;
-	p->rejects = rlt__rejects(rs, var, mask);
-	p->piece_max = rlt__piece(rs, var, mask);
-	p->mode = RLT_PACE_PIECES;
+	p->rejects = 0;
 	if ((flags & RLT_PACE_KEEP_WHOLE) && var == RLT_VAR_SEND &&
 	    total <= rlt__whole(rs, var, mask, nonblock)) {
+		/* the common case, first: a send that conforms goes whole, with nothing else read */
 		p->mode = RLT_PACE_WHOLE;
 		p->piece_max = total;
-	} else if (var == RLT_VAR_RECV && !nonblock && rlt__always_admits(rs, var, mask)) {
-		p->mode = RLT_PACE_AFTER;
+		return;
+	}
+	p->piece_max = rlt__piece(rs, var, mask);
+	p->mode = RLT_PACE_PIECES;
+	if (var == RLT_VAR_RECV) {
+		p->rejects = rlt__rejects(rs, var, mask);
+		if (!nonblock && rlt__always_admits(rs, var, mask))
+			p->mode = RLT_PACE_AFTER;
 	}
 }
 
-uint64_t rlt__pace_piece(const struct rlt__pace *p, struct rlt__ruleset *rs, void *states,
-                         rlt_ns_t now)
+uint64_t rlt__pace_piece_budget(const struct rlt__pace *p, struct rlt__ruleset *rs, void *states,
+                                rlt_ns_t now, uint64_t piece)
 {
-	uint64_t want = p->total - p->done;
-	uint64_t piece = want < p->piece_max ? want : p->piece_max;
+	uint64_t a = rlt__available(rs, p->var, p->mask, states, now);
 
-	if (p->mode != RLT_PACE_PIECES)
-		return piece;
 	if (p->var == RLT_VAR_RECV) {
 		/* What trickled in during the last call is not worth a call of its own: taking it
 		 * would read a few bytes at a time at full CPU. */
-		uint64_t a = rlt__available(rs, p->var, p->mask, states, now);
 		if (a < piece && (a >= piece / 2 || (a && p->rejects)))
 			piece = a;
-	} else if (p->flags & RLT_PACE_NONBLOCK) {
-		/* what the budget allows now, if that is at least one piece: an event loop that
-		 * offers much is not made to come back for each piece */
-		uint64_t a = rlt__available(rs, p->var, p->mask, states, now);
+	} else {
+		/* a non-blocking send: what the budget allows now, if that is at least one piece
+		 * (an event loop that offers much is not made to come back for each piece) */
+		uint64_t want = p->total - p->done;
 		if (a > piece)
 			piece = a < want ? a : want;
 	}
 	return piece;
-}
-
-int rlt__pace_after(struct rlt__pace *p, uint64_t piece, uint64_t n, int interrupted)
-{
-	int made_nonblock = (p->flags & RLT_PACE_MADE_NONBLOCK) != 0;
-
-	p->done += n;
-	if (n == 0 || p->done >= p->total || interrupted)
-		return 0;
-	if (p->var == RLT_VAR_RECV && !(p->flags & RLT_PACE_WAITALL))
-		return 0;
-	if (p->var == RLT_VAR_SEND && (p->flags & RLT_PACE_NONBLOCK))
-		return 0;
-	/* a short piece of a call made as the program asked: the kernel took or had no more
-	 * (non-blocking after all, or a signal) */
-	if (n < piece && !made_nonblock)
-		return 0;
-	return 1;
 }

@@ -46,7 +46,7 @@ struct rlt__pace {
 	uint32_t mask;            /* the rules that apply */
 	unsigned flags;           /* enum rlt__pace_flag */
 	enum rlt__pace_mode mode;
-	int rejects;              /* a reject rule applies: a receive takes what there is */
+	int rejects;              /* a receive: a reject rule applies (it takes what there is) */
 	uint64_t total;           /* bytes the program asked for */
 	uint64_t done;            /* bytes moved so far */
 	uint64_t piece_max;       /* the most one real call moves (rlt__piece, or all when whole) */
@@ -63,15 +63,29 @@ struct rlt__pace {
 void rlt__pace_begin(struct rlt__pace *p, const struct rlt__ruleset *rs, enum rlt_var var,
                      uint32_t mask, uint64_t total, unsigned flags);
 
+/* rlt__pace_piece's look at the budget (a receive, or a non-blocking send, in pieces). */
+uint64_t rlt__pace_piece_budget(const struct rlt__pace *p, struct rlt__ruleset *rs, void *states,
+                                rlt_ns_t now, uint64_t piece);
+
 /*
  * The size of the next real call (> 0 while p->done < p->total). Pieces: a receive asks the
  * kernel for no more than the budget allows now (below half a piece a delay rule waits for a
  * whole one rather than read a few bytes at a time at full CPU; a reject rule takes what there
  * is); a non-blocking send sends what the budget allows now when that is more than a piece.
- * rs, states and now are read only in those two cases (rlt__available).
+ * rs, states and now are read only in those two cases (rlt__available). Inline, as is
+ * rlt__pace_after: a conforming send pays for no call it does not need.
  */
-uint64_t rlt__pace_piece(const struct rlt__pace *p, struct rlt__ruleset *rs, void *states,
-                         rlt_ns_t now);
+static inline uint64_t rlt__pace_piece(const struct rlt__pace *p, struct rlt__ruleset *rs,
+                                       void *states, rlt_ns_t now)
+{
+	uint64_t want = p->total - p->done;
+	uint64_t piece = want < p->piece_max ? want : p->piece_max;
+
+	if (p->mode != RLT_PACE_PIECES ||
+	    (p->var != RLT_VAR_RECV && !(p->flags & RLT_PACE_NONBLOCK)))
+		return piece;
+	return rlt__pace_piece_budget(p, rs, states, now, piece);
+}
 
 /* Whether the call is charged after its real call (RLT_PACE_AFTER) rather than before. */
 static inline int rlt__pace_charge_after(const struct rlt__pace *p)
@@ -88,6 +102,21 @@ static inline int rlt__pace_charge_after(const struct rlt__pace *p)
  * a signal handler to run and data has moved, so the call returns the count, as the kernel's
  * own blocking call does.
  */
-int rlt__pace_after(struct rlt__pace *p, uint64_t piece, uint64_t n, int interrupted);
+static inline int rlt__pace_after(struct rlt__pace *p, uint64_t piece, uint64_t n,
+                                  int interrupted)
+{
+	p->done += n;
+	if (n == 0 || p->done >= p->total || interrupted)
+		return 0;
+	if (p->var == RLT_VAR_RECV && !(p->flags & RLT_PACE_WAITALL))
+		return 0;
+	if (p->var == RLT_VAR_SEND && (p->flags & RLT_PACE_NONBLOCK))
+		return 0;
+	/* a short piece of a call made as the program asked: the kernel took or had no more
+	 * (non-blocking after all, or a signal) */
+	if (n < piece && !(p->flags & RLT_PACE_MADE_NONBLOCK))
+		return 0;
+	return 1;
+}
 
 #endif
