@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "pacing.h"
 #include "policy.h"
 #include "settings.h"
 #include "supervisor.h"
@@ -108,6 +109,9 @@ struct rlt_sup_job {
 	uint64_t total;         /* bytes the program asked for */
 	uint64_t done;          /* bytes moved so far */
 	uint64_t piece;         /* bytes of the current piece */
+	struct rlt__pace pace;  /* OP_SEND/OP_RECV/OP_SENDFILE/OP_SPLICE_*: how it is paced */
+	int moved_unanswered;   /* a piece charged after it moved waits for its slot (t.go) ... */
+	int go_on;              /* ... and then the call makes the next piece (else answers) */
 	int nonblock;           /* O_NONBLOCK or MSG_DONTWAIT: answer EAGAIN rather than park */
 	int waitall;            /* MSG_WAITALL */
 	int flags;              /* the call's MSG_* flags */

@@ -130,6 +130,10 @@ static void on_recv(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 	}
 	j->nonblock = rlt_sup_job_nonblocking(j);
 	j->waitall = (flags & MSG_WAITALL) != 0;
+	if (j->op == OP_RECV)
+		rlt__pace_begin(&j->pace, p->rs, RLT_VAR_RECV, j->mask, j->total,
+		                RLT_PACE_MADE_NONBLOCK | (j->nonblock ? RLT_PACE_NONBLOCK : 0) |
+		                        (j->waitall ? RLT_PACE_WAITALL : 0));
 	rlt_sup_job_step(s, j);
 }
 
@@ -246,17 +250,25 @@ static void on_send(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 	}
 	j->t.msgs = msgs;
 	int nonblock = k->type == SOCK_STREAM && rlt_sup_job_nonblocking(j);
+	unsigned pf = RLT_PACE_MADE_NONBLOCK | (nonblock ? RLT_PACE_NONBLOCK : 0);
+	int whole = 1;
 	if (j->src_fd >= 0) {
 		j->op = OP_SENDFILE;
 		j->nonblock = nonblock;
-	} else if (k->type == SOCK_STREAM && !control &&
-	           j->total > rlt__whole(s->rs, RLT_VAR_SEND, j->mask, nonblock)) {
-		/* too large to go whole (a blocking send within the burst is charged whole and
-		 * made by the kernel in one call, below: records of threads sharing the socket
-		 * stay whole) */
-		j->op = OP_SEND;
-		j->nonblock = nonblock;
-	} else if (nonblock) {
+		rlt__pace_begin(&j->pace, p->rs, RLT_VAR_SEND, j->mask, j->total, pf);
+		whole = 0;
+	} else if (k->type == SOCK_STREAM && !control) {
+		/* one that goes whole is charged whole and made by the kernel in one call, below:
+		 * records of threads sharing the socket stay whole; a larger one is made by us */
+		rlt__pace_begin(&j->pace, p->rs, RLT_VAR_SEND, j->mask, j->total,
+		                pf | RLT_PACE_KEEP_WHOLE);
+		whole = j->pace.mode == RLT_PACE_WHOLE;
+		if (!whole) {
+			j->op = OP_SEND;
+			j->nonblock = nonblock;
+		}
+	}
+	if (whole && nonblock) {
 		/* a non-blocking send to a full socket fails with EAGAIN: not charged */
 		struct pollfd pfd = {k->dup, POLLOUT, 0};
 		if (poll(&pfd, 1, 0) == 0) {
@@ -370,6 +382,8 @@ static void on_splice(struct rlt_sup *s, const struct seccomp_notif *req)
 	j->total = a[4];
 	j->flags = (int)a[5];
 	j->nonblock = (a[5] & SPLICE_F_NONBLOCK) || (fcntl(k->dup, F_GETFL) & O_NONBLOCK);
+	rlt__pace_begin(&j->pace, p->rs, var, j->mask, j->total,
+	                RLT_PACE_MADE_NONBLOCK | (j->nonblock ? RLT_PACE_NONBLOCK : 0));
 	rlt_sup_job_step(s, j);
 }
 
