@@ -1,5 +1,6 @@
 #!/bin/bash
 # IPv6 loopback (::1): send and receive are throttled, bytes exact; peer= filters take IPv6 forms.
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_ipv6

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPEC §3: several rules in one variable (";"): every matching rule applies, the strictest wins;
 # a rule whose filters do not match does not apply.
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

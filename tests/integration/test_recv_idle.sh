@@ -5,6 +5,7 @@
 # piece (10 ms of the rate) while it waited: 100 of them held a whole second of the budget and
 # the busy download went at a third less. The receive is charged once its bytes are there,
 # when every rule that applies admits any charge (token buckets that delay, no max-wait).
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor source pull

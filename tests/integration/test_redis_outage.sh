@@ -2,6 +2,7 @@
 # Redis is killed in the middle of a run and started again on the same port. With each fallback:
 # local keeps about the rate in each process, allow lets every call through, deny rejects with
 # the rule's errno. Nothing hangs; one log line when Redis goes, one when it is back.
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn
@@ -17,7 +18,7 @@ for fb in local allow deny; do
 	start_redis
 	rule="40/s burst=1 errno=EPERM fallback=$fb scope=redis://127.0.0.1:$rport/itest-$$-$fb"
 	t0=$(now_ns)
-	bg "c_$fb" env LD_PRELOAD="$RLT_LIB" RLT_CONNECT="$rule" "$ITEST_BIN/conn" -p "$SRV_PORT" -D 4 -t 2
+	RLT_CONNECT="$rule" bg "c_$fb" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -D 4 -t 2
 	cpid=$LAST_PID
 	sleep 1
 	kill -KILL "$rpid"; wait "$rpid" 2>/dev/null

@@ -2,12 +2,13 @@
 # UDP receive under RLT_RECV=100msg/s (burst 100): an unthrottled sender puts 250 datagrams in
 # the receiver's buffer at once; the receiver gets them at ~100/s, whole, with recv, recvfrom,
 # recvmsg and recvmmsg (each datagram counts as one message).
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin pull blast
 for m in recvfrom recvmsg recvmmsg read; do
 	rm -f "$T/p.port"
-	bg "pull_$m" env LD_PRELOAD="$RLT_LIB" RLT_RECV="100msg/s" "$ITEST_BIN/pull" -u -P "$T/p.port" -c 250 -i 3000 -m "$m" -b 8192
+	RLT_RECV="100msg/s" bg "pull_$m" throttled "$ITEST_BIN/pull" -u -P "$T/p.port" -c 250 -i 3000 -m "$m" -b 8192
 	ppid=$LAST_PID
 	wait_file "$T/p.port"
 	"$ITEST_BIN/blast" -u -p "$(cat "$T/p.port")" -d 1200 -c 250 -m sendto >"$T/blast_$m.out" || fail "blast failed"
