@@ -24,7 +24,7 @@ for i in $(seq 1 100); do [ "$(grep -c -- '-> OK' "$T/a.out" 2>/dev/null)" = 3 ]
 assert_eq "A's connections" 3 "$(grep -c -- '-> OK' "$T/a.out")"
 RLT_CONNS="$rule" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -S "open" >"$T/b1.out" 2>&1 || fail "conn B failed"
 assert_eq "B while A holds 3" 1 "$(grep -c -- '-> ECONNREFUSED' "$T/b1.out")"
-kill -KILL "$apid"
+kill -KILL "$(prog_pid "$apid")" # A itself (under --seccomp, not its launcher)
 wait_pid "$apid" 5
 sleep 0.2 # slots of the dead are looked for at most every 100 ms
 RLT_CONNS="$rule" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -S "open open open" >"$T/b2.out" 2>&1 || fail "conn B failed"
