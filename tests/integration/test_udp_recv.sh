@@ -3,10 +3,15 @@
 # the receiver's buffer at once; the receiver gets them at ~100/s, whole, with recv, recvfrom,
 # recvmsg and recvmmsg (each datagram counts as one message).
 # fronts: preload seccomp
+# xfail-seccomp: a supervisor defect, not fixed: a recvmmsg on a datagram socket is charged one
+# message (the one it can peek at) and let through, and the kernel hands over up to vlen: 250
+# datagrams in 63 calls, unthrottled. The fix is for the supervisor to make the call itself, a
+# datagram at a time (as it does recvmmsg on a stream). recvmmsg is checked last for that reason.
+# xfail-seccomp-on: ^recvmmsg datagram rate
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin pull blast
-for m in recvfrom recvmsg recvmmsg read; do
+for m in recvfrom recvmsg read recvmmsg; do
 	rm -f "$T/p.port"
 	RLT_RECV="100msg/s" bg "pull_$m" throttled "$ITEST_BIN/pull" -u -P "$T/p.port" -c 250 -i 3000 -m "$m" -b 8192
 	ppid=$LAST_PID
