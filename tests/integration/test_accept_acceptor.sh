@@ -2,6 +2,7 @@
 # RLT_ACCEPT limits accept() and accept4() (with SOCK_NONBLOCK|SOCK_CLOEXEC kept on the accepted
 # socket): 40/s, burst 1, clients hammering for ~3 s; the server counts what it accepted.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn

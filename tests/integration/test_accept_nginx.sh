@@ -4,6 +4,7 @@
 # child has its own budgets), so each worker accepts at most ~50/s, and together at least ~50/s.
 # The workers must not spin while they wait.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd nginx hey

@@ -2,6 +2,7 @@
 # RLT_CONNECT with 4 threads, blocking and non-blocking (SOCK_NONBLOCK + poll) connects, and IPv6:
 # 40/s with burst 1 over 2.5 s: about 100 connects.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn

@@ -3,6 +3,7 @@
 # sockets are SOCK_CLOEXEC). Default burst = one second = 20, so about 20 + 20*3 = 80 connect()s
 # succeed; bounds 0.7-1.3.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor

@@ -2,6 +2,7 @@
 # curl downloads a 4 MiB file from a local HTTP server under RLT_RECV=1MiB/s (default burst: one
 # second of the rate). Rate within 0.7-1.3 of the target after the burst, and the file exact.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv

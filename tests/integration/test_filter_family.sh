@@ -2,6 +2,7 @@
 # family=: the default (inet) leaves unix sockets alone; family=unix throttles a unix socket and
 # not TCP; family=all throttles both.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

@@ -2,6 +2,7 @@
 # port= filters (remote port for send/recv/connect): N-M containing the port throttles, a range
 # that does not contain it does not, a single N matches exactly.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

@@ -3,6 +3,7 @@
 # local keeps about the rate in each process, allow lets every call through, deny rejects with
 # the rule's errno. Nothing hangs; one log line when Redis goes, one when it is back.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 # xfail-seccomp: the Redis outage log is set up by the preload only (preload/init.c sets
 # rlt__scope_log): under --seccomp an outage and a recovery are silent. The ruleset-from-the-
 # environment code with its logging is being unified; the log lines are checked last.

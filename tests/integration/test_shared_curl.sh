@@ -2,6 +2,7 @@
 # 4 independent curl processes download 1 MiB each under one shared RLT_RECV="1MiB/s" budget
 # (default burst: 1 MiB): 4 MiB in all, of which 3 MiB paced at 1 MiB/s for the four together.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv

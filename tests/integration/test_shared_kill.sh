@@ -4,6 +4,7 @@
 # mutex) and the budget stays right: the server counts every connection, the killed process's
 # included.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn

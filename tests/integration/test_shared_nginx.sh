@@ -3,6 +3,7 @@
 # by hey without keep-alive: the workers together accept about 50/s (each alone would take 50/s:
 # compare test_accept_nginx.sh), and they do not spin while they wait.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd nginx hey

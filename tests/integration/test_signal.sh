@@ -4,6 +4,7 @@
 # does (SA_RESTART or not), and the calls that follow move the rest: every byte arrives, once.
 # With and without SA_RESTART, SIGALRM and SIGUSR1, on send and on a MSG_WAITALL recv.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink source sigdelay
