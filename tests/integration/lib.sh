@@ -57,13 +57,12 @@ pre() { env LD_PRELOAD="$RLT_LIB" "$@"; }
 # throttled CMD...: CMD under the front of this run (the matrix of tests/run-integration.sh):
 # preloaded, or under `rlthrottle --seccomp` when UNDER_SECCOMP is set. The RLT_* variables come
 # from the caller either way (RLT_SEND=... throttled cmd, or RLT_SEND=... bg NAME throttled cmd).
-throttled() {
-	if [ -n "${UNDER_SECCOMP:-}" ]; then
-		"$(dirname "$RLT_LIB")/rlthrottle" --seccomp -- "$@"
-	else
-		pre "$@"
-	fi
-}
+throttled() { "${THROTTLED_PREFIX[@]}" "$@"; }
+if [ -n "${UNDER_SECCOMP:-}" ]; then
+	THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
+else
+	THROTTLED_PREFIX=(env LD_PRELOAD="$RLT_LIB")
+fi
 # front: the front of this run, preload or seccomp (for the few lines that differ by design).
 front() { if [ -n "${UNDER_SECCOMP:-}" ]; then echo seccomp; else echo preload; fi; }
 # prog_pid PID: the throttled program's own pid for a PID that bg started through throttled (under
@@ -84,8 +83,12 @@ prog_pid() {
 
 # bg NAME CMD...: start CMD in the background, stdout to $T/NAME.out, stderr to $T/NAME.err,
 # record its PID (LAST_PID and the cleanup list).
+# `bg NAME throttled CMD...` starts the prefix itself, a simple command that the background
+# process execs: LAST_PID is then the program (or its launcher), not a subshell that a kill
+# would leave its program behind.
 bg() {
 	local name=$1; shift
+	[ "$1" = throttled ] && { shift; set -- "${THROTTLED_PREFIX[@]}" "$@"; }
 	"$@" >"$T/$name.out" 2>"$T/$name.err" &
 	LAST_PID=$!
 	BG_PIDS="$BG_PIDS $LAST_PID"
