@@ -57,12 +57,15 @@ pre() { env LD_PRELOAD="$RLT_LIB" "$@"; }
 # throttled CMD...: CMD under the front of this run (the matrix of tests/run-integration.sh):
 # preloaded, or under `rlthrottle --seccomp` when UNDER_SECCOMP is set. The RLT_* variables come
 # from the caller either way (RLT_SEND=... throttled cmd, or RLT_SEND=... bg NAME throttled cmd).
-throttled() { "${THROTTLED_PREFIX[@]}" "$@"; }
-if [ -n "${UNDER_SECCOMP:-}" ]; then
-	THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
-else
-	THROTTLED_PREFIX=(env LD_PRELOAD="$RLT_LIB")
-fi
+# (UNDER_SECCOMP is read at each call: a test may switch fronts itself.)
+throttled_prefix() {
+	if [ -n "${UNDER_SECCOMP:-}" ]; then
+		THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
+	else
+		THROTTLED_PREFIX=(env LD_PRELOAD="$RLT_LIB")
+	fi
+}
+throttled() { throttled_prefix; "${THROTTLED_PREFIX[@]}" "$@"; }
 # front: the front of this run, preload or seccomp (for the few lines that differ by design).
 front() { if [ -n "${UNDER_SECCOMP:-}" ]; then echo seccomp; else echo preload; fi; }
 # prog_pid PID: the throttled program's own pid for a PID that bg started through throttled (under
@@ -88,7 +91,7 @@ prog_pid() {
 # would leave its program behind.
 bg() {
 	local name=$1; shift
-	[ "$1" = throttled ] && { shift; set -- "${THROTTLED_PREFIX[@]}" "$@"; }
+	[ "$1" = throttled ] && { shift; throttled_prefix; set -- "${THROTTLED_PREFIX[@]}" "$@"; }
 	"$@" >"$T/$name.out" 2>"$T/$name.err" &
 	LAST_PID=$!
 	BG_PIDS="$BG_PIDS $LAST_PID"
