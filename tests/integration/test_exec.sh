@@ -3,6 +3,7 @@
 # fork+exec), unless RLT_INHERIT=0 (preload); --seccomp refuses RLT_INHERIT=0 (its filter stays
 # with every program the command executes): status 125, one line, the command never runs.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast forker
