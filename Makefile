@@ -39,7 +39,7 @@ STATIC_LIB  := $(BUILD)/librlt.a
 SHARED_LIB  := $(if $(PRELOAD_SRC),$(BUILD)/librlthrottle.so)
 LAUNCHER    := $(if $(CLI_SRC),$(BUILD)/rlthrottle)
 
-.PHONY: all test layering unit integration reliability bench fuzz asan ubsan tsan clean install
+.PHONY: all test layering unit integration matrix reliability bench fuzz asan ubsan tsan clean install
 all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER)
 
 # Each compile writes the headers it read into a .d file beside its output (-MMD; -MP adds an
@@ -129,8 +129,13 @@ layering: all
 unit: $(UNIT_BIN)
 	@sh tests/run-unit.sh $(UNIT_BIN)
 
+# Each test runs once per front it declares (# fronts:), as NAME[preload] and NAME[seccomp];
+# `integration` leaves out the seccomp runs of slow tests (# matrix-only:), `matrix` runs them all.
 integration: all $(ITEST_BIN)
 	@BUILD=$(BUILD) sh tests/run-integration.sh
+
+matrix: all $(ITEST_BIN)
+	@BUILD=$(BUILD) ITEST_MATRIX=1 sh tests/run-integration.sh
 
 # Everyday programs doing ordinary things (signals, subprocesses, fork beside threads, threads
 # sharing a socket) under the preload and --seccomp: every byte exact, nothing hung.

@@ -152,11 +152,13 @@ int rlt_sup_run(char **cmd)
 	if (rlt__ruleset_from_env(&rs, &set, core_log, &err) != 0)
 		return fail(err.msg);
 	raise_fd_limit();
-	signal(SIGPIPE, SIG_IGN);
 
 	rc = rlt_sup_child_spawn(cmd, &pid, &s.notify_fd, &ctl, &err);
 	if (rc)
 		return fail(err.msg);
+	/* only now: an ignored SIGPIPE is inherited, and the command must die of a write into a
+	 * pipe whose reader has gone (`yes | head`) as it would without us */
+	signal(SIGPIPE, SIG_IGN);
 	/* before the command runs, and before the lane thread: the keeper is forked from a
 	 * process of one thread */
 	if (rlt_sup_keeper_start(s.notify_fd, &err) != 0) {
