@@ -4,6 +4,7 @@
 # handlers (a raw fork system call) has the parent's page mapped, and its exit must not remove
 # the parent's page either (it used to: the exit path trusted the preload's owner pid, which
 # such a child takes over at its first close). An exec replaces the page with the new program's.
+# fronts: preload (the preload's fork and exec handling of its page)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

@@ -5,6 +5,7 @@
 #  - a PID that is not a throttled process of ours: one line, status 2;
 #  - the page is removed at exit; a stale page (pid gone, or another start time) is cleaned;
 #  - a page of the wrong mode is refused, and (as root) another user cannot read ours.
+# fronts: preload (the pages' life and trust are the core's; under --seccomp see test_top_seccomp)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3 promtool
