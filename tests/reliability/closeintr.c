@@ -15,6 +15,12 @@
  *        while a thread closes the first after MS ms (default 300): how long after that close
  *        the third connect returned.
  *        Prints: open3=OK|ERRNAME wake_ms=X
+ *   closeintr -a PORTA -b PORTB [-B BYTES] reuse
+ *        listeners of its own on PORTA and PORTB (threads read and drop what comes); a
+ *        connection to A at fd X sends 1 byte (so the throttle learns X), a connection to B
+ *        replaces X with dup2 (no close is seen by anyone), then BYTES (default 262144) are
+ *        written to X, and the same again the other way round (B learnt at X, A put there).
+ *        Prints: same_fd=1|0 to_b_ms=X to_a_ms=Y
  * Exit status: 0, or 2 when a step could not be made at all.
  */
 #include <errno.h>
@@ -214,17 +220,97 @@ static int do_wake(void)
 	return 0;
 }
 
+static int port_a, port_b;
+static long reuse_bytes = 262144;
+
+static void *drain(void *arg)
+{
+	int l = (int)(intptr_t)arg;
+	char buf[65536];
+
+	for (;;) {
+		int c = accept(l, NULL, NULL);
+		if (c < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return NULL;
+		}
+		while (read(c, buf, sizeof buf) > 0)
+			;
+		close(c);
+	}
+}
+
+static int listen_on(int p)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback_addr(&ss, AF_INET, NULL, NULL, p);
+	int one = 1, l = socket(AF_INET, SOCK_STREAM, 0);
+	pthread_t th;
+
+	if (l < 0)
+		return -1;
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(l, (struct sockaddr *)&ss, len) != 0 || listen(l, 16) != 0 ||
+	    pthread_create(&th, NULL, drain, (void *)(intptr_t)l) != 0)
+		return -1;
+	pthread_detach(th);
+	return l;
+}
+
+/* fd learnt as a connection to `from`, replaced by one to `then` without a close; the ms
+ * that writing reuse_bytes to the fd takes then (-1: a step failed). */
+static double replaced(int from, int then, int *same)
+{
+	static char buf[65536];
+	int x = dial_loopback(NULL, from), y;
+	uint64_t t0;
+	long left = reuse_bytes;
+
+	if (x < 0 || write(x, "x", 1) != 1 || (y = dial_loopback(NULL, then)) < 0)
+		return -1;
+	if (dup2(y, x) != x)
+		return -1;
+	close(y);
+	*same = 1;
+	t0 = now_ns();
+	while (left > 0) {
+		ssize_t n = write(x, buf, left < (long)sizeof buf ? (size_t)left : sizeof buf);
+		if (n <= 0)
+			return -1;
+		left -= n;
+	}
+	double ms = (double)(now_ns() - t0) / 1e6;
+	close(x);
+	return ms;
+}
+
+static int do_reuse(void)
+{
+	int same = 0;
+
+	if (listen_on(port_a) < 0 || listen_on(port_b) < 0)
+		return 2;
+	double to_b = replaced(port_a, port_b, &same);
+	double to_a = replaced(port_b, port_a, &same);
+	printf("same_fd=%d to_b_ms=%.1f to_a_ms=%.1f\n", same, to_b, to_a);
+	return to_b < 0 || to_a < 0 ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:D:i:t:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:D:i:t:w:a:b:B:")) != -1) {
 		switch (opt) {
 		case 'n': iters = atol(optarg); break;
 		case 'D': seconds = atof(optarg); break;
 		case 'i': usec = atol(optarg); break;
 		case 't': nthreads = atol(optarg); break;
 		case 'w': wake_ms = atol(optarg); break;
+		case 'a': port_a = atoi(optarg); break;
+		case 'b': port_b = atoi(optarg); break;
+		case 'B': reuse_bytes = atol(optarg); break;
 		default: return 2;
 		}
 	}
@@ -235,5 +321,7 @@ int main(int argc, char **argv)
 		return do_loop();
 	if (!strcmp(argv[optind], "wake"))
 		return do_wake();
+	if (!strcmp(argv[optind], "reuse"))
+		return do_reuse();
 	return 2;
 }
