@@ -226,6 +226,10 @@ struct rlt__conns_wait {
  */
 int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
                    rlt_ns_t now);
+/* The RLT_CONNS rules at their limit now (bit i: rule i), as rlt__conns_try would find them
+ * before taking back the slots of dead processes: for a front that learns of closes late and
+ * looks for them before a call waits or is refused (the supervisor's sweep). */
+uint32_t rlt__conns_full(struct rlt__ruleset *rs);
 /* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
  * the slots of dead processes, in shared scope). rlt__conns_release_rule gives one back and
  * wakes waiters. */

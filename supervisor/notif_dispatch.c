@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -28,10 +27,6 @@
 
 #include "clock.h"
 #include "internal.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 
 static void answer_continue(struct rlt_sup *s, uint64_t id)
 {
@@ -387,7 +382,7 @@ static void on_splice(struct rlt_sup *s, const struct seccomp_notif *req)
 	rlt_sup_job_step(s, j);
 }
 
-void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *r)
+static void dispatch(struct rlt_sup *s, const struct seccomp_notif *r)
 {
 	const struct seccomp_notif req = *r;
 	struct rlt_sup_proc *p;
@@ -435,28 +430,7 @@ void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *r)
 		var = RLT_VAR_ACCEPT;
 		break;
 	default:
-		/* the fd table changes: close, dup2, dup3, close_range, execve, execveat */
-		p = rlt_sup_proc_of_tid(s, (pid_t)req.pid, &rc);
-		if (p) {
-			switch (nr) {
-			case SYS_close:
-				rlt_sup_fd_forget(s, p, (int)a[0]);
-				break;
-			case SYS_dup2:
-			case SYS_dup3:
-				if ((int)a[0] != (int)a[1])
-					rlt_sup_fd_forget(s, p, (int)a[1]);
-				break;
-			case SYS_close_range:
-				if (!(a[2] & CLOSE_RANGE_CLOEXEC))
-					rlt_sup_fd_forget_range(s, p, (unsigned)a[0], (unsigned)a[1]);
-				break;
-			case SYS_execve:
-			case SYS_execveat:
-				rlt_sup_proc_exec(s, p);
-				break;
-			}
-		}
+		/* no other call is notified (the fd table is checked where it is used: fd_facts.c) */
 		answer_continue(s, req.id);
 		return;
 	}
@@ -499,4 +473,12 @@ void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *r)
 		}
 		break;
 	}
+}
+
+void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *r)
+{
+	dispatch(s, r);
+	/* our duplicates of the sockets it used go, unless a job holds them: kept, they would
+	 * keep a connection open after the program closed it */
+	rlt_sup_fd_unpin(s);
 }
