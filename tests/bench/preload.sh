@@ -6,7 +6,9 @@
 #   (b) connect rate accuracy at 10/s, 100/s, 1000/s
 #   (c) CPU used by a sender (and an epoll receiver) held at 1 MiB/s
 #   (d) overhead when no rule binds: 1-byte TCP ping-pong round trips per second
-#   (e) ns per write() on /dev/null and on a matched TCP socket
+#   (e) ns per write() on /dev/null and on a matched TCP socket; the pass-through (a call that is
+#       not ours: /dev/null, a pipe, an unmatched socket) and a conforming call, ns over plain,
+#       pinned to one CPU (BENCH_BASELINE_LIB=path adds a "before" column; BENCH_CALLS)
 # BENCH_QUICK=1 shortens every measurement (for a smoke run); BENCH_ONLY="a c" runs only those parts. Needs the helpers built from
 # tests/integration/*.c ($BUILD/itest) and the library; trickle is optional.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -201,6 +203,60 @@ if [ $HAVE_TRICKLE = 1 ]; then
 	cc_row "trickle -s -u 2000000" trickle -s -u 2000000 -d 2000000 "$BIN/callcost" -n $N
 	cc_row "trickle, 200 idle sockets open" trickle -s -u 2000000 -d 2000000 "$BIN/callcost" -n $N -i 200
 fi
+
+# The pass-through (issue 10): what a call that is not ours costs over the same call without
+# the library, measured as the issue states it: CALLS 1-byte writes in one process pinned to one
+# CPU, 5 runs alternating plain and preloaded, the median of each. RLT_SEND is set, so the hook
+# has to decide: a file, a pipe and a unix socket (the default family=inet) are not ours. The
+# matched row is the conforming call (look-up, clock, the engine's atomic) on the same socket.
+# BENCH_BASELINE_LIB=path: a library built from another commit, run in the same rounds, so that
+# before and after are side by side on one machine at one time.
+CALLS=${BENCH_CALLS:-2000000}; [ -n "${BENCH_QUICK:-}" ] && CALLS=200000
+CPU=$(($(nproc) - 1))
+PINCPU=""; command -v taskset >/dev/null && PINCPU="taskset -c $CPU"
+BASE=${BENCH_BASELINE_LIB:-}
+[ -z "$BASE" ] || [ -f "$BASE" ] || { echo "    BENCH_BASELINE_LIB=$BASE: no such file"; BASE=""; }
+echo
+echo "    pass-through: ns per write() over plain ($CALLS calls pinned to one CPU: ${PINCPU:-not pinned}; 5 alternating"
+echo "    runs, median; in brackets the same of each run's 10th-percentile 1000-call block, which
+    leaves out the blocks the scheduler took the CPU from)"
+echo "    not matched: RLT_SEND=16GB/s; matched: RLT_SEND=\"16GB/s family=unix\" (a conforming call)"
+[ -n "$BASE" ] && echo "    before: $BASE"
+one() { # LIB RULE MODE: one pinned run, prints "ns low_ns"
+	local lib=$1 rule=$2 mode=$3
+	if [ -z "$lib" ]; then
+		$PINCPU "$BIN/callcost" -m "$mode" -n "$CALLS" >"$T/pt.out" 2>&1
+	else
+		$PINCPU env LD_PRELOAD="$lib" RLT_SEND="$rule" "$BIN/callcost" -m "$mode" -n "$CALLS" >"$T/pt.out" 2>&1
+	fi
+	echo "$(kv ns "$T/pt.out") $(kv low_ns "$T/pt.out")"
+}
+col() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 2 == k - 1' | tr '\n' ' ' | median; } # K RUNS
+over() { # RUNS_OURS RUNS_PLAIN (each "ns low_ns ns low_ns ..."): "+X (+Y)"
+	awk -v o="$(col 1 "$1")" -v p="$(col 1 "$2")" -v om="$(col 2 "$1")" -v pm="$(col 2 "$2")" \
+		'BEGIN { if (o == "" || p == "") print "n/a"; else printf "%+.1f (%+.1f)", o - p, om - pm }'
+}
+if [ -n "$BASE" ]; then
+	printf '    %-30s | %-16s | %-20s | %-20s\n' "write() on" "plain ns" "before: + ns" "after: + ns"
+else
+	printf '    %-30s | %-16s | %-20s\n' "write() on" "plain ns" "rlthrottle: + ns"
+fi
+for row in "devnull:16GB/s:/dev/null" "pipe:16GB/s:a pipe" "unix:16GB/s:a unix socket, not matched" \
+	"unix:16GB/s family=unix:a unix socket, matched"; do
+	mode=${row%%:*}; rest=${row#*:}; rule=${rest%%:*}; label=${rest#*:}
+	P=""; A=""; B=""
+	for i in 1 2 3 4 5; do
+		P="$P $(one "" "$rule" "$mode")"
+		[ -n "$BASE" ] && B="$B $(one "$BASE" "$rule" "$mode")"
+		A="$A $(one "$LIB" "$rule" "$mode")"
+	done
+	pl=$(col 1 "$P"); pm=$(col 2 "$P")
+	if [ -n "$BASE" ]; then
+		printf '    %-30s | %-16s | %-20s | %-20s\n' "$label" "$pl ($pm)" "$(over "$B" "$P")" "$(over "$A" "$P")"
+	else
+		printf '    %-30s | %-16s | %-20s\n' "$label" "$pl ($pm)" "$(over "$A" "$P")"
+	fi
+done
 fi
 echo
 echo "== end of preload benchmarks"

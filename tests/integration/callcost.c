@@ -3,6 +3,15 @@
  *
  *   callcost [-n CALLS] [-i IDLE_SOCKETS]
  * Output: devnull_ns=X socket_ns=Y (median of 5 rounds each)
+ *
+ *   callcost -m devnull|pipe|unix [-n CALLS]
+ * One target, one timed run of CALLS 1-byte writes (after a warm-up of CALLS/20), nothing else
+ * running in the process, so that it can be pinned to one CPU (the bench runs it 5 times
+ * alternating with and without the library): a pipe and a unix stream socketpair are drained
+ * by this thread, one read for every DRAIN writes, so their cost is the write's plus 1/DRAIN
+ * of a read. Output: ns=X (the whole run) low_ns=Y (the 10th percentile of its blocks of
+ * BLOCK calls: a block the scheduler took the CPU from is left out, so it tells apart a few ns
+ * on a machine that runs other work)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,18 +60,74 @@ static double time_writes(int fd, long n)
 	return r[2];
 }
 
+#define BLOCK 1000
+#define DRAIN 32 /* writes between two reads: a unix socket holds far more 1-byte messages */
+
+static void writes(int fd, int rd, long n)
+{
+	char c = 'x', b[DRAIN];
+	for (long i = 0; i < n; i++) {
+		if (write(fd, &c, 1) != 1) { perror("callcost: write"); exit(1); }
+		if (rd >= 0 && i % DRAIN == DRAIN - 1)
+			for (size_t got = 0; got < DRAIN;) {
+				ssize_t r = read(rd, b, DRAIN - got);
+				if (r <= 0) { perror("callcost: read"); exit(1); }
+				got += (size_t)r;
+			}
+	}
+}
+
+static int one_target(const char *mode, long n)
+{
+	int fd, rd = -1, p[2];
+	if (!strcmp(mode, "devnull")) {
+		fd = open("/dev/null", O_WRONLY);
+	} else if (!strcmp(mode, "pipe")) {
+		if (pipe(p) != 0) { perror("pipe"); return 1; }
+		rd = p[0], fd = p[1];
+	} else if (!strcmp(mode, "unix")) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0) { perror("socketpair"); return 1; }
+		rd = p[0], fd = p[1];
+	} else {
+		fprintf(stderr, "callcost: -m devnull|pipe|unix\n");
+		return 2;
+	}
+	if (fd < 0) { perror(mode); return 1; }
+	writes(fd, rd, n / 20);
+	long nb = n / BLOCK, k = 0;
+	double *blk = calloc(nb > 0 ? (size_t)nb : 1, sizeof *blk);
+	if (!blk) { perror("callcost"); return 1; }
+	uint64_t t0 = now_ns();
+	for (long done = 0; done < n; done += BLOCK) {
+		long m = n - done < BLOCK ? n - done : BLOCK;
+		uint64_t b0 = now_ns();
+		writes(fd, rd, m);
+		if (m == BLOCK && k < nb)
+			blk[k++] = (double)(now_ns() - b0) / (double)m;
+	}
+	double all = (double)(now_ns() - t0) / (double)n;
+	qsort(blk, (size_t)k, sizeof *blk, cmp);
+	printf("ns=%.2f low_ns=%.2f\n", all, k ? blk[k / 10] : all);
+	free(blk);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = 200000;
 	int opt, idle = 0;
-	while ((opt = getopt(argc, argv, "n:i:")) != -1) {
+	const char *mode = NULL;
+	while ((opt = getopt(argc, argv, "n:i:m:")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'i': idle = atoi(optarg); break;
-		default: fprintf(stderr, "usage: callcost [-n CALLS] [-i IDLE_SOCKETS]\n"); return 2;
+		case 'm': mode = optarg; break;
+		default: fprintf(stderr, "usage: callcost [-n CALLS] [-i IDLE_SOCKETS] [-m devnull|pipe|unix]\n"); return 2;
 		}
 	}
 	alarm(120);
+	if (mode)
+		return one_target(mode, n);
 	for (int i = 0; i < idle; i++)
 		if (socket(AF_INET, SOCK_STREAM, 0) < 0) { perror("socket"); return 1; }
 	int dn = open("/dev/null", O_WRONLY);
