@@ -230,6 +230,7 @@ __attribute__((constructor)) static void rlt_load(void)
 			rlt_pre_log(RLT_LOG_INFO, "%s: %s", rlt_var_name((enum rlt_var)v), canon);
 		}
 	atomic_store_explicit(&rlt_pre_active, 1, memory_order_release);
+	rlt_pre_gate_open();
 }
 
 /* A program that ends with _exit or returns from main after destructors: write the summary in
