@@ -222,12 +222,12 @@ echo "    runs, median; in brackets the same of each run's 10th-percentile 1000-
     leaves out the blocks the scheduler took the CPU from)"
 echo "    not matched: RLT_SEND=16GB/s; matched: RLT_SEND=\"16GB/s family=unix\" (a conforming call)"
 [ -n "$BASE" ] && echo "    before: $BASE"
-one() { # LIB RULE MODE: one pinned run, prints "ns low_ns"
-	local lib=$1 rule=$2 mode=$3
-	if [ -z "$lib" ]; then
+one() { # PRELOADS RULE MODE: one pinned run, prints "ns low_ns"
+	local libs=$1 rule=$2 mode=$3
+	if [ -z "$libs" ]; then
 		$PINCPU "$BIN/callcost" -m "$mode" -n "$CALLS" >"$T/pt.out" 2>&1
 	else
-		$PINCPU env LD_PRELOAD="$lib" RLT_SEND="$rule" "$BIN/callcost" -m "$mode" -n "$CALLS" >"$T/pt.out" 2>&1
+		$PINCPU env LD_PRELOAD="$libs" RLT_SEND="$rule" "$BIN/callcost" -m "$mode" -n "$CALLS" >"$T/pt.out" 2>&1
 	fi
 	echo "$(kv ns "$T/pt.out") $(kv low_ns "$T/pt.out")"
 }
@@ -236,27 +236,44 @@ over() { # RUNS_OURS RUNS_PLAIN (each "ns low_ns ns low_ns ..."): "+X (+Y)"
 	awk -v o="$(col 1 "$1")" -v p="$(col 1 "$2")" -v om="$(col 2 "$1")" -v pm="$(col 2 "$2")" \
 		'BEGIN { if (o == "" || p == "") print "n/a"; else printf "%+.1f (%+.1f)", o - p, om - pm }'
 }
-if [ -n "$BASE" ]; then
-	printf '    %-30s | %-16s | %-20s | %-20s\n' "write() on" "plain ns" "before: + ns" "after: + ns"
-else
-	printf '    %-30s | %-16s | %-20s\n' "write() on" "plain ns" "rlthrottle: + ns"
-fi
-for row in "devnull:16GB/s:/dev/null" "pipe:16GB/s:a pipe" "unix:16GB/s:a unix socket, not matched" \
-	"unix:16GB/s family=unix:a unix socket, matched"; do
-	mode=${row%%:*}; rest=${row#*:}; rule=${rest%%:*}; label=${rest#*:}
-	P=""; A=""; B=""
-	for i in 1 2 3 4 5; do
-		P="$P $(one "" "$rule" "$mode")"
-		[ -n "$BASE" ] && B="$B $(one "$BASE" "$rule" "$mode")"
-		A="$A $(one "$LIB" "$rule" "$mode")"
-	done
-	pl=$(col 1 "$P"); pm=$(col 2 "$P")
+# pass_table EXTRA: the table, each library preloaded before EXTRA (a library or nothing)
+pass_table() {
+	local extra=$1 row mode rest rule label P A B pl pm
 	if [ -n "$BASE" ]; then
-		printf '    %-30s | %-16s | %-20s | %-20s\n' "$label" "$pl ($pm)" "$(over "$B" "$P")" "$(over "$A" "$P")"
+		printf '    %-30s | %-18s | %-20s | %-20s\n' "write() on" "plain ns" "before: + ns" "after: + ns"
 	else
-		printf '    %-30s | %-16s | %-20s\n' "$label" "$pl ($pm)" "$(over "$A" "$P")"
+		printf '    %-30s | %-18s | %-20s\n' "write() on" "plain ns" "rlthrottle: + ns"
 	fi
-done
+	for row in "devnull:16GB/s:/dev/null" "pipe:16GB/s:a pipe" "unix:16GB/s:a unix socket, not matched" \
+		"unix:16GB/s family=unix:a unix socket, matched"; do
+		mode=${row%%:*}; rest=${row#*:}; rule=${rest%%:*}; label=${rest#*:}
+		P=""; A=""; B=""
+		for i in 1 2 3 4 5; do
+			P="$P $(one "$extra" "$rule" "$mode")"
+			[ -n "$BASE" ] && B="$B $(one "$BASE${extra:+ $extra}" "$rule" "$mode")"
+			A="$A $(one "$LIB${extra:+ $extra}" "$rule" "$mode")"
+		done
+		pl=$(col 1 "$P"); pm=$(col 2 "$P")
+		if [ -n "$BASE" ]; then
+			printf '    %-30s | %-18s | %-20s | %-20s\n' "$label" "$pl ($pm)" "$(over "$B" "$P")" "$(over "$A" "$P")"
+		else
+			printf '    %-30s | %-18s | %-20s\n' "$label" "$pl ($pm)" "$(over "$A" "$P")"
+		fi
+	done
+}
+pass_table ""
+# The same with the kernel taken out: libnullsys.so's write and read return at once, so the
+# difference is the hook's own instructions, which a system call of a microsecond or more and
+# its swings hide. (After a real system call the hook also runs with colder caches and branch
+# predictors than in this loop: the figures above are the ones a program sees.)
+NULLSYS=$BUILD/bench/libnullsys.so
+if [ -f "$NULLSYS" ]; then
+	echo
+	echo "    the hook alone: the same, with write() and read() that enter no kernel (libnullsys.so)"
+	pass_table "$NULLSYS"
+else
+	echo "    ($NULLSYS not built: make $NULLSYS for the hook alone)"
+fi
 fi
 echo
 echo "== end of preload benchmarks"
