@@ -65,10 +65,11 @@ static double time_writes(int fd, long n)
 
 static void writes(int fd, int rd, long n)
 {
+	static unsigned long written; /* across calls: what a block leaves is drained by the next */
 	char c = 'x', b[DRAIN];
 	for (long i = 0; i < n; i++) {
 		if (write(fd, &c, 1) != 1) { perror("callcost: write"); exit(1); }
-		if (rd >= 0 && i % DRAIN == DRAIN - 1)
+		if (rd >= 0 && ++written % DRAIN == 0)
 			for (size_t got = 0; got < DRAIN;) {
 				ssize_t r = read(rd, b, DRAIN - got);
 				if (r <= 0) { perror("callcost: read"); exit(1); }
