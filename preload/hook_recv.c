@@ -1,7 +1,8 @@
 /*
  * hook_recv.c: receiving (RLT_RECV). Every entry point the C library has for receiving on a
  * socket (recv, recvfrom, read, recvmsg, readv, recvmmsg and the _FORTIFY_SOURCE _chk ones).
- * How a receive is paced: io_pacing.c.
+ * How a receive is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, preload.h)
+ * and jumps to the real function when the call is surely not ours; its *_slow part decides.
  */
 #include <limits.h>
 #include <string.h>

@@ -2,7 +2,8 @@
  * hook_send.c: sending (RLT_SEND). Every entry point the C library has for sending on a socket
  * (send, sendto, write, sendmsg, writev, sendmmsg, sendfile, splice), because a program reaches
  * the kernel through whichever it likes and none of them funnels into another that we could
- * see. How a send is paced: io_pacing.c.
+ * see. How a send is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, preload.h)
+ * and jumps to the real function when the call is surely not ours; its *_slow part decides.
  */
 #include <limits.h>
 #include <string.h>
