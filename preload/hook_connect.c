@@ -171,7 +171,8 @@ shed:
 	return -1;
 }
 
-static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags, int four)
+static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags,
+                                  int four)
 {
 	rlt_pre_ensure_real();
 	int nfd = four ? real_accept4(fd, addr, len, flags) : real_accept(fd, addr, len);

@@ -219,30 +219,35 @@ BASE=${BENCH_BASELINE_LIB:-}
 echo
 echo "    pass-through: ns per write() over plain ($CALLS calls pinned to one CPU: ${PINCPU:-not pinned}; 5 alternating"
 echo "    runs, median; in brackets the same of each run's 10th-percentile 1000-call block, which
-    leaves out the blocks the scheduler took the CPU from)"
+    leaves out the blocks the scheduler took the CPU from; then, paired, the median difference
+    between 1000-call blocks through the hook and straight to the C library, alternating in one
+    process, where what else the machine runs weighs on both alike)"
 echo "    not matched: RLT_SEND=16GB/s; matched: RLT_SEND=\"16GB/s family=unix\" (a conforming call)"
 [ -n "$BASE" ] && echo "    before: $BASE"
-one() { # PRELOADS RULE MODE: one pinned run, prints "ns low_ns"
-	local libs=$1 rule=$2 mode=$3
+one() { # PRELOADS RULE MODE: one pinned run, prints "ns low_ns paired_ns"
+	local libs=$1 rule=$2 mode=$3 p=-p
+	case $libs in *nullsys*) p="" ;; esac
 	if [ -z "$libs" ]; then
-		$PINCPU "$BIN/callcost" -m "$mode" -n "$CALLS" >"$T/pt.out" 2>&1
+		$PINCPU "$BIN/callcost" -m "$mode" $p -n "$CALLS" >"$T/pt.out" 2>&1
 	else
-		$PINCPU env LD_PRELOAD="$libs" RLT_SEND="$rule" "$BIN/callcost" -m "$mode" -n "$CALLS" >"$T/pt.out" 2>&1
+		$PINCPU env LD_PRELOAD="$libs" RLT_SEND="$rule" "$BIN/callcost" -m "$mode" $p -n "$CALLS" >"$T/pt.out" 2>&1
 	fi
-	echo "$(kv ns "$T/pt.out") $(kv low_ns "$T/pt.out")"
+	local d; d=$(kv paired_ns "$T/pt.out")
+	echo "$(kv ns "$T/pt.out") $(kv low_ns "$T/pt.out") ${d:-x}"
 }
-col() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 2 == k - 1' | tr '\n' ' ' | median; } # K RUNS
-over() { # RUNS_OURS RUNS_PLAIN (each "ns low_ns ns low_ns ..."): "+X (+Y)"
+col() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 3 == k - 1' | tr '\n' ' ' | median; } # K RUNS
+over() { # RUNS_OURS RUNS_PLAIN (each "ns low_ns paired_ns ..."): "+X (+Y) +Z"
 	awk -v o="$(col 1 "$1")" -v p="$(col 1 "$2")" -v om="$(col 2 "$1")" -v pm="$(col 2 "$2")" \
-		'BEGIN { if (o == "" || p == "") print "n/a"; else printf "%+.1f (%+.1f)", o - p, om - pm }'
+		-v d="$(col 3 "$1")" \
+		'BEGIN { if (o == "" || p == "") print "n/a"; else printf "%+.1f (%+.1f)%s", o - p, om - pm, d == "" || d == "x" ? "" : sprintf(" %+.1f", d) }'
 }
 # pass_table EXTRA: the table, each library preloaded before EXTRA (a library or nothing)
 pass_table() {
 	local extra=$1 row mode rest rule label P A B pl pm
 	if [ -n "$BASE" ]; then
-		printf '    %-30s | %-18s | %-20s | %-20s\n' "write() on" "plain ns" "before: + ns" "after: + ns"
+		printf '    %-30s | %-18s | %-26s | %-26s\n' "write() on" "plain ns" "before: + ns" "after: + ns"
 	else
-		printf '    %-30s | %-18s | %-20s\n' "write() on" "plain ns" "rlthrottle: + ns"
+		printf '    %-30s | %-18s | %-26s\n' "write() on" "plain ns" "rlthrottle: + ns"
 	fi
 	for row in "devnull:16GB/s:/dev/null" "pipe:16GB/s:a pipe" "unix:16GB/s:a unix socket, not matched" \
 		"unix:16GB/s family=unix:a unix socket, matched"; do
@@ -255,9 +260,9 @@ pass_table() {
 		done
 		pl=$(col 1 "$P"); pm=$(col 2 "$P")
 		if [ -n "$BASE" ]; then
-			printf '    %-30s | %-18s | %-20s | %-20s\n' "$label" "$pl ($pm)" "$(over "$B" "$P")" "$(over "$A" "$P")"
+			printf '    %-30s | %-18s | %-26s | %-26s\n' "$label" "$pl ($pm)" "$(over "$B" "$P")" "$(over "$A" "$P")"
 		else
-			printf '    %-30s | %-18s | %-20s\n' "$label" "$pl ($pm)" "$(over "$A" "$P")"
+			printf '    %-30s | %-18s | %-26s\n' "$label" "$pl ($pm)" "$(over "$A" "$P")"
 		fi
 	done
 }

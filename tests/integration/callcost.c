@@ -4,16 +4,20 @@
  *   callcost [-n CALLS] [-i IDLE_SOCKETS]
  * Output: devnull_ns=X socket_ns=Y (median of 5 rounds each)
  *
- *   callcost -m devnull|pipe|unix [-n CALLS]
+ *   callcost -m devnull|pipe|unix [-p] [-n CALLS]
  * One target, one timed run of CALLS 1-byte writes (after a warm-up of CALLS/20), nothing else
  * running in the process, so that it can be pinned to one CPU (the bench runs it 5 times
  * alternating with and without the library): a pipe and a unix stream socketpair are drained
  * by this thread, one read for every DRAIN writes, so their cost is the write's plus 1/DRAIN
- * of a read. Output: ns=X (the whole run) low_ns=Y (the 10th percentile of its blocks of
- * BLOCK calls: a block the scheduler took the CPU from is left out, so it tells apart a few ns
- * on a machine that runs other work)
+ * of a read. With -p (not under libnullsys.so, whose read would leave the C library's writes
+ * undrained), then as many calls again in pairs of blocks, one through the program's write, one
+ * straight to the C library's. Output: ns=X (the whole run), low_ns=Y (the 10th percentile of
+ * its blocks of BLOCK calls: a block the scheduler took the CPU from is left out), paired_ns=Z
+ * (the median difference within a pair, per call: what the preload adds to the C library's
+ * write, with what the machine runs besides weighing on both alike)
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -63,12 +67,17 @@ static double time_writes(int fd, long n)
 #define BLOCK 1000
 #define DRAIN 32 /* writes between two reads: a unix socket holds far more 1-byte messages */
 
+/* The write the loop makes: the program's (through the preload's hook when it is loaded), or
+ * the C library's own, found in libc.so.6 by handle, which no preload stands in front of. */
+typedef ssize_t (*write_fn)(int, const void *, size_t);
+static write_fn wr = write;
+
 static void writes(int fd, int rd, long n)
 {
 	static unsigned long written; /* across calls: what a block leaves is drained by the next */
 	char c = 'x', b[DRAIN];
 	for (long i = 0; i < n; i++) {
-		if (write(fd, &c, 1) != 1) { perror("callcost: write"); exit(1); }
+		if (wr(fd, &c, 1) != 1) { perror("callcost: write"); exit(1); }
 		if (rd >= 0 && ++written % DRAIN == 0)
 			for (size_t got = 0; got < DRAIN;) {
 				ssize_t r = read(rd, b, DRAIN - got);
@@ -78,7 +87,7 @@ static void writes(int fd, int rd, long n)
 	}
 }
 
-static int one_target(const char *mode, long n)
+static int one_target(const char *mode, long n, int paired)
 {
 	int fd, rd = -1, p[2];
 	if (!strcmp(mode, "devnull")) {
@@ -108,7 +117,29 @@ static int one_target(const char *mode, long n)
 	}
 	double all = (double)(now_ns() - t0) / (double)n;
 	qsort(blk, (size_t)k, sizeof *blk, cmp);
-	printf("ns=%.2f low_ns=%.2f\n", all, k ? blk[k / 10] : all);
+	printf("ns=%.2f low_ns=%.2f", all, k ? blk[k / 10] : all);
+	/* Then blocks alternating the program's write and the C library's, in one process: what
+	 * else the machine runs weighs on both of a pair alike, so the median difference shows a
+	 * few ns where whole runs swing by hundreds. */
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	write_fn direct = libc && paired ? (write_fn)dlsym(libc, "write") : NULL;
+	if (direct) {
+		k = 0;
+		for (long done = 0; done + 2 * BLOCK <= n && k < nb; done += 2 * BLOCK) {
+			uint64_t a0 = now_ns();
+			wr = write;
+			writes(fd, rd, BLOCK);
+			uint64_t a1 = now_ns();
+			wr = direct;
+			writes(fd, rd, BLOCK);
+			uint64_t a2 = now_ns();
+			blk[k++] = ((double)(a1 - a0) - (double)(a2 - a1)) / BLOCK;
+		}
+		qsort(blk, (size_t)k, sizeof *blk, cmp);
+		if (k)
+			printf(" paired_ns=%.2f", blk[k / 2]);
+	}
+	printf("\n");
 	free(blk);
 	return 0;
 }
@@ -118,17 +149,21 @@ int main(int argc, char **argv)
 	long n = 200000;
 	int opt, idle = 0;
 	const char *mode = NULL;
-	while ((opt = getopt(argc, argv, "n:i:m:")) != -1) {
+	int paired = 0;
+	while ((opt = getopt(argc, argv, "n:i:m:p")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'i': idle = atoi(optarg); break;
 		case 'm': mode = optarg; break;
-		default: fprintf(stderr, "usage: callcost [-n CALLS] [-i IDLE_SOCKETS] [-m devnull|pipe|unix]\n"); return 2;
+		case 'p': paired = 1; break;
+		default:
+			fprintf(stderr, "usage: callcost [-n CALLS] [-i IDLE_SOCKETS] [-m devnull|pipe|unix [-p]]\n");
+			return 2;
 		}
 	}
 	alarm(120);
 	if (mode)
-		return one_target(mode, n);
+		return one_target(mode, n, paired);
 	for (int i = 0; i < idle; i++)
 		if (socket(AF_INET, SOCK_STREAM, 0) < 0) { perror("socket"); return 1; }
 	int dn = open("/dev/null", O_WRONLY);
