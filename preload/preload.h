@@ -17,6 +17,9 @@
 #include "settings.h"
 
 #define RLT_EXPORT __attribute__((visibility("default")))
+/* The part of a hook past its gate (rlt_pre_passes): kept out of the hook, so that the hook's
+ * way to the real function builds no frame and saves no register. */
+#define RLT_SLOW __attribute__((noinline))
 
 /* The real functions, resolved once at load with dlsym(RTLD_NEXT). */
 #define RLT_REAL_SYMBOLS(X)                                                                      \
@@ -108,6 +111,7 @@ struct rlt_pre_sock_budgets {
 
 struct rlt_pre_fd {
 	_Atomic uint8_t kind;     /* enum rlt_pre_fdkind, written last when an entry is set up */
+	_Atomic uint8_t pass;     /* RLT_PASS bits: calls that surely go straight through (the gate) */
 	uint8_t type;             /* SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET */
 	uint8_t nonblock;         /* O_NONBLOCK is set on the file */
 	uint8_t listening;        /* accept() was called on it */
@@ -118,6 +122,47 @@ struct rlt_pre_fd {
 	struct rlt_pre_sock_budgets *conn;   /* NULL until the socket needs one */
 	uint32_t ofd;             /* shared by the fds dup made of one open file, 0: no dup */
 };
+
+/*
+ * The gate: the first thing a send or receive hook does, inline, before it builds a frame, is
+ * to ask whether the call is surely not ours (a file, a pipe, a socket no rule of the variable
+ * can match, a variable with no rule at all); then it jumps to the real function. Everything
+ * else (a never-seen fd, a socket a rule may match, a call before the rules are loaded, an fd
+ * beyond the table) goes to the hook's out-of-line part, which decides as before. `size` is 0
+ * until the rules are loaded (rlt_pre_gate_open), so that a hook called from another library's
+ * constructor takes the slow part, which resolves the real symbols first.
+ */
+#define RLT_PASS(var) (1u << (var))
+#define RLT_PASS_ALL ((1u << RLT_VAR_COUNT) - 1)
+struct rlt_pre_gate {
+	struct rlt_pre_fd *table; /* the fd table (fdtable.c) */
+	_Atomic unsigned size;    /* its entries; 0 until the rules are loaded */
+	unsigned idle;            /* RLT_PASS bits of the variables that have no rule */
+};
+extern struct rlt_pre_gate rlt_pre_gate;
+
+/* 1 when every call of the variables in bits on fd goes straight to the real function. A
+ * socket's pass bits are set from its masks (fdtable.c pass_bits), a file's all at once; a
+ * never-seen fd has none, so its first call classifies it. Three loads of one cache line and
+ * the entry's byte: no lock, no TLS, no system call. */
+static inline int rlt_pre_passes(int fd, unsigned bits)
+{
+	unsigned n = atomic_load_explicit(&rlt_pre_gate.size, memory_order_acquire);
+	return __builtin_expect((unsigned)fd < n, 1) &&
+	       ((rlt_pre_gate.idle |
+	         atomic_load_explicit(&rlt_pre_gate.table[fd].pass, memory_order_relaxed)) &
+	        bits) == bits;
+}
+
+/* 1 when no variable in bits has a rule (and the rules are loaded). */
+static inline int rlt_pre_idle(unsigned bits)
+{
+	return atomic_load_explicit(&rlt_pre_gate.size, memory_order_acquire) &&
+	       (rlt_pre_gate.idle & bits) == bits;
+}
+
+/* Opens the gate once the rules are loaded (init.c). */
+void rlt_pre_gate_open(void);
 
 /* The entry for fd, classifying a never-seen fd first (one getsockopt, once); NULL for fds
  * beyond the table. */

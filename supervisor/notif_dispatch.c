@@ -275,6 +275,14 @@ static void on_send(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 	rlt_sup_job_step(s, j);
 }
 
+static int any_rule(const struct rlt__ruleset *rs)
+{
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		if (rs->n[v])
+			return 1;
+	return 0;
+}
+
 static void on_connect(struct rlt_sup *s, const struct seccomp_notif *req, struct rlt_sup_proc *p,
                        struct rlt_sup_sock *k)
 {
@@ -435,9 +443,11 @@ static void dispatch(struct rlt_sup *s, const struct seccomp_notif *r)
 		return;
 	}
 
-	/* No rule for this kind of call at all: straight through, no look-up. */
-	if (!s->rs->n[var] && !((var == RLT_VAR_CONNECT || var == RLT_VAR_ACCEPT) &&
-	                        s->rs->n[RLT_VAR_CONNS])) {
+	/* No rule for this kind of call at all: straight through, no look-up. A connect is looked
+	 * at while any rule exists: it gives the socket the peer every later call on it is matched
+	 * by (a datagram socket connected anew to a matched peer), as the preload's hook does. */
+	if (!s->rs->n[var] && !(var == RLT_VAR_CONNECT && any_rule(s->rs)) &&
+	    !(var == RLT_VAR_ACCEPT && s->rs->n[RLT_VAR_CONNS])) {
 		answer_continue(s, req.id);
 		return;
 	}
