@@ -15,6 +15,7 @@
 
 #include "launcher.h"
 #include "policy.h"
+#include "pub_view.h"
 #include "rlthrottle.h"
 #include "supervisor.h"
 
@@ -38,6 +39,10 @@ static void usage(FILE *f)
 	      "      --check          print the rules as understood and exit (0 valid, 2 not)\n"
 	      "  -h, --help           this text\n"
 	      "  -V, --version        the version\n"
+	      "\n"
+	      "       rlthrottle top [PID...] [--once] [--json]   watch running throttled programs\n"
+	      "       rlthrottle stats [PID|all] [--format json|prometheus]   one snapshot\n"
+	      "       rlthrottle shm list|rm NAME...   shared-scope segments\n"
 	      "\n"
 	      "A RULE is RATE [key=value ...], e.g. \"1MiB/s\", \"20/s action=reject\",\n"
 	      "\"100msg/s algo=leaky\"; repeat an option (or use ';') for several rules.\n"
@@ -175,6 +180,10 @@ int main(int argc, char **argv)
 	/* subcommands, before option parsing */
 	if (argc > 1 && !strcmp(argv[1], "shm"))
 		return rlt_cli_shm_cmd(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "top"))
+		return rlt_cli_top(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "stats"))
+		return rlt_cli_stats(argc - 1, argv + 1);
 	/* "+": stop at the first non-option, so the command's own options stay its own */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:c:a:u:d:n:hV", opts, NULL)) != -1) {

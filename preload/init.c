@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "preload.h"
+#include "publish.h"
 #include "scope_redis.h"
 #include "settings.h"
 #include "stats.h"
@@ -30,6 +31,8 @@ int rlt_pre_loglevel = RLT_LOG_WARN;
 static _Atomic pid_t owner;
 
 static char stats_tmpl[RLT_STATS_PATH_MAX];
+/* Our page is published (publish.c): its name goes at exit. */
+static int publishing;
 static rlt_ns_t started;
 static _Atomic int stats_written;
 
@@ -84,10 +87,20 @@ static void write_stats(void)
 		rlt_pre_log(RLT_LOG_ERROR, "%s", err.msg);
 }
 
-/* A fatal signal the program does not handle: write the summary, then die of the signal. */
+/* Our page's name goes when we do; the mapping stays for threads still counting. */
+static void unpublish(void)
+{
+	if (publishing && atomic_load_explicit(&owner, memory_order_relaxed) ==
+	                      (pid_t)syscall(SYS_getpid))
+		rlt__pub_unlink(rlt_pre_rules.pub);
+}
+
+/* A fatal signal the program does not handle: write the summary and remove our page, then
+ * die of the signal. */
 static void on_fatal_signal(int sig)
 {
 	write_stats();
+	unpublish();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -146,12 +159,17 @@ static void atfork_child(void)
 		rlt__conns_forked(&rlt_pre_rules, held);
 	}
 	/* The child starts where the parent's budgets stood (the memory is a copy) but reports
-	 * its own calls. */
+	 * its own calls, and publishes them in its own page: the one mapped is the parent's. */
 	started = rlt__now();
 	atomic_store(&stats_written, 0);
+	if (rlt_pre_rules.pub) {
+		rlt__pub_forked(&rlt_pre_rules, (pid_t)syscall(SYS_getpid));
+		if (rlt_pre_rules.pub)
+			publishing = 1;
+	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++) {
-			struct rlt__stats *st = &rlt_pre_rules.rules[v][i].st;
+			struct rlt__stats *st = rlt_pre_rules.rules[v][i].st;
 			memset(st, 0, sizeof *st);
 		}
 }
@@ -215,14 +233,23 @@ __attribute__((constructor)) static void rlt_load(void)
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		if (rlt_pre_rules.n[v])
 			rlt_pre_vars_in_use |= 1u << v;
+	if (set.publish) {
+		/* a process that cannot publish runs on, counting privately */
+		if (rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, &err) != 0)
+			rlt_pre_log(RLT_LOG_INFO, "%s (running unpublished)", err.msg);
+		else if (rlt_pre_rules.pub)
+			publishing = 1;
+	}
 
 	rlt_pre_fdtable_init();
 	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
 	pthread_atfork(NULL, NULL, atfork_child);
-	if (stats_tmpl[0]) {
+	if (stats_tmpl[0])
 		atexit(write_stats);
+	if (publishing)
+		atexit(unpublish);
+	if (stats_tmpl[0] || publishing)
 		catch_fatal_signals();
-	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++) {
 			char canon[1024];
@@ -237,4 +264,5 @@ __attribute__((constructor)) static void rlt_load(void)
 __attribute__((destructor)) static void rlt_unload(void)
 {
 	write_stats();
+	unpublish();
 }

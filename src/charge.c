@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "policy.h"
 #include "rule_set.h"
+#include "publish.h"
 #include "scope_redis.h"
 #include "wait.h"
 
@@ -64,7 +65,7 @@ static void refund(const struct rlt__rt_rule *r, void *conn_block, rlt_ns_t at, 
  * hot path's part is a load and a compare for each (rule_set.c applies). */
 static inline void follow_sets(struct rlt__ruleset *rs)
 {
-	if (__builtin_expect(rs->ctl != NULL, 0) && rlt__ctl_pending(rs))
+	if (__builtin_expect(rs->pub != NULL, 1) && rlt__ctl_pending(rs))
 		rlt__ctl_serve(rs);
 	if (__builtin_expect(rs->has_shared, 0))
 		rlt__shm_follow_all(rs);
@@ -117,6 +118,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->start = now;
 	t->err = 0;
 	follow_sets(rs);
+	rlt__pub_tick(rs->pub, now); /* the history: a compare, except once a second */
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[var][i];
 		const struct rlt__rule_ver *ver = rlt__ver(r);
@@ -135,8 +137,8 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			undo(rs, t, i);
 			t->err = ver->err;
 			if (rs->stats_on) {
-				ADD(r->st.calls, 1);
-				ADD(r->st.rejected, 1);
+				ADD(r->st->calls, 1);
+				ADD(r->st->rejected, 1);
 			}
 			return -1;
 		}
@@ -151,16 +153,36 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			struct rlt__rt_rule *r = &rs->rules[var][i];
 			if (!(mask & (1u << i)))
 				continue;
-			ADD(r->st.calls, 1);
-			ADD(r->st.allowed, 1);
+			ADD(r->st->calls, 1);
+			ADD(r->st->allowed, 1);
 			if (waited) {
-				ADD(r->st.delayed, 1);
-				ADD(r->st.delay_ns_total, waited);
-				rlt__stat_max(&r->st.delay_ns_max, waited);
+				ADD(r->st->delayed, 1);
+				ADD(r->st->delay_ns_total, waited);
+				rlt__stat_max(&r->st->delay_ns_max, waited);
 			}
 		}
 	}
 	return 0;
+}
+
+/* Threads waiting now, per rule that makes the call wait (for `rlthrottle top`): off the
+ * conforming path, a delayed call only. */
+/* Counts the threads waiting now on each rule that made the ticket wait (+1 when they start,
+ * -1 with the mask the start returned when they end: a set meanwhile may move at[]). */
+static uint32_t waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d,
+                        uint32_t counted)
+{
+	if (!rs->stats_on)
+		return 0;
+	for (unsigned i = 0; i < rs->n[t->var]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[t->var][i];
+		if (d > 0 && (t->mask & (1u << i)) && t->at[i] != RLT_NS_NEVER && t->at[i] > t->start)
+			counted |= 1u << i;
+		if (counted & (1u << i))
+			atomic_fetch_add_explicit(&r->st->waiting, (uint64_t)(int64_t)d,
+			                          memory_order_relaxed);
+	}
+	return counted;
 }
 
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -214,19 +236,26 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
  * signal handler that runs ends the wait (returns 1). */
 static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 {
+	uint32_t counted = waiting(rs, t, 1, 0);
+	int rc = 0;
+
 	for (;;) {
 		rlt_ns_t now = rlt__now();
 		if (now >= t->go)
-			return 0;
+			break;
 		rlt_ns_t until = t->go - now > RLT_SET_SLICE_NS ? now + RLT_SET_SLICE_NS : t->go;
 		if (intr) {
-			if (rlt__sleep_until_intr(until) != 0)
-				return 1;
+			if (rlt__sleep_until_intr(until) != 0) {
+				rc = 1;
+				break;
+			}
 		} else {
 			rlt__sleep_until(until);
 		}
 		rlt__ticket_refresh(rs, t);
 	}
+	waiting(rs, t, -1, counted);
+	return rc;
 }
 
 int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -265,7 +294,7 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
 		if (used < took)
 			refund(r, t->conn_block, t->at[i], took - used);
 		if (rs->stats_on)
-			ADD(r->st.units, used < took ? used : took);
+			ADD(r->st->units, used < took ? used : took);
 	}
 }
 

@@ -190,22 +190,22 @@ int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
 				rlt__conns_release(rs, mask & ((1u << i) - 1));
 				*err = r->rule.err;
 				if (rs->stats_on) {
-					ADD(r->st.calls, 1);
-					ADD(r->st.rejected, 1);
+					ADD(r->st->calls, 1);
+					ADD(r->st->rejected, 1);
 				}
 				return -1;
 			}
 			waited = 1;
 		}
 		if (rs->stats_on) {
-			ADD(r->st.calls, 1);
-			ADD(r->st.allowed, 1);
-			ADD(r->st.units, 1);
+			ADD(r->st->calls, 1);
+			ADD(r->st->allowed, 1);
+			ADD(r->st->units, 1);
 			if (waited) {
 				uint64_t d = rlt__now() - start;
-				ADD(r->st.delayed, 1);
-				ADD(r->st.delay_ns_total, d);
-				rlt__stat_max(&r->st.delay_ns_max, d);
+				ADD(r->st->delayed, 1);
+				ADD(r->st->delay_ns_total, d);
+				rlt__stat_max(&r->st->delay_ns_max, d);
 			}
 		}
 	}

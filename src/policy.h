@@ -12,7 +12,9 @@
 
 #include "rlthrottle.h"
 
-/* Per-rule counters for RLT_STATS. Relaxed atomics: counted only when stats are on. */
+/* Per-rule counters for RLT_STATS and the published page (publish.h). Relaxed atomics, 64-bit
+ * and aligned (a reader in another process never sees half of one): counted only when stats
+ * are on. */
 struct rlt__stats {
 	_Atomic uint64_t calls;    /* calls the rule applied to */
 	_Atomic uint64_t allowed;  /* went ahead (at once or after a delay) */
@@ -21,6 +23,7 @@ struct rlt__stats {
 	_Atomic uint64_t units;    /* bytes, messages or calls charged, after refunds */
 	_Atomic uint64_t delay_ns_total;
 	_Atomic uint64_t delay_ns_max;
+	_Atomic uint64_t waiting;  /* threads waiting for this rule now */
 };
 
 /* Raises a maximum counter to v (relaxed: a statistic). */
@@ -35,6 +38,7 @@ static inline void rlt__stat_max(_Atomic uint64_t *m, uint64_t v)
 
 struct rlt__shm_holder;
 struct rlt__shm_hdr;
+struct rlt__pub;
 
 /*
  * What a call reads of a rule, in one block that `rlthrottle set` replaces whole (rule_set.c):
@@ -68,7 +72,11 @@ struct rlt__rt_rule {
 	struct rlt__shm_holder *holders; /* RLT_CONNS, scope=shared: who holds its slots */
 	_Atomic(struct rlt__shm_holder *) mine; /* ... and this process's entry (NULL: none yet) */
 	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
-	struct rlt__stats st;
+	/* Where this rule counts: its record in the process's published page (publish.c), or
+	 * `own` when the process has no page (none could be made, RLT_PUBLISH=0, or a copy not
+	 * yet published). Never NULL once the rule is built. */
+	struct rlt__stats *st;
+	struct rlt__stats own;
 };
 
 /* The block a call uses now. Acquire: a block is filled before it is published. */
@@ -87,21 +95,22 @@ struct rlt__ruleset {
 	unsigned n[RLT_VAR_COUNT];
 	size_t conn_block_size; /* bytes of connection-scope state per socket (0: none) */
 	int stats_on;           /* count per-rule statistics */
+	struct rlt__pub *pub;   /* the published page (publish.h), NULL when none */
 	int has_shared;         /* some rule has scope=shared: a call checks for a set there */
-	void *ctl;              /* `rlthrottle set`'s control area (rule_set.c), NULL: none */
-	uint32_t ctl_seen;      /* the last request sequence this process answered */
+	uint32_t ctl_seen;      /* the last request sequence of pub's control area answered */
 	_Atomic uint32_t applying; /* a thread is applying a set (the others go on) */
 };
 
 /*
  * A forked process's rules, for the supervisor (ruleset_fork.c): a copy of rs whose
  * process-scope states stand where rs's stand now (rlt_state_copy) and whose statistics start
- * at zero. RLT_CONNS counts, shared and redis scopes stay common (the copy points at rs's).
+ * at zero, private and unpublished (the supervisor publishes it: rlt__pub_create). RLT_CONNS counts, shared and redis scopes stay common (the copy points at rs's).
  * No decision on rs may run meanwhile for the copy to be exact (the supervisor holds its
  * lock). NULL when out of memory.
  */
 struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs);
-/* Adds a fork's statistics into rs's (the summary of the whole command) and frees it. */
+/* Adds a fork's statistics into rs's (the summary of the whole command), removes its page and
+ * frees it. */
 void rlt__ruleset_join(struct rlt__ruleset *rs, struct rlt__ruleset *fork);
 
 /* What a call is made to or from, for the rule filters. */

@@ -38,6 +38,8 @@ static int fail(struct rlt_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
+_Static_assert(sizeof(struct rlt__ctl) <= RLT_PUB_CTL_SIZE, "the control area holds a request");
+
 static void *map_anon(size_t size)
 {
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -188,11 +190,11 @@ int rlt__rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
 }
 
 int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, const char *text,
-                       rlt_ns_t now, struct rlt_error *err)
+                       rlt_ns_t now, unsigned *which, struct rlt_error *err)
 {
 	struct rlt_rule nr[2];
 	size_t n = 0;
-	unsigned i;
+	unsigned i = 0;
 	int rc;
 
 	if ((unsigned)var >= RLT_VAR_COUNT)
@@ -209,12 +211,13 @@ int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, con
 	if (rc == 0)
 		snprintf(err->msg, sizeof err->msg, "%s#%u=\"%.300s\" in force", rlt_var_name(var),
 		         i + 1, nr[0].text);
+	*which = i;
 	return rc;
 }
 
 void rlt__ctl_serve(struct rlt__ruleset *rs)
 {
-	struct rlt__ctl *c = rs->ctl;
+	struct rlt__ctl *c = (void *)rs->pub->hdr->ctl;
 	uint32_t want = 0;
 	struct rlt_error e;
 	char text[sizeof c->text];
@@ -225,6 +228,10 @@ void rlt__ctl_serve(struct rlt__ruleset *rs)
 	if (!atomic_compare_exchange_strong(&rs->applying, &want, 1))
 		return; /* another thread applies it (or this one, interrupted by a handler) */
 	uint32_t s = atomic_load_explicit(&c->seq, memory_order_acquire);
+	if (s == 0) {
+		rs->ctl_seen = 0; /* a new page (a fork's child): nothing asked yet */
+		goto out;
+	}
 	if (s == rs->ctl_seen || (s & 1))
 		goto out; /* answered, or still being written: the next call looks again */
 	var = c->var;
@@ -235,7 +242,10 @@ void rlt__ctl_serve(struct rlt__ruleset *rs)
 	if (atomic_load_explicit(&c->seq, memory_order_relaxed) != s)
 		goto out; /* rewritten meanwhile */
 	rs->ctl_seen = s;
-	rc = rlt__rule_set_text(rs, (enum rlt_var)var, index, text, rlt__now(), &e);
+	unsigned which;
+	rc = rlt__rule_set_text(rs, (enum rlt_var)var, index, text, rlt__now(), &which, &e);
+	if (rc == 0)
+		rlt__pub_rule_update(rs, (enum rlt_var)var, which);
 	c->result = rc;
 	memcpy(c->msg, e.msg, sizeof c->msg - 1); /* same size */
 	c->msg[sizeof c->msg - 1] = '\0';
@@ -260,7 +270,8 @@ static int read_shm_set(struct rlt__shm_hdr *h, uint32_t g, struct rlt_params *p
 	return atomic_load_explicit(&h->set_gen, memory_order_relaxed) == g ? 0 : -1;
 }
 
-static void follow_one(struct rlt__rt_rule *r, uint32_t g)
+/* 1 when r now follows the segment's set g. */
+static int follow_one(struct rlt__rt_rule *r, uint32_t g)
 {
 	struct rlt__shm_hdr *h = r->shm;
 	struct rlt_params p;
@@ -271,7 +282,7 @@ static void follow_one(struct rlt__rt_rule *r, uint32_t g)
 
 	if (read_shm_set(h, g, &p, &slot, &action, &e, &since) != 0 || p.algo != old->params.algo ||
 	    slot > RLT_SHM_SET_SLOTS)
-		return;
+		return 0;
 	struct rlt_rule nr = r->rule;
 	nr.action = action == RLT_ACTION_REJECT ? RLT_ACTION_REJECT : RLT_ACTION_DELAY;
 	nr.err = e;
@@ -279,13 +290,14 @@ static void follow_one(struct rlt__rt_rule *r, uint32_t g)
 	void *state = slot == 0 ? r->state : (void *)&h->set_slots[slot - 1];
 	struct rlt__rule_ver *v = new_ver(old, &nr, &p, state, since);
 	if (!v)
-		return;
+		return 0;
 	atomic_store_explicit(&r->cur, v, memory_order_release);
 	r->rule.action = nr.action;
 	r->rule.err = e;
 	r->rule.max_wait_ns = p.max_wait_ns;
 	r->rule.params = p;
 	r->shm_seen = g;
+	return 1;
 }
 
 void rlt__shm_follow_all(struct rlt__ruleset *rs)
@@ -302,7 +314,8 @@ void rlt__shm_follow_all(struct rlt__ruleset *rs)
 				continue;
 			if (!atomic_compare_exchange_strong(&rs->applying, &want, 1))
 				return;
-			follow_one(r, g);
+			if (follow_one(r, g))
+				rlt__pub_rule_update(rs, (enum rlt_var)v, i);
 			atomic_store_explicit(&rs->applying, 0, memory_order_release);
 		}
 }

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "policy.h"
+#include "publish.h"
 
 /*
  * The control area (the first bytes of the page's RLT_PUB_CTL_SIZE, zeroed at creation).
@@ -41,11 +42,11 @@ struct rlt__ctl {
 /* A request posted and not yet answered: the hot path's check (one relaxed load, a compare). */
 static inline int rlt__ctl_pending(const struct rlt__ruleset *rs)
 {
-	const struct rlt__ctl *c = rs->ctl;
+	const struct rlt__ctl *c = (const void *)rs->pub->hdr->ctl;
 	return atomic_load_explicit(&c->seq, memory_order_relaxed) != rs->ctl_seen;
 }
 
-/* Applies the request posted in rs->ctl, if any, and answers it. Any thread, any time (a
+/* Applies the request posted in rs->pub's control area, if any, and answers it. Any thread, any time (a
  * hook's slow path, a signal handler's call): one applies, the others go on. */
 void rlt__ctl_serve(struct rlt__ruleset *rs);
 
@@ -71,9 +72,9 @@ int rlt__rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
                   const struct rlt_rule *nr, rlt_ns_t now, struct rlt_error *err);
 
 /* rlt__rule_pick and rlt__rule_set of a rule given as text (rule_parse.c's errors). On success
- * err holds a line saying what is in force now. */
+ * *which is the rule's place and err holds a line saying what is in force now. */
 int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, const char *text,
-                       rlt_ns_t now, struct rlt_error *err);
+                       rlt_ns_t now, unsigned *which, struct rlt_error *err);
 
 /* ----- the setter's side (the launcher) ----- */
 

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "policy.h"
+#include "publish.h"
 
 /* What a fork owns: the process-scope states of the rules that decide (RLT_CONNS counts and
  * the shared and redis scopes are common to all, connection scope lives with each socket). */
@@ -19,6 +20,7 @@ static int owns_state(const struct rlt__rt_rule *r)
 
 static void stats_zero(struct rlt__stats *st)
 {
+	atomic_init(&st->waiting, 0);
 	atomic_init(&st->calls, 0);
 	atomic_init(&st->allowed, 0);
 	atomic_init(&st->delayed, 0);
@@ -49,8 +51,7 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 	if (!f)
 		return NULL;
 	memcpy(f, rs, sizeof *f);
-	/* the child's own control area, if any, is its publisher's to give */
-	f->ctl = NULL;
+	f->pub = NULL; /* rs's page is rs's: the supervisor publishes the copy on its own */
 	f->ctl_seen = 0;
 	atomic_init(&f->applying, 0);
 	for (unsigned v = 0; v < RLT_VAR_COUNT; v++)
@@ -60,7 +61,8 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 			r->v0 = *rlt__ver(&rs->rules[v][i]);
 			r->v0.prev = NULL;
 			atomic_init(&r->cur, &r->v0);
-			stats_zero(&r->st);
+			r->st = &r->own;
+			stats_zero(r->st);
 			if (!owns_state(r))
 				continue;
 			size_t size = rlt_state_size(&r->v0.params);
@@ -88,7 +90,7 @@ void rlt__ruleset_join(struct rlt__ruleset *rs, struct rlt__ruleset *f)
 {
 	for (unsigned v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < f->n[v]; i++) {
-			struct rlt__stats *d = &rs->rules[v][i].st, *s = &f->rules[v][i].st;
+			struct rlt__stats *d = rs->rules[v][i].st, *s = f->rules[v][i].st;
 			FOLD(calls);
 			FOLD(allowed);
 			FOLD(delayed);
@@ -98,6 +100,7 @@ void rlt__ruleset_join(struct rlt__ruleset *rs, struct rlt__ruleset *f)
 			rlt__stat_max(&d->delay_ns_max,
 			         atomic_load_explicit(&s->delay_ns_max, memory_order_relaxed));
 		}
+	rlt__pub_destroy(f);
 	drop_states(f, RLT_VAR_COUNT, 0);
 	free(f);
 }

@@ -47,6 +47,7 @@ int rlt__settings_read(struct rlt__settings *st, struct rlt_error *err)
 	memset(st, 0, sizeof *st);
 	st->loglevel = RLT_LOG_WARN;
 	st->inherit = 1;
+	st->publish = 1;
 	if ((v = trimmed("RLT_LOG", buf, sizeof buf))) {
 		st->loglevel = -1;
 		for (int i = 0; i < 4; i++)
@@ -66,6 +67,12 @@ int rlt__settings_read(struct rlt__settings *st, struct rlt_error *err)
 			st->inherit = 0;
 		else if (strcmp(v, "1") != 0)
 			return bad(err, "RLT_INHERIT", v, "must be 0 or 1");
+	}
+	if ((v = trimmed("RLT_PUBLISH", buf, sizeof buf))) {
+		if (strcmp(v, "0") == 0)
+			st->publish = 0;
+		else if (strcmp(v, "1") != 0)
+			return bad(err, "RLT_PUBLISH", v, "must be 0 or 1");
 	}
 	if ((v = trimmed("RLT_STATS", buf, sizeof buf))) {
 		if (strlen(v) >= sizeof st->stats) {

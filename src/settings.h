@@ -1,6 +1,6 @@
 /*
  * settings.h: the variables other than the rules (RLT_LOG, RLT_ON_ERROR, RLT_INHERIT,
- * RLT_STATS), read the same way by the preload and the seccomp supervisor, and the one format of
+ * RLT_STATS, RLT_PUBLISH), read the same way by the preload and the seccomp supervisor, and the one format of
  * a log line.
  */
 #ifndef RLT_SETTINGS_H
@@ -20,6 +20,7 @@ struct rlt__settings {
 	int loglevel;                        /* RLT_LOG, default warn */
 	int ignore_bad;                      /* RLT_ON_ERROR=ignore */
 	int inherit;                         /* RLT_INHERIT, default 1 */
+	int publish;                         /* RLT_PUBLISH, default 1: the page of SPEC §7 */
 	char stats[RLT_STATS_PATH_MAX];      /* RLT_STATS template, "" when off */
 };
 

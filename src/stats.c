@@ -106,13 +106,13 @@ int rlt__stats_write(struct rlt__ruleset *rs, ssize_t (*wr)(int, const void *, s
 			putstr(&o, rlt_var_name((enum rlt_var)v));
 			puts_(&o, ",\"rule\":");
 			putstr(&o, r->rule.text);
-			field(&o, "calls", LOAD(r->st.calls));
-			field(&o, "allowed", LOAD(r->st.allowed));
-			field(&o, "delayed", LOAD(r->st.delayed));
-			field(&o, "rejected", LOAD(r->st.rejected));
-			field(&o, "units", LOAD(r->st.units));
-			field(&o, "delay_ns_total", LOAD(r->st.delay_ns_total));
-			field(&o, "delay_ns_max", LOAD(r->st.delay_ns_max));
+			field(&o, "calls", LOAD(r->st->calls));
+			field(&o, "allowed", LOAD(r->st->allowed));
+			field(&o, "delayed", LOAD(r->st->delayed));
+			field(&o, "rejected", LOAD(r->st->rejected));
+			field(&o, "units", LOAD(r->st->units));
+			field(&o, "delay_ns_total", LOAD(r->st->delay_ns_total));
+			field(&o, "delay_ns_max", LOAD(r->st->delay_ns_max));
 			puts_(&o, "}");
 		}
 	puts_(&o, "\n]}\n");

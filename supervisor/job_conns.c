@@ -49,8 +49,8 @@ static int conns_try(struct rlt_sup *s, struct rlt_sup_job *j)
 		              rlt__now() - j->conns_since >= r->rule.max_wait_ns;
 		if (r->rule.action == RLT_ACTION_REJECT || expired) {
 			if (rs->stats_on) {
-				ADD(r->st.calls, 1);
-				ADD(r->st.rejected, 1);
+				ADD(r->st->calls, 1);
+				ADD(r->st->rejected, 1);
 			}
 			return -r->rule.err;
 		}
@@ -73,13 +73,13 @@ static int conns_try(struct rlt_sup *s, struct rlt_sup_job *j)
 			struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
 			if (!(j->nmask & (1u << i)))
 				continue;
-			ADD(r->st.calls, 1);
-			ADD(r->st.allowed, 1);
-			ADD(r->st.units, 1);
+			ADD(r->st->calls, 1);
+			ADD(r->st->allowed, 1);
+			ADD(r->st->units, 1);
 			if (d) {
-				ADD(r->st.delayed, 1);
-				ADD(r->st.delay_ns_total, d);
-				rlt__stat_max(&r->st.delay_ns_max, d);
+				ADD(r->st->delayed, 1);
+				ADD(r->st->delay_ns_total, d);
+				rlt__stat_max(&r->st->delay_ns_max, d);
 			}
 		}
 	}

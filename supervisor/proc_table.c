@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "publish.h"
 
 static unsigned proc_bucket(pid_t p)
 {
@@ -101,6 +102,10 @@ static struct rlt_sup_proc *proc_new(struct rlt_sup *s, pid_t tgid, int *rc)
 	if (tgid != s->child) {
 		p->rs = rlt__ruleset_fork(parent_budgets(s, tgid));
 		p->owns_rs = p->rs != NULL;
+		/* its own page, published as long as the command's is */
+		struct rlt_error err;
+		if (p->rs && s->rs->pub && rlt__pub_create(p->rs, tgid, 1, &err) != 0)
+			rlt_sup_log(s, RLT_LOG_INFO, tgid, "%s (running unpublished)", err.msg);
 		if (!p->rs) {
 			rlt_sup_log(s, RLT_LOG_WARN, tgid,
 			            "no memory for the budgets of process %d: it shares the command's",
@@ -209,7 +214,10 @@ static void proc_free(struct rlt_sup *s, struct rlt_sup_proc *p)
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	if (p->owns_rs)
-		rlt__ruleset_join(s->rs, p->rs); /* its statistics join the command's summary */
+		rlt__ruleset_join(s->rs, p->rs); /* its statistics join the command's summary, its
+		                                     page goes */
+	else if (p->tgid == s->child)
+		rlt__pub_unlink(s->rs->pub); /* the command's: the summary still reads its counters */
 	free(p);
 }
 

@@ -45,6 +45,7 @@
 
 #include "clock.h"
 #include "settings.h"
+#include "publish.h"
 #include "stats.h"
 #include "internal.h"
 #include "supervisor.h"
@@ -152,6 +153,9 @@ int rlt_sup_run(char **cmd)
 	}
 	rlt_sup_keeper_add(pid);
 	log_pid = pid;
+	/* the command's page (SPEC §7): its forks get theirs in proc_table.c */
+	if (set.publish && rlt__pub_create(&rs, pid, 1, &err) != 0)
+		rlt_sup_log(NULL, RLT_LOG_INFO, pid, "%s (running unpublished)", err.msg);
 	sync_wakeups(s.notify_fd);
 	s.rs = &rs;
 	s.loglevel = log_level;
@@ -206,6 +210,7 @@ int rlt_sup_run(char **cmd)
 	rlt_sup_procs_free(&s); /* first: each process's statistics join the summary */
 	if (set.stats[0])
 		write_stats(&rs, set.stats, pid, rlt__now() - started);
+	rlt__pub_destroy(&rs);
 	if (rc)
 		return RLT_EXIT_OWN;
 	if (WIFSIGNALED(status))

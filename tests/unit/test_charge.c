@@ -42,7 +42,7 @@ static void rejection_gives_everything_back(void **s)
 	assert_int_equal(t.err, EPERM);
 	/* rule 0 got its 100 back: 800 are left */
 	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, rlt__now()), 800);
-	struct rlt__stats *a = &rs.rules[RLT_VAR_SEND][0].st, *b = &rs.rules[RLT_VAR_SEND][1].st;
+	struct rlt__stats *a = rs.rules[RLT_VAR_SEND][0].st, *b = rs.rules[RLT_VAR_SEND][1].st;
 	assert_int_equal(a->allowed, 2);
 	assert_int_equal(a->units, 200);
 	assert_int_equal(b->rejected, 1);
@@ -57,7 +57,7 @@ static void settle_refunds_what_was_not_used(void **s)
 	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 600, 1), 0);
 	rlt__settle(&rs, &t, 150, 1); /* a short write */
 	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, rlt__now()), 850);
-	assert_int_equal(rs.rules[RLT_VAR_SEND][0].st.units, 150);
+	assert_int_equal(rs.rules[RLT_VAR_SEND][0].st->units, 150);
 	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 600, 1), 0);
 	rlt__settle(&rs, &t, 0, 0); /* EAGAIN */
 	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, rlt__now()), 850);
@@ -109,7 +109,7 @@ static void conns_reject(void **s)
 	assert_int_equal(err, EMFILE);
 	rlt__conns_release(&rs, 0x1);
 	assert_int_equal(rlt__conns_acquire(&rs, 0x1, &err), 0);
-	assert_int_equal(rs.rules[RLT_VAR_CONNS][0].st.rejected, 1);
+	assert_int_equal(rs.rules[RLT_VAR_CONNS][0].st->rejected, 1);
 }
 
 static void *release_later(void *arg)

@@ -171,18 +171,18 @@ static void forks_of_one_parent(void **s)
 	rlt__ruleset_join(&rs, b);
 }
 
-#define ST(r, v, i, f) atomic_load(&(r)->rules[v][i].st.f)
+#define ST(r, v, i, f) atomic_load(&(r)->rules[v][i].st->f)
 
 static void statistics_start_at_zero_and_join(void **s)
 {
 	(void)s;
 	spend(&rs, TOKEN, 100);
 	spend(&rs, TOKEN, 100);
-	atomic_store(&rs.rules[RLT_VAR_SEND][TOKEN].st.delayed, 4);
-	atomic_store(&rs.rules[RLT_VAR_SEND][TOKEN].st.rejected, 5);
-	atomic_store(&rs.rules[RLT_VAR_SEND][TOKEN].st.delay_ns_total, 1000);
-	atomic_store(&rs.rules[RLT_VAR_SEND][TOKEN].st.delay_ns_max, 700);
-	atomic_store(&rs.rules[RLT_VAR_CONNS][0].st.calls, 9);
+	atomic_store(&rs.rules[RLT_VAR_SEND][TOKEN].st->delayed, 4);
+	atomic_store(&rs.rules[RLT_VAR_SEND][TOKEN].st->rejected, 5);
+	atomic_store(&rs.rules[RLT_VAR_SEND][TOKEN].st->delay_ns_total, 1000);
+	atomic_store(&rs.rules[RLT_VAR_SEND][TOKEN].st->delay_ns_max, 700);
+	atomic_store(&rs.rules[RLT_VAR_CONNS][0].st->calls, 9);
 
 	struct rlt__ruleset *f = rlt__ruleset_fork(&rs);
 	assert_non_null(f);
@@ -202,12 +202,12 @@ static void statistics_start_at_zero_and_join(void **s)
 
 	spend(f, TOKEN, 50);
 	spend(f, LOG, 1);
-	atomic_store(&f->rules[RLT_VAR_SEND][TOKEN].st.delayed, 1);
-	atomic_store(&f->rules[RLT_VAR_SEND][TOKEN].st.rejected, 2);
-	atomic_store(&f->rules[RLT_VAR_SEND][TOKEN].st.delay_ns_total, 30);
-	atomic_store(&f->rules[RLT_VAR_SEND][TOKEN].st.delay_ns_max, 20);
-	atomic_store(&f->rules[RLT_VAR_SEND][LEAKY].st.delay_ns_max, 900);
-	atomic_store(&f->rules[RLT_VAR_CONNS][0].st.calls, 3);
+	atomic_store(&f->rules[RLT_VAR_SEND][TOKEN].st->delayed, 1);
+	atomic_store(&f->rules[RLT_VAR_SEND][TOKEN].st->rejected, 2);
+	atomic_store(&f->rules[RLT_VAR_SEND][TOKEN].st->delay_ns_total, 30);
+	atomic_store(&f->rules[RLT_VAR_SEND][TOKEN].st->delay_ns_max, 20);
+	atomic_store(&f->rules[RLT_VAR_SEND][LEAKY].st->delay_ns_max, 900);
+	atomic_store(&f->rules[RLT_VAR_CONNS][0].st->calls, 3);
 	rlt__ruleset_join(&rs, f);
 
 	assert_int_equal(ST(&rs, RLT_VAR_SEND, TOKEN, calls), 3);

@@ -70,19 +70,20 @@ static struct rlt__rt_rule *add(enum rlt_var v, const char *text)
 	struct rlt__rt_rule *r = &rs.rules[v][rs.n[v]++];
 	snprintf(r->rule.text, sizeof r->rule.text, "%s", text);
 	r->rule.var = v;
+	r->st = &r->own;
 	return r;
 }
 
 static void counters(struct rlt__rt_rule *r, uint64_t calls, uint64_t allowed, uint64_t delayed,
                      uint64_t rejected, uint64_t units, uint64_t total, uint64_t max)
 {
-	atomic_store(&r->st.calls, calls);
-	atomic_store(&r->st.allowed, allowed);
-	atomic_store(&r->st.delayed, delayed);
-	atomic_store(&r->st.rejected, rejected);
-	atomic_store(&r->st.units, units);
-	atomic_store(&r->st.delay_ns_total, total);
-	atomic_store(&r->st.delay_ns_max, max);
+	atomic_store(&r->st->calls, calls);
+	atomic_store(&r->st->allowed, allowed);
+	atomic_store(&r->st->delayed, delayed);
+	atomic_store(&r->st->rejected, rejected);
+	atomic_store(&r->st->units, units);
+	atomic_store(&r->st->delay_ns_total, total);
+	atomic_store(&r->st->delay_ns_max, max);
 }
 
 static void assert_written(const char *want)

@@ -1,0 +1,240 @@
+/*
+ * pub_view.c: snapshots of the published pages, and their numbers in units people read. The
+ * pages are read through src/publish.c, which bounds everything in them; what is here only
+ * formats.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "pub_view.h"
+
+static void read_comm(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, len - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		n = 0;
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	/* shown on a terminal: no control characters from another program's name */
+	for (char *c = out; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+}
+
+static int add_proc(struct rlt_cli_snap *sn, pid_t pid, struct rlt_error *err)
+{
+	struct rlt__pub_reader rd;
+	int rc = rlt__pub_open(pid, 0, &rd, err);
+
+	if (rc)
+		return rc;
+	struct rlt_cli_proc *p = &sn->procs[sn->n];
+	memset(p, 0, sizeof *p);
+	p->pid = pid;
+	p->supervised = rd.hdr.supervised != 0;
+	p->started_unix_ns = rd.hdr.started_unix_ns;
+	p->started_ns = rd.hdr.started_ns;
+	p->rules = calloc(rd.nrules ? rd.nrules : 1, sizeof *p->rules);
+	if (!p->rules) {
+		rlt__pub_close(&rd);
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned k = 0; k < rd.nrules; k++)
+		rlt__pub_read(&rd, k, sn->now, &p->rules[p->n++]);
+	rlt__pub_close(&rd);
+	read_comm(pid, p->comm, sizeof p->comm);
+	sn->n++;
+	return 0;
+}
+
+int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids, int strict,
+                      struct rlt_error *err)
+{
+	pid_t found[4096];
+	const pid_t *list = pids;
+	unsigned n = npids;
+
+	memset(sn, 0, sizeof *sn);
+	if (npids == 0) {
+		int k = rlt__pub_list(found, sizeof found / sizeof found[0]);
+		if (k < 0) {
+			snprintf(err->msg, sizeof err->msg, "cannot list %s: %s", RLT_PUB_DIR,
+			         strerror(-k));
+			return -1;
+		}
+		n = (unsigned)k < sizeof found / sizeof found[0] ? (unsigned)k
+		                                                  : sizeof found / sizeof found[0];
+		list = found;
+	}
+	sn->procs = calloc(n ? n : 1, sizeof *sn->procs);
+	if (!sn->procs) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -1;
+	}
+	sn->now = rlt__now();
+	for (unsigned i = 0; i < n; i++) {
+		struct rlt_error e;
+		if (add_proc(sn, list[i], &e) != 0 && (strict && npids)) {
+			*err = e;
+			rlt_cli_snap_free(sn);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void rlt_cli_snap_free(struct rlt_cli_snap *sn)
+{
+	for (unsigned i = 0; i < sn->n; i++)
+		free(sn->procs[i].rules);
+	free(sn->procs);
+	memset(sn, 0, sizeof *sn);
+}
+
+double rlt_cli_limit_per_s(const struct rlt__pub_rule *r)
+{
+	if (r->params_torn || r->var == RLT_VAR_CONNS || r->params.rate_den_ns == 0)
+		return 0;
+	return (double)r->params.rate_num * 1e9 / (double)r->params.rate_den_ns;
+}
+
+double rlt_cli_rate_since_start(const struct rlt_cli_snap *sn, const struct rlt_cli_proc *p,
+                                const struct rlt__pub_rule *r)
+{
+	double secs = sn->now > p->started_ns ? (double)(sn->now - p->started_ns) / 1e9 : 0;
+	return secs > 0.001 ? (double)r->units / secs : 0;
+}
+
+const char *rlt_cli_unit_name(const struct rlt__pub_rule *r)
+{
+	switch (r->params.unit) {
+	case RLT_UNIT_BYTES: return "B";
+	case RLT_UNIT_MSGS: return "msg";
+	case RLT_UNIT_CONNS: return "conn";
+	default: return r->var == RLT_VAR_CONNECT || r->var == RLT_VAR_ACCEPT ? "conn" : "call";
+	}
+}
+
+const char *rlt_cli_scope_name(unsigned scope)
+{
+	static const char *const names[] = {"process", "connection", "shared", "redis"};
+	return scope < 4 ? names[scope] : "?";
+}
+
+void rlt_cli_fmt_rate(char *buf, size_t len, double v, const struct rlt__pub_rule *r)
+{
+	if (r->params.unit == RLT_UNIT_BYTES) {
+		static const char *const u[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
+		unsigned i = 0;
+		while (v >= 1000 && i < 4) {
+			v /= 1024;
+			i++;
+		}
+		snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", v, u[i]);
+		return;
+	}
+	const char *name = rlt_cli_unit_name(r);
+	if (v >= 100 || v == 0)
+		snprintf(buf, len, "%.0f %s/s", v, name);
+	else
+		snprintf(buf, len, "%.3g %s/s", v, name);
+}
+
+void rlt_cli_fmt_limit(char *buf, size_t len, const struct rlt__pub_rule *r)
+{
+	if (r->params_torn)
+		snprintf(buf, len, "?");
+	else if (r->var == RLT_VAR_CONNS)
+		snprintf(buf, len, "%llu open", (unsigned long long)r->params.rate_num);
+	else
+		rlt_cli_fmt_rate(buf, len, rlt_cli_limit_per_s(r), r);
+}
+
+void rlt_cli_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
+{
+	fprintf(f, "{\"processes\":[");
+	for (unsigned i = 0; i < sn->n; i++) {
+		const struct rlt_cli_proc *p = &sn->procs[i];
+		fprintf(f, "%s\n {\"pid\":%d,\"comm\":", i ? "," : "", (int)p->pid);
+		rlt_cli_json_str(f, p->comm);
+		fprintf(f, ",\"supervised\":%s,\"started_unix_ns\":%llu,\"rules\":[",
+		        p->supervised ? "true" : "false", (unsigned long long)p->started_unix_ns);
+		for (unsigned k = 0; k < p->n; k++) {
+			const struct rlt__pub_rule *r = &p->rules[k];
+			fprintf(f, "%s\n  {\"var\":", k ? "," : "");
+			rlt_cli_json_str(f, r->var < RLT_VAR_COUNT ? rlt_var_name(r->var) : "?");
+			fprintf(f, ",\"index\":%u,\"rule\":", r->index);
+			rlt_cli_json_str(f, r->params.text);
+			fprintf(f, ",\"algo\":");
+			rlt_cli_json_str(f, r->params_torn ? "?" : rlt_algo_name(r->params.algo));
+			fprintf(f, ",\"scope\":\"%s\",\"action\":\"%s\",\"unit\":\"%s\"",
+			        rlt_cli_scope_name(r->params.scope),
+			        r->params.action == RLT_ACTION_REJECT ? "reject" : "delay",
+			        rlt_cli_unit_name(r));
+			if (r->var == RLT_VAR_CONNS)
+				fprintf(f, ",\"limit_open\":%llu", (unsigned long long)r->params.rate_num);
+			else
+				fprintf(f, ",\"limit_units_per_second\":%.10g,\"burst\":%llu",
+				        rlt_cli_limit_per_s(r), (unsigned long long)r->params.burst);
+			fprintf(f,
+			        ",\"calls\":%llu,\"allowed\":%llu,\"delayed\":%llu,\"rejected\":%llu,"
+			        "\"units\":%llu,\"delay_ns_total\":%llu,\"delay_ns_max\":%llu,"
+			        "\"waiting\":%llu",
+			        (unsigned long long)r->calls, (unsigned long long)r->allowed,
+			        (unsigned long long)r->delayed, (unsigned long long)r->rejected,
+			        (unsigned long long)r->units, (unsigned long long)r->delay_ns_total,
+			        (unsigned long long)r->delay_ns_max, (unsigned long long)r->waiting);
+			fprintf(f, ",\"rate_last_second\":%llu,\"rate_since_start\":%.10g,\"history\":[",
+			        (unsigned long long)r->per_sec[RLT_PUB_HIST - 1],
+			        rlt_cli_rate_since_start(sn, p, r));
+			for (unsigned s = 0; s < RLT_PUB_HIST; s++)
+				fprintf(f, "%s%llu", s ? "," : "", (unsigned long long)r->per_sec[s]);
+			fprintf(f, "]}");
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "\n]}\n");
+}
+
+static void on_sigbus(int sig)
+{
+	static const char msg[] = "rlthrottle: a published page was truncated while read: stop\n";
+	(void)sig;
+	if (write(2, msg, sizeof msg - 1) < 0) {
+		/* nothing more to say */
+	}
+	_exit(1);
+}
+
+void rlt_cli_guard_sigbus(void)
+{
+	struct sigaction sa = {.sa_handler = on_sigbus};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}

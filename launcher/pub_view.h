@@ -1,0 +1,70 @@
+/*
+ * pub_view.h: what `rlthrottle top` and `rlthrottle stats` share: a snapshot of the pages of
+ * running throttled processes (src/publish.c reads them), rates in units people read, and the
+ * JSON form of a snapshot.
+ */
+#ifndef RLT_CLI_PUB_VIEW_H
+#define RLT_CLI_PUB_VIEW_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "publish.h"
+
+/* Subcommands' exit status for a bad argument or a PID that is not ours to read. */
+#define RLT_CLI_EXIT_USAGE 2
+
+struct rlt_cli_proc {
+	pid_t pid;
+	char comm[64];
+	int supervised;
+	uint64_t started_unix_ns;
+	uint64_t started_ns; /* CLOCK_MONOTONIC */
+	unsigned n;
+	struct rlt__pub_rule *rules;
+};
+
+struct rlt_cli_snap {
+	rlt_ns_t now; /* CLOCK_MONOTONIC when read */
+	unsigned n;
+	struct rlt_cli_proc *procs;
+};
+
+/*
+ * Reads the pages of pids[0..npids) (npids 0: every live page this user may read). A pid that
+ * is not a throttled process of ours fails the whole snapshot (-1, one line in err) when
+ * strict; otherwise it is left out (a process that ended between two frames).
+ */
+int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids, int strict,
+                      struct rlt_error *err);
+void rlt_cli_snap_free(struct rlt_cli_snap *sn);
+
+/* The rule's limit in units per second (0 for RLT_CONNS or when unknown). */
+double rlt_cli_limit_per_s(const struct rlt__pub_rule *r);
+/* Units a second since the page was made. */
+double rlt_cli_rate_since_start(const struct rlt_cli_snap *sn, const struct rlt_cli_proc *p,
+                                const struct rlt__pub_rule *r);
+/* "1.00 MiB/s", "20.0 conn/s", "300 msg/s", as the rule's unit reads (var picks conn or call). */
+void rlt_cli_fmt_rate(char *buf, size_t len, double per_s, const struct rlt__pub_rule *r);
+/* "1.00 MiB/s" for a rule's limit, or "50 open" for RLT_CONNS, "?" when unknown. */
+void rlt_cli_fmt_limit(char *buf, size_t len, const struct rlt__pub_rule *r);
+/* The unit's short name for JSON: "B", "msg", "call", "conn". */
+const char *rlt_cli_unit_name(const struct rlt__pub_rule *r);
+const char *rlt_cli_scope_name(unsigned scope);
+
+/* The snapshot as one JSON object (`top --json`, `stats --format json`). */
+void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn);
+/* A JSON string (quoted, escaped). */
+void rlt_cli_json_str(FILE *f, const char *s);
+
+/* A page truncated under us (its owner is the only one who can) must not kill the reader
+ * silently: one line, status 1. Installed by the subcommands that read pages. */
+void rlt_cli_guard_sigbus(void);
+
+/* A PID as given: digits only, 1 .. 2^31-1. 0, or -1. */
+int rlt_cli_parse_pid(const char *s, pid_t *pid);
+
+int rlt_cli_top(int argc, char **argv);
+int rlt_cli_stats(int argc, char **argv);
+
+#endif

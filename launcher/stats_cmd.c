@@ -1,0 +1,176 @@
+/*
+ * stats_cmd.c: `rlthrottle stats [PID|all] [--format json|prometheus]`: one snapshot of the
+ * published pages (SPEC §7). The Prometheus form is the text exposition format (version 0.0.4)
+ * that node_exporter's textfile collector reads: each family's HELP and TYPE, then its samples,
+ * label values escaped (backslash, double quote, newline).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pub_view.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: rlthrottle stats [PID|all] [--format json|prometheus]\n"
+	      "One snapshot of the rules and counters of running throttled processes\n"
+	      "(all of this user's when no PID is given).\n",
+	      f);
+}
+
+static int bad(const char *msg, const char *arg)
+{
+	fprintf(stderr, "rlthrottle stats: %s%s%s (see rlthrottle stats --help)\n", msg,
+	        arg ? ": " : "", arg ? arg : "");
+	return RLT_CLI_EXIT_USAGE;
+}
+
+int rlt_cli_parse_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 10)
+		return -1;
+	long long v = strtoll(s, &end, 10);
+	if (v <= 0 || v > 0x7fffffff)
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+static void prom_label(FILE *f, const char *name, const char *v, int first)
+{
+	fprintf(f, "%s%s=\"", first ? "" : ",", name);
+	for (; *v; v++) {
+		if (*v == '\\')
+			fputs("\\\\", f);
+		else if (*v == '"')
+			fputs("\\\"", f);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+	fputc('"', f);
+}
+
+enum field { F_UNITS, F_CALLS, F_DELAYED, F_REJECTED, F_DELAY_S, F_LIMIT, F_WAITING };
+
+static const struct family {
+	const char *name, *type, *help;
+	enum field field;
+} families[] = {
+	{"rlthrottle_units_total", "counter",
+	 "Units charged to the rule: bytes, messages or calls (RLT_CONNS: connections).",
+	 F_UNITS},
+	{"rlthrottle_calls_total", "counter", "Calls the rule applied to.", F_CALLS},
+	{"rlthrottle_delayed_total", "counter", "Calls the rule made wait before they went ahead.",
+	 F_DELAYED},
+	{"rlthrottle_rejected_total", "counter", "Calls the rule failed.", F_REJECTED},
+	{"rlthrottle_delay_seconds_total", "counter", "Seconds calls waited for the rule, in all.",
+	 F_DELAY_S},
+	{"rlthrottle_limit_units_per_second", "gauge",
+	 "The rule's limit in units per second (RLT_CONNS: connections open at once).", F_LIMIT},
+	{"rlthrottle_waiting_threads", "gauge", "Threads waiting for the rule now.", F_WAITING},
+};
+
+static void prom_value(FILE *f, const struct rlt__pub_rule *r, enum field fl)
+{
+	switch (fl) {
+	case F_UNITS: fprintf(f, "%llu", (unsigned long long)r->units); break;
+	case F_CALLS: fprintf(f, "%llu", (unsigned long long)r->calls); break;
+	case F_DELAYED: fprintf(f, "%llu", (unsigned long long)r->delayed); break;
+	case F_REJECTED: fprintf(f, "%llu", (unsigned long long)r->rejected); break;
+	case F_DELAY_S: fprintf(f, "%.9f", (double)r->delay_ns_total / 1e9); break;
+	case F_LIMIT:
+		if (r->var == RLT_VAR_CONNS)
+			fprintf(f, "%llu", (unsigned long long)r->params.rate_num);
+		else
+			fprintf(f, "%.9g", rlt_cli_limit_per_s(r));
+		break;
+	case F_WAITING: fprintf(f, "%llu", (unsigned long long)r->waiting); break;
+	}
+}
+
+/* Two rules of one variable written alike would make two samples with one label set (which
+ * the format forbids): the later ones get an `index` label. */
+static int same_text_before(const struct rlt_cli_proc *p, unsigned k)
+{
+	for (unsigned j = 0; j < k; j++)
+		if (p->rules[j].var == p->rules[k].var &&
+		    !strcmp(p->rules[j].params.text, p->rules[k].params.text))
+			return 1;
+	return 0;
+}
+
+static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
+{
+	for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+		const struct family *fa = &families[i];
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fa->name, fa->help, fa->name, fa->type);
+		for (unsigned p = 0; p < sn->n; p++) {
+			const struct rlt_cli_proc *pr = &sn->procs[p];
+			char pid[16];
+			snprintf(pid, sizeof pid, "%d", (int)pr->pid);
+			for (unsigned k = 0; k < pr->n; k++) {
+				const struct rlt__pub_rule *r = &pr->rules[k];
+				if (r->var >= RLT_VAR_COUNT || r->params_torn)
+					continue; /* a malformed record: nothing true to say */
+				fprintf(f, "%s{", fa->name);
+				prom_label(f, "pid", pid, 1);
+				prom_label(f, "var", rlt_var_name(r->var), 0);
+				prom_label(f, "rule", r->params.text, 0);
+				if (same_text_before(pr, k)) {
+					char idx[16];
+					snprintf(idx, sizeof idx, "%u", r->index);
+					prom_label(f, "index", idx, 0);
+				}
+				fputs("} ", f);
+				prom_value(f, r, fa->field);
+				fputc('\n', f);
+			}
+		}
+	}
+}
+
+int rlt_cli_stats(int argc, char **argv)
+{
+	const char *format = "json";
+	pid_t pid = 0;
+	int have_target = 0;
+	struct rlt_cli_snap sn;
+	struct rlt_error err;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
+			const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v)
+				return bad("--format needs a value (json or prometheus)", NULL);
+			if (strcmp(v, "json") && strcmp(v, "prometheus"))
+				return bad("--format must be json or prometheus, not", v);
+			format = v;
+			continue;
+		}
+		if (a[0] == '-')
+			return bad("unknown option", a);
+		if (have_target)
+			return bad("one PID (or all) at most; extra argument", a);
+		have_target = 1;
+		if (strcmp(a, "all") != 0 && rlt_cli_parse_pid(a, &pid) != 0)
+			return bad("not a PID (digits) nor all", a);
+	}
+	rlt_cli_guard_sigbus();
+	if (rlt_cli_snap_take(&sn, pid ? &pid : NULL, pid ? 1 : 0, 1, &err) != 0) {
+		fprintf(stderr, "rlthrottle stats: %s\n", err.msg);
+		return RLT_CLI_EXIT_USAGE;
+	}
+	if (!strcmp(format, "json"))
+		rlt_cli_snap_json(stdout, &sn);
+	else
+		prometheus(stdout, &sn);
+	rlt_cli_snap_free(&sn);
+	return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,288 @@
+/*
+ * top.c: `rlthrottle top [PID...] [--once] [--json]`, the live view of SPEC §7: one line per
+ * process and rule, the busiest rule first; the limit beside the rate achieved over the last
+ * second and since start; delayed and rejected calls; threads waiting; a sparkline of the last
+ * minute. Plain ANSI (no curses): clear, home, reverse video for the heading; the terminal is
+ * put in non-canonical mode without echo for `q`, and restored on every way out (q, end of
+ * input, SIGINT, SIGTERM, SIGHUP, exit). A stdout that is not a terminal gets one frame and no
+ * escape codes.
+ */
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "pub_view.h"
+
+static volatile sig_atomic_t stop_sig, resized;
+static struct termios saved_tio;
+static int tio_saved, screen_used;
+
+static void restore(void)
+{
+	if (tio_saved) {
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tio);
+		tio_saved = 0;
+	}
+	if (screen_used) {
+		fputs("\033[?25h\033[?1049l", stdout); /* cursor back, the user's screen back */
+		fflush(stdout);
+		screen_used = 0;
+	}
+}
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	resized = 1;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: rlthrottle top [PID...] [--once] [--json]\n"
+	      "A live view of running throttled processes (all of this user's when no PID is\n"
+	      "given), refreshed every second; q quits. --once: one frame; --json: one snapshot\n"
+	      "as JSON. When stdout is not a terminal, one frame.\n",
+	      f);
+}
+
+struct row {
+	const struct rlt_cli_proc *p;
+	const struct rlt__pub_rule *r;
+};
+
+static int busier(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	uint64_t lx = x->r->per_sec[RLT_PUB_HIST - 1], ly = y->r->per_sec[RLT_PUB_HIST - 1];
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	if (x->r->units != y->r->units)
+		return x->r->units > y->r->units ? -1 : 1;
+	if (x->p->pid != y->p->pid)
+		return x->p->pid < y->p->pid ? -1 : 1;
+	return x->r->index < y->r->index ? -1 : (x->r->index > y->r->index);
+}
+
+/* The last `width` seconds, one character each, scaled to the limit (or the busiest second
+ * when the rule has no rate). */
+static void sparkline(char *out, size_t len, const struct rlt__pub_rule *r, unsigned width,
+                      int utf8)
+{
+	static const char *const blocks[] = {" ", "\u2581", "\u2582", "\u2583", "\u2584",
+	                                     "\u2585", "\u2586", "\u2587", "\u2588"};
+	static const char ascii[] = " .:-=+*#%@";
+	double top = rlt_cli_limit_per_s(r);
+	size_t n = 0;
+
+	if (width > RLT_PUB_HIST)
+		width = RLT_PUB_HIST;
+	if (top <= 0)
+		for (unsigned s = 0; s < RLT_PUB_HIST; s++)
+			if ((double)r->per_sec[s] > top)
+				top = (double)r->per_sec[s];
+	for (unsigned s = RLT_PUB_HIST - width; s < RLT_PUB_HIST; s++) {
+		double f = top > 0 ? (double)r->per_sec[s] / top : 0;
+		if (f > 1)
+			f = 1;
+		const char *c;
+		char a[2] = {0, 0};
+		if (utf8) {
+			unsigned lv = r->per_sec[s] ? 1 + (unsigned)(f * 7.999) : 0;
+			c = blocks[lv > 8 ? 8 : lv];
+		} else {
+			unsigned lv = r->per_sec[s] ? 1 + (unsigned)(f * 8.999) : 0;
+			a[0] = ascii[lv > 9 ? 9 : lv];
+			c = a;
+		}
+		size_t cl = strlen(c);
+		if (n + cl + 1 > len)
+			break;
+		memcpy(out + n, c, cl);
+		n += cl;
+	}
+	out[n] = '\0';
+}
+
+static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigned rows_max,
+                  int tty, int utf8)
+{
+	struct row *rows;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < sn->n; i++)
+		n += sn->procs[i].n;
+	rows = calloc(n ? n : 1, sizeof *rows);
+	if (!rows)
+		return;
+	n = 0;
+	for (unsigned i = 0; i < sn->n; i++)
+		for (unsigned k = 0; k < sn->procs[i].n; k++)
+			if (sn->procs[i].rules[k].var < RLT_VAR_COUNT) {
+				rows[n].p = &sn->procs[i];
+				rows[n].r = &sn->procs[i].rules[k];
+				n++;
+			}
+	qsort(rows, n, sizeof *rows, busier);
+
+	fprintf(f, "rlthrottle top - %u process%s, %u rule%s%s\n", sn->n, sn->n == 1 ? "" : "es", n,
+	        n == 1 ? "" : "s", tty ? "   (q quits)" : "");
+	/* fixed columns take 112; the sparkline gets what is left, up to a minute */
+	unsigned spark = cols > 114 ? cols - 114 : 0;
+	if (spark > RLT_PUB_HIST)
+		spark = RLT_PUB_HIST;
+	if (!tty)
+		spark = RLT_PUB_HIST;
+	fprintf(f, "%s%-7s %-15s %-12s %-24s %12s %12s %12s %9s %9s %4s %s%s\n", tty ? "\033[7m" : "",
+	        "PID", "COMMAND", "VAR", "RULE", "LIMIT", "LAST 1s", "AVERAGE", "DELAYED",
+	        "REJECTED", "WAIT", spark ? "LAST MINUTE" : "", tty ? "\033[0m" : "");
+	for (unsigned i = 0; i < n && (!rows_max || i + 3 < rows_max); i++) {
+		const struct rlt__pub_rule *r = rows[i].r;
+		char lim[32], last[32], avg[32], text[25], line[RLT_PUB_HIST * 3 + 1];
+		rlt_cli_fmt_limit(lim, sizeof lim, r);
+		rlt_cli_fmt_rate(last, sizeof last, (double)r->per_sec[RLT_PUB_HIST - 1], r);
+		rlt_cli_fmt_rate(avg, sizeof avg, rlt_cli_rate_since_start(sn, rows[i].p, r), r);
+		const char *t = r->params_torn ? "?" : r->params.text;
+		size_t tl = strnlen(t, sizeof text - 1);
+		memcpy(text, t, tl);
+		text[tl] = '\0';
+		for (char *c = text; *c; c++)
+			if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+				*c = '?';
+		sparkline(line, sizeof line, r, spark, utf8);
+		fprintf(f, "%-7d %-15.15s %-12s %-24s %12s %12s %12s %9llu %9llu %4llu %s\n",
+		        (int)rows[i].p->pid, rows[i].p->comm, rlt_var_name(r->var), text, lim, last,
+		        avg, (unsigned long long)r->delayed, (unsigned long long)r->rejected,
+		        (unsigned long long)r->waiting, line);
+	}
+	if (n == 0)
+		fprintf(f, "(no throttled process of this user is running)\n");
+	free(rows);
+}
+
+static void term_size(unsigned *cols, unsigned *rows)
+{
+	struct winsize ws;
+	*cols = 80;
+	*rows = 24;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col) {
+		*cols = ws.ws_col;
+		*rows = ws.ws_row;
+	}
+}
+
+int rlt_cli_top(int argc, char **argv)
+{
+	pid_t pids[256];
+	unsigned npids = 0, cols, rows;
+	int once = 0, json = 0, utf8;
+	struct rlt_cli_snap sn;
+	struct rlt_error err;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--once")) {
+			once = 1;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "rlthrottle top: unknown option %s (see rlthrottle top --help)\n",
+			        argv[i]);
+			return RLT_CLI_EXIT_USAGE;
+		} else if (npids == sizeof pids / sizeof pids[0] ||
+		           rlt_cli_parse_pid(argv[i], &pids[npids]) != 0) {
+			fprintf(stderr, "rlthrottle top: %s: %s (see rlthrottle top --help)\n", argv[i],
+			        npids == sizeof pids / sizeof pids[0] ? "too many PIDs (256 at most)"
+			                                              : "not a PID");
+			return RLT_CLI_EXIT_USAGE;
+		} else {
+			npids++;
+		}
+	}
+	rlt_cli_guard_sigbus();
+	setlocale(LC_CTYPE, "");
+	utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+	/* the PIDs asked for must be ours from the start; later, one that ends drops out */
+	if (rlt_cli_snap_take(&sn, pids, npids, 1, &err) != 0) {
+		fprintf(stderr, "rlthrottle top: %s\n", err.msg);
+		return RLT_CLI_EXIT_USAGE;
+	}
+	if (json || once || !isatty(STDOUT_FILENO)) {
+		if (json)
+			rlt_cli_snap_json(stdout, &sn);
+		else
+			frame(stdout, &sn, 0, 0, 0, utf8);
+		rlt_cli_snap_free(&sn);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
+
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_winch;
+	sigaction(SIGWINCH, &sa, NULL);
+	atexit(restore);
+	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+		struct termios raw = saved_tio;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0)
+			tio_saved = 1;
+	}
+	screen_used = 1;
+	fputs("\033[?1049h\033[?25l", stdout); /* the alternate screen, no cursor */
+	int input = 1;
+	while (!stop_sig) {
+		term_size(&cols, &rows);
+		resized = 0;
+		fputs("\033[H\033[2J", stdout);
+		frame(stdout, &sn, cols, rows, 1, utf8);
+		fflush(stdout);
+		rlt_cli_snap_free(&sn);
+		/* a second, or a key, a resize or a signal */
+		rlt_ns_t until = rlt__now() + RLT_NS_PER_SEC;
+		int quit = 0;
+		while (!stop_sig && !resized && !quit) {
+			rlt_ns_t now = rlt__now();
+			if (now >= until)
+				break;
+			struct pollfd pf = {.fd = STDIN_FILENO, .events = POLLIN};
+			int r = poll(&pf, input ? 1 : 0, (int)((until - now) / 1000000) + 1);
+			if (r > 0) {
+				char c[64];
+				ssize_t k = read(STDIN_FILENO, c, sizeof c);
+				if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
+					input = 0; /* end of input: refresh on the clock alone */
+				for (ssize_t j = 0; j < k; j++)
+					if (c[j] == 'q' || c[j] == 'Q')
+						quit = 1;
+			}
+		}
+		if (quit)
+			break;
+		if (rlt_cli_snap_take(&sn, pids, npids, 0, &err) != 0) {
+			restore();
+			fprintf(stderr, "rlthrottle top: %s\n", err.msg);
+			return 1;
+		}
+	}
+	restore();
+	return 0;
+}

@@ -1,0 +1,182 @@
+/*
+ * publish.h: the page a throttled process publishes its rules and counters in, so that
+ * `rlthrottle top` and `rlthrottle stats` can read them while it runs (SPEC §7).
+ *
+ * One page per process: /dev/shm/rlthrottle-UID-PID-START (START: field 22 of /proc/PID/stat,
+ * so that a recycled pid is never taken for the process that made the page), mode 0600, made
+ * by the preload at load (and in a fork's child) or by the --seccomp supervisor for each
+ * process it serves, removed at exit. A reader recognises a stale page (its pid gone, or
+ * started at another time) and removes it.
+ *
+ * The counters of a rule live IN the page: struct rlt__rt_rule's `st` points at its record's
+ * counters, so the hot path counts as it always did (relaxed 64-bit atomics, aligned: a reader
+ * never sees half a counter), and publishing costs nothing more than counting. What may change
+ * after creation (the rule's parameters: `rlthrottle set`) sits under a per-record sequence
+ * word (a seqlock: odd while written).
+ *
+ * The layout is versioned (RLT_PUB_VERSION): a reader refuses a page of another version, size,
+ * owner or mode, and bounds every count and index it reads from it before use.
+ */
+#ifndef RLT_PUBLISH_H
+#define RLT_PUBLISH_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+#define RLT_PUB_MAGIC 0x31425550544c52ull /* "RLTPUB1" read as a little-endian word */
+#define RLT_PUB_VERSION 1u
+#define RLT_PUB_DIR "/dev/shm/"
+#define RLT_PUB_PREFIX "rlthrottle-"
+/* The control area of the header: opaque to this module, zeroed at creation. `rlthrottle set`
+ * (its requests and answers) owns it. */
+#define RLT_PUB_CTL_SIZE 8192u
+/* Seconds of history per rule. */
+#define RLT_PUB_HIST 60u
+/* The most rules a page can describe (every variable full). */
+#define RLT_PUB_MAX_RULES (RLT_VAR_COUNT * RLT_MAX_RULES_PER_VAR)
+
+struct rlt__pub_hdr {
+	uint64_t magic;           /* RLT_PUB_MAGIC, written last at creation (release) */
+	uint32_t version;         /* RLT_PUB_VERSION */
+	uint32_t hdr_size;        /* sizeof(struct rlt__pub_hdr): where the records start */
+	uint64_t size;            /* bytes of the whole page */
+	uint32_t uid;             /* the owner's effective uid */
+	int32_t pid;              /* the process the page describes */
+	uint64_t proc_start;      /* its start time: /proc/PID/stat field 22, clock ticks */
+	uint64_t started_unix_ns; /* CLOCK_REALTIME when the page was made (for people) */
+	uint64_t started_ns;      /* CLOCK_MONOTONIC then (rates since start) */
+	uint32_t nrules;          /* records that follow */
+	uint32_t rec_size;        /* sizeof(struct rlt__pub_rec) */
+	uint32_t supervised;      /* 1: made by an `rlthrottle --seccomp` supervisor */
+	uint32_t reserved;
+	/* The newest second (CLOCK_MONOTONIC / 1e9) the history rings hold an entry for; written
+	 * (release) after the entries. */
+	_Atomic uint64_t hist_sec;
+	_Alignas(64) unsigned char ctl[RLT_PUB_CTL_SIZE];
+};
+
+/* The parameters of a rule as published: what `set` may change, read under the seqlock. */
+struct rlt__pub_params {
+	uint32_t algo;        /* enum rlt_algo */
+	uint32_t scope;       /* enum rlt_scope */
+	uint32_t action;      /* enum rlt_action */
+	uint32_t unit;        /* enum rlt_unit */
+	uint64_t rate_num;    /* the limit: rate_num units every rate_den_ns ns; RLT_CONNS: the */
+	uint64_t rate_den_ns; /* number of connections, rate_den_ns 0 */
+	uint64_t burst;       /* units in force (the default made explicit); 0 for windows */
+	char text[RLT_RULE_TEXT_MAX + 1]; /* the rule as given */
+};
+
+struct rlt__pub_rec {
+	_Atomic uint32_t seq; /* even: params stable; odd: being written */
+	uint32_t var;         /* enum rlt_var (fixed at creation) */
+	uint32_t index;       /* the rule's place in its variable (fixed) */
+	uint32_t reserved;
+	struct rlt__pub_params params;
+	_Alignas(8) struct rlt__stats st; /* the counters the hot path updates */
+	/* Units counted (st.units) when second s began, at [s % RLT_PUB_HIST]: the history is the
+	 * differences. Written by the first call that sees a new second (rlt__pub_tick). */
+	_Atomic uint64_t hist[RLT_PUB_HIST];
+};
+
+/* The writer's handle (process memory): the mapping and when the next second starts. */
+struct rlt__pub {
+	struct rlt__pub_hdr *hdr;
+	size_t size;
+	_Atomic uint64_t next_ns; /* CLOCK_MONOTONIC at which the history rolls over next */
+	unsigned first[RLT_VAR_COUNT]; /* record of rule 0 of each variable */
+	char path[96];
+};
+
+/*
+ * Makes the page of process `pid` (its start time read from /proc) for the rules of rs, points
+ * each rule's counters at its record (carrying over what they counted so far) and turns
+ * counting on. A page of the same name (an exec in the same process) is replaced. Returns 0,
+ * or a negative errno with err saying why: the rules then keep their private counters and the
+ * process runs on unpublished. supervised: 1 when the supervisor makes it for another process.
+ * Load time, a fork's child or the supervisor's loop: not a hook's path.
+ */
+int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct rlt_error *err);
+
+/* Removes the page's name (async-signal-safe: unlink only). The mapping stays, so that threads
+ * still counting and a summary written afterwards read valid memory. */
+void rlt__pub_unlink(struct rlt__pub *p);
+
+/* Unlinks and unmaps the page of rs, and points its rules back at their private counters,
+ * carrying over the counts. For a ruleset no thread decides on any more. */
+void rlt__pub_destroy(struct rlt__ruleset *rs);
+
+/* In a fork's child (the atfork child handler): the page mapped is the parent's; leave it
+ * (without removing its name) and make the child's own, with zero counters. Without a page the
+ * rules count privately, from zero. */
+void rlt__pub_forked(struct rlt__ruleset *rs, pid_t pid);
+
+/* `set` changed rule i of var in rs (rs->rules[var][i].rule): publish its new parameters
+ * (seqlock: a reader sees the old ones or the new ones, never half). */
+void rlt__pub_rule_update(struct rlt__ruleset *rs, enum rlt_var var, unsigned i);
+
+/* The writer's control area (RLT_PUB_CTL_SIZE bytes, 64-byte aligned). */
+void *rlt__pub_ctl(struct rlt__pub *p);
+
+void rlt__pub_roll(struct rlt__pub *p, rlt_ns_t now);
+
+/* Called with the clock reading a charge already made: a relaxed load and a compare, except
+ * for the first call of each second, which records where every rule's units stood. */
+static inline void rlt__pub_tick(struct rlt__pub *p, rlt_ns_t now)
+{
+	if (p && now >= atomic_load_explicit(&p->next_ns, memory_order_relaxed))
+		rlt__pub_roll(p, now);
+}
+
+/* ----- the read side (`rlthrottle top`, `rlthrottle stats`, `set`) ----- */
+
+/* One rule as read from a page: a consistent copy, every field bounded. */
+struct rlt__pub_rule {
+	enum rlt_var var;
+	unsigned index;
+	struct rlt__pub_params params; /* text NUL-terminated; enums in range */
+	int params_torn;               /* the writer never let go of the seqlock: params unknown */
+	uint64_t calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max, waiting;
+	/* Units moved in each of the last RLT_PUB_HIST whole seconds, oldest first
+	 * (per_sec[RLT_PUB_HIST - 1] is the second that ended last). */
+	uint64_t per_sec[RLT_PUB_HIST];
+};
+
+struct rlt__pub_reader {
+	int fd;
+	void *map;
+	size_t size;
+	int writable;
+	struct rlt__pub_hdr hdr; /* a validated copy of the header's fixed fields */
+	unsigned nrules;         /* bounded by the size */
+};
+
+/*
+ * Opens the page of process pid: only the reader's own (root: anyone's), mode 0600, of this
+ * version, of a size that holds its records; rw: mapped read-write (for `set`'s control area).
+ * A stale page found on the way is removed. Returns 0, -ENOENT (no live page: not a throttled
+ * process of ours), -EACCES (another user's), or another negative errno, with err saying which
+ * in one line that names the pid.
+ */
+int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_error *err);
+void rlt__pub_close(struct rlt__pub_reader *rd);
+/* The control area of a page opened rw (NULL when read-only). */
+void *rlt__pub_reader_ctl(struct rlt__pub_reader *rd);
+/* Reads record k (< rd->nrules) into out, with its history as of `now` (CLOCK_MONOTONIC). */
+void rlt__pub_read(const struct rlt__pub_reader *rd, unsigned k, rlt_ns_t now,
+                   struct rlt__pub_rule *out);
+
+/*
+ * The pids of the live pages this user may read (root: every user's), at most max, ascending;
+ * stale pages of the reader's own are removed on the way. Returns how many were found (may
+ * exceed max: only max are stored), or a negative errno.
+ */
+int rlt__pub_list(pid_t *pids, size_t max);
+
+/* The page's name for (uid, pid, start); 0 or -ENAMETOOLONG. */
+int rlt__pub_path(char *buf, size_t len, uid_t uid, pid_t pid, uint64_t start);
+
+#endif
