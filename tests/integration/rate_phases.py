@@ -4,7 +4,8 @@
   rate_phases.py serve PORTFILE FILE     listen on 127.0.0.1, write the port, send FILE to the
                                          first client, close
   rate_phases.py fetch PORT OUT SAMPLES  receive everything into OUT; SAMPLES gets one line
-                                         "t_ns total" per receive (CLOCK_REALTIME, as date +%s%N)
+                                         "t_ns total" per receive (CLOCK_REALTIME, as date +%s%N);
+                                         SAMPLES.first appears at the first byte
   rate_phases.py rate FROM_NS TO_NS SAMPLES...
                                          bytes per second received between two instants: for
                                          each receiver, between its first and last samples
@@ -40,6 +41,8 @@ def fetch(port, out, samples):
         b = s.recv(65536)
         if not b:
             break
+        if not got:
+            open(samples + ".first", "w").write("1\n")
         got.append(b)
         total += len(b)
         lines.append("%d %d\n" % (time.time_ns(), total))

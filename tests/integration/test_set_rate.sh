@@ -9,20 +9,21 @@ need_cmd python3 sha256sum
 RLT=$(dirname "$RLT_LIB")/rlthrottle
 P=$ITEST_DIR/rate_phases.py
 KiB=1024 MiB=1048576
-head -c $((5 * MiB)) /dev/urandom >"$T/f.bin"
+head -c $((6 * MiB)) /dev/urandom >"$T/f.bin"
 RLT_SEND="1MiB/s burst=16KiB" bg srv throttled python3 "$P" serve "$T/port" "$T/f.bin"
 srv=$LAST_PID
 wait_file "$T/port"
 bg cli python3 "$P" fetch "$(cat "$T/port")" "$T/got.bin" "$T/samples"
 cli=$LAST_PID
 pid=$(leaf_pid "$srv")
+wait_file "$T/samples.first"
 sleep 2.5
+t1=$(now_ns) # a phase ends before its set is asked for, and the next is measured from later
 "$RLT" set "$pid" RLT_SEND "256KiB/s burst=16KiB" >"$T/set1.out" 2>&1 || { show "$T/set1.out"; fail "set to 256KiB/s failed"; }
-t1=$(now_ns)
 info "set: $(cat "$T/set1.out")"
 sleep 2.5
-"$RLT" set "$pid" RLT_SEND "1MiB/s burst=16KiB" >"$T/set2.out" 2>&1 || { show "$T/set2.out"; fail "set back to 1MiB/s failed"; }
 t2=$(now_ns)
+"$RLT" set "$pid" RLT_SEND "1MiB/s burst=16KiB" >"$T/set2.out" 2>&1 || { show "$T/set2.out"; fail "set back to 1MiB/s failed"; }
 wait_pid "$cli" 20 || fail "the receiver did not finish"
 t3=$(tail -1 "$T/samples" | cut -d' ' -f1)
 [ "$(sha256sum <"$T/f.bin")" = "$(sha256sum <"$T/got.bin")" ] || fail "bytes differ (sha256)"
