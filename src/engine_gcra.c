@@ -44,16 +44,18 @@ static __attribute__((noinline)) uint64_t ticks_before(const struct rlt_params *
 	return back >= p->epoch_ticks ? 0 : p->epoch_ticks - (uint64_t)back;
 }
 
-/* The tick count at `now`: ticks_in since the epoch (0 until a set), saturating at
- * TICK_LIMIT. */
+/* The tick count at `now`: ticks_in since the epoch (0 until a set) added to the epoch's,
+ * saturating at TICK_LIMIT. */
 static uint64_t ticks_of(const struct rlt_params *p, rlt_ns_t now)
 {
 	if (now >= (1ull << 60))
 		return TICK_LIMIT;
 	if (__builtin_expect(now < p->epoch_ns, 0))
 		return ticks_before(p, now);
-	uint64_t t = ticks_in(p, now - p->epoch_ns);
-	return t >= TICK_LIMIT - p->epoch_ticks ? TICK_LIMIT : t + p->epoch_ticks;
+	/* no wrap: at most 16 ticks per ns since the epoch and before it (rlt_params_retune), so
+	 * the sum stays below 16 * now < 2^64 */
+	uint64_t t = ticks_in(p, now - p->epoch_ns) + p->epoch_ticks;
+	return t >= TICK_LIMIT ? TICK_LIMIT : t;
 }
 
 /* The first ns whose tick count reaches `ticks`: after the epoch,
