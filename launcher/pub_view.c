@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "proc_stat.h"
 #include "pub_view.h"
 
 static void read_comm(pid_t pid, char *out, size_t len)
@@ -31,43 +32,97 @@ static void read_comm(pid_t pid, char *out, size_t len)
 			*c = '?';
 }
 
-static int add_proc(struct rlt_cli_snap *sn, pid_t pid, struct rlt_error *err)
-{
+/* Pages kept open between frames of the live view: opening and mapping a page every second
+ * (above all its munmap) was most of top's cost over 100 processes. */
+struct kept {
 	struct rlt__pub_reader rd;
-	int rc = rlt__pub_open(pid, 0, &rd, err);
+	char comm[64];
+	int used;
+};
+static struct kept *cache;
+static unsigned ncache;
 
-	if (rc)
-		return rc;
+static struct kept *cached(pid_t pid, uint64_t start)
+{
+	for (unsigned i = 0; i < ncache; i++)
+		if (cache[i].rd.hdr.pid == (int32_t)pid && cache[i].rd.hdr.proc_start == start)
+			return &cache[i];
+	return NULL;
+}
+
+static void cache_sweep(int all)
+{
+	unsigned w = 0;
+	for (unsigned i = 0; i < ncache; i++) {
+		if (cache[i].used && !all) {
+			cache[i].used = 0;
+			cache[w++] = cache[i];
+		} else {
+			rlt__pub_close(&cache[i].rd);
+		}
+	}
+	ncache = w;
+}
+
+static int add_proc(struct rlt_cli_snap *sn, pid_t pid, uint64_t start, int keep,
+                    struct rlt_error *err)
+{
+	struct rlt__pub_reader own, *rd = &own;
+	struct kept *k = keep ? cached(pid, start) : NULL;
+	char comm[64];
+
+	if (!k) {
+		int rc = rlt__pub_open(pid, 0, &own, err);
+		if (rc)
+			return rc;
+		read_comm(pid, comm, sizeof comm);
+		if (keep) {
+			struct kept *grown = realloc(cache, (ncache + 1) * sizeof *cache);
+			if (grown) {
+				cache = grown;
+				k = &cache[ncache++];
+				k->rd = own;
+				memcpy(k->comm, comm, sizeof comm);
+			}
+		}
+	}
+	if (k) {
+		k->used = 1;
+		rd = &k->rd;
+		memcpy(comm, k->comm, sizeof comm);
+	}
 	struct rlt_cli_proc *p = &sn->procs[sn->n];
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
-	p->supervised = rd.hdr.supervised != 0;
-	p->started_unix_ns = rd.hdr.started_unix_ns;
-	p->started_ns = rd.hdr.started_ns;
-	p->rules = calloc(rd.nrules ? rd.nrules : 1, sizeof *p->rules);
+	p->supervised = rd->hdr.supervised != 0;
+	p->started_unix_ns = rd->hdr.started_unix_ns;
+	p->started_ns = rd->hdr.started_ns;
+	memcpy(p->comm, comm, sizeof comm);
+	p->rules = calloc(rd->nrules ? rd->nrules : 1, sizeof *p->rules);
+	if (p->rules)
+		for (unsigned j = 0; j < rd->nrules; j++)
+			rlt__pub_read(rd, j, sn->now, &p->rules[p->n++]);
+	if (!k)
+		rlt__pub_close(&own);
 	if (!p->rules) {
-		rlt__pub_close(&rd);
 		snprintf(err->msg, sizeof err->msg, "out of memory");
 		return -ENOMEM;
 	}
-	for (unsigned k = 0; k < rd.nrules; k++)
-		rlt__pub_read(&rd, k, sn->now, &p->rules[p->n++]);
-	rlt__pub_close(&rd);
-	read_comm(pid, p->comm, sizeof p->comm);
 	sn->n++;
 	return 0;
 }
 
 int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids, int strict,
-                      struct rlt_error *err)
+                      int keep, struct rlt_error *err)
 {
 	pid_t found[4096];
+	uint64_t starts[4096];
 	const pid_t *list = pids;
 	unsigned n = npids;
 
 	memset(sn, 0, sizeof *sn);
 	if (npids == 0) {
-		int k = rlt__pub_list(found, sizeof found / sizeof found[0]);
+		int k = rlt__pub_list(found, starts, sizeof found / sizeof found[0]);
 		if (k < 0) {
 			snprintf(err->msg, sizeof err->msg, "cannot list %s: %s", RLT_PUB_DIR,
 			         strerror(-k));
@@ -76,6 +131,11 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 		n = (unsigned)k < sizeof found / sizeof found[0] ? (unsigned)k
 		                                                  : sizeof found / sizeof found[0];
 		list = found;
+	} else {
+		for (unsigned i = 0; i < npids; i++) {
+			struct rlt__proc_stat ps;
+			starts[i] = rlt__proc_stat(pids[i], &ps) == 0 ? ps.start : 0;
+		}
 	}
 	sn->procs = calloc(n ? n : 1, sizeof *sn->procs);
 	if (!sn->procs) {
@@ -85,12 +145,15 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 	sn->now = rlt__now();
 	for (unsigned i = 0; i < n; i++) {
 		struct rlt_error e;
-		if (add_proc(sn, list[i], &e) != 0 && (strict && npids)) {
+		if (add_proc(sn, list[i], starts[i], keep, &e) != 0 && (strict && npids)) {
 			*err = e;
 			rlt_cli_snap_free(sn);
+			cache_sweep(1);
 			return -1;
 		}
 	}
+	if (keep)
+		cache_sweep(0); /* the pages of processes that ended */
 	return 0;
 }
 
@@ -222,10 +285,14 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 	fprintf(f, "\n]}\n");
 }
 
+void (*rlt_cli_before_fatal)(void);
+
 static void on_sigbus(int sig)
 {
 	static const char msg[] = "rlthrottle: a published page was truncated while read: stop\n";
 	(void)sig;
+	if (rlt_cli_before_fatal)
+		rlt_cli_before_fatal(); /* top: the terminal back as it was */
 	if (write(2, msg, sizeof msg - 1) < 0) {
 		/* nothing more to say */
 	}

@@ -33,10 +33,11 @@ struct rlt_cli_snap {
 /*
  * Reads the pages of pids[0..npids) (npids 0: every live page this user may read). A pid that
  * is not a throttled process of ours fails the whole snapshot (-1, one line in err) when
- * strict; otherwise it is left out (a process that ended between two frames).
+ * strict; otherwise it is left out (a process that ended between two frames). keep: the pages
+ * stay open for the next call (the live view), those of processes gone are closed then.
  */
 int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids, int strict,
-                      struct rlt_error *err);
+                      int keep, struct rlt_error *err);
 void rlt_cli_snap_free(struct rlt_cli_snap *sn);
 
 /* The rule's limit in units per second (0 for RLT_CONNS or when unknown). */
@@ -60,6 +61,8 @@ void rlt_cli_json_str(FILE *f, const char *s);
 /* A page truncated under us (its owner is the only one who can) must not kill the reader
  * silently: one line, status 1. Installed by the subcommands that read pages. */
 void rlt_cli_guard_sigbus(void);
+/* Run by that handler first (async-signal-safe): top restores the terminal. */
+extern void (*rlt_cli_before_fatal)(void);
 
 /* A PID as given: digits only, 1 .. 2^31-1. 0, or -1. */
 int rlt_cli_parse_pid(const char *s, pid_t *pid);

@@ -163,7 +163,7 @@ int rlt_cli_stats(int argc, char **argv)
 			return bad("not a PID (digits) nor all", a);
 	}
 	rlt_cli_guard_sigbus();
-	if (rlt_cli_snap_take(&sn, pid ? &pid : NULL, pid ? 1 : 0, 1, &err) != 0) {
+	if (rlt_cli_snap_take(&sn, pid ? &pid : NULL, pid ? 1 : 0, 1, 0, &err) != 0) {
 		fprintf(stderr, "rlthrottle stats: %s\n", err.msg);
 		return RLT_CLI_EXIT_USAGE;
 	}

@@ -38,6 +38,17 @@ static void restore(void)
 	}
 }
 
+/* From the SIGBUS handler: only what is async-signal-safe (tcsetattr, write). */
+static void restore_in_handler(void)
+{
+	static const char back[] = "\033[?25h\033[?1049l";
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tio);
+	if (screen_used && write(STDOUT_FILENO, back, sizeof back - 1) < 0) {
+		/* nothing more to do */
+	}
+}
+
 static void on_stop(int sig)
 {
 	stop_sig = sig;
@@ -63,12 +74,25 @@ struct row {
 	const struct rlt__pub_rule *r;
 };
 
+/* How busy a rule is: its last second against its limit (a rule without a rate, RLT_CONNS: its
+ * last second against its busiest), so that a byte rule does not outrank a connection rule
+ * for counting in bytes. */
+static double busyness(const struct rlt__pub_rule *r)
+{
+	double lim = rlt_cli_limit_per_s(r), last = (double)r->per_sec[RLT_PUB_HIST - 1];
+	if (lim <= 0)
+		for (unsigned s = 0; s < RLT_PUB_HIST; s++)
+			if ((double)r->per_sec[s] > lim)
+				lim = (double)r->per_sec[s];
+	return lim > 0 ? last / lim : 0;
+}
+
 static int busier(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
-	uint64_t lx = x->r->per_sec[RLT_PUB_HIST - 1], ly = y->r->per_sec[RLT_PUB_HIST - 1];
-	if (lx != ly)
-		return lx > ly ? -1 : 1;
+	double bx = busyness(x->r), by = busyness(y->r);
+	if (bx != by)
+		return bx > by ? -1 : 1;
 	if (x->r->units != y->r->units)
 		return x->r->units > y->r->units ? -1 : 1;
 	if (x->p->pid != y->p->pid)
@@ -139,18 +163,17 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 
 	fprintf(f, "rlthrottle top - %u process%s, %u rule%s%s\n", sn->n, sn->n == 1 ? "" : "es", n,
 	        n == 1 ? "" : "s", tty ? "   (q quits)" : "");
-	/* fixed columns take 112; the sparkline gets what is left, up to a minute */
-	unsigned spark = cols > 114 ? cols - 114 : 0;
-	if (spark > RLT_PUB_HIST)
-		spark = RLT_PUB_HIST;
-	if (!tty)
-		spark = RLT_PUB_HIST;
-	fprintf(f, "%s%-7s %-15s %-12s %-24s %12s %12s %12s %9s %9s %4s %s%s\n", tty ? "\033[7m" : "",
-	        "PID", "COMMAND", "VAR", "RULE", "LIMIT", "LAST 1s", "AVERAGE", "DELAYED",
-	        "REJECTED", "WAIT", spark ? "LAST MINUTE" : "", tty ? "\033[0m" : "");
+	/* the sparkline gets what the fixed columns leave of the width, up to a minute */
+	char heading[256];
+	snprintf(heading, sizeof heading, "%-7s %-15s %-12s %-24s %12s %12s %12s %9s %9s %4s %s",
+	         "PID", "COMMAND", "VAR", "RULE", "LIMIT", "LAST 1s", "AVERAGE", "DELAYED",
+	         "REJECTED", "WAIT", "LAST MINUTE");
+	if (tty && cols && strlen(heading) > cols)
+		heading[cols] = '\0';
+	fprintf(f, "%s%s%s\n", tty ? "\033[7m" : "", heading, tty ? "\033[0m" : "");
 	for (unsigned i = 0; i < n && (!rows_max || i + 3 < rows_max); i++) {
 		const struct rlt__pub_rule *r = rows[i].r;
-		char lim[32], last[32], avg[32], text[25], line[RLT_PUB_HIST * 3 + 1];
+		char lim[32], last[32], avg[32], text[25], line[RLT_PUB_HIST * 3 + 1], head[256];
 		rlt_cli_fmt_limit(lim, sizeof lim, r);
 		rlt_cli_fmt_rate(last, sizeof last, (double)r->per_sec[RLT_PUB_HIST - 1], r);
 		rlt_cli_fmt_rate(avg, sizeof avg, rlt_cli_rate_since_start(sn, rows[i].p, r), r);
@@ -161,11 +184,20 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 		for (char *c = text; *c; c++)
 			if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
 				*c = '?';
+		int hl = snprintf(head, sizeof head,
+		                  "%-7d %-15.15s %-12s %-24s %12s %12s %12s %9llu %9llu %4llu ",
+		                  (int)rows[i].p->pid, rows[i].p->comm, rlt_var_name(r->var), text,
+		                  lim, last, avg, (unsigned long long)r->delayed,
+		                  (unsigned long long)r->rejected, (unsigned long long)r->waiting);
+		if (hl < 0 || hl >= (int)sizeof head)
+			hl = (int)sizeof head - 1;
+		unsigned spark = RLT_PUB_HIST;
+		if (tty)
+			spark = cols > (unsigned)hl ? cols - (unsigned)hl - 1 : 0;
 		sparkline(line, sizeof line, r, spark, utf8);
-		fprintf(f, "%-7d %-15.15s %-12s %-24s %12s %12s %12s %9llu %9llu %4llu %s\n",
-		        (int)rows[i].p->pid, rows[i].p->comm, rlt_var_name(r->var), text, lim, last,
-		        avg, (unsigned long long)r->delayed, (unsigned long long)r->rejected,
-		        (unsigned long long)r->waiting, line);
+		if (tty && cols && (unsigned)hl > cols)
+			head[cols] = '\0'; /* a narrow terminal: cut, never wrap */
+		fprintf(f, "%s%s\n", head, line);
 	}
 	if (n == 0)
 		fprintf(f, "(no throttled process of this user is running)\n");
@@ -217,7 +249,7 @@ int rlt_cli_top(int argc, char **argv)
 	setlocale(LC_CTYPE, "");
 	utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	/* the PIDs asked for must be ours from the start; later, one that ends drops out */
-	if (rlt_cli_snap_take(&sn, pids, npids, 1, &err) != 0) {
+	if (rlt_cli_snap_take(&sn, pids, npids, 1, 1, &err) != 0) {
 		fprintf(stderr, "rlthrottle top: %s\n", err.msg);
 		return RLT_CLI_EXIT_USAGE;
 	}
@@ -238,6 +270,7 @@ int rlt_cli_top(int argc, char **argv)
 	sa.sa_handler = on_winch;
 	sigaction(SIGWINCH, &sa, NULL);
 	atexit(restore);
+	rlt_cli_before_fatal = restore_in_handler;
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
 		struct termios raw = saved_tio;
 		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
@@ -277,7 +310,7 @@ int rlt_cli_top(int argc, char **argv)
 		}
 		if (quit)
 			break;
-		if (rlt_cli_snap_take(&sn, pids, npids, 0, &err) != 0) {
+		if (rlt_cli_snap_take(&sn, pids, npids, 0, 1, &err) != 0) {
 			restore();
 			fprintf(stderr, "rlthrottle top: %s\n", err.msg);
 			return 1;

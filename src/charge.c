@@ -165,24 +165,33 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	return 0;
 }
 
-/* Threads waiting now, per rule that makes the call wait (for `rlthrottle top`): off the
- * conforming path, a delayed call only. */
-/* Counts the threads waiting now on each rule that made the ticket wait (+1 when they start,
- * -1 with the mask the start returned when they end: a set meanwhile may move at[]). */
-static uint32_t waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d,
-                        uint32_t counted)
+/* The rules of a ticket that make it wait. */
+static uint32_t waiting_mask(const struct rlt__ruleset *rs, const struct rlt__ticket *t)
 {
-	if (!rs->stats_on)
-		return 0;
-	for (unsigned i = 0; i < rs->n[t->var]; i++) {
-		struct rlt__rt_rule *r = &rs->rules[t->var][i];
-		if (d > 0 && (t->mask & (1u << i)) && t->at[i] != RLT_NS_NEVER && t->at[i] > t->start)
-			counted |= 1u << i;
-		if (counted & (1u << i))
-			atomic_fetch_add_explicit(&r->st->waiting, (uint64_t)(int64_t)d,
-			                          memory_order_relaxed);
-	}
-	return counted;
+	uint32_t m = 0;
+
+	for (unsigned i = 0; i < rs->n[t->var]; i++)
+		if ((t->mask & (1u << i)) && t->at[i] != RLT_NS_NEVER && t->at[i] > t->start)
+			m |= 1u << i;
+	return m;
+}
+
+/* Threads waiting now, per rule that makes the call wait (for `rlthrottle top`): off the
+ * conforming path, a delayed call only. The preload's waits give back the mask they counted
+ * at the start (a set meanwhile may move at[]). */
+static void count_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d,
+                          uint32_t m)
+{
+	for (unsigned i = 0; i < rs->n[t->var]; i++)
+		if (m & (1u << i))
+			atomic_fetch_add_explicit(&rs->rules[t->var][i].st->waiting,
+			                          (uint64_t)(int64_t)d, memory_order_relaxed);
+}
+
+void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d)
+{
+	if (rs->stats_on)
+		count_waiting(rs, t, d, waiting_mask(rs, t));
 }
 
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -236,7 +245,8 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
  * signal handler that runs ends the wait (returns 1). */
 static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 {
-	uint32_t counted = waiting(rs, t, 1, 0);
+	uint32_t counted = rs->stats_on ? waiting_mask(rs, t) : 0;
+	count_waiting(rs, t, 1, counted);
 	int rc = 0;
 
 	for (;;) {
@@ -254,7 +264,7 @@ static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 		}
 		rlt__ticket_refresh(rs, t);
 	}
-	waiting(rs, t, -1, counted);
+	count_waiting(rs, t, -1, counted);
 	return rc;
 }
 

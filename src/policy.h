@@ -225,6 +225,10 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
  * The preload's waits call it every RLT_SET_SLICE_NS; the supervisor when a set is applied.
  */
 int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t);
+/* Threads waiting now (for `rlthrottle top`): d = +1 when a charged call starts waiting for
+ * t->go, -1 when it stops; counted on each rule of the ticket that makes it wait. The preload's
+ * sleeps count themselves (rlt__charge_wait_at); the supervisor counts its parked jobs. */
+void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d);
 
 /* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
  * t->msgs) and counts the units. */

@@ -346,13 +346,7 @@ static void remove_stale(const char *path)
 		unlink(path);
 }
 
-static int cmp_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-int rlt__pub_list(pid_t *pids, size_t max)
+int rlt__pub_list(pid_t *pids, uint64_t *starts, size_t max)
 {
 	size_t plen = strlen(RLT_PUB_PREFIX), n = 0;
 	uid_t me = geteuid();
@@ -376,19 +370,30 @@ int rlt__pub_list(pid_t *pids, size_t max)
 			remove_stale(path);
 			continue;
 		}
-		if (n < max)
-			pids[n] = pid;
+		/* one pid may have two names (ours and, for root, another user's; or an exec's
+		 * replacement in its instant): listed once */
+		size_t j = 0, kept = n < max ? n : max;
+		while (j < kept && pids[j] != pid)
+			j++;
+		if (j < kept)
+			continue;
+		if (n < max) {
+			/* ascending: insertion (a few hundred at most) */
+			size_t at = n;
+			while (at > 0 && pids[at - 1] > pid) {
+				pids[at] = pids[at - 1];
+				if (starts)
+					starts[at] = starts[at - 1];
+				at--;
+			}
+			pids[at] = pid;
+			if (starts)
+				starts[at] = start;
+		}
 		n++;
 	}
 	closedir(d);
-	size_t kept = n < max ? n : max;
-	qsort(pids, kept, sizeof *pids, cmp_pid);
-	/* one pid may have two names at once only in the instant of an exec's replacement */
-	size_t w = 0;
-	for (size_t i = 0; i < kept; i++)
-		if (w == 0 || pids[w - 1] != pids[i])
-			pids[w++] = pids[i];
-	return (int)(n - (kept - w));
+	return (int)n;
 }
 
 /* The name of pid's live page; stale names of the same pid are removed on the way. 0, or
@@ -442,7 +447,10 @@ int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_erro
 	rd->fd = -1;
 	if (pid <= 0 || rlt__proc_stat(pid, &ps) != 0 || ps.state == 'Z')
 		return fail(err, -ENOENT, "%d: no such process", (int)pid);
-	if (find_page(pid, ps.start, path, sizeof path, &other) != 0) {
+	/* our own name first (no directory scan: `top` opens every page every second); the
+	 * scan finds another user's page (root reads it; others are told whose it is) */
+	rlt__pub_path(path, sizeof path, geteuid(), pid, ps.start);
+	if (access(path, F_OK) != 0 && find_page(pid, ps.start, path, sizeof path, &other) != 0) {
 		if (other >= 0)
 			return fail(err, -EACCES,
 			            "%d: a throttled process of another user (uid %ld): refused",

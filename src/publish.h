@@ -170,11 +170,12 @@ void rlt__pub_read(const struct rlt__pub_reader *rd, unsigned k, rlt_ns_t now,
                    struct rlt__pub_rule *out);
 
 /*
- * The pids of the live pages this user may read (root: every user's), at most max, ascending;
- * stale pages of the reader's own are removed on the way. Returns how many were found (may
- * exceed max: only max are stored), or a negative errno.
+ * The pids of the live pages this user may read (root: every user's), at most max, ascending,
+ * and (starts not NULL) each one's start time; stale pages of the reader's own are removed on
+ * the way. Returns how many were found (may exceed max: only max are stored), or a negative
+ * errno.
  */
-int rlt__pub_list(pid_t *pids, size_t max);
+int rlt__pub_list(pid_t *pids, uint64_t *starts, size_t max);
 
 /* The page's name for (uid, pid, start); 0 or -ENAMETOOLONG. */
 int rlt__pub_path(char *buf, size_t len, uid_t uid, pid_t pid, uint64_t start);

@@ -80,9 +80,19 @@ void rlt_sup_job_unpark(struct rlt_sup *s, struct rlt_sup_job *j)
 		s->parked--;
 }
 
-/* Takes the job off every queue (heap, epoll, RLT_CONNS list). */
+/* Out of its wait for the slot: no longer among its rules' waiting threads (published). */
+static void stop_waiting(struct rlt_sup_job *j)
+{
+	if (j->counted_waiting) {
+		rlt__charge_waiting(j->proc->rs, &j->t, -1);
+		j->counted_waiting = 0;
+	}
+}
+
+/* Takes the job off every queue (heap, epoll, RLT_CONNS list, the waiting count). */
 void rlt_sup_job_idle(struct rlt_sup *s, struct rlt_sup_job *j)
 {
+	stop_waiting(j);
 	rlt_sup_heap_remove(&s->heap, j);
 	rlt_sup_job_unpark(s, j);
 	rlt_sup_conns_unwait(s, j);
@@ -228,6 +238,10 @@ int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at)
 	j->deadline = at;
 	j->phase = PH_SLOT;
 	j->waited = 1;
+	if (!j->counted_waiting) {
+		rlt__charge_waiting(j->proc->rs, &j->t, 1);
+		j->counted_waiting = 1;
+	}
 	if (rlt_sup_heap_push(&s->heap, j) != 0) {
 		rlt_sup_job_finish(s, j, -ENOMEM);
 		return 1;
@@ -266,6 +280,8 @@ void rlt_sup_job_step(struct rlt_sup *s, struct rlt_sup_job *j)
 		s->parked--;
 		rlt_sup_heap_remove(&s->heap, j); /* its timeout, if it has one */
 	}
+	if (j->phase == PH_SLOT)
+		stop_waiting(j);
 	j->phase = PH_NEW;
 	j->next_look = 0; /* out of its wait: looked at every tick again */
 	switch (j->op) {
