@@ -2,14 +2,14 @@
 # A sender blocked in one 1 MiB send at RLT_SEND=10KiB/s is set to 10MiB/s: the waiting send
 # notices within a wait slice and the whole MiB has arrived within 0.5 s of the set (at 10KiB/s
 # it would take 100 s). The new rate is 1024 times the first: the budget moves to a new state
-# (rlt_state_carry). Bytes exact.
+# (rlt_state_carry). Bytes exact. Under UNDER_SECCOMP=1 the sender runs under --seccomp.
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3 sha256sum
 RLT=$(dirname "$RLT_LIB")/rlthrottle
 P=$ITEST_DIR/rate_phases.py
 head -c 1048576 /dev/urandom >"$T/f.bin"
-RLT_SEND="10KiB/s" bg srv pre python3 -c '
+RLT_SEND="10KiB/s" bg srv throttled python3 -c '
 import os, socket, sys
 data = open(sys.argv[2], "rb").read()
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
