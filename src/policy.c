@@ -116,7 +116,7 @@ void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block)
 		for (unsigned i = 0; i < rs->n[v]; i++) {
 			const struct rlt__rt_rule *r = &rs->rules[v][i];
 			if (r->rule.scope == RLT_SCOPE_CONNECTION)
-				rlt_state_init(&r->rule.params, (char *)block + r->conn_off, 0);
+				rlt_state_init(&rlt__ver(r)->params, (char *)block + r->conn_off, 0);
 		}
 }
 
