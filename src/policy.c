@@ -254,6 +254,7 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			/* a set made before this process came follows at its first call */
 			r->shm = rlt__shm_hdr_of(r->state);
 			rs->has_shared = 1;
+			rs->shared[rs->nshared++] = r;
 		}
 	} else if (rule->scope == RLT_SCOPE_REDIS) {
 		rc = rlt__redis_new(rule, &r->redis, err);

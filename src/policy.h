@@ -97,6 +97,8 @@ struct rlt__ruleset {
 	int stats_on;           /* count per-rule statistics */
 	struct rlt__pub *pub;   /* the published page (publish.h), NULL when none */
 	int has_shared;         /* some rule has scope=shared: a call checks for a set there */
+	unsigned nshared;       /* ... those rules (a set of their segment is followed) */
+	struct rlt__rt_rule *shared[RLT_VAR_COUNT * RLT_MAX_RULES_PER_VAR];
 	uint32_t ctl_seen;      /* the last request sequence of pub's control area answered */
 	_Atomic uint32_t applying; /* a thread is applying a set (the others go on) */
 };

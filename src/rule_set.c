@@ -280,9 +280,12 @@ static int follow_one(struct rlt__rt_rule *r, uint32_t g)
 	uint64_t since;
 	const struct rlt__rule_ver *old = rlt__ver(r);
 
-	if (read_shm_set(h, g, &p, &slot, &action, &e, &since) != 0 || p.algo != old->params.algo ||
-	    slot > RLT_SHM_SET_SLOTS)
+	if (read_shm_set(h, g, &p, &slot, &action, &e, &since) != 0)
+		return 0; /* a set is being written: the next call looks again */
+	if (p.algo != old->params.algo || slot > RLT_SHM_SET_SLOTS) {
+		r->shm_seen = g; /* not a set of ours to follow (the setter checks): never again */
 		return 0;
+	}
 	struct rlt_rule nr = r->rule;
 	nr.action = action == RLT_ACTION_REJECT ? RLT_ACTION_REJECT : RLT_ACTION_DELAY;
 	nr.err = e;
@@ -302,22 +305,19 @@ static int follow_one(struct rlt__rt_rule *r, uint32_t g)
 
 void rlt__shm_follow_all(struct rlt__ruleset *rs)
 {
-	uint32_t want = 0;
-
-	for (unsigned v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rs->n[v]; i++) {
-			struct rlt__rt_rule *r = &rs->rules[v][i];
-			if (!r->shm)
-				continue;
-			uint32_t g = atomic_load_explicit(&r->shm->set_gen, memory_order_acquire);
-			if (g == r->shm_seen)
-				continue;
-			if (!atomic_compare_exchange_strong(&rs->applying, &want, 1))
-				return;
-			if (follow_one(r, g))
-				rlt__pub_rule_update(rs, (enum rlt_var)v, i);
-			atomic_store_explicit(&rs->applying, 0, memory_order_release);
-		}
+	for (unsigned k = 0; k < rs->nshared; k++) {
+		struct rlt__rt_rule *r = rs->shared[k];
+		uint32_t want = 0;
+		uint32_t g = atomic_load_explicit(&r->shm->set_gen, memory_order_acquire);
+		if (g == r->shm_seen)
+			continue;
+		if (!atomic_compare_exchange_strong(&rs->applying, &want, 1))
+			return;
+		if (follow_one(r, g))
+			rlt__pub_rule_update(rs, r->rule.var,
+			                     (unsigned)(r - rs->rules[r->rule.var]));
+		atomic_store_explicit(&rs->applying, 0, memory_order_release);
+	}
 }
 
 /* ----- the setter's side ----- */

@@ -54,6 +54,8 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 	f->pub = NULL; /* rs's page is rs's: the supervisor publishes the copy on its own */
 	f->ctl_seen = 0;
 	atomic_init(&f->applying, 0);
+	for (unsigned k = 0; k < f->nshared; k++) /* the copy's own rules */
+		f->shared[k] = &f->rules[0][0] + (rs->shared[k] - &rs->rules[0][0]);
 	for (unsigned v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < f->n[v]; i++) {
 			struct rlt__rt_rule *r = &f->rules[v][i];
