@@ -123,18 +123,6 @@ start_srv() {
 
 now_ns() { date +%s%N; }
 
-# leaf_pid PID: the process at the end of PID's first line of descendants (bg runs a shell
-# function in a subshell, and --seccomp adds the supervisor): the program itself.
-leaf_pid() {
-	local p=$1 c i
-	for i in 1 2 3 4 5 6; do
-		c=$(pgrep -P "$p" | head -1)
-		[ -n "$c" ] || break
-		p=$c
-	done
-	echo "$p"
-}
-
 # kv KEY FILE_OR_STRING: the value of KEY=VALUE in the last line that has it.
 kv() {
 	local key=$1 src=$2

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """rate_phases.py: a sender and a receiver whose rates are measured by phases, at the receiver.
 
-  rate_phases.py serve PORTFILE FILE     listen on 127.0.0.1, write the port, send FILE to the
-                                         first client, close
+  rate_phases.py serve PORTFILE FILE     listen on 127.0.0.1, write its pid (PORTFILE.pid) and
+                                         the port, send FILE to the first client, close
   rate_phases.py fetch PORT OUT SAMPLES  receive everything into OUT; SAMPLES gets one line
                                          "t_ns total" per receive (CLOCK_REALTIME, as date +%s%N);
                                          SAMPLES.first appears at the first byte
@@ -11,6 +11,10 @@
                                          each receiver, between its first and last samples
                                          inside (so that the bytes of one receive are not cut in
                                          two by an edge); the receivers' rates added
+  rate_phases.py total FROM_NS TO_NS SAMPLES...
+                                         bytes per second received between two instants by all
+                                         the receivers together (each counted to its last sample
+                                         at or before each instant)
   rate_phases.py first SAMPLES           the time of the first byte
 """
 import bisect
@@ -25,6 +29,10 @@ def serve(portfile, path):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     s.listen(1)
+    # the pid of the throttled program itself (under a launcher or a supervisor, its parents
+    # are other processes), for `rlthrottle set`
+    with open(portfile + ".pid", "w") as f:
+        f.write("%d\n" % os.getpid())
     with open(portfile + ".tmp", "w") as f:
         f.write("%d\n" % s.getsockname()[1])
     os.rename(portfile + ".tmp", portfile)
@@ -73,10 +81,20 @@ def rate(t_from, t_to, paths):
     print("%.0f" % total)
 
 
+def total(t_from, t_to, *paths):
+    t_from, t_to = int(t_from), int(t_to)
+    moved = 0
+    for p in paths:
+        ts, tot = load(p)
+        upto = lambda t: tot[bisect.bisect_right(ts, t) - 1] if bisect.bisect_right(ts, t) else 0
+        moved += upto(t_to) - upto(t_from)
+    print("%.0f" % (moved * 1e9 / (t_to - t_from)))
+
+
 def first(path):
     print(load(path)[0][0])
 
 
 if __name__ == "__main__":
-    {"serve": serve, "fetch": fetch, "first": first}.get(
+    {"serve": serve, "fetch": fetch, "first": first, "total": total}.get(
         sys.argv[1], lambda *a: rate(a[0], a[1], a[2:]))(*sys.argv[2:])

@@ -14,7 +14,8 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
 while True: s.accept()' "$port"
 wait_port "$port"
 RLT_CONNECT="1/20s" bg cli throttled python3 -c '
-import socket, sys, time
+import os, socket, sys, time
+print("pid", os.getpid(), flush=True)
 a = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 print("first", time.time_ns(), flush=True)
 b = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
@@ -24,7 +25,7 @@ for _ in $(seq 200); do grep -q first "$T/cli.out" && break; sleep 0.05; done
 grep -q first "$T/cli.out" || { show "$T/cli.err"; fail "the first connect did not happen"; }
 sleep 0.5
 t1=$(now_ns)
-"$RLT" set "$(leaf_pid "$cli")" RLT_CONNECT "100/s" >"$T/set.out" 2>&1 || { show "$T/set.out"; fail "set failed"; }
+"$RLT" set "$(kv pid "$(sed 's/ /=/' "$T/cli.out")")" RLT_CONNECT "100/s" >"$T/set.out" 2>&1 || { show "$T/set.out"; fail "set failed"; }
 info "set: $(cat "$T/set.out")"
 wait_pid "$cli" 25 || fail "the client did not finish"
 t2=$(kv second "$(sed 's/ /=/' "$T/cli.out")")

@@ -11,12 +11,11 @@ P=$ITEST_DIR/rate_phases.py
 KiB=1024
 head -c $((1536 * KiB)) /dev/urandom >"$T/f.bin"
 RLT_SEND="512KiB/s burst=16KiB" bg srv pre python3 "$P" serve "$T/port" "$T/f.bin"
-srv=$LAST_PID
 wait_file "$T/port"
 bg cli python3 "$P" fetch "$(cat "$T/port")" "$T/got.bin" "$T/samples"
 cli=$LAST_PID
 wait_file "$T/samples.first"
-pid=$(leaf_pid "$srv")
+pid=$(cat "$T/port.pid")
 
 # refused: NAME EXPECTED-ERE ARGS...
 refused() {
