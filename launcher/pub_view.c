@@ -154,6 +154,7 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 	}
 	if (keep)
 		cache_sweep(0); /* the pages of processes that ended */
+	rlt_cli_snap_shared(sn);
 	return 0;
 }
 
@@ -162,7 +163,71 @@ void rlt_cli_snap_free(struct rlt_cli_snap *sn)
 	for (unsigned i = 0; i < sn->n; i++)
 		free(sn->procs[i].rules);
 	free(sn->procs);
+	for (unsigned i = 0; i < sn->nshared; i++)
+		free(sn->shared[i].rules);
+	free(sn->shared);
 	memset(sn, 0, sizeof *sn);
+}
+
+/* "shared:NAME" of a rule's text (the scope as written), or NULL. */
+static const char *shared_name(const struct rlt__pub_rule *r, char *out, size_t len)
+{
+	const char *k = strstr(r->params.text, "scope=shared:");
+	if (!k || r->params.scope != RLT_SCOPE_SHARED)
+		return NULL;
+	k += 6;
+	size_t n = strcspn(k, " \t;");
+	snprintf(out, len, "%.*s", (int)n, k);
+	return out;
+}
+
+void rlt_cli_snap_shared(struct rlt_cli_snap *sn)
+{
+	for (unsigned i = 0; i < sn->n; i++)
+		for (unsigned k = 0; k < sn->procs[i].n; k++) {
+			const struct rlt__pub_rule *r = &sn->procs[i].rules[k];
+			char name[64];
+			if (r->var >= RLT_VAR_COUNT || !shared_name(r, name, sizeof name))
+				continue;
+			struct rlt_cli_proc *t = NULL;
+			for (unsigned j = 0; j < sn->nshared; j++)
+				if (!strcmp(sn->shared[j].comm, name) && sn->shared[j].rules[0].var == r->var)
+					t = &sn->shared[j];
+			if (!t) {
+				struct rlt_cli_proc *g = realloc(sn->shared, (sn->nshared + 1) * sizeof *g);
+				if (!g)
+					return;
+				sn->shared = g;
+				t = &sn->shared[sn->nshared];
+				memset(t, 0, sizeof *t);
+				t->rules = calloc(1, sizeof *t->rules);
+				if (!t->rules)
+					return;
+				sn->nshared++;
+				snprintf(t->comm, sizeof t->comm, "%s", name);
+				t->n = 1;
+				t->rules[0] = *r;
+				t->started_ns = sn->procs[i].started_ns;
+				t->started_unix_ns = sn->procs[i].started_unix_ns;
+				continue;
+			}
+			struct rlt__pub_rule *a = &t->rules[0];
+			a->calls += r->calls;
+			a->allowed += r->allowed;
+			a->delayed += r->delayed;
+			a->rejected += r->rejected;
+			a->units += r->units;
+			a->delay_ns_total += r->delay_ns_total;
+			if (r->delay_ns_max > a->delay_ns_max)
+				a->delay_ns_max = r->delay_ns_max;
+			a->waiting += r->waiting;
+			for (unsigned s = 0; s < RLT_PUB_HIST; s++)
+				a->per_sec[s] += r->per_sec[s];
+			if (sn->procs[i].started_ns < t->started_ns) {
+				t->started_ns = sn->procs[i].started_ns;
+				t->started_unix_ns = sn->procs[i].started_unix_ns;
+			}
+		}
 }
 
 double rlt_cli_limit_per_s(const struct rlt__pub_rule *r)
@@ -280,6 +345,22 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 				fprintf(f, "%s%llu", s ? "," : "", (unsigned long long)r->per_sec[s]);
 			fprintf(f, "]}");
 		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "\n],\"shared\":[");
+	for (unsigned i = 0; i < sn->nshared; i++) {
+		const struct rlt_cli_proc *p = &sn->shared[i];
+		const struct rlt__pub_rule *r = &p->rules[0];
+		fprintf(f, "%s\n {\"scope\":", i ? "," : "");
+		rlt_cli_json_str(f, p->comm);
+		fprintf(f, ",\"var\":\"%s\",\"calls\":%llu,\"delayed\":%llu,\"rejected\":%llu,"
+		           "\"units\":%llu,\"waiting\":%llu,\"rate_last_second\":%llu,\"history\":[",
+		        rlt_var_name(r->var), (unsigned long long)r->calls,
+		        (unsigned long long)r->delayed, (unsigned long long)r->rejected,
+		        (unsigned long long)r->units, (unsigned long long)r->waiting,
+		        (unsigned long long)r->per_sec[RLT_PUB_HIST - 1]);
+		for (unsigned s = 0; s < RLT_PUB_HIST; s++)
+			fprintf(f, "%s%llu", s ? "," : "", (unsigned long long)r->per_sec[s]);
 		fprintf(f, "]}");
 	}
 	fprintf(f, "\n]}\n");

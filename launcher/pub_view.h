@@ -28,6 +28,10 @@ struct rlt_cli_snap {
 	rlt_ns_t now; /* CLOCK_MONOTONIC when read */
 	unsigned n;
 	struct rlt_cli_proc *procs;
+	/* Totals of each shared scope over the processes read (pid 0, comm "shared:NAME", one
+	 * rule): what the segment's budget passed for all of them. */
+	unsigned nshared;
+	struct rlt_cli_proc *shared;
 };
 
 /*
@@ -39,6 +43,8 @@ struct rlt_cli_snap {
 int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids, int strict,
                       int keep, struct rlt_error *err);
 void rlt_cli_snap_free(struct rlt_cli_snap *sn);
+/* Fills sn->shared from sn->procs (rlt_cli_snap_take does). */
+void rlt_cli_snap_shared(struct rlt_cli_snap *sn);
 
 /* The rule's limit in units per second (0 for RLT_CONNS or when unknown). */
 double rlt_cli_limit_per_s(const struct rlt__pub_rule *r);

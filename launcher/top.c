@@ -148,7 +148,7 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 
 	for (unsigned i = 0; i < sn->n; i++)
 		n += sn->procs[i].n;
-	rows = calloc(n ? n : 1, sizeof *rows);
+	rows = calloc(n + sn->nshared + 1, sizeof *rows);
 	if (!rows)
 		return;
 	n = 0;
@@ -160,6 +160,13 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 				n++;
 			}
 	qsort(rows, n, sizeof *rows, busier);
+	/* the shared scopes' totals after the processes (PID shown as "total") */
+	unsigned nproc_rows = n;
+	for (unsigned i = 0; i < sn->nshared; i++) {
+		rows[n].p = &sn->shared[i];
+		rows[n].r = &sn->shared[i].rules[0];
+		n++;
+	}
 
 	fprintf(f, "rlthrottle top - %u process%s, %u rule%s%s\n", sn->n, sn->n == 1 ? "" : "es", n,
 	        n == 1 ? "" : "s", tty ? "   (q quits)" : "");
@@ -184,9 +191,11 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 		for (char *c = text; *c; c++)
 			if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
 				*c = '?';
+		char pid[16];
+		snprintf(pid, sizeof pid, i < nproc_rows ? "%d" : "total", (int)rows[i].p->pid);
 		int hl = snprintf(head, sizeof head,
-		                  "%-7d %-15.15s %-12s %-24s %12s %12s %12s %9llu %9llu %4llu ",
-		                  (int)rows[i].p->pid, rows[i].p->comm, rlt_var_name(r->var), text,
+		                  "%-7s %-15.15s %-12s %-24s %12s %12s %12s %9llu %9llu %4llu ",
+		                  pid, rows[i].p->comm, rlt_var_name(r->var), text,
 		                  lim, last, avg, (unsigned long long)r->delayed,
 		                  (unsigned long long)r->rejected, (unsigned long long)r->waiting);
 		if (hl < 0 || hl >= (int)sizeof head)
@@ -199,7 +208,7 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 			head[cols] = '\0'; /* a narrow terminal: cut, never wrap */
 		fprintf(f, "%s%s\n", head, line);
 	}
-	if (n == 0)
+	if (nproc_rows == 0)
 		fprintf(f, "(no throttled process of this user is running)\n");
 	free(rows);
 }

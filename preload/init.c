@@ -87,12 +87,14 @@ static void write_stats(void)
 		rlt_pre_log(RLT_LOG_ERROR, "%s", err.msg);
 }
 
-/* Our page's name goes when we do; the mapping stays for threads still counting. */
+/* Our page's name goes when we do; the mapping stays for threads still counting. Only the
+ * process the page describes removes it: a vfork child shares it, and the child of a fork that
+ * ran no handlers (_Fork, a raw clone) still has its parent's mapped. */
 static void unpublish(void)
 {
-	if (publishing && atomic_load_explicit(&owner, memory_order_relaxed) ==
-	                      (pid_t)syscall(SYS_getpid))
-		rlt__pub_unlink(rlt_pre_rules.pub);
+	struct rlt__pub *p = rlt_pre_rules.pub;
+	if (publishing && p && p->hdr->pid == (int32_t)syscall(SYS_getpid))
+		rlt__pub_unlink(p);
 }
 
 /* A fatal signal the program does not handle: write the summary and remove our page, then

@@ -4,7 +4,11 @@
 #       (RLT_STATS), counting into the published page; beside the same program built against
 #       BENCH_BASELINE (a tree of the previous release with build/librlt.a built, e.g. a
 #       worktree of main), when given. Fastest of 5 alternating runs of each.
-#   (b) `rlthrottle top` refreshing every second over 100 preloaded sleepers, in a tmux pane:
+#   (b) ns per write() of one byte on a matched TCP socket
+#       (callcost: the whole hook, the real call included), this tree's library publishing
+#       beside BENCH_BASELINE's library with RLT_STATS on: the same comparison end to end, where
+#       the system call's own cost and its noise dwarf a few ns.
+#   (c) `rlthrottle top` refreshing every second over 100 preloaded sleepers, in a tmux pane:
 #       its CPU time over 10 s, as a share of one core.
 # Run as: BUILD=build [BENCH_BASELINE=/path/to/main-tree] sh tests/bench/publish.sh
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -46,7 +50,20 @@ off=$(grep 'this tree.*stats-off' "$T/charge.out" | sed 's/.*ns=//' | sort -g | 
 [ -n "$priv" ] && echo "  published vs the baseline's RLT_STATS counting: $(calc "$pub - $priv") ns a call"
 echo "  published vs counting off (RLT_PUBLISH=0, no RLT_STATS): $(calc "$pub - $off") ns a call"
 
-echo "(b) rlthrottle top over 100 throttled processes: CPU share of one core over 10 s"
+echo "(b) ns per 1-byte write() on a matched TCP socket, end to end (fastest of 3 runs, each a median of 5)"
+cc_best() { local b="" v i; for i in 1 2 3; do v=$("$@" 2>/dev/null | sed -n 's/.*socket_ns=\([0-9.]*\).*/\1/p'); [ -n "$v" ] && { [ -z "$b" ] || fle "$v" "$b"; } && b=$v; done; echo "${b:-n/a}"; }
+fle() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
+if [ -x "$BUILD/itest/callcost" ]; then
+	if [ -n "${BENCH_BASELINE:-}" ] && [ -f "$BENCH_BASELINE/build/librlthrottle.so" ]; then
+		echo "  baseline, RLT_STATS on:        $(cc_best env LD_PRELOAD="$BENCH_BASELINE/build/librlthrottle.so" RLT_SEND=16GB/s RLT_STATS="$T/st.json" "$BUILD/itest/callcost" -n 100000) ns"
+	fi
+	echo "  this tree, published:          $(cc_best env LD_PRELOAD="$LIB" RLT_SEND=16GB/s "$BUILD/itest/callcost" -n 100000) ns"
+	echo "  this tree, RLT_PUBLISH=0:      $(cc_best env LD_PRELOAD="$LIB" RLT_SEND=16GB/s RLT_PUBLISH=0 "$BUILD/itest/callcost" -n 100000) ns"
+else
+	echo "  (callcost not built)"
+fi
+
+echo "(c) rlthrottle top over 100 throttled processes: CPU share of one core over 10 s"
 if ! command -v tmux >/dev/null; then echo "  (no tmux)"; exit 0; fi
 for i in $(seq 1 100); do
 	env LD_PRELOAD="$LIB" RLT_SEND="1MiB/s" RLT_RECV="2MiB/s" sleep 40 &

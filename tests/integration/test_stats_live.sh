@@ -51,6 +51,26 @@ assert all(len(r["history"]) == 60 for r in p[0]["rules"])
 PY
 info "stats json: the four rules, in order"
 
+# a shared scope: one total over the processes that name it
+shm=itest-pub-$$
+bg sh1 env LD_PRELOAD="$RLT_LIB" RLT_SEND="1MiB/s scope=shared:$shm" sleep 20
+sh1=$LAST_PID
+bg sh2 env LD_PRELOAD="$RLT_LIB" RLT_SEND="1MiB/s scope=shared:$shm" sleep 20
+sh2=$LAST_PID
+i=0; while [ "$(ls /dev/shm/rlthrottle-*-"$sh1"-* /dev/shm/rlthrottle-*-"$sh2"-* 2>/dev/null | wc -l)" -lt 2 ]; do
+	[ $i -ge 100 ] && fail "no pages for the shared-scope sleepers"; sleep 0.05; i=$((i + 1)); done
+"$RLTHROTTLE" stats >"$T/all.json" || fail "stats (all) failed"
+python3 - "$T/all.json" "$shm" <<'PY' || fail "no single total for shared:$shm"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = [x for x in d["shared"] if x["scope"] == "shared:" + sys.argv[2]]
+assert len(t) == 1 and t[0]["var"] == "RLT_SEND", t
+PY
+"$RLTHROTTLE" top --once "$sh1" "$sh2" | grep -Eq "^total +shared:.* RLT_SEND +1MiB/s scope=shared:" || fail "top shows no total row for shared:$shm"
+kill "$sh1" "$sh2"; wait_pid "$sh1" 5; wait_pid "$sh2" 5
+"$RLTHROTTLE" shm rm "$shm" >/dev/null 2>&1
+info "shared:$shm: one total over its 2 processes"
+
 # not ours: one line, status 2
 for arg in 1 999999999 "$((spid + 1000000))" abc "-5"; do
 	"$RLTHROTTLE" stats "$arg" >"$T/bad.out" 2>"$T/bad.err"; rc=$?

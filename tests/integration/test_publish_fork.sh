@@ -1,0 +1,54 @@
+#!/bin/bash
+# Pages across fork (SPEC §7 with §4): a fork's child publishes its own page, counting from
+# zero, and removes it at its exit, leaving the parent's; a child of a fork that ran no atfork
+# handlers (a raw fork system call) has the parent's page mapped, and its exit must not remove
+# the parent's page either (it used to: the exit path trusted the preload's owner pid, which
+# such a child takes over at its first close). An exec replaces the page with the new program's.
+. "$(dirname "$0")/lib.sh"
+need_lib
+need_cmd python3
+RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
+export RLTHROTTLE
+cat >"$T/forks.py" <<'PY'
+import ctypes, glob, os, socket, sys, time
+def page(pid): return glob.glob("/dev/shm/rlthrottle-*-%d-*" % pid)
+me = os.getpid()
+assert page(me), "no page of the parent"
+a, b = socket.socketpair()
+a.send(b"x" * 1000)                      # counted in the parent's page
+pid = os.fork()
+if pid == 0:
+    ok = bool(page(os.getpid())) and bool(page(me))
+    sys.exit(0 if ok else 3)             # exit(): its own page goes
+_, st = os.waitpid(pid, 0)
+assert os.WEXITSTATUS(st) == 0, "fork child: no page of its own"
+assert not page(pid), "fork child's page left after its exit"
+assert page(me), "the parent's page went with its fork child"
+libc = ctypes.CDLL(None, use_errno=True)
+pid = libc.syscall(57)                   # SYS_fork on x86_64: no atfork handlers run
+if pid == 0:
+    s = socket.socket(); s.close()       # a hook that takes over the preload's owner pid
+    sys.exit(0)
+os.waitpid(pid, 0)
+assert page(me), "a raw fork child's exit removed the parent's page"
+print("ok", me)
+sys.stdout.flush()
+time.sleep(0.2)
+PY
+[ "$(uname -m)" = x86_64 ] || skip "the raw fork system call number is x86_64's"
+RLT_SEND="1MiB/s" pre python3 "$T/forks.py" >"$T/out" 2>"$T/err" || { show "$T/out" "$T/err"; fail "fork checks failed"; }
+show "$T/out"
+pid=$(awk '{ print $2 }' "$T/out")
+ls /dev/shm/rlthrottle-*-"$pid"-* >/dev/null 2>&1 && fail "the parent's page is left after its exit"
+info "fork child: own page, removed at its exit; raw fork child: parent's page kept"
+
+# exec in the same process (same pid, same start time): the new program's page replaces the old
+RLT_SEND="1MiB/s" pre python3 -c '
+import os
+os.environ["RLT_SEND"] = "2MiB/s"
+os.execvp("sh", ["sh", "-c", "echo $$; \"$0\" stats $$", os.environ["RLTHROTTLE"]])' >"$T/exec.out" 2>"$T/exec.err" ||
+	{ show "$T/exec.err"; fail "exec: stats of the new program failed"; }
+grep -q '"rule":"2MiB/s"' "$T/exec.out" || { show "$T/exec.out"; fail "exec: the page does not hold the new program's rule"; }
+grep -q '"rule":"1MiB/s"' "$T/exec.out" && fail "exec: the old program's rule is still published"
+info "exec: the page holds the new program's rule"
+exit 0
