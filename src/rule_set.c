@@ -349,7 +349,8 @@ int rlt__ctl_request(struct rlt__ctl *c, enum rlt_var var, int index, const char
 	uint32_t s = atomic_load(&c->seq);
 	if (s & 1)
 		s++; /* a setter died half way: its request is void */
-	atomic_store(&c->seq, s + 1);
+	atomic_store_explicit(&c->seq, s + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
 	c->var = (uint32_t)var;
 	c->index = index;
 	snprintf(c->text, sizeof c->text, "%s", text);
@@ -472,7 +473,9 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 		rlt_state_carry(&old, (void *)from, &np, (void *)&h->set_slots[next - 1], now);
 		slot = next;
 	}
-	atomic_store(&h->set_gen, g + 1);
+	atomic_store_explicit(&h->set_gen, g + 1, memory_order_relaxed);
+	/* the odd word before any field: a reader that sees a field of this set sees it odd */
+	atomic_thread_fence(memory_order_release);
 	h->set_params = np;
 	h->set_slot = slot;
 	h->set_action = (uint32_t)nr[0].action;
