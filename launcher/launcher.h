@@ -13,4 +13,8 @@ int rlt_cli_shm_cmd(int argc, char **argv);
  */
 int rlt_cli_check_rules(int print, int seccomp);
 
+/* `rlthrottle set PID VAR[#N] RULE` and `rlthrottle set shared:NAME RULE` (set_cmd.c). argv[0]
+ * is "set". Returns the exit status: 0 applied or pending, 2 nothing changed. */
+int rlt_cli_set_cmd(int argc, char **argv);
+
 #endif

@@ -26,6 +26,7 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	const struct rlt__shm_hdr *h = &in->hdr;
 	char what[160], when[32] = "-";
 	int *count = ctx;
+	int set = atomic_load(&((struct rlt__shm_hdr *)h)->set_gen) != 0;
 
 	(*count)++;
 	if (!in->readable) {
@@ -56,6 +57,14 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	if (h->unit == RLT_UNIT_CONNS)
 		snprintf(what, sizeof what, "%s %llu open (now %u)", rlt_var_name((enum rlt_var)h->var),
 		         (unsigned long long)h->rate_num, (unsigned)atomic_load(&h->open));
+	else if ((h->algo == RLT_ALGO_TOKEN || h->algo == RLT_ALGO_LEAKY) && set &&
+	         h->set_params.rate_den_ns)
+		/* the rule in force since `rlthrottle set` (the copy is a moment's: it may tear,
+		 * and this is a listing) */
+		snprintf(what, sizeof what, "%s %s %.9g%s/s burst=%llu",
+		         rlt_var_name((enum rlt_var)h->var), rlt_algo_name((enum rlt_algo)h->algo),
+		         (double)h->set_params.rate_num * 1e9 / (double)h->set_params.rate_den_ns,
+		         unit_suffix(h->unit), (unsigned long long)h->set_params.burst);
 	else if (h->algo == RLT_ALGO_TOKEN || h->algo == RLT_ALGO_LEAKY)
 		snprintf(what, sizeof what, "%s %s %.9g%s/s burst=%llu",
 		         rlt_var_name((enum rlt_var)h->var), rlt_algo_name((enum rlt_algo)h->algo),
@@ -65,6 +74,12 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 		snprintf(what, sizeof what, "%s %s %llu%s/%gs", rlt_var_name((enum rlt_var)h->var),
 		         rlt_algo_name((enum rlt_algo)h->algo), (unsigned long long)h->limit,
 		         unit_suffix(h->unit), (double)h->window_ns / 1e9);
+	char text[RLT_RULE_TEXT_MAX * 2 + 32];
+	if (set)
+		snprintf(text, sizeof text, "%.*s\" (set; created as \"%.*s", RLT_RULE_TEXT_MAX,
+		         h->set_text, RLT_RULE_TEXT_MAX, h->text);
+	else
+		snprintf(text, sizeof text, "%.*s", RLT_RULE_TEXT_MAX, h->text);
 	time_t t = (time_t)h->created;
 	struct tm tm;
 	if (localtime_r(&t, &tm))
@@ -72,11 +87,11 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	if (in->size > h->size)
 		printf("%-24s %-36s %-8d %10llu  %s  \"%s\" (longer than expected: %llu bytes used, "
 		       "the rest ignored)\n",
-		       in->name, what, (int)h->creator, (unsigned long long)in->size, when, h->text,
+		       in->name, what, (int)h->creator, (unsigned long long)in->size, when, text,
 		       (unsigned long long)h->size);
 	else
 		printf("%-24s %-36s %-8d %10llu  %s  \"%s\"\n", in->name, what, (int)h->creator,
-		       (unsigned long long)in->size, when, h->text);
+		       (unsigned long long)in->size, when, text);
 }
 
 static int list(void)

@@ -29,6 +29,11 @@ extern const struct rlt__engine_ops rlt__engine_fixed_window;   /* engine_window
 extern const struct rlt__engine_ops rlt__engine_sliding_window; /* engine_window.c */
 extern const struct rlt__engine_ops rlt__engine_sliding_log;    /* engine_log.c */
 
+/* engine_gcra.c: a clock reading in ticks of p, and the first ns that reaches a tick count
+ * (rlt_params_retune and rlt_params_remap build on them). */
+uint64_t rlt__gcra_ticks_of(const struct rlt_params *p, rlt_ns_t now);
+rlt_ns_t rlt__gcra_ns_of(const struct rlt_params *p, uint64_t ticks);
+
 /*
  * engine_lock.c: the lock of the engines that need one (sliding window, sliding log). It must
  * be safe where a plain mutex is not: entered again by a signal handler that interrupted its

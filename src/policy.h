@@ -37,14 +37,35 @@ static inline void rlt__stat_max(_Atomic uint64_t *m, uint64_t v)
 }
 
 struct rlt__shm_holder;
+struct rlt__shm_hdr;
 struct rlt__pub;
 
+/*
+ * What a call reads of a rule, in one block that `rlthrottle set` replaces whole (rule_set.c):
+ * a decision loads the rule's `cur` once and sees the old block or the new one, never half of
+ * each. A block is never changed nor freed once published (a thread may still read the one it
+ * loaded): a set makes a new one (rlt__rule_set).
+ */
+struct rlt__rule_ver {
+	struct rlt_params params; /* the engine's */
+	void *state;              /* process and shared scope: the state params count in */
+	enum rlt_action action;
+	int err;                  /* errno of a rejected call */
+	uint64_t piece;           /* bytes rules: the most one real call moves at once */
+	uint64_t whole;           /* bytes rules: the largest blocking stream send made as one call */
+	rlt_ns_t since;           /* when it replaced `prev` (0: the rule's first) */
+	const struct rlt__rule_ver *prev;
+};
+
 struct rlt__rt_rule {
-	struct rlt_rule rule;
-	void *state;          /* process scope: the engine state; NULL for connection scope */
+	struct rlt_rule rule; /* as built; after a set, rule.params, action, err, text and the rate
+	                         follow for readers off the hot path (stats, publishing) */
+	_Atomic(const struct rlt__rule_ver *) cur; /* what a call uses now (`v0` until a set) */
+	struct rlt__rule_ver v0;
+	void *state;          /* process scope: the first engine state; NULL for connection scope */
 	size_t conn_off;      /* connection scope: where the state sits in a connection block */
-	uint64_t piece;       /* bytes rules: the most one real call moves at once */
-	uint64_t whole;       /* bytes rules: the largest blocking stream send made as one call */
+	struct rlt__shm_hdr *shm; /* scope=shared: the segment (a set there is followed) */
+	uint32_t shm_seen;    /* ... the segment's set_gen this rule follows */
 	_Atomic uint32_t open; /* RLT_CONNS: connections open now (a futex word) */
 	_Atomic uint32_t *shared_open; /* RLT_CONNS, scope=shared: the counter in the segment
 	                                  (a process-shared futex word); NULL: `open` */
@@ -58,6 +79,12 @@ struct rlt__rt_rule {
 	struct rlt__stats own;
 };
 
+/* The block a call uses now. Acquire: a block is filled before it is published. */
+static inline const struct rlt__rule_ver *rlt__ver(const struct rlt__rt_rule *r)
+{
+	return atomic_load_explicit(&r->cur, memory_order_acquire);
+}
+
 /* Set (per thread) while the library itself makes network calls (the Redis client): the hooks
  * then pass every call straight through, so that the throttle never charges or re-enters
  * itself. Defined in scope_redis.c. */
@@ -69,6 +96,11 @@ struct rlt__ruleset {
 	size_t conn_block_size; /* bytes of connection-scope state per socket (0: none) */
 	int stats_on;           /* count per-rule statistics */
 	struct rlt__pub *pub;   /* the published page (publish.h), NULL when none */
+	int has_shared;         /* some rule has scope=shared: a call checks for a set there */
+	unsigned nshared;       /* ... those rules (a set of their segment is followed) */
+	struct rlt__rt_rule *shared[RLT_VAR_COUNT * RLT_MAX_RULES_PER_VAR];
+	uint32_t ctl_seen;      /* the last request sequence of pub's control area answered */
+	_Atomic uint32_t applying; /* a thread is applying a set (the others go on) */
 };
 
 /*
@@ -112,6 +144,10 @@ int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR
 
 /* Why this build cannot enforce a rule it parsed (NULL: it can). */
 const char *rlt__rule_unsupported(const struct rlt_rule *r);
+
+/* The piece and the whole (rlt__piece, rlt__whole) of one bytes rule; UINT64_MAX for others. */
+uint64_t rlt__piece_of(const struct rlt_rule *r);
+uint64_t rlt__whole_of(const struct rlt_rule *r, uint64_t piece);
 
 /* Bitmask of the rules of `var` whose filters admit this peer on a socket of family `af`. */
 uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struct rlt__peer *peer);
@@ -164,6 +200,7 @@ struct rlt__ticket {
 	void *conn_block;
 	uint64_t bytes, msgs;         /* what was reserved */
 	rlt_ns_t at[RLT_MAX_RULES_PER_VAR];
+	const struct rlt__rule_ver *ver[RLT_MAX_RULES_PER_VAR]; /* the block at[i] was decided by */
 	rlt_ns_t start;               /* when the call asked */
 	rlt_ns_t go;                  /* when it may go (the latest slot of its rules) */
 	int err;                      /* errno when rejected */
@@ -192,6 +229,16 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
                           uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
                           rlt_ns_t now);
 
+/* How long a delayed call sleeps at most before it looks for a set that moved its go time. */
+#define RLT_SET_SLICE_NS (5 * 1000 * 1000ull)
+/* The most sets a waiting ticket follows back (older ones: the wait keeps its time). */
+#define RLT_SET_CHAIN_MAX 64
+/*
+ * A ticket whose rules were set since it was charged: moves each at[i] to the same place in
+ * its rule's queue under the params in force now, and t->go with them. 1 when something moved.
+ * The preload's waits call it every RLT_SET_SLICE_NS; the supervisor when a set is applied.
+ */
+int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t);
 /* Threads waiting now (for `rlthrottle top`): d = +1 when a charged call starts waiting for
  * t->go, -1 when it stops; counted on each rule of the ticket that makes it wait. The preload's
  * sleeps count themselves (rlt__charge_wait_at); the supervisor counts its parked jobs. */

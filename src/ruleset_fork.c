@@ -52,18 +52,25 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 		return NULL;
 	memcpy(f, rs, sizeof *f);
 	f->pub = NULL; /* rs's page is rs's: the supervisor publishes the copy on its own */
+	f->ctl_seen = 0;
+	atomic_init(&f->applying, 0);
+	for (unsigned k = 0; k < f->nshared; k++) /* the copy's own rules */
+		f->shared[k] = &f->rules[0][0] + (rs->shared[k] - &rs->rules[0][0]);
 	for (unsigned v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < f->n[v]; i++) {
 			struct rlt__rt_rule *r = &f->rules[v][i];
+			/* the child starts from the rule in force now, as its first */
+			r->v0 = *rlt__ver(&rs->rules[v][i]);
+			r->v0.prev = NULL;
+			atomic_init(&r->cur, &r->v0);
 			r->st = &r->own;
 			stats_zero(r->st);
 			if (!owns_state(r))
 				continue;
-			size_t size = rlt_state_size(&r->rule.params);
+			size_t size = rlt_state_size(&r->v0.params);
 			void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			               -1, 0);
-			if (m == MAP_FAILED ||
-			    rlt_state_copy(&r->rule.params, m, rs->rules[v][i].state) != 0) {
+			if (m == MAP_FAILED || rlt_state_copy(&r->v0.params, m, r->v0.state) != 0) {
 				if (m != MAP_FAILED)
 					munmap(m, size);
 				drop_states(f, v, i);
@@ -71,6 +78,7 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 				return NULL;
 			}
 			r->state = m;
+			r->v0.state = m;
 		}
 	return f;
 }

@@ -380,6 +380,11 @@ static int join(int fd, const struct rlt_rule *r, const char *obj, struct rlt__s
 	return ATTACHED;
 }
 
+struct rlt__shm_hdr *rlt__shm_hdr_of(void *state)
+{
+	return (struct rlt__shm_hdr *)((char *)state - STATE_OFF);
+}
+
 int rlt__shm_attach(const struct rlt_rule *r, void **state, _Atomic uint32_t **open,
                     struct rlt__shm_holder **holders, struct rlt_error *err)
 {

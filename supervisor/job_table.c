@@ -32,6 +32,7 @@
 
 #include "clock.h"
 #include "internal.h"
+#include "policy.h"
 
 static unsigned job_bucket(pid_t tid)
 {
@@ -400,6 +401,21 @@ void rlt_sup_jobs_retry_conns(struct rlt_sup *s)
  * (100 waiters: 50 ms; 400: 200 ms). */
 #define RLT_SUP_LOOK_SHARE_NS (500 * 1000ull)
 
+/* `rlthrottle set` for a call waiting for its slot: a request in its process's page (or a set
+ * of a shared segment) is applied here as at the process's next charge, and the job's timer
+ * moves to its ticket's new go time (rlt__ticket_refresh): a raised rate wakes it sooner, a
+ * lowered one later. Every tick, whatever the job's next look at its signals. */
+static void follow_set(struct rlt_sup *s, struct rlt_sup_job *j)
+{
+	if (j->phase != PH_SLOT || !j->charged || !j->proc || !j->proc->rs ||
+	    !rlt__ticket_refresh(j->proc->rs, &j->t) || j->t.go == j->deadline)
+		return;
+	rlt_sup_heap_remove(&s->heap, j);
+	j->deadline = j->t.go;
+	if (rlt_sup_heap_push(&s->heap, j) != 0)
+		rlt_sup_job_finish(s, j, -ENOMEM);
+}
+
 void rlt_sup_jobs_tick(struct rlt_sup *s)
 {
 	rlt_ns_t now = rlt__now(), next = now + RLT_SUP_IDLE_LOOK_NS;
@@ -410,6 +426,7 @@ void rlt_sup_jobs_tick(struct rlt_sup *s)
 		struct rlt_sup_job *j = s->jobs[b];
 		while (j) {
 			struct rlt_sup_job *nj = j->next;
+			follow_set(s, j);
 			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
 			    now >= j->next_look) {
 				enum rlt_sup_sig f = rlt_sup_signal_for(j);
