@@ -18,7 +18,8 @@
 #
 # The budget: `make integration` (part of `make test`) leaves out the runs a test marks
 # `# matrix-only: seccomp (why)` (a slow test whose other front is run already); `make matrix`
-# (ITEST_MATRIX=1) runs every declared run, the whole matrix.
+# (ITEST_MATRIX=1) runs every declared run, the whole matrix; `make matrix-rest`
+# (ITEST_MATRIX=rest) only the runs `make integration` leaves out (CI, after make test).
 #
 # Prints one line per run (PASS/FAIL/SKIP/XFAIL/XPASS label: reason) and a closing count line;
 # exits non-zero if any run failed or passed unexpectedly. A test skips with exit 77 (only for a
@@ -152,6 +153,8 @@ for tf in $(ls "$here"/$suite/test_*.sh 2>/dev/null | LC_ALL=C sort); do
 		selected "$name[$f]" || continue
 		if [ -z "${ITEST_MATRIX:-}" ]; then
 			case " $t_only " in *" $f "*) deferred=$((deferred + 1)); continue ;; esac
+		elif [ "$ITEST_MATRIX" = rest ]; then
+			case " $t_only " in *" $f "*) ;; *) continue ;; esac
 		fi
 		x=""
 		[ "$f" = seccomp ] && x=$t_xreason
