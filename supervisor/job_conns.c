@@ -31,9 +31,10 @@
 /*
  * A close is not notified (fd_facts.c): the sockets holding slots are swept for closed ones
  * when a call finds a rule full (before it waits or is refused), every SWEEP_WAIT_NS while a
- * connect or accept of the command waits for a slot, and every SWEEP_SHARED_NS while a shared
- * rule in which we hold slots is full (a process outside the command may be waiting for one of
- * them: it sees our close within that, plus its own wake-up). A sweep costs one fstatat a socket
+ * connect or accept of the command waits for a slot, and every SWEEP_SHARED_NS while we hold
+ * slots and a shared rule exists (a process outside the command may want one of them at any
+ * moment, and a reject rule cannot wait for our next sweep: it sees our close within that; a
+ * rule full now does not say so, as the slot it wants is the one that would make it full). A sweep costs one fstatat a socket
  * holding slots (some microseconds): each kind of sweep runs at most once per SHARE times the
  * last one's length, so that they take at most some 20%, 10% and 5% of a core however many
  * slots are held; with hundreds of slots held a close is then seen later than the periods say.
@@ -54,15 +55,13 @@ void rlt_sup_conns_sweep(struct rlt_sup *s, int urgent)
 	rlt_sup_fd_sweep(s);
 }
 
-/* The shared rules (scope=shared:NAME) that are full now. */
-static uint32_t shared_full(struct rlt_sup *s)
+/* Whether an RLT_CONNS rule has a shared scope (scope=shared:NAME). */
+static int any_shared(struct rlt_sup *s)
 {
-	uint32_t shared = 0;
-
 	for (unsigned i = 0; i < s->rs->n[RLT_VAR_CONNS]; i++)
 		if (s->rs->rules[RLT_VAR_CONNS][i].shared_open)
-			shared |= 1u << i;
-	return shared ? rlt__conns_full(s->rs) & shared : 0;
+			return 1;
+	return 0;
 }
 
 rlt_ns_t rlt_sup_conns_sweep_due(struct rlt_sup *s)
@@ -75,7 +74,7 @@ rlt_ns_t rlt_sup_conns_sweep_due(struct rlt_sup *s)
 		gap = SWEEP_WAIT_SHARE * s->sweep_cost;
 		if (gap < SWEEP_WAIT_NS)
 			gap = SWEEP_WAIT_NS;
-	} else if (shared_full(s)) {
+	} else if (any_shared(s)) {
 		gap = SWEEP_SHARED_SHARE * s->sweep_cost;
 		if (gap < SWEEP_SHARED_NS)
 			gap = SWEEP_SHARED_NS;
