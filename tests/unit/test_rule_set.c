@@ -5,10 +5,12 @@
  * ticket moved, the refusals (nothing changed). */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"
+#include "publish.h"
 #include "rule_set.h"
 
 #define MS 1000000ull
@@ -299,6 +301,34 @@ static void which_rule(void **s)
 	                               &e) < 0);
 }
 
+/* A request is looked for at the page's tick, not at every call: a call in the same tick as
+ * the request still runs the old rule, the first call a tick later (RLT_PUB_CHECK_NS, 5 ms:
+ * within the 10 ms SPEC §7 gives) applies it and answers. */
+static void a_request_applies_at_the_tick(void **s)
+{
+	(void)s;
+	struct rlt__ticket t;
+	struct rlt_error e;
+
+	load("1000B/s burst=100");
+	if (rlt__pub_create(&rs, getpid(), 0, &e) != 0)
+		fail_msg("page: %s", e.msg);
+	const struct rlt__rule_ver *v0 = rlt__ver(&rs.rules[RLT_VAR_SEND][0]);
+	rlt_ns_t now = rlt__now();
+	assert_int_equal(rlt__ctl_request(rlt__pub_ctl(rs.pub), RLT_VAR_SEND, -1,
+	                                  "100B/s burst=100", 0, &e),
+	                 1);
+	assert_int_equal(rlt__charge_wait_at(&rs, &t, RLT_VAR_SEND, 1, NULL, 1, 0, now), 0);
+	rlt__settle(&rs, &t, 1, 0);
+	assert_ptr_equal(rlt__ver(&rs.rules[RLT_VAR_SEND][0]), v0);
+	now += RLT_PUB_CHECK_NS;
+	assert_int_equal(rlt__charge_wait_at(&rs, &t, RLT_VAR_SEND, 1, NULL, 1, 0, now), 0);
+	rlt__settle(&rs, &t, 1, 0);
+	assert_ptr_not_equal(rlt__ver(&rs.rules[RLT_VAR_SEND][0]), v0);
+	assert_string_equal(rs.rules[RLT_VAR_SEND][0].rule.text, "100B/s burst=100");
+	rlt__pub_destroy(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +343,7 @@ int main(void)
 		cmocka_unit_test(a_waiting_ticket_moves),
 		cmocka_unit_test(refusals_change_nothing),
 		cmocka_unit_test(which_rule),
+		cmocka_unit_test(a_request_applies_at_the_tick),
 	};
 	return cmocka_run_group_tests_name("rule_set", tests, NULL, NULL);
 }
