@@ -83,7 +83,8 @@ struct rlt_params {
 	 * then): the tick count at epoch_ns is epoch_ticks, and ticks run at the new rate from
 	 * there. A state's time is in ticks, so it stays valid across the change, and a backlog
 	 * (units reserved ahead of now) drains at the new rate. ticks_per_unit and unit_shift never
-	 * change after the first params (rlt_params_retune). */
+	 * change after the first params (rlt_params_retune). sliding-log: epoch_ticks is the
+	 * size of its ring once a set changed the limit (0: the limit; engine_log.c). */
 	uint64_t epoch_ns;
 	uint64_t epoch_ticks;
 
@@ -109,10 +110,12 @@ int rlt_params_init(struct rlt_params *p, enum rlt_algo algo, uint64_t amount_nu
  * states of `old` from time `now` (`rlthrottle set`). Returns:
  *  0: np counts in old's ticks, continued from where old's stand at `now`: every state built
  *     on old stays valid as it is, a backlog (units reserved ahead) drains at np's rate, and a
- *     reservation keeps its place in the queue. The windows and the log keep their counters,
- *     so only their max-wait may change (a new limit or period is an error).
+ *     reservation keeps its place in the queue. The sliding window and the log judge the
+ *     counts they hold against np's limit (the log's at most the limit it started with).
  *  1: (token, leaky) np is too fast for old's ticks to last the clock's span: np has ticks of
- *     its own, and a state must be carried into a new one (rlt_state_carry).
+ *     its own; (fixed window) np has another limit: the position is laid out for it. A state
+ *     must be carried into a new one (rlt_state_carry).
+ * A window's or log's period never changes (-EINVAL).
  *  -EINVAL/-ERANGE with err saying why (without naming a variable).
  * Pure: `now` comes in.
  */
@@ -121,8 +124,9 @@ int rlt_params_retune(struct rlt_params *np, const struct rlt_params *old, rlt_n
 
 /* After rlt_params_retune(np, old, since) returned 1: makes new_state (not initialised) hold
  * old_state's budget as it stood: the units reserved ahead of `since` (or the credit saved up,
- * at most np's burst) the same, in np's ticks. 0, or -EINVAL for an engine other than token
- * and leaky. Calls still deciding on old_state meanwhile are not carried. */
+ * at most np's burst) the same, in np's ticks; a fixed window's units taken in the current
+ * window (judged against np's limit) and reserved in later ones. 0, or -EINVAL for another
+ * engine. Calls still deciding on old_state meanwhile are not carried. */
 int rlt_state_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
                     void *new_state, rlt_ns_t since);
 

@@ -115,8 +115,14 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->msgs = msgs;
 	t->start = now;
 	t->err = 0;
-	follow_sets(rs);
-	rlt__pub_tick(rs->pub, now); /* the history: a compare, except once a second */
+	/* A set request is looked for at the page's tick (every RLT_PUB_CHECK_NS while calls come,
+	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
+	 * segment's set is followed at every call: until it is, this process would charge a
+	 * budget the others have left. */
+	if (rlt__pub_tick(rs->pub, now) && rlt__ctl_pending(rs))
+		rlt__ctl_serve(rs);
+	if (__builtin_expect(rs->has_shared, 0))
+		rlt__shm_follow_all(rs);
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[var][i];
 		const struct rlt__rule_ver *ver = rlt__ver(r);

@@ -246,12 +246,38 @@ int rlt_params_retune(struct rlt_params *np, const struct rlt_params *old, rlt_n
 		return 0;
 	}
 	default:
-		/* A window's counters are positions of its limit in its period (engine_window.c),
-		 * and the log's ring holds `limit` entries: only max-wait may change. */
-		if (np->limit != old->limit || np->window_ns != old->window_ns)
+		/* The windows' counters and the log's entries are kept per window or sub-window
+		 * of the period they were taken in: another period would cut them differently. */
+		if (np->window_ns != old->window_ns)
 			return fail(err, -EINVAL,
-			            "a window's or a log's rate cannot change while it runs (its "
-			            "counters are laid out for it): restart with the new rate");
+			            "a window's or a log's period cannot change while it runs (its "
+			            "counts are kept per period): the same period with a new "
+			            "amount, or a restart");
+		if (old->algo == RLT_ALGO_SLIDING_LOG) {
+			/* The ring is shared by calls under either params: it keeps the size it
+			 * was made with, and the limit may move anywhere up to it. */
+			np->epoch_ticks = old->epoch_ticks ? old->epoch_ticks : old->limit;
+			if (np->limit > np->epoch_ticks) {
+				if (err)
+					snprintf(err->msg, sizeof err->msg,
+					         "sliding-log's log holds at most %llu entries (its "
+					         "limit when it started): a higher limit needs a "
+					         "restart",
+					         (unsigned long long)np->epoch_ticks);
+				return -ERANGE;
+			}
+		}
+		/* The fixed window's word is a position laid out for the limit (engine_window.c):
+		 * a new limit lays it out anew, in a state of its own (rlt_state_carry). The
+		 * sliding window and the log count units taken, whatever the limit: they judge
+		 * the same counts against the new one at once. */
+		if (old->algo == RLT_ALGO_FIXED_WINDOW && np->limit != old->limit) {
+			/* read only where a state cannot be carried (one per connection) */
+			fail(err, 0,
+			     "a fixed window's new limit lays its counter out anew, which cannot be "
+			     "done for every connection's: restart with it");
+			return 1;
+		}
 		return 0;
 	}
 }
@@ -290,6 +316,8 @@ rlt_ns_t rlt_params_remap(const struct rlt_params *old, const struct rlt_params 
 int rlt_state_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
                     void *new_state, rlt_ns_t since)
 {
+	if (old->algo == RLT_ALGO_FIXED_WINDOW && np->algo == RLT_ALGO_FIXED_WINDOW)
+		return rlt__fw_carry(old, old_state, np, new_state, since);
 	if (old->algo != RLT_ALGO_TOKEN && old->algo != RLT_ALGO_LEAKY)
 		return -EINVAL;
 	_Atomic uint64_t *o = old_state, *n = new_state;

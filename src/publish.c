@@ -4,7 +4,8 @@
  * Writer: made once per process (load, a fork's child, or by the supervisor for each process it
  * serves), never resized. The hot path only counts into it (charge.c, conns.c, unchanged) and,
  * once a second, the first call that sees the new second records where each rule's units stand
- * (rlt__pub_roll): the history costs a conforming call one relaxed load and a compare.
+ * (rlt__pub_roll): the history costs a conforming call one relaxed load and a compare. The same
+ * compare ticks every RLT_PUB_CHECK_NS, which is when a charge looks for a `set` request.
  *
  * Reader: trusts nothing in the page. The file must be the reader's (root: anyone's), mode
  * 0600, not a link, of this version and of a size that holds what its header claims; every
@@ -101,6 +102,13 @@ static int make_file(const char *path, size_t size)
 	return -EEXIST;
 }
 
+/* The next tick: RLT_PUB_CHECK_NS on, or the next second's start if sooner. */
+static uint64_t next_tick(rlt_ns_t now)
+{
+	uint64_t sec_end = (now / RLT_NS_PER_SEC + 1) * RLT_NS_PER_SEC;
+	return now + RLT_PUB_CHECK_NS < sec_end ? now + RLT_PUB_CHECK_NS : sec_end;
+}
+
 int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct rlt_error *err)
 {
 	struct rlt__proc_stat ps;
@@ -157,7 +165,7 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct r
 	h->rec_size = sizeof(struct rlt__pub_rec);
 	h->supervised = supervised ? 1 : 0;
 	atomic_init(&h->hist_sec, now / RLT_NS_PER_SEC);
-	atomic_init(&p->next_ns, (now / RLT_NS_PER_SEC + 1) * RLT_NS_PER_SEC);
+	atomic_init(&p->next_ns, next_tick(now));
 	unsigned k = 0;
 	for (int v = 0; v < RLT_VAR_COUNT; v++) {
 		p->first[v] = k;
@@ -257,22 +265,21 @@ void *rlt__pub_ctl(struct rlt__pub *p)
 	return p ? p->hdr->ctl : NULL;
 }
 
-void rlt__pub_roll(struct rlt__pub *p, rlt_ns_t now)
+int rlt__pub_roll(struct rlt__pub *p, rlt_ns_t now)
 {
 	uint64_t next = atomic_load_explicit(&p->next_ns, memory_order_relaxed);
 	uint64_t sec = now / RLT_NS_PER_SEC;
 	struct rlt__pub_hdr *h = p->hdr;
 
 	if (now < next ||
-	    !atomic_compare_exchange_strong_explicit(&p->next_ns, &next,
-	                                             (sec + 1) * RLT_NS_PER_SEC,
+	    !atomic_compare_exchange_strong_explicit(&p->next_ns, &next, next_tick(now),
 	                                             memory_order_relaxed, memory_order_relaxed))
-		return; /* another thread rolls this second */
+		return 0; /* another thread ticks */
 	uint64_t from = LOAD(h->hist_sec) + 1;
 	if (sec >= RLT_PUB_HIST && from < sec - (RLT_PUB_HIST - 1))
 		from = sec - (RLT_PUB_HIST - 1);
 	if (from > sec)
-		return;
+		return 1; /* the same second: the history has its mark */
 	/* the seconds nobody called in get the same mark: nothing moved in them */
 	for (unsigned k = 0; k < h->nrules; k++) {
 		struct rlt__pub_rec *rec = rlt__pub_rec_at(h, k);
@@ -281,5 +288,6 @@ void rlt__pub_roll(struct rlt__pub *p, rlt_ns_t now)
 			STORE(rec->hist[s % RLT_PUB_HIST], u);
 	}
 	atomic_store_explicit(&h->hist_sec, sec, memory_order_release);
+	return 1;
 }
 

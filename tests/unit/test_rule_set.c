@@ -5,10 +5,12 @@
  * ticket moved, the refusals (nothing changed). */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"
+#include "publish.h"
 #include "rule_set.h"
 
 #define MS 1000000ull
@@ -82,21 +84,138 @@ static void a_credit_stays_within_the_new_burst(void **s)
 	assert_int_equal(rlt_decide(&b, &nst, t0, 1, RLT_MODE_NOW, &at), RLT_DENY);
 }
 
-/* A window's counters are laid out for its limit and period: only max-wait may change. And
- * another algorithm is another rule. */
+/* A window's or log's period cuts its counts: it cannot change (max-wait can). And another
+ * algorithm is another rule. */
 static void what_cannot_change(void **s)
 {
 	(void)s;
-	struct rlt_params w = params(RLT_ALGO_FIXED_WINDOW, 100, 0), w2 = params(RLT_ALGO_FIXED_WINDOW, 50, 0);
-	struct rlt_params w3 = w, t = params(RLT_ALGO_TOKEN, 100, 0);
+	struct rlt_params w = params(RLT_ALGO_FIXED_WINDOW, 100, 0), w3 = w;
+	struct rlt_params t = params(RLT_ALGO_TOKEN, 100, 0), w2;
 	struct rlt_error e;
 
-	assert_int_equal(rlt_params_retune(&w2, &w, SEC, &e), -EINVAL);
-	assert_non_null(strstr(e.msg, "restart"));
+	for (int a = RLT_ALGO_FIXED_WINDOW; a <= RLT_ALGO_SLIDING_LOG; a++) {
+		struct rlt_params o = params((enum rlt_algo)a, 100, 0);
+		/* 200 per 2 s: the same rate, another period */
+		if (rlt_params_init(&w2, (enum rlt_algo)a, 200, 1, 2 * SEC, 0, RLT_NS_NEVER, &e))
+			fail_msg("params: %s", e.msg);
+		assert_int_equal(rlt_params_retune(&w2, &o, SEC, &e), -EINVAL);
+		assert_non_null(strstr(e.msg, "period"));
+	}
 	w3.max_wait_ns = 5 * MS;
 	assert_int_equal(rlt_params_retune(&w3, &w, SEC, &e), 0);
 	assert_int_equal(rlt_params_retune(&t, &w, SEC, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "different algorithm"));
+}
+
+/* Fixed window, 100 a second: 80 taken at 10.1 s. Lowered to 50 at 10.2 s, the window is full
+ * (80 stay taken) until 11 s, which then admits 50; raised to 200 instead, 120 more go now. */
+static void fixed_window_new_limit(void **s)
+{
+	(void)s;
+	struct rlt_params a = params(RLT_ALGO_FIXED_WINDOW, 100, 0);
+	rlt_ns_t at, t0 = 10 * SEC + 100 * MS, t1 = t0 + 100 * MS;
+
+	for (int up = 0; up < 2; up++) {
+		struct rlt_params b = params(RLT_ALGO_FIXED_WINDOW, up ? 200 : 50, 0);
+		_Atomic uint64_t st = 0, nst;
+		assert_int_equal(rlt_decide(&a, &st, t0, 80, RLT_MODE_NOW, &at), RLT_GO);
+		assert_int_equal(rlt_params_retune(&b, &a, t1, NULL), 1);
+		assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t1), 0);
+		assert_int_equal(rlt_available(&b, &nst, t1), up ? 120 : 0);
+		if (up) {
+			assert_int_equal(rlt_decide(&b, &nst, t1, 120, RLT_MODE_NOW, &at), RLT_GO);
+			assert_int_equal(rlt_decide(&b, &nst, t1, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		} else {
+			assert_int_equal(rlt_decide(&b, &nst, t1, 1, RLT_MODE_NOW, &at), RLT_DENY);
+			assert_int_equal(rlt_decide(&b, &nst, t1, 50, RLT_MODE_RESERVE, &at), RLT_WAIT);
+			assert_int_equal(at, 11 * SEC);
+			assert_int_equal(rlt_decide(&b, &nst, t1, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+			assert_int_equal(at, 12 * SEC);
+		}
+	}
+}
+
+/* Reservations already in the next window keep their count there: 100 taken now and 30
+ * reserved for 11 s; at 50 a window, 11 s has room for 20 more, then 12 s. */
+static void fixed_window_reservations_stay(void **s)
+{
+	(void)s;
+	struct rlt_params a = params(RLT_ALGO_FIXED_WINDOW, 100, 0),
+	                  b = params(RLT_ALGO_FIXED_WINDOW, 50, 0);
+	_Atomic uint64_t st = 0, nst;
+	rlt_ns_t at, t0 = 10 * SEC + 100 * MS;
+
+	assert_int_equal(rlt_decide(&a, &st, t0, 100, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&a, &st, t0, 30, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 11 * SEC);
+	assert_int_equal(rlt_params_retune(&b, &a, t0 + MS, NULL), 1);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0 + MS), 0);
+	assert_int_equal(rlt_decide(&b, &nst, t0 + MS, 20, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 11 * SEC);
+	assert_int_equal(rlt_decide(&b, &nst, t0 + MS, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 12 * SEC);
+}
+
+/* Sliding window and log keep their state: the 80 units taken are judged against 50 (nothing
+ * goes until they leave the period) or 200 (120 more go at once). The log keeps its ring of 100
+ * entries: back up to 100 is fine, 101 is refused with the size named. */
+static void sliding_new_limit(void **s)
+{
+	(void)s;
+	rlt_ns_t at, t0 = 10 * SEC + 100 * MS, t1 = t0 + 100 * MS, t2 = t0 + 1100 * MS;
+	struct rlt_error e;
+
+	for (int a = RLT_ALGO_SLIDING_WINDOW; a <= RLT_ALGO_SLIDING_LOG; a++) {
+		struct rlt_params o = params((enum rlt_algo)a, 100, 0);
+		struct rlt_params lo = params((enum rlt_algo)a, 50, 0);
+		void *st = test_malloc(rlt_state_size(&o));
+		assert_int_equal(rlt_state_init(&o, st, 0), 0);
+		assert_int_equal(rlt_decide(&o, st, t0, 80, RLT_MODE_NOW, &at), RLT_GO);
+		assert_int_equal(rlt_params_retune(&lo, &o, t1, &e), 0);
+		assert_int_equal(rlt_state_size(&lo), rlt_state_size(&o));
+		assert_int_equal(rlt_available(&lo, st, t1), 0);
+		assert_int_equal(rlt_decide(&lo, st, t1, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		/* once the 80 have left the period (the sliding window's: and its sub-window
+		 * has no weight left), 50 go and no more */
+		assert_int_equal(rlt_decide(&lo, st, t2, 50, RLT_MODE_NOW, &at), RLT_GO);
+		assert_int_equal(rlt_decide(&lo, st, t2 + 10 * MS, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		/* raised from the lowered one: the 50 taken are judged against 100 */
+		struct rlt_params hi = params((enum rlt_algo)a, a == RLT_ALGO_SLIDING_LOG ? 100 : 200, 0);
+		assert_int_equal(rlt_params_retune(&hi, &lo, t2 + 20 * MS, &e), 0);
+		assert_int_equal(rlt_decide(&hi, st, t2 + 20 * MS,
+		                            a == RLT_ALGO_SLIDING_LOG ? 50 : 150, RLT_MODE_NOW, &at),
+		                 RLT_GO);
+		assert_int_equal(rlt_decide(&hi, st, t2 + 30 * MS, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		if (a == RLT_ALGO_SLIDING_LOG) {
+			struct rlt_params more = params((enum rlt_algo)a, 101, 0);
+			assert_int_equal(rlt_params_retune(&more, &lo, t1, &e), -ERANGE);
+			assert_non_null(strstr(e.msg, "at most 100 entries"));
+		}
+		rlt_state_destroy(&o, st);
+		test_free(st);
+	}
+}
+
+/* A connection-scope fixed window cannot carry every connection's word: refused, saying so. */
+static void fixed_window_per_connection_refused(void **s)
+{
+	(void)s;
+	struct rlt_error e;
+	unsigned which;
+	const char *v[RLT_VAR_COUNT] = {NULL, NULL, "100B/s algo=fixed-window scope=connection",
+	                                NULL, NULL};
+	static struct rlt__ruleset cs;
+	if (rlt__ruleset_build(&cs, v, 0, NULL, NULL, &e) != 0)
+		fail_msg("build: %s", e.msg);
+	assert_int_equal(rlt__rule_set_text(&cs, RLT_VAR_SEND, -1,
+	                                    "50B/s algo=fixed-window scope=connection", rlt__now(),
+	                                    &which, &e),
+	                 -ERANGE);
+	assert_non_null(strstr(e.msg, "every connection"));
+	assert_int_equal(rlt__rule_set_text(&cs, RLT_VAR_SEND, -1,
+	                                    "100B/s algo=fixed-window scope=connection max-wait=1s",
+	                                    rlt__now(), &which, &e),
+	                 0);
 }
 
 static struct rlt__ruleset rs;
@@ -182,6 +301,34 @@ static void which_rule(void **s)
 	                               &e) < 0);
 }
 
+/* A request is looked for at the page's tick, not at every call: a call in the same tick as
+ * the request still runs the old rule, the first call a tick later (RLT_PUB_CHECK_NS, 5 ms:
+ * within the 10 ms SPEC §7 gives) applies it and answers. */
+static void a_request_applies_at_the_tick(void **s)
+{
+	(void)s;
+	struct rlt__ticket t;
+	struct rlt_error e;
+
+	load("1000B/s burst=100");
+	if (rlt__pub_create(&rs, getpid(), 0, &e) != 0)
+		fail_msg("page: %s", e.msg);
+	const struct rlt__rule_ver *v0 = rlt__ver(&rs.rules[RLT_VAR_SEND][0]);
+	rlt_ns_t now = rlt__now();
+	assert_int_equal(rlt__ctl_request(rlt__pub_ctl(rs.pub), RLT_VAR_SEND, -1,
+	                                  "100B/s burst=100", 0, &e),
+	                 1);
+	assert_int_equal(rlt__charge_wait_at(&rs, &t, RLT_VAR_SEND, 1, NULL, 1, 0, now), 0);
+	rlt__settle(&rs, &t, 1, 0);
+	assert_ptr_equal(rlt__ver(&rs.rules[RLT_VAR_SEND][0]), v0);
+	now += RLT_PUB_CHECK_NS;
+	assert_int_equal(rlt__charge_wait_at(&rs, &t, RLT_VAR_SEND, 1, NULL, 1, 0, now), 0);
+	rlt__settle(&rs, &t, 1, 0);
+	assert_ptr_not_equal(rlt__ver(&rs.rules[RLT_VAR_SEND][0]), v0);
+	assert_string_equal(rs.rules[RLT_VAR_SEND][0].rule.text, "100B/s burst=100");
+	rlt__pub_destroy(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,9 +336,14 @@ int main(void)
 		cmocka_unit_test(raise_carries_the_state),
 		cmocka_unit_test(a_credit_stays_within_the_new_burst),
 		cmocka_unit_test(what_cannot_change),
+		cmocka_unit_test(fixed_window_new_limit),
+		cmocka_unit_test(fixed_window_reservations_stay),
+		cmocka_unit_test(sliding_new_limit),
+		cmocka_unit_test(fixed_window_per_connection_refused),
 		cmocka_unit_test(a_waiting_ticket_moves),
 		cmocka_unit_test(refusals_change_nothing),
 		cmocka_unit_test(which_rule),
+		cmocka_unit_test(a_request_applies_at_the_tick),
 	};
 	return cmocka_run_group_tests_name("rule_set", tests, NULL, NULL);
 }
