@@ -20,23 +20,9 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "error.h"
 #include "rule_set.h"
 #include "scope_shm.h"
-
-static int fail(struct rlt_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-#include <stdarg.h>
-
-static int fail(struct rlt_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 _Static_assert(sizeof(struct rlt__ctl) <= RLT_PUB_CTL_SIZE, "the control area holds a request");
 
@@ -78,10 +64,10 @@ int rlt__rule_pick(const struct rlt__ruleset *rs, enum rlt_var var, int index,
 	unsigned n = rs->n[var], found = 0, which = 0;
 
 	if (n == 0)
-		return fail(err, -ENOENT, "%s: the process has no such rule", rlt_var_name(var));
+		return rlt__fail(err, -ENOENT, "%s: the process has no such rule", rlt_var_name(var));
 	if (index >= 0) {
 		if ((unsigned)index >= n)
-			return fail(err, -ENOENT, "%s#%d: the process has %u %s rule%s",
+			return rlt__fail(err, -ENOENT, "%s#%d: the process has %u %s rule%s",
 			            rlt_var_name(var), index + 1, n, rlt_var_name(var), n > 1 ? "s" : "");
 		*i = (unsigned)index;
 		return 0;
@@ -96,7 +82,7 @@ int rlt__rule_pick(const struct rlt__ruleset *rs, enum rlt_var var, int index,
 			which = k;
 		}
 	if (found != 1)
-		return fail(err, -ENOENT,
+		return rlt__fail(err, -ENOENT,
 		            "%s has %u rules and %s has the filters and scope of \"%.200s\": name "
 		            "one as %s#N (N from 1)",
 		            rlt_var_name(var), n, found ? "more than one" : "none", nr->text,
@@ -152,21 +138,21 @@ int rlt__rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
 	int rc;
 
 	if (var == RLT_VAR_CONNS)
-		return fail(err, -ENOTSUP,
+		return rlt__fail(err, -ENOTSUP,
 		            "RLT_CONNS=\"%.200s\": set changes rates; a connection count is not one yet",
 		            nr->text);
 	if (why)
-		return fail(err, -EINVAL,
+		return rlt__fail(err, -EINVAL,
 		            "%s=\"%.200s\": %s than the running rule \"%.200s\": a different rule, "
 		            "not a new rate (restart the program with it)",
 		            rlt_var_name(var), nr->text, why, r->rule.text);
 	if (r->rule.scope == RLT_SCOPE_REDIS)
-		return fail(err, -ENOTSUP,
+		return rlt__fail(err, -ENOTSUP,
 		            "%s=\"%.200s\": a redis:// rule is shared by other machines' processes: "
 		            "set does not change it",
 		            rlt_var_name(var), nr->text);
 	if (r->rule.scope == RLT_SCOPE_SHARED)
-		return fail(err, -EINVAL,
+		return rlt__fail(err, -EINVAL,
 		            "%s=\"%.200s\": the rule is shared by every process naming %s: use "
 		            "`rlthrottle set shared:%s RULE`",
 		            rlt_var_name(var), nr->text, r->rule.scope_name, r->rule.scope_name);
@@ -174,16 +160,16 @@ int rlt__rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
 	if (rc == 1 && r->rule.scope == RLT_SCOPE_CONNECTION)
 		rc = -ERANGE; /* every socket's state would need carrying: e says why */
 	if (rc < 0)
-		return fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr->text,
+		return rlt__fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr->text,
 		            rc == -ERANGE && e.msg[0] == '\0' ? "out of range" : e.msg);
 	if (rc == 1) {
 		state = map_anon(rlt_state_size(&np));
 		if (!state || rlt_state_carry(&old->params, old->state, &np, state, now) != 0)
-			return fail(err, -ENOMEM, "%s: no memory for the new state", rlt_var_name(var));
+			return rlt__fail(err, -ENOMEM, "%s: no memory for the new state", rlt_var_name(var));
 	}
 	struct rlt__rule_ver *v = new_ver(old, nr, &np, state, now);
 	if (!v)
-		return fail(err, -ENOMEM, "%s: no memory for the new rule", rlt_var_name(var));
+		return rlt__fail(err, -ENOMEM, "%s: no memory for the new rule", rlt_var_name(var));
 	atomic_store_explicit(&r->cur, v, memory_order_release);
 	note_rule(&r->rule, nr, &np);
 	return 0;
@@ -198,12 +184,12 @@ int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, con
 	int rc;
 
 	if ((unsigned)var >= RLT_VAR_COUNT)
-		return fail(err, -EINVAL, "no such variable");
+		return rlt__fail(err, -EINVAL, "no such variable");
 	rc = rlt_rules_parse(var, text, nr, 2, &n, err);
 	if (rc)
 		return rc;
 	if (n != 1)
-		return fail(err, -EINVAL, "%s=\"%.300s\": set takes one rule", rlt_var_name(var),
+		return rlt__fail(err, -EINVAL, "%s=\"%.300s\": set takes one rule", rlt_var_name(var),
 		            text);
 	rc = rlt__rule_pick(rs, var, index, &nr[0], &i, err);
 	if (rc == 0)
@@ -340,7 +326,7 @@ int rlt__ctl_request(struct rlt__ctl *c, enum rlt_var var, int index, const char
 		    atomic_compare_exchange_strong(&c->setter, &held, me))
 			break;
 		if (rlt__now() >= deadline)
-			return fail(err, -EBUSY, "another `rlthrottle set` (pid %d) is setting this "
+			return rlt__fail(err, -EBUSY, "another `rlthrottle set` (pid %d) is setting this "
 			                         "process: try again",
 			            (int)held);
 		held = 0;
@@ -382,18 +368,18 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	int fd, rc;
 
 	if (!rlt__shm_name_ok(name))
-		return fail(err, -EINVAL, "shared:%.200s: not a valid scope name", name);
+		return rlt__fail(err, -EINVAL, "shared:%.200s: not a valid scope name", name);
 	snprintf(obj, sizeof obj, "/" RLT_SHM_PREFIX "%s", name);
 	fd = shm_open(obj, O_RDWR | O_NOFOLLOW, 0);
 	if (fd < 0)
-		return fail(err, errno == EACCES ? -EACCES : -ENOENT,
+		return rlt__fail(err, errno == EACCES ? -EACCES : -ENOENT,
 		            errno == EACCES ? "shared:%s: the segment is another user's: refused"
 		                            : "shared:%s: no such segment (no process names it)",
 		            name);
 	if (fstat(fd, &st) != 0 || (st.st_uid != geteuid() && geteuid() != 0) ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size < (off_t)sizeof(struct rlt__shm_hdr)) {
 		close(fd);
-		return fail(err, -EACCES,
+		return rlt__fail(err, -EACCES,
 		            "shared:%s: the segment is another user's, writable by others or too "
 		            "small: refused",
 		            name);
@@ -401,7 +387,7 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	size_t mapped = (size_t)st.st_size;
 	struct rlt__shm_hdr *h = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED) {
-		rc = fail(err, -errno, "shared:%s: cannot map the segment: %s", name, strerror(errno));
+		rc = rlt__fail(err, -errno, "shared:%s: cannot map the segment: %s", name, strerror(errno));
 		close(fd);
 		return rc;
 	}
@@ -409,7 +395,7 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	if (h->magic != RLT_SHM_MAGIC || h->layout != RLT_SHM_LAYOUT ||
 	    !atomic_load_explicit(&h->ready, memory_order_acquire) || h->var >= RLT_VAR_COUNT ||
 	    h->size > mapped || h->state_off + sizeof(uint64_t) > mapped) {
-		fail(err, rc, "shared:%s: not a ready segment of this version of rlthrottle", name);
+		rlt__fail(err, rc, "shared:%s: not a ready segment of this version of rlthrottle", name);
 		goto out;
 	}
 	enum rlt_var var = (enum rlt_var)h->var;
@@ -429,19 +415,19 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 		goto out;
 	rc = -EINVAL;
 	if (n != 1) {
-		fail(err, rc, "%s=\"%.300s\": set takes one rule", rlt_var_name(var), text);
+		rlt__fail(err, rc, "%s=\"%.300s\": set takes one rule", rlt_var_name(var), text);
 		goto out;
 	}
 	const char *why = differs(&cr, &nr[0]);
 	if (why) {
-		fail(err, rc,
+		rlt__fail(err, rc,
 		     "%s=\"%.200s\": %s than the segment's rule \"%.200s\": a different rule, not a "
 		     "new rate",
 		     rlt_var_name(var), nr[0].text, why, cr.text);
 		goto out;
 	}
 	if (var == RLT_VAR_CONNS) {
-		rc = fail(err, -ENOTSUP,
+		rc = rlt__fail(err, -ENOTSUP,
 		          "RLT_CONNS=\"%.200s\": set changes rates; a connection count is not one yet",
 		          nr[0].text);
 		goto out;
@@ -449,7 +435,7 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	/* setters one at a time (bounded: a set holds it for microseconds) */
 	for (int k = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; k++) {
 		if (k >= 1000) {
-			rc = fail(err, -EBUSY, "shared:%s: the segment stays locked: try again", name);
+			rc = rlt__fail(err, -EBUSY, "shared:%s: the segment stays locked: try again", name);
 			goto out;
 		}
 		nap_ms(1);
@@ -460,7 +446,7 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	struct rlt_error e;
 	rc = rlt_params_retune(&np, &old, now, &e);
 	if (rc < 0) {
-		fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr[0].text, e.msg);
+		rlt__fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr[0].text, e.msg);
 		flock(fd, LOCK_UN);
 		goto out;
 	}

@@ -5,6 +5,7 @@
 # between half-windows, the bytes of the bursts in between, within 10% of the limit; every byte
 # arrives (sha256). Under UNDER_SECCOMP=1 the supervisor applies the set.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: whole 1 s windows per phase; its seccomp run is in make matrix)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3 sha256sum
