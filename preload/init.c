@@ -84,7 +84,7 @@ static void write_stats(void)
 /* Our page's name goes when we do; the mapping stays for threads still counting. Only the
  * process the page describes removes it: a vfork child shares it, and the child of a fork that
  * ran no handlers (_Fork, a raw clone) still has its parent's mapped. */
-static void unpublish(void)
+void rlt_pre_unpublish(void)
 {
 	struct rlt__pub *p = rlt_pre_rules.pub;
 	if (publishing && p && p->hdr->pid == (int32_t)syscall(SYS_getpid))
@@ -96,7 +96,7 @@ static void unpublish(void)
 static void on_fatal_signal(int sig)
 {
 	write_stats();
-	unpublish();
+	rlt_pre_unpublish();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -236,7 +236,7 @@ __attribute__((constructor)) static void rlt_load(void)
 	if (stats_tmpl[0])
 		atexit(write_stats);
 	if (publishing)
-		atexit(unpublish);
+		atexit(rlt_pre_unpublish);
 	if (stats_tmpl[0] || publishing)
 		catch_fatal_signals();
 	rlt__ruleset_log(&rlt_pre_rules, rlt_pre_log, "");
@@ -249,5 +249,5 @@ __attribute__((constructor)) static void rlt_load(void)
 __attribute__((destructor)) static void rlt_unload(void)
 {
 	write_stats();
-	unpublish();
+	rlt_pre_unpublish();
 }

@@ -52,7 +52,9 @@
 	X(int, dup3, (int, int, int))                                                            \
 	X(int, fcntl, (int, int, ...))                                                           \
 	X(int, fcntl64, (int, int, ...))                                                         \
-	X(int, ioctl, (int, unsigned long, ...))
+	X(int, ioctl, (int, unsigned long, ...))                                                 \
+	X(void, _exit, (int))                                                                    \
+	X(void, _Exit, (int))
 
 #define RLT_DECLARE_REAL(ret, name, args)                                                        \
 	typedef ret(*name##_t) args;                                                             \
@@ -82,6 +84,10 @@ void rlt_pre_log(int level, const char *fmt, ...) __attribute__((format(printf, 
  * A system call (two in such a child): only for the calls that change the fd table, never on
  * a hot path. */
 int rlt_pre_borrowed(void);
+/* Removes this process's published page (SPEC §7), if the page is this process's own: a vfork
+ * child and the child of a fork that ran no handlers share or copy their parent's. At exit, at
+ * a fatal signal, and in the _exit hook (hook_exit.c). */
+void rlt_pre_unpublish(void);
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
  * constructor, from another library's constructor). */
