@@ -147,6 +147,10 @@ static void atfork_child(void)
 	/* first, for the handlers registered after ours (they may close fds); those before
 	 * ours are told from a vfork child by rlt_pre_borrowed */
 	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
+	/* a thread of the parent applying a set when it forked is not in the child: its claim
+	 * would keep the child from ever following a set (each swap is one pointer store, so
+	 * nothing is left half-made) */
+	atomic_store_explicit(&rlt_pre_rules.applying, 0, memory_order_relaxed);
 	if (rlt_pre_rules.n[RLT_VAR_CONNS]) {
 		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
 		uint32_t held[RLT_MAX_RULES_PER_VAR];

@@ -177,10 +177,17 @@ static void count_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, 
 			rlt__count_waiting(&rs->rules[t->var][i], d);
 }
 
-void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d)
+uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ticket *t)
 {
-	if (rs->stats_on)
-		count_waiting(rs, t, d, waiting_mask(rs, t));
+	uint32_t m = rs->stats_on ? waiting_mask(rs, t) : 0;
+
+	count_waiting(rs, t, 1, m);
+	return m;
+}
+
+void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m)
+{
+	count_waiting(rs, t, -1, m);
 }
 
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -204,7 +211,9 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
 		const struct rlt__rule_ver *cur = rlt__ver(&rs->rules[t->var][i]);
 		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER || t->ver[i] == cur)
 			continue;
-		/* the sets since the ticket's, oldest first: each maps the place in the queue on */
+		/* the sets since the ticket's, oldest first: each maps the place in the queue on
+		 * (more than RLT_SET_CHAIN_MAX sets during one wait map from the ticket's straight
+		 * to the oldest kept: the go time is then approximate, never unbounded) */
 		const struct rlt__rule_ver *chain[RLT_SET_CHAIN_MAX];
 		unsigned n = 0;
 		for (const struct rlt__rule_ver *v = cur; v && v != t->ver[i] && n < RLT_SET_CHAIN_MAX;

@@ -65,7 +65,8 @@ struct rlt__rt_rule {
 	void *state;          /* process scope: the first engine state; NULL for connection scope */
 	size_t conn_off;      /* connection scope: where the state sits in a connection block */
 	struct rlt__shm_hdr *shm; /* scope=shared: the segment (a set there is followed) */
-	uint32_t shm_seen;    /* ... the segment's set_gen this rule follows */
+	_Atomic uint32_t shm_seen; /* ... the segment's set_gen this rule follows (read by every
+	                              call, written by the one applying: relaxed) */
 	_Atomic uint32_t open; /* RLT_CONNS: connections open now (a futex word) */
 	_Atomic uint32_t *shared_open; /* RLT_CONNS, scope=shared: the counter in the segment
 	                                  (a process-shared futex word); NULL: `open` */
@@ -99,7 +100,8 @@ struct rlt__ruleset {
 	int has_shared;         /* some rule has scope=shared: a call checks for a set there */
 	unsigned nshared;       /* ... those rules (a set of their segment is followed) */
 	struct rlt__rt_rule *shared[RLT_VAR_COUNT * RLT_MAX_RULES_PER_VAR];
-	uint32_t ctl_seen;      /* the last request sequence of pub's control area answered */
+	_Atomic uint32_t ctl_seen; /* the last request sequence of pub's control area answered
+	                              (read by every call at the tick, written by the one applying) */
 	_Atomic uint32_t applying; /* a thread is applying a set (the others go on) */
 };
 
@@ -239,10 +241,12 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
  * The preload's waits call it every RLT_SET_SLICE_NS; the supervisor when a set is applied.
  */
 int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t);
-/* Threads waiting now (for `rlthrottle top`): d = +1 when a charged call starts waiting for
- * t->go, -1 when it stops; counted on each rule of the ticket that makes it wait. The preload's
- * sleeps count themselves (rlt__charge_wait_at); the supervisor counts its parked jobs. */
-void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d);
+/* Threads waiting now (for `rlthrottle top`): _start when a charged call starts waiting for
+ * t->go counts it on each rule of the ticket that makes it wait and returns those rules; _end
+ * takes it off the same ones (a set meanwhile may move t->at[]). The preload's sleeps count
+ * themselves (rlt__charge_wait_at); the supervisor counts its parked jobs. */
+uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ticket *t);
+void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m);
 
 /* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
  * t->msgs) and counts the units. */

@@ -170,7 +170,7 @@ int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_erro
 		return rlt__fail(err, -ENOENT, "%d: not a process throttled by rlthrottle (no page in %s)",
 		            (int)pid, RLT_PUB_DIR);
 	}
-	fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return rlt__fail(err, errno == EACCES ? -EACCES : -errno, "%d: cannot open %s: %s",
 		            (int)pid, path, strerror(errno));
@@ -180,7 +180,12 @@ int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_erro
 		return rlt__fail(err, rc, "%d: cannot stat %s", (int)pid, path);
 	}
 	/* trust: a page another user made, or that others may write, is not believed */
-	if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && geteuid() != 0)) {
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return rlt__fail(err, -EACCES, "%d: %s is not a page (a FIFO or device planted under "
+		                 "its name?): refused", (int)pid, path);
+	}
+	if (st.st_uid != geteuid() && geteuid() != 0) {
 		close(fd);
 		return rlt__fail(err, -EACCES, "%d: %s belongs to uid %u, not to us: refused", (int)pid,
 		            path, (unsigned)st.st_uid);

@@ -24,6 +24,31 @@
 #include "rule_set.h"
 #include "scope_shm.h"
 
+/* A segment's rule in force (set_params, set_slot) as a set leaves it, checked before the
+ * arithmetic trusts it: another user's segment reaches root's `set`, and a zero divisor, a
+ * shift past 63, a reciprocal that is not its fraction's (a conversion loop would not end) or a
+ * slot past the ring would crash or hang it. What no set changes (the algorithm, a window's
+ * period, a log's ring) must be as the rule the segment was made with (cr) has it. */
+static int set_params_sane(const struct rlt_params *p, const struct rlt_params *cr, uint32_t slot)
+{
+	if (slot > RLT_SHM_SET_SLOTS || p->algo != cr->algo)
+		return 0;
+	switch (p->algo) {
+	case RLT_ALGO_TOKEN:
+	case RLT_ALGO_LEAKY:
+		/* a set that outran the old ticks gives its own (rlt_params_retune): tick fields
+		 * are checked for what they must be, not against cr */
+		return p->unit_shift < 64 && p->unit_round == (UINT64_C(1) << p->unit_shift) - 1 &&
+		       p->ticks_per_unit && p->tick_num && p->tick_den && p->rate_num &&
+		       p->rate_den_ns &&
+		       p->tick_recip == (uint64_t)(((unsigned __int128)p->tick_num << 59) / p->tick_den);
+	default:
+		return p->window_ns == cr->window_ns && p->sub_ns == cr->sub_ns && p->limit &&
+		       p->epoch_ticks <= (cr->epoch_ticks ? cr->epoch_ticks : cr->limit) &&
+		       p->window_ns;
+	}
+}
+
 _Static_assert(sizeof(struct rlt__ctl) <= RLT_PUB_CTL_SIZE, "the control area holds a request");
 
 static void *map_anon(size_t size)
@@ -215,10 +240,10 @@ void rlt__ctl_serve(struct rlt__ruleset *rs)
 		return; /* another thread applies it (or this one, interrupted by a handler) */
 	uint32_t s = atomic_load_explicit(&c->seq, memory_order_acquire);
 	if (s == 0) {
-		rs->ctl_seen = 0; /* a new page (a fork's child): nothing asked yet */
+		atomic_store_explicit(&rs->ctl_seen, 0, memory_order_relaxed); /* a new page (a fork's child): nothing asked yet */
 		goto out;
 	}
-	if (s == rs->ctl_seen || (s & 1))
+	if (s == atomic_load_explicit(&rs->ctl_seen, memory_order_relaxed) || (s & 1))
 		goto out; /* answered, or still being written: the next call looks again */
 	var = c->var;
 	index = c->index;
@@ -227,7 +252,7 @@ void rlt__ctl_serve(struct rlt__ruleset *rs)
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&c->seq, memory_order_relaxed) != s)
 		goto out; /* rewritten meanwhile */
-	rs->ctl_seen = s;
+	atomic_store_explicit(&rs->ctl_seen, s, memory_order_relaxed);
 	unsigned which;
 	rc = rlt__rule_set_text(rs, (enum rlt_var)var, index, text, rlt__now(), &which, &e);
 	if (rc == 0)
@@ -269,7 +294,7 @@ static int follow_one(struct rlt__rt_rule *r, uint32_t g)
 	if (read_shm_set(h, g, &p, &slot, &action, &e, &since) != 0)
 		return 0; /* a set is being written: the next call looks again */
 	if (p.algo != old->params.algo || slot > RLT_SHM_SET_SLOTS) {
-		r->shm_seen = g; /* not a set of ours to follow (the setter checks): never again */
+		atomic_store_explicit(&r->shm_seen, g, memory_order_relaxed); /* not a set of ours to follow (the setter checks): never again */
 		return 0;
 	}
 	struct rlt_rule nr = r->rule;
@@ -285,7 +310,7 @@ static int follow_one(struct rlt__rt_rule *r, uint32_t g)
 	r->rule.err = e;
 	r->rule.max_wait_ns = p.max_wait_ns;
 	r->rule.params = p;
-	r->shm_seen = g;
+	atomic_store_explicit(&r->shm_seen, g, memory_order_relaxed);
 	return 1;
 }
 
@@ -295,7 +320,7 @@ void rlt__shm_follow_all(struct rlt__ruleset *rs)
 		struct rlt__rt_rule *r = rs->shared[k];
 		uint32_t want = 0;
 		uint32_t g = atomic_load_explicit(&r->shm->set_gen, memory_order_acquire);
-		if (g == r->shm_seen)
+		if (g == atomic_load_explicit(&r->shm_seen, memory_order_relaxed))
 			continue;
 		if (!atomic_compare_exchange_strong(&rs->applying, &want, 1))
 			return;
@@ -370,14 +395,16 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	if (!rlt__shm_name_ok(name))
 		return rlt__fail(err, -EINVAL, "shared:%.200s: not a valid scope name", name);
 	snprintf(obj, sizeof obj, "/" RLT_SHM_PREFIX "%s", name);
-	fd = shm_open(obj, O_RDWR | O_NOFOLLOW, 0);
+	fd = shm_open(obj, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
 	if (fd < 0)
 		return rlt__fail(err, errno == EACCES ? -EACCES : -ENOENT,
 		            errno == EACCES ? "shared:%s: the segment is another user's: refused"
 		                            : "shared:%s: no such segment (no process names it)",
 		            name);
-	if (fstat(fd, &st) != 0 || (st.st_uid != geteuid() && geteuid() != 0) ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size < (off_t)sizeof(struct rlt__shm_hdr)) {
+	/* O_NONBLOCK above: a FIFO planted under the name must not hang us before this check */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != geteuid() && geteuid() != 0) || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+	    st.st_size < (off_t)sizeof(struct rlt__shm_hdr)) {
 		close(fd);
 		return rlt__fail(err, -EACCES,
 		            "shared:%s: the segment is another user's, writable by others or too "
@@ -444,6 +471,14 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	struct rlt_params old = g ? h->set_params : cr.params, np = nr[0].params;
 	uint32_t slot = g ? h->set_slot : 0;
 	struct rlt_error e;
+	if (g && !set_params_sane(&old, &cr.params, slot)) {
+		rc = rlt__fail(err, -EINVAL,
+		          "shared:%s: the segment's rule in force is not one a set can have made "
+		          "(damaged, or made by another program): refused",
+		          name);
+		flock(fd, LOCK_UN);
+		goto out;
+	}
 	rc = rlt_params_retune(&np, &old, now, &e);
 	if (rc < 0) {
 		rlt__fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr[0].text, e.msg);

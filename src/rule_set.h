@@ -43,7 +43,8 @@ struct rlt__ctl {
 static inline int rlt__ctl_pending(const struct rlt__ruleset *rs)
 {
 	const struct rlt__ctl *c = (const void *)rs->pub->hdr->ctl;
-	return atomic_load_explicit(&c->seq, memory_order_relaxed) != rs->ctl_seen;
+	return atomic_load_explicit(&c->seq, memory_order_relaxed) !=
+	       atomic_load_explicit(&rs->ctl_seen, memory_order_relaxed);
 }
 
 /* Applies the request posted in rs->pub's control area, if any, and answers it. Any thread, any time (a

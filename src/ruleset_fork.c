@@ -52,7 +52,7 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 		return NULL;
 	memcpy(f, rs, sizeof *f);
 	f->pub = NULL; /* rs's page is rs's: the supervisor publishes the copy on its own */
-	f->ctl_seen = 0;
+	atomic_init(&f->ctl_seen, 0);
 	atomic_init(&f->applying, 0);
 	for (unsigned k = 0; k < f->nshared; k++) /* the copy's own rules */
 		f->shared[k] = &f->rules[0][0] + (rs->shared[k] - &rs->rules[0][0]);

@@ -116,7 +116,8 @@ struct rlt_sup_job {
 	uint32_t nmask;         /* RLT_CONNS rules a connect or accept takes a slot in */
 	int conns_held;         /* the slots of nmask are taken (given back unless handed on) */
 	int waited;             /* it waited for its slot or an RLT_CONNS place */
-	int counted_waiting;    /* counted among its rules' waiting threads (published) */
+	uint32_t counted_waiting; /* the rules it is counted on as a waiting thread (published) */
+	int waiting_counted;    /* ... and whether it is */
 	int paid;               /* restarted after a signal, its charge taken before (prepaid) */
 
 	/* a call made on the program's behalf */

@@ -84,9 +84,9 @@ void rlt_sup_job_unpark(struct rlt_sup *s, struct rlt_sup_job *j)
 /* Out of its wait for the slot: no longer among its rules' waiting threads (published). */
 static void stop_waiting(struct rlt_sup_job *j)
 {
-	if (j->counted_waiting) {
-		rlt__charge_waiting(j->proc->rs, &j->t, -1);
-		j->counted_waiting = 0;
+	if (j->waiting_counted) {
+		rlt__charge_waiting_end(j->proc->rs, &j->t, j->counted_waiting);
+		j->waiting_counted = 0;
 	}
 }
 
@@ -239,9 +239,9 @@ int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at)
 	j->deadline = at;
 	j->phase = PH_SLOT;
 	j->waited = 1;
-	if (!j->counted_waiting) {
-		rlt__charge_waiting(j->proc->rs, &j->t, 1);
-		j->counted_waiting = 1;
+	if (!j->waiting_counted) {
+		j->counted_waiting = rlt__charge_waiting_start(j->proc->rs, &j->t);
+		j->waiting_counted = 1;
 	}
 	if (rlt_sup_heap_push(&s->heap, j) != 0) {
 		rlt_sup_job_finish(s, j, -ENOMEM);

@@ -4,6 +4,9 @@
  * rate outruns the tick, what cannot change. Then a ruleset's side: the rule swapped, a waiting
  * ticket moved, the refusals (nothing changed). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,6 +15,7 @@
 #include "policy.h"
 #include "publish.h"
 #include "rule_set.h"
+#include "scope_shm.h"
 
 #define MS 1000000ull
 #define SEC 1000000000ull
@@ -329,6 +333,45 @@ static void a_request_applies_at_the_tick(void **s)
 	rlt__pub_destroy(&rs);
 }
 
+/* A segment's rule in force is checked before `set shared:` computes with it: root's set reaches
+ * other users' segments, and a slot past the ring or a reciprocal that is not its fraction's
+ * made it read out of bounds or loop. Refused, and a sound segment is set again after. */
+static void a_damaged_segment_is_refused(void **s)
+{
+	(void)s;
+	char name[64], rule[128], obj[96];
+	struct rlt_error e;
+
+	snprintf(name, sizeof name, "rlt-unit-set-%d", (int)getpid());
+	snprintf(rule, sizeof rule, "1000B/s scope=shared:%s", name);
+	snprintf(obj, sizeof obj, "/" RLT_SHM_PREFIX "%s", name);
+	shm_unlink(obj);
+	load(rule);
+	snprintf(rule, sizeof rule, "500B/s scope=shared:%s", name);
+	assert_int_equal(rlt__shm_set(name, rule, rlt__now(), &e), 0);
+	int fd = shm_open(obj, O_RDWR, 0);
+	assert_true(fd >= 0);
+	struct rlt__shm_hdr *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(h != MAP_FAILED);
+	uint32_t slot = h->set_slot;
+	h->set_slot = 1u << 30;
+	assert_int_equal(rlt__shm_set(name, rule, rlt__now(), &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "refused"));
+	h->set_slot = slot;
+	uint64_t recip = h->set_params.tick_recip;
+	h->set_params.tick_recip = 1;
+	assert_int_equal(rlt__shm_set(name, rule, rlt__now(), &e), -EINVAL);
+	h->set_params.tick_recip = recip;
+	h->set_params.unit_shift = 200;
+	assert_int_equal(rlt__shm_set(name, rule, rlt__now(), &e), -EINVAL);
+	h->set_params.unit_shift = 0;
+	h->set_params.unit_round = 0;
+	assert_int_equal(rlt__shm_set(name, rule, rlt__now(), &e), 0);
+	munmap(h, sizeof *h);
+	close(fd);
+	shm_unlink(obj);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +387,7 @@ int main(void)
 		cmocka_unit_test(refusals_change_nothing),
 		cmocka_unit_test(which_rule),
 		cmocka_unit_test(a_request_applies_at_the_tick),
+		cmocka_unit_test(a_damaged_segment_is_refused),
 	};
 	return cmocka_run_group_tests_name("rule_set", tests, NULL, NULL);
 }
