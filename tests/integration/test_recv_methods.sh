@@ -3,6 +3,7 @@
 # readv, and splice from the socket into a pipe; MSG_WAITALL is honoured (full buffers). 2.5 MiB
 # at 2 MiB/s, burst 512 KiB; bytes exact.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix-rest, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin source pull

@@ -5,6 +5,7 @@
 # Under --seccomp sendfile is made for the program, piece by piece, from a duplicate of its file,
 # and the offset it passed is moved on as the kernel would.
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix-rest, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

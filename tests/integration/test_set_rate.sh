@@ -4,6 +4,7 @@
 # its limit; every byte arrives (sha256). Under UNDER_SECCOMP=1 the sender runs under
 # `rlthrottle --seccomp` (the supervisor applies the set).
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix-rest, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3 sha256sum
