@@ -243,15 +243,17 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
  * signal handler that runs ends the wait (returns 1). */
 static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 {
-	uint32_t counted = rs->stats_on ? waiting_mask(rs, t) : 0;
-	count_waiting(rs, t, 1, counted);
+	uint32_t counted = rlt__charge_waiting_start(rs, t);
+	/* a set reaches a process only through its page or a shared segment: without either,
+	 * one sleep to the slot, not a wake-up every slice */
+	rlt_ns_t slice = rs->pub || rs->has_shared ? RLT_SET_SLICE_NS : RLT_NS_NEVER;
 	int rc = 0;
 
 	for (;;) {
 		rlt_ns_t now = rlt__now();
 		if (now >= t->go)
 			break;
-		rlt_ns_t until = t->go - now > RLT_SET_SLICE_NS ? now + RLT_SET_SLICE_NS : t->go;
+		rlt_ns_t until = t->go - now > slice ? now + slice : t->go;
 		if (intr) {
 			if (rlt__sleep_until_intr(until) != 0) {
 				rc = 1;
@@ -262,7 +264,7 @@ static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 		}
 		rlt__ticket_refresh(rs, t);
 	}
-	count_waiting(rs, t, -1, counted);
+	rlt__charge_waiting_end(rs, t, counted);
 	return rc;
 }
 
