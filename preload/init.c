@@ -21,6 +21,7 @@
 #include "ruleset_env.h"
 #include "settings.h"
 #include "stats.h"
+#include "stats_count.h"
 
 struct rlt__ruleset rlt_pre_rules;
 _Atomic int rlt_pre_active;
@@ -168,10 +169,8 @@ static void atfork_child(void)
 			publishing = 1;
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++) {
-			struct rlt__stats *st = rlt_pre_rules.rules[v][i].st;
-			memset(st, 0, sizeof *st);
-		}
+		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++)
+			rlt__stats_zero(rlt_pre_rules.rules[v][i].st);
 }
 
 /* RLT_INHERIT=0: programs this one executes do not load us. Removing our entry from

@@ -68,7 +68,7 @@ static inline void follow_sets(struct rlt__ruleset *rs)
 {
 	if (__builtin_expect(rs->pub != NULL, 1) && rlt__ctl_pending(rs))
 		rlt__ctl_serve(rs);
-	if (__builtin_expect(rs->has_shared, 0))
+	if (__builtin_expect(rs->nshared != 0, 0))
 		rlt__shm_follow_all(rs);
 }
 
@@ -121,7 +121,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	 * budget the others have left. */
 	if (rlt__pub_tick(rs->pub, now) && rlt__ctl_pending(rs))
 		rlt__ctl_serve(rs);
-	if (__builtin_expect(rs->has_shared, 0))
+	if (__builtin_expect(rs->nshared != 0, 0))
 		rlt__shm_follow_all(rs);
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[var][i];
@@ -130,9 +130,9 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 
 		void *st = state_of(r, ver, conn_block);
 		t->at[i] = RLT_NS_NEVER;
-		t->ver[i] = ver;
 		if (!(mask & (1u << i)) || !st)
 			continue;
+		t->ver[i] = ver; /* read only where at[i] is set (rlt__ticket_refresh) */
 		uint64_t cost = cost_for(&r->rule, bytes, msgs);
 		enum rlt_mode mode =
 			ver->action == RLT_ACTION_REJECT ? RLT_MODE_NOW : RLT_MODE_RESERVE;
@@ -246,7 +246,7 @@ static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 	uint32_t counted = rlt__charge_waiting_start(rs, t);
 	/* a set reaches a process only through its page or a shared segment: without either,
 	 * one sleep to the slot, not a wake-up every slice */
-	rlt_ns_t slice = rs->pub || rs->has_shared ? RLT_SET_SLICE_NS : RLT_NS_NEVER;
+	rlt_ns_t slice = rs->pub || rs->nshared ? RLT_SET_SLICE_NS : RLT_NS_NEVER;
 	int rc = 0;
 
 	for (;;) {

@@ -194,25 +194,23 @@ int rlt__always_admits(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t
 	return 1;
 }
 
-uint64_t rlt__piece_of(const struct rlt_rule *r)
+uint64_t rlt__piece_of(enum rlt_unit unit, const struct rlt_params *p)
 {
-	const struct rlt_params *p = &r->params;
 	unsigned __int128 ten_ms = (unsigned __int128)p->rate_num * PIECE_NS / p->rate_den_ns;
 	uint64_t lo = p->burst < PIECE_MIN ? p->burst : PIECE_MIN;
 	uint64_t piece = ten_ms > p->burst ? p->burst : (uint64_t)ten_ms;
 
-	if (r->unit != RLT_UNIT_BYTES)
+	if (unit != RLT_UNIT_BYTES)
 		return UINT64_MAX;
 	return piece < lo ? lo : piece;
 }
 
 /* See rlt__whole. */
-uint64_t rlt__whole_of(const struct rlt_rule *r, uint64_t piece)
+uint64_t rlt__whole_of(enum rlt_unit unit, const struct rlt_params *p, uint64_t piece)
 {
-	const struct rlt_params *p = &r->params;
 	uint64_t whole = p->burst;
 
-	if (r->unit != RLT_UNIT_BYTES)
+	if (unit != RLT_UNIT_BYTES)
 		return UINT64_MAX;
 	if (p->max_wait_ns != RLT_NS_NEVER) { /* delay rules only: reject never waits */
 		unsigned __int128 in_wait =
@@ -223,7 +221,7 @@ uint64_t rlt__whole_of(const struct rlt_rule *r, uint64_t piece)
 	return whole > piece ? whole : piece;
 }
 
-static void *map_state(size_t size)
+void *rlt__map_anon(size_t size)
 {
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return m == MAP_FAILED ? NULL : m;
@@ -269,21 +267,19 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	r->v0.params = rule->params;
 	r->v0.action = rule->action;
 	r->v0.err = rule->err;
-	r->v0.piece = v == RLT_VAR_CONNS ? UINT64_MAX : rlt__piece_of(rule);
-	r->v0.whole = v == RLT_VAR_CONNS ? UINT64_MAX : rlt__whole_of(rule, r->v0.piece);
+	r->v0.piece = v == RLT_VAR_CONNS ? UINT64_MAX : rlt__piece_of(rule->unit, &rule->params);
+	r->v0.whole = v == RLT_VAR_CONNS ? UINT64_MAX : rlt__whole_of(rule->unit, &rule->params, r->v0.piece);
 	atomic_init(&r->cur, &r->v0);
 	if (rule->scope == RLT_SCOPE_SHARED) {
 		/* the state (or the RLT_CONNS counter) lives in the segment */
-		rc = rlt__shm_attach(rule, &r->state, &r->shared_open, &r->holders, err);
+		rc = rlt__shm_attach(rule, &r->v0.state, &r->shared_open, &r->holders, err);
 		if (rc)
 			return rc;
-		r->v0.state = r->state;
 		if (v == RLT_VAR_CONNS) {
 			rlt__conns_identity();
 		} else {
 			/* a set made before this process came follows at its first call */
-			r->shm = rlt__shm_hdr_of(r->state);
-			rs->has_shared = 1;
+			r->shm = rlt__shm_hdr_of(r->v0.state);
 			rs->shared[rs->nshared++] = r;
 		}
 	} else if (rule->scope == RLT_SCOPE_REDIS) {
@@ -297,9 +293,8 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			r->conn_off = rs->conn_block_size;
 			rs->conn_block_size += (size + 63) & ~(size_t)63;
 		} else {
-			r->state = map_state(size);
-			r->v0.state = r->state;
-			if (!r->state || rlt_state_init(&rule->params, r->state, 0) != 0) {
+			r->v0.state = rlt__map_anon(size);
+			if (!r->v0.state || rlt_state_init(&rule->params, r->v0.state, 0) != 0) {
 				snprintf(err->msg, sizeof err->msg,
 				         "%s=\"%.300s\": no memory for the rule's state",
 				         rlt_var_name(v), rule->text);

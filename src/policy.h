@@ -62,7 +62,6 @@ struct rlt__rt_rule {
 	                         follow for readers off the hot path (stats, publishing) */
 	_Atomic(const struct rlt__rule_ver *) cur; /* what a call uses now (`v0` until a set) */
 	struct rlt__rule_ver v0;
-	void *state;          /* process scope: the first engine state; NULL for connection scope */
 	size_t conn_off;      /* connection scope: where the state sits in a connection block */
 	struct rlt__shm_hdr *shm; /* scope=shared: the segment (a set there is followed) */
 	_Atomic uint32_t shm_seen; /* ... the segment's set_gen this rule follows (read by every
@@ -97,8 +96,8 @@ struct rlt__ruleset {
 	size_t conn_block_size; /* bytes of connection-scope state per socket (0: none) */
 	int stats_on;           /* count per-rule statistics */
 	struct rlt__pub *pub;   /* the published page (publish.h), NULL when none */
-	int has_shared;         /* some rule has scope=shared: a call checks for a set there */
-	unsigned nshared;       /* ... those rules (a set of their segment is followed) */
+	unsigned nshared;       /* rules of scope=shared other than RLT_CONNS: a call checks their
+	                           segments for a set (rule_set.c follows it) */
 	struct rlt__rt_rule *shared[RLT_VAR_COUNT * RLT_MAX_RULES_PER_VAR];
 	_Atomic uint32_t ctl_seen; /* the last request sequence of pub's control area answered
 	                              (read by every call at the tick, written by the one applying) */
@@ -148,8 +147,10 @@ int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR
 const char *rlt__rule_unsupported(const struct rlt_rule *r);
 
 /* The piece and the whole (rlt__piece, rlt__whole) of one bytes rule; UINT64_MAX for others. */
-uint64_t rlt__piece_of(const struct rlt_rule *r);
-uint64_t rlt__whole_of(const struct rlt_rule *r, uint64_t piece);
+uint64_t rlt__piece_of(enum rlt_unit unit, const struct rlt_params *p);
+uint64_t rlt__whole_of(enum rlt_unit unit, const struct rlt_params *p, uint64_t piece);
+/* Zeroed private anonymous memory (an engine state, a rule block). NULL when out of memory. */
+void *rlt__map_anon(size_t size);
 
 /* Bitmask of the rules of `var` whose filters admit this peer on a socket of family `af`. */
 uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struct rlt__peer *peer);

@@ -33,6 +33,7 @@
 #include "proc_stat.h"
 #include "publish.h"
 #include "publish_page.h"
+#include "stats_count.h"
 
 
 
@@ -234,11 +235,10 @@ void rlt__pub_forked(struct rlt__ruleset *rs, pid_t pid)
 		return;
 	/* the child's counts start at zero (SPEC §6: a fork reports its own calls) */
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rs->n[v]; i++)
-			memset(&rs->rules[v][i].own, 0, sizeof rs->rules[v][i].own);
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rs->n[v]; i++)
+		for (unsigned i = 0; i < rs->n[v]; i++) {
+			rlt__stats_zero(&rs->rules[v][i].own);
 			rs->rules[v][i].st = &rs->rules[v][i].own;
+		}
 	rs->pub = NULL;
 	/* the parent's mapping is shared with the parent: leave it, never its name */
 	munmap(parent->hdr, parent->size);

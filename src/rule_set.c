@@ -51,12 +51,6 @@ static int set_params_sane(const struct rlt_params *p, const struct rlt_params *
 
 _Static_assert(sizeof(struct rlt__ctl) <= RLT_PUB_CTL_SIZE, "the control area holds a request");
 
-static void *map_anon(size_t size)
-{
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return m == MAP_FAILED ? NULL : m;
-}
-
 /* What makes two rules the same rule for `set`: not the rate, the burst, the action, max-wait
  * or errno (what a set changes), but what the budget is of and which calls it counts. NULL
  * when the same, else what differs. */
@@ -120,18 +114,16 @@ int rlt__rule_pick(const struct rlt__ruleset *rs, enum rlt_var var, int index,
 static struct rlt__rule_ver *new_ver(const struct rlt__rule_ver *old, const struct rlt_rule *nr,
                                      const struct rlt_params *np, void *state, rlt_ns_t now)
 {
-	struct rlt__rule_ver *v = map_anon(sizeof *v);
-	struct rlt_rule tmp = *nr;
+	struct rlt__rule_ver *v = rlt__map_anon(sizeof *v);
 
 	if (!v)
 		return NULL;
-	tmp.params = *np;
 	v->params = *np;
 	v->state = state;
 	v->action = nr->action;
 	v->err = nr->err;
-	v->piece = rlt__piece_of(&tmp);
-	v->whole = rlt__whole_of(&tmp, v->piece);
+	v->piece = rlt__piece_of(nr->unit, np);
+	v->whole = rlt__whole_of(nr->unit, np, v->piece);
 	v->since = now;
 	v->prev = old;
 	return v;
@@ -188,7 +180,7 @@ int rlt__rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
 		return rlt__fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr->text,
 		            rc == -ERANGE && e.msg[0] == '\0' ? "out of range" : e.msg);
 	if (rc == 1) {
-		state = map_anon(rlt_state_size(&np));
+		state = rlt__map_anon(rlt_state_size(&np));
 		if (!state || rlt_state_carry(&old->params, old->state, &np, state, now) != 0)
 			return rlt__fail(err, -ENOMEM, "%s: no memory for the new state", rlt_var_name(var));
 	}
@@ -301,7 +293,7 @@ static int follow_one(struct rlt__rt_rule *r, uint32_t g)
 	nr.action = action == RLT_ACTION_REJECT ? RLT_ACTION_REJECT : RLT_ACTION_DELAY;
 	nr.err = e;
 	nr.max_wait_ns = p.max_wait_ns;
-	void *state = slot == 0 ? r->state : (void *)&h->set_slots[slot - 1];
+	void *state = slot == 0 ? r->v0.state : (void *)&h->set_slots[slot - 1];
 	struct rlt__rule_ver *v = new_ver(old, &nr, &p, state, since);
 	if (!v)
 		return 0;

@@ -29,7 +29,7 @@ static void take(enum rlt_var var, rlt_ns_t now, uint64_t units)
 	struct rlt__rt_rule *r = &rs.rules[var][0];
 	rlt_ns_t at;
 
-	assert_int_not_equal(rlt_decide(&r->rule.params, r->state, now, units, RLT_MODE_RESERVE, &at),
+	assert_int_not_equal(rlt_decide(&r->rule.params, r->v0.state, now, units, RLT_MODE_RESERVE, &at),
 	                     RLT_DENY);
 }
 
@@ -207,7 +207,7 @@ static void pieces_add_up_at_the_rate(void **st)
 	for (int more = 1; more && calls < 1000; calls++) {
 		uint64_t piece = rlt__pace_piece(&p, &rs, NULL, now);
 		assert_true(piece > 0 && piece <= 1024);
-		if (rlt_decide(&r->rule.params, r->state, now, piece, RLT_MODE_RESERVE, &at) == RLT_WAIT)
+		if (rlt_decide(&r->rule.params, r->v0.state, now, piece, RLT_MODE_RESERVE, &at) == RLT_WAIT)
 			now = at;
 		more = rlt__pace_after(&p, piece, piece, 0);
 	}
