@@ -55,16 +55,14 @@ static int parse_var(const char *s, enum rlt_var *var, int *index)
 
 static int set_process(const char *pid_s, const char *var_s, const char *text)
 {
-	struct rlt_rule parsed[2];
+	struct rlt_rule parsed;
 	struct rlt__pub_reader rd;
 	struct rlt_error err;
 	enum rlt_var var;
-	size_t n = 0;
-	char *end;
+	pid_t pid;
 	int index, rc;
-	long pid = strtol(pid_s, &end, 10);
 
-	if (*end || end == pid_s || pid <= 0 || pid > 0x3fffffff)
+	if (rlt_cli_parse_pid(pid_s, &pid) != 0)
 		return usage_error("PID must be a process id or shared:NAME");
 	if (parse_var(var_s, &var, &index) != 0) {
 		fprintf(stderr,
@@ -73,29 +71,23 @@ static int set_process(const char *pid_s, const char *var_s, const char *text)
 		        var_s);
 		return 2;
 	}
-	if (rlt_rules_parse(var, text, parsed, 2, &n, &err) != 0) {
+	if (rlt__rule_parse_one(var, text, NULL, &parsed, &err) != 0) {
 		fprintf(stderr, "rlthrottle: %s\n", err.msg);
 		return 2;
 	}
-	if (n != 1) {
-		fprintf(stderr, "rlthrottle: %s=\"%s\": set takes one rule\n", rlt_var_name(var), text);
-		return 2;
-	}
-	rc = rlt__pub_open((pid_t)pid, 1, &rd, &err);
+	rc = rlt__pub_open(pid, 1, &rd, &err);
 	if (rc != 0) {
 		fprintf(stderr, "rlthrottle: set: %s\n", err.msg);
 		return 2;
 	}
-	struct rlt__ctl *c = rlt__pub_reader_ctl(&rd);
-	rc = c ? rlt__ctl_request(c, var, index, text, ANSWER_WAIT_NS, &err) : -EACCES;
-	if (!c)
-		snprintf(err.msg, sizeof err.msg, "the page could not be opened for writing");
+	/* Not NULL: the page was opened for writing. */
+	rc = rlt__ctl_request(rlt__pub_reader_ctl(&rd), var, index, text, ANSWER_WAIT_NS, &err);
 	rlt__pub_close(&rd);
 	if (rc < 0) {
-		fprintf(stderr, "rlthrottle: set: %ld: %s\n", pid, err.msg);
+		fprintf(stderr, "rlthrottle: set: %ld: %s\n", (long)pid, err.msg);
 		return 2;
 	}
-	printf("%ld: %s\n", pid, err.msg);
+	printf("%ld: %s\n", (long)pid, err.msg);
 	return 0;
 }
 

@@ -26,7 +26,7 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	const struct rlt__shm_hdr *h = &in->hdr;
 	char what[160], when[32] = "-";
 	int *count = ctx;
-	int set = atomic_load(&((struct rlt__shm_hdr *)h)->set_gen) != 0;
+	int set = h->set_gen != 0; /* a copy: a plain read */
 
 	(*count)++;
 	if (!in->readable) {
@@ -57,20 +57,18 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	if (h->unit == RLT_UNIT_CONNS)
 		snprintf(what, sizeof what, "%s %llu open (now %u)", rlt_var_name((enum rlt_var)h->var),
 		         (unsigned long long)h->rate_num, (unsigned)atomic_load(&h->open));
-	else if ((h->algo == RLT_ALGO_TOKEN || h->algo == RLT_ALGO_LEAKY) && set &&
-	         h->set_params.rate_den_ns)
-		/* the rule in force since `rlthrottle set` (the copy is a moment's: it may tear,
-		 * and this is a listing) */
+	else if (h->algo == RLT_ALGO_TOKEN || h->algo == RLT_ALGO_LEAKY) {
+		/* the rule in force since `rlthrottle set` when there was one (the copy is a
+		 * moment's: it may tear, and this is a listing), else the creator's */
+		int s = set && h->set_params.rate_den_ns;
+		uint64_t num = s ? h->set_params.rate_num : h->rate_num;
+		uint64_t den = s ? h->set_params.rate_den_ns : h->rate_den_ns;
+		uint64_t burst = s ? h->set_params.burst : h->burst;
 		snprintf(what, sizeof what, "%s %s %.9g%s/s burst=%llu",
 		         rlt_var_name((enum rlt_var)h->var), rlt_algo_name((enum rlt_algo)h->algo),
-		         (double)h->set_params.rate_num * 1e9 / (double)h->set_params.rate_den_ns,
-		         unit_suffix(h->unit), (unsigned long long)h->set_params.burst);
-	else if (h->algo == RLT_ALGO_TOKEN || h->algo == RLT_ALGO_LEAKY)
-		snprintf(what, sizeof what, "%s %s %.9g%s/s burst=%llu",
-		         rlt_var_name((enum rlt_var)h->var), rlt_algo_name((enum rlt_algo)h->algo),
-		         (double)h->rate_num * 1e9 / (double)h->rate_den_ns, unit_suffix(h->unit),
-		         (unsigned long long)h->burst);
-	else
+		         (double)num * 1e9 / (double)den, unit_suffix(h->unit),
+		         (unsigned long long)burst);
+	} else
 		snprintf(what, sizeof what, "%s %s %llu%s/%gs", rlt_var_name((enum rlt_var)h->var),
 		         rlt_algo_name((enum rlt_algo)h->algo), (unsigned long long)h->limit,
 		         unit_suffix(h->unit), (double)h->window_ns / 1e9);

@@ -192,28 +192,40 @@ int rlt__rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
 	return 0;
 }
 
-int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, const char *text,
-                       rlt_ns_t now, unsigned *which, struct rlt_error *err)
+int rlt__rule_parse_one(enum rlt_var var, const char *text, const char *shown,
+                        struct rlt_rule *out, struct rlt_error *err)
 {
 	struct rlt_rule nr[2];
 	size_t n = 0;
+	int rc = rlt_rules_parse(var, text, nr, 2, &n, err);
+
+	if (rc)
+		return rc;
+	if (n != 1)
+		return rlt__fail(err, -EINVAL, "%s=\"%.300s\": set takes one rule", rlt_var_name(var),
+		                 shown ? shown : text);
+	*out = nr[0];
+	return 0;
+}
+
+int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, const char *text,
+                       rlt_ns_t now, unsigned *which, struct rlt_error *err)
+{
+	struct rlt_rule nr;
 	unsigned i = 0;
 	int rc;
 
 	if ((unsigned)var >= RLT_VAR_COUNT)
 		return rlt__fail(err, -EINVAL, "no such variable");
-	rc = rlt_rules_parse(var, text, nr, 2, &n, err);
+	rc = rlt__rule_parse_one(var, text, NULL, &nr, err);
 	if (rc)
 		return rc;
-	if (n != 1)
-		return rlt__fail(err, -EINVAL, "%s=\"%.300s\": set takes one rule", rlt_var_name(var),
-		            text);
-	rc = rlt__rule_pick(rs, var, index, &nr[0], &i, err);
+	rc = rlt__rule_pick(rs, var, index, &nr, &i, err);
 	if (rc == 0)
-		rc = rlt__rule_set(rs, var, i, &nr[0], now, err);
+		rc = rlt__rule_set(rs, var, i, &nr, now, err);
 	if (rc == 0)
 		snprintf(err->msg, sizeof err->msg, "%s#%u=\"%.300s\" in force", rlt_var_name(var),
-		         i + 1, nr[0].text);
+		         i + 1, nr.text);
 	*which = i;
 	return rc;
 }
@@ -379,7 +391,7 @@ int rlt__ctl_request(struct rlt__ctl *c, enum rlt_var var, int index, const char
 int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_error *err)
 {
 	char obj[RLT_NAME_MAX + 32];
-	struct rlt_rule cr, nr[2];
+	struct rlt_rule cr, nr;
 	struct stat st;
 	size_t n = 0;
 	int fd, rc;
@@ -429,26 +441,22 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 		snprintf(full, sizeof full, "%s", text);
 	else
 		snprintf(full, sizeof full, "%s scope=shared:%s", text, name);
-	rc = rlt_rules_parse(var, full, nr, 2, &n, err);
+	rc = rlt__rule_parse_one(var, full, text, &nr, err);
 	if (rc)
 		goto out;
 	rc = -EINVAL;
-	if (n != 1) {
-		rlt__fail(err, rc, "%s=\"%.300s\": set takes one rule", rlt_var_name(var), text);
-		goto out;
-	}
-	const char *why = differs(&cr, &nr[0]);
+	const char *why = differs(&cr, &nr);
 	if (why) {
 		rlt__fail(err, rc,
 		     "%s=\"%.200s\": %s than the segment's rule \"%.200s\": a different rule, not a "
 		     "new rate",
-		     rlt_var_name(var), nr[0].text, why, cr.text);
+		     rlt_var_name(var), nr.text, why, cr.text);
 		goto out;
 	}
 	if (var == RLT_VAR_CONNS) {
 		rc = rlt__fail(err, -ENOTSUP,
 		          "RLT_CONNS=\"%.200s\": set changes rates; a connection count is not one yet",
-		          nr[0].text);
+		          nr.text);
 		goto out;
 	}
 	/* setters one at a time (bounded: a set holds it for microseconds) */
@@ -460,7 +468,7 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 		nap_ms(1);
 	}
 	uint32_t g = atomic_load(&h->set_gen);
-	struct rlt_params old = g ? h->set_params : cr.params, np = nr[0].params;
+	struct rlt_params old = g ? h->set_params : cr.params, np = nr.params;
 	uint32_t slot = g ? h->set_slot : 0;
 	struct rlt_error e;
 	if (g && !set_params_sane(&old, &cr.params, slot)) {
@@ -473,7 +481,7 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	}
 	rc = rlt_params_retune(&np, &old, now, &e);
 	if (rc < 0) {
-		rlt__fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr[0].text, e.msg);
+		rlt__fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr.text, e.msg);
 		flock(fd, LOCK_UN);
 		goto out;
 	}
@@ -491,14 +499,14 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	atomic_thread_fence(memory_order_release);
 	h->set_params = np;
 	h->set_slot = slot;
-	h->set_action = (uint32_t)nr[0].action;
-	h->set_err = nr[0].err;
+	h->set_action = (uint32_t)nr.action;
+	h->set_err = nr.err;
 	h->set_since = now;
-	memcpy(h->set_text, nr[0].text, sizeof h->set_text);
+	memcpy(h->set_text, nr.text, sizeof h->set_text);
 	atomic_store_explicit(&h->set_gen, g + 2, memory_order_release);
 	flock(fd, LOCK_UN);
 	snprintf(err->msg, sizeof err->msg, "shared:%s: %s=\"%.300s\" in force", name,
-	         rlt_var_name(var), nr[0].text);
+	         rlt_var_name(var), nr.text);
 	rc = 0;
 out:
 	munmap(h, mapped);

@@ -72,6 +72,12 @@ int rlt__rule_pick(const struct rlt__ruleset *rs, enum rlt_var var, int index,
 int rlt__rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
                   const struct rlt_rule *nr, rlt_ns_t now, struct rlt_error *err);
 
+/* One rule of var parsed from text into *out, more than one refused: 0, or rule_parse.c's
+ * error, or -EINVAL with "VAR=\"SHOWN\": set takes one rule" (shown: the text as the user gave
+ * it, NULL for text itself). */
+int rlt__rule_parse_one(enum rlt_var var, const char *text, const char *shown,
+                        struct rlt_rule *out, struct rlt_error *err);
+
 /* rlt__rule_pick and rlt__rule_set of a rule given as text (rule_parse.c's errors). On success
  * *which is the rule's place and err holds a line saying what is in force now. */
 int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, const char *text,
