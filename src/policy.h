@@ -44,7 +44,7 @@ struct rlt__pub;
  * What a call reads of a rule, in one block that `rlthrottle set` replaces whole (rule_set.c):
  * a decision loads the rule's `cur` once and sees the old block or the new one, never half of
  * each. A block is never changed nor freed once published (a thread may still read the one it
- * loaded): a set makes a new one (rlt__rule_set).
+ * loaded): a set makes a new one (rule_set.c).
  */
 struct rlt__rule_ver {
 	struct rlt_params params; /* the engine's */

@@ -77,7 +77,12 @@ static int filters_equal(const struct rlt_rule *a, const struct rlt_rule *b)
 	return !d || !strcmp(d, "a different algorithm");
 }
 
-int rlt__rule_pick(const struct rlt__ruleset *rs, enum rlt_var var, int index,
+/*
+ * Which rule of var a set of `nr` replaces: rule `index` when >= 0; else the only rule of var;
+ * else the one whose filters (peer, port, family), unit and scope are nr's. 0 with *i, or
+ * -ENOENT/-EINVAL with err saying why in one line.
+ */
+static int rule_pick(const struct rlt__ruleset *rs, enum rlt_var var, int index,
                    const struct rlt_rule *nr, unsigned *i, struct rlt_error *err)
 {
 	unsigned n = rs->n[var], found = 0, which = 0;
@@ -143,7 +148,14 @@ static void note_rule(struct rlt_rule *r, const struct rlt_rule *nr, const struc
 	memcpy(r->text, nr->text, sizeof r->text);
 }
 
-int rlt__rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
+/*
+ * Replaces rule i of var by nr (parsed for var) from time `now`: the same rule (algorithm,
+ * unit, scope, filters) with a new rate, burst, action, max-wait or errno. Returns 0, or a
+ * negative errno with err saying in one line why nothing changed (a different rule, a window's
+ * new rate, a redis or RLT_CONNS rule, a shared rule: set its segment). Allocates with mmap
+ * (async-signal-safe); a replaced block stays mapped while the process lives.
+ */
+static int rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
                   const struct rlt_rule *nr, rlt_ns_t now, struct rlt_error *err)
 {
 	struct rlt__rt_rule *r = &rs->rules[var][i];
@@ -220,9 +232,9 @@ int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, con
 	rc = rlt__rule_parse_one(var, text, NULL, &nr, err);
 	if (rc)
 		return rc;
-	rc = rlt__rule_pick(rs, var, index, &nr, &i, err);
+	rc = rule_pick(rs, var, index, &nr, &i, err);
 	if (rc == 0)
-		rc = rlt__rule_set(rs, var, i, &nr, now, err);
+		rc = rule_set(rs, var, i, &nr, now, err);
 	if (rc == 0)
 		snprintf(err->msg, sizeof err->msg, "%s#%u=\"%.300s\" in force", rlt_var_name(var),
 		         i + 1, nr.text);

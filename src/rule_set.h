@@ -54,31 +54,13 @@ void rlt__ctl_serve(struct rlt__ruleset *rs);
 /* Follows the sets made on the segments of rs's shared rules since it last looked. */
 void rlt__shm_follow_all(struct rlt__ruleset *rs);
 
-/*
- * Which rule of var a set of `nr` replaces: rule `index` when >= 0; else the only rule of var;
- * else the one whose filters (peer, port, family), unit and scope are nr's. 0 with *i, or
- * -ENOENT/-EINVAL with err saying why in one line.
- */
-int rlt__rule_pick(const struct rlt__ruleset *rs, enum rlt_var var, int index,
-                   const struct rlt_rule *nr, unsigned *i, struct rlt_error *err);
-
-/*
- * Replaces rule i of var by nr (parsed for var) from time `now`: the same rule (algorithm,
- * unit, scope, filters) with a new rate, burst, action, max-wait or errno. Returns 0, or a
- * negative errno with err saying in one line why nothing changed (a different rule, a window's
- * new rate, a redis or RLT_CONNS rule, a shared rule: set its segment). Allocates with mmap
- * (async-signal-safe); a replaced block stays mapped while the process lives.
- */
-int rlt__rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
-                  const struct rlt_rule *nr, rlt_ns_t now, struct rlt_error *err);
-
 /* One rule of var parsed from text into *out, more than one refused: 0, or rule_parse.c's
  * error, or -EINVAL with "VAR=\"SHOWN\": set takes one rule" (shown: the text as the user gave
  * it, NULL for text itself). */
 int rlt__rule_parse_one(enum rlt_var var, const char *text, const char *shown,
                         struct rlt_rule *out, struct rlt_error *err);
 
-/* rlt__rule_pick and rlt__rule_set of a rule given as text (rule_parse.c's errors). On success
+/* The set of a rule given as text: which rule (rule_set.c rule_pick), then the swap (rule_set) (rule_parse.c's errors). On success
  * *which is the rule's place and err holds a line saying what is in force now. */
 int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, const char *text,
                        rlt_ns_t now, unsigned *which, struct rlt_error *err);
