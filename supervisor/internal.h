@@ -373,6 +373,11 @@ int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at)
 /* Charges bytes and msgs to the job's rules (0 or -errno); settles what was moved. */
 int rlt_sup_job_charge(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs);
 void rlt_sup_job_settle(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs);
+/* A paced call's next piece (src/pacing.c): its size, our buffer for it and, unless charged
+ * after, its charge. 0, or not: the call was answered (what moved, or the error). */
+int rlt_sup_job_piece_charge(struct rlt_sup *s, struct rlt_sup_job *j);
+/* n bytes of the piece moved: charged now if the call is charged after, then settled. */
+void rlt_sup_job_charge_moved(struct rlt_sup_job *j, uint64_t n);
 /* The job's buffer, at least len bytes. 0 or -ENOMEM (job_stream.c). */
 int rlt_sup_job_buf(struct rlt_sup_job *j, size_t len);
 /* Leaves the RLT_CONNS waiting list (job_conns.c). */
