@@ -222,9 +222,7 @@ __attribute__((constructor)) static void rlt_load(void)
 	strcpy(stats_tmpl, set.stats);
 	if (rlt__ruleset_from_env(&rlt_pre_rules, &set, rlt_pre_log, &err) != 0)
 		fatal(err.msg);
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		if (rlt_pre_rules.n[v])
-			rlt_pre_vars_in_use |= 1u << v;
+	rlt_pre_vars_in_use = rlt_pre_rules.vars_in_use;
 	if (set.publish) {
 		/* a process that cannot publish runs on, counting privately */
 		if (rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, &err) != 0)

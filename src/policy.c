@@ -303,6 +303,9 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 		}
 	}
 	rs->n[v]++;
+	rs->vars_in_use |= 1u << v;
+	if (v == RLT_VAR_CONNS && r->shared_open)
+		rs->conns_shared = 1;
 	return 0;
 }
 

@@ -102,6 +102,8 @@ struct rlt__ruleset {
 	_Atomic uint32_t ctl_seen; /* the last request sequence of pub's control area answered
 	                              (read by every call at the tick, written by the one applying) */
 	_Atomic uint32_t applying; /* a thread is applying a set (the others go on) */
+	unsigned vars_in_use;      /* bit 1 << v: n[v] != 0 (set by the build) */
+	int conns_shared;          /* some RLT_CONNS rule has scope=shared:NAME */
 };
 
 /*

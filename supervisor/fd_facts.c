@@ -131,7 +131,7 @@ void rlt_sup_fd_unpin(struct rlt_sup *s)
 	}
 }
 
-static void held_unlink(struct rlt_sup *s, struct rlt_sup_sock *k)
+static void held_unlink(struct rlt_sup_sock *k)
 {
 	if (!k->held_prev)
 		return;
@@ -140,7 +140,6 @@ static void held_unlink(struct rlt_sup *s, struct rlt_sup_sock *k)
 		k->held_next->held_prev = k->held_prev;
 	k->held_next = NULL;
 	k->held_prev = NULL;
-	s->conns_held_n--;
 }
 
 void rlt_sup_sock_take_conns(struct rlt_sup *s, struct rlt_sup_sock *k, uint32_t mask)
@@ -159,7 +158,6 @@ void rlt_sup_sock_take_conns(struct rlt_sup *s, struct rlt_sup_sock *k, uint32_t
 			k->held_next->held_prev = &k->held_next;
 		s->conns_held = k;
 		k->held_prev = &s->conns_held;
-		s->conns_held_n++;
 	}
 }
 
@@ -168,7 +166,7 @@ void rlt_sup_sock_take_conns(struct rlt_sup *s, struct rlt_sup_sock *k, uint32_t
 static void sock_drop(struct rlt_sup *s, struct rlt_sup_sock *k)
 {
 	k->cached = 0;
-	held_unlink(s, k);
+	held_unlink(k);
 	if (k->conns_mask) {
 		uint32_t m = k->conns_mask;
 		k->conns_mask = 0;
@@ -177,15 +175,15 @@ static void sock_drop(struct rlt_sup *s, struct rlt_sup_sock *k)
 	rlt_sup_sock_put(s, k);
 }
 
-/* Connections accepted for a listener at this number that no accept took: the listener is
- * gone, so are they. */
-static void stash_drop(struct rlt_sup *s, struct rlt_sup_proc *p, int lfd)
+/* Connections accepted for a listener at this number (lfd < 0: any) that no accept took: the
+ * listener is gone, so are they. */
+void rlt_sup_fd_stash_drop(struct rlt_sup *s, struct rlt_sup_proc *p, int lfd)
 {
 	struct rlt_sup_accepted **pp = &p->stash;
 
 	while (*pp) {
 		struct rlt_sup_accepted *a = *pp;
-		if (a->lfd != lfd) {
+		if (lfd >= 0 && a->lfd != lfd) {
 			pp = &a->next;
 			continue;
 		}
@@ -197,13 +195,32 @@ static void stash_drop(struct rlt_sup *s, struct rlt_sup_proc *p, int lfd)
 	}
 }
 
+/* Our duplicate of the program's fd (pidfd_getfd) and its stat in *st, or -errno. */
+static int fetch(struct rlt_sup_proc *p, int fd, struct stat *st)
+{
+	int d = rlt_sup_getfd(p->pidfd, fd);
+
+	if (d >= 0 && fstat(d, st) != 0) {
+		int e = -errno;
+		close(d);
+		return e;
+	}
+	return d;
+}
+
+/* Whether st is k's socket. */
+static int same_sock(const struct rlt_sup_sock *k, const struct stat *st)
+{
+	return S_ISSOCK(st->st_mode) && st->st_ino == k->ino && st->st_dev == k->dev;
+}
+
 /* What the program's fd number refers to now: 0 and *st, or -errno (-EBADF: not open). One
  * fstatat of /proc/TGID/fd/N, which follows the number to its file without fetching it. */
 static int fd_stat(struct rlt_sup_proc *p, int fd, struct stat *st)
 {
 	char name[12], *c = name + sizeof name;
 	unsigned v = (unsigned)fd;
-	int d, rc;
+	int d;
 
 	if (p->fd_dir >= 0) {
 		*--c = '\0';
@@ -214,12 +231,11 @@ static int fd_stat(struct rlt_sup_proc *p, int fd, struct stat *st)
 			return 0;
 		return errno == ENOENT ? -EBADF : -errno;
 	}
-	d = rlt_sup_getfd(p->pidfd, fd);
+	d = fetch(p, fd, st);
 	if (d < 0)
 		return d;
-	rc = fstat(d, st) == 0 ? 0 : -errno;
 	close(d);
-	return rc;
+	return 0;
 }
 
 /* Remembers what fd is (when its number is small enough to be cached). 0 or -ENOMEM. */
@@ -244,7 +260,7 @@ static struct rlt_sup_sock *learn(struct rlt_sup *s, struct rlt_sup_proc *p, int
 
 	if (!S_ISSOCK(st->st_mode)) {
 		close(dup);
-		remember(p, fd, RLT_NOT_SOCKET); /* not cached: asked again next time */
+		remember(p, fd, RLT_NOT_SOCKET); /* its "still not a socket" is checked (fstatat) */
 		return RLT_NOT_SOCKET;
 	}
 	l = sizeof type;
@@ -291,52 +307,45 @@ struct rlt_sup_sock *rlt_sup_fd_facts(struct rlt_sup *s, struct rlt_sup_proc *p,
 	if ((unsigned)fd < p->nfds)
 		k = p->fds[fd];
 	if (k && k != RLT_NOT_SOCKET) {
-		/* a socket: a call on it needs our duplicate, so fetch it and compare */
-		dup = rlt_sup_getfd(p->pidfd, fd);
-		if (dup < 0) {
-			if (dup == -EBADF)
+		/* a socket: a call on it needs our duplicate, so fetch it and compare; when a job
+		 * holds one already, the number is only checked (fstatat) */
+		dup = -1;
+		r = k->dup >= 0 ? fd_stat(p, fd, &st) : (dup = fetch(p, fd, &st));
+		if (r < 0) {
+			if (r == -EBADF)
 				rlt_sup_fd_forget(s, p, fd);
-			*rc = dup;
+			*rc = r;
 			return NULL;
 		}
-		if (fstat(dup, &st) != 0) {
-			*rc = -errno;
-			close(dup);
-			return NULL;
-		}
-		if (S_ISSOCK(st.st_mode) && st.st_ino == k->ino && st.st_dev == k->dev) {
-			if (k->dup < 0)
+		if (same_sock(k, &st)) {
+			if (dup >= 0)
 				k->dup = dup;
-			else
-				close(dup); /* a job holds one already */
 			return pin(s, k);
 		}
 		/* the number refers to another file now: the socket was closed */
 		rlt_sup_fd_forget(s, p, fd);
-		return learn(s, p, fd, dup, &st, rc);
+	} else {
+		/* unknown, or not a socket when last asked: is it one now? (without /proc, the
+		 * fetch that tells is the duplicate learn() keeps) */
+		dup = -1;
+		r = p->fd_dir >= 0 ? fd_stat(p, fd, &st) : (dup = fetch(p, fd, &st));
+		if (r < 0) {
+			if (r == -EBADF)
+				rlt_sup_fd_forget(s, p, fd);
+			*rc = r;
+			return NULL;
+		}
+		if (!S_ISSOCK(st.st_mode)) {
+			if (dup >= 0)
+				close(dup);
+			if (!k)
+				remember(p, fd, RLT_NOT_SOCKET);
+			return RLT_NOT_SOCKET;
+		}
+		rlt_sup_fd_forget(s, p, fd);
 	}
-	/* unknown, or not a socket when last asked: is it one now? */
-	r = fd_stat(p, fd, &st);
-	if (r < 0) {
-		if (r == -EBADF)
-			rlt_sup_fd_forget(s, p, fd);
-		*rc = r;
-		return NULL;
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		if (!k)
-			remember(p, fd, RLT_NOT_SOCKET);
-		return RLT_NOT_SOCKET;
-	}
-	rlt_sup_fd_forget(s, p, fd);
-	dup = rlt_sup_getfd(p->pidfd, fd);
-	if (dup < 0) {
+	if (dup < 0 && (dup = fetch(p, fd, &st)) < 0) {
 		*rc = dup;
-		return NULL;
-	}
-	if (fstat(dup, &st) != 0) {
-		*rc = -errno;
-		close(dup);
 		return NULL;
 	}
 	return learn(s, p, fd, dup, &st, rc);
@@ -374,13 +383,13 @@ void rlt_sup_fd_forget(struct rlt_sup *s, struct rlt_sup_proc *p, int fd)
 	p->fds[fd] = NULL;
 	if (k == RLT_NOT_SOCKET)
 		return;
-	stash_drop(s, p, fd);
+	rlt_sup_fd_stash_drop(s, p, fd);
 	sock_drop(s, k);
 }
 
-void rlt_sup_fd_forget_range(struct rlt_sup *s, struct rlt_sup_proc *p, unsigned lo, unsigned hi)
+void rlt_sup_fd_forget_all(struct rlt_sup *s, struct rlt_sup_proc *p)
 {
-	for (unsigned fd = lo; fd < p->nfds && fd <= hi; fd++)
+	for (unsigned fd = 0; fd < p->nfds; fd++)
 		rlt_sup_fd_forget(s, p, (int)fd);
 }
 
@@ -395,7 +404,7 @@ static int still_open(struct rlt_sup_sock *k)
 		return 0;
 	if (r < 0)
 		return 1;
-	return S_ISSOCK(st.st_mode) && st.st_ino == k->ino && st.st_dev == k->dev;
+	return same_sock(k, &st);
 }
 
 unsigned rlt_sup_fd_sweep(struct rlt_sup *s)

@@ -128,7 +128,6 @@ struct rlt_sup_job {
 	int moved_unanswered;   /* a piece charged after it moved waits for its slot (t.go) ... */
 	int go_on;              /* ... and then the call makes the next piece (else answers) */
 	int nonblock;           /* O_NONBLOCK or MSG_DONTWAIT: answer EAGAIN rather than park */
-	int waitall;            /* MSG_WAITALL */
 	int flags;              /* the call's MSG_* flags */
 	int park_fd;            /* our own duplicate registered with epoll while PH_READY ... */
 	int park_src;           /* ... of this fd (the socket's duplicate, or src_fd) */
@@ -219,7 +218,6 @@ struct rlt_sup {
 
 	int conns_dirty;                         /* a slot came free: retry the waiting list */
 	struct rlt_sup_sock *conns_held;         /* sockets holding RLT_CONNS slots (fd_facts.c) */
-	unsigned conns_held_n;
 	rlt_ns_t sweep_end, sweep_cost;          /* the last sweep of them: when, how long */
 	struct rlt_sup_sock *pinned;             /* sockets the notification in hand uses */
 	/* calls restarted for a signal after their wait */
@@ -300,7 +298,10 @@ int rlt_sup_fd_adopt(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int ourf
 
 /* The fd is closed or replaced: forget it (and give back its RLT_CONNS slots). */
 void rlt_sup_fd_forget(struct rlt_sup *s, struct rlt_sup_proc *p, int fd);
-void rlt_sup_fd_forget_range(struct rlt_sup *s, struct rlt_sup_proc *p, unsigned lo, unsigned hi);
+/* Every fd of p (its end, or its exec). */
+void rlt_sup_fd_forget_all(struct rlt_sup *s, struct rlt_sup_proc *p);
+/* Connections accepted for the listener at lfd (lfd < 0: any) that no accept took go. */
+void rlt_sup_fd_stash_drop(struct rlt_sup *s, struct rlt_sup_proc *p, int lfd);
 
 /* The pidfd of a process reported its exit. */
 void rlt_sup_proc_gone(struct rlt_sup *s, struct rlt_sup_proc *p);
@@ -318,10 +319,9 @@ void rlt_sup_procs_free(struct rlt_sup *s);
 void rlt_sup_conns_release(struct rlt_sup *s, uint32_t mask);
 
 /* A close is seen by a sweep (fd_facts.c), not notified: when a call must wait for an RLT_CONNS
- * slot or be refused (urgent), and periodically while a connect waits for one, here or in
+ * slot or be refused (job_conns.c), and periodically while a connect waits for one, here or in
  * another process of a shared scope (job_conns.c). rlt_sup_conns_sweep_due: when the next
  * periodic sweep is due (0: none is wanted); rlt_sup_conns_sweep_run: makes it if due. */
-void rlt_sup_conns_sweep(struct rlt_sup *s, int urgent);
 rlt_ns_t rlt_sup_conns_sweep_due(struct rlt_sup *s);
 void rlt_sup_conns_sweep_run(struct rlt_sup *s, rlt_ns_t now);
 
@@ -373,6 +373,11 @@ int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at)
 /* Charges bytes and msgs to the job's rules (0 or -errno); settles what was moved. */
 int rlt_sup_job_charge(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs);
 void rlt_sup_job_settle(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs);
+/* A paced call's next piece (src/pacing.c): its size, our buffer for it and, unless charged
+ * after, its charge. 0, or not: the call was answered (what moved, or the error). */
+int rlt_sup_job_piece_charge(struct rlt_sup *s, struct rlt_sup_job *j);
+/* n bytes of the piece moved: charged now if the call is charged after, then settled. */
+void rlt_sup_job_charge_moved(struct rlt_sup_job *j, uint64_t n);
 /* The job's buffer, at least len bytes. 0 or -ENOMEM (job_stream.c). */
 int rlt_sup_job_buf(struct rlt_sup_job *j, size_t len);
 /* Leaves the RLT_CONNS waiting list (job_conns.c). */

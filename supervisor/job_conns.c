@@ -45,23 +45,15 @@
 #define SWEEP_SHARED_NS (50 * 1000000ull)
 #define SWEEP_SHARED_SHARE 19
 
-void rlt_sup_conns_sweep(struct rlt_sup *s, int urgent)
+/* An urgent sweep (a call must wait or be refused), unless the last one was too recent. */
+static void conns_sweep(struct rlt_sup *s)
 {
 	if (!s->conns_held)
 		return;
-	if (urgent && s->sweep_end &&
+	if (s->sweep_end &&
 	    rlt__now() < s->sweep_end + SWEEP_URGENT_SHARE * s->sweep_cost)
 		return;
 	rlt_sup_fd_sweep(s);
-}
-
-/* Whether an RLT_CONNS rule has a shared scope (scope=shared:NAME). */
-static int any_shared(struct rlt_sup *s)
-{
-	for (unsigned i = 0; i < s->rs->n[RLT_VAR_CONNS]; i++)
-		if (s->rs->rules[RLT_VAR_CONNS][i].shared_open)
-			return 1;
-	return 0;
 }
 
 rlt_ns_t rlt_sup_conns_sweep_due(struct rlt_sup *s)
@@ -74,7 +66,7 @@ rlt_ns_t rlt_sup_conns_sweep_due(struct rlt_sup *s)
 		gap = SWEEP_WAIT_SHARE * s->sweep_cost;
 		if (gap < SWEEP_WAIT_NS)
 			gap = SWEEP_WAIT_NS;
-	} else if (any_shared(s)) {
+	} else if (s->rs->conns_shared) {
 		gap = SWEEP_SHARED_SHARE * s->sweep_cost;
 		if (gap < SWEEP_SHARED_NS)
 			gap = SWEEP_SHARED_NS;
@@ -99,7 +91,7 @@ static int conns_try(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	/* closes first, then the decision: a slot the program gave back must not be missing */
 	if (rlt__conns_full(s->rs) & j->nmask)
-		rlt_sup_conns_sweep(s, 1);
+		conns_sweep(s);
 	int rc = rlt__conns_try(s->rs, j->nmask, &j->conns_wait, rlt__now());
 
 	if (rc != 1) {

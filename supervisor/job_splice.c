@@ -49,22 +49,10 @@ void rlt_sup_step_splice(struct rlt_sup *s, struct rlt_sup_job *j)
 		rlt_sup_job_finish(s, j, (int64_t)j->done);
 		return;
 	}
-	if (!j->charged) {
-		/* the size and when it is charged: src/pacing.c, as for any stream call */
-		uint64_t piece = rlt__pace_piece(&j->pace, j->proc->rs, j->sock->conn_block, rlt__now());
-		if (rlt_sup_job_buf(j, piece) != 0) {
-			rlt_sup_job_finish(s, j, -ENOMEM);
-			return;
-		}
-		if (!rlt__pace_charge_after(&j->pace)) {
-			int rc = rlt_sup_job_charge(j, piece, 1);
-			if (rc) {
-				rlt_sup_job_finish(s, j, rc);
-				return;
-			}
-		}
-		j->piece = piece;
-	}
+	/* the size and when it is charged: src/pacing.c, as for any stream call (one piece a
+	 * call: nothing has moved before it) */
+	if (!j->charged && rlt_sup_job_piece_charge(s, j) != 0)
+		return;
 	if (j->charged && rlt_sup_job_wait_slot(s, j, j->t.go))
 		return;
 	if (to_sock) {
@@ -147,17 +135,14 @@ void rlt_sup_step_splice(struct rlt_sup *s, struct rlt_sup_job *j)
 		rlt_sup_job_finish(s, j, -err);
 		return;
 	}
+	/* charged after (it waited for data holding no reservation): charged now, answered at
+	 * its slot (a signal meanwhile answers the count: the bytes are in the program's pipe) */
+	rlt_sup_job_charge_moved(j, (uint64_t)n);
 	if (rlt__pace_charge_after(&j->pace) && n > 0) {
-		/* it waited for data holding no reservation: charged now, answered at its slot
-		 * (a signal meanwhile answers the count: the bytes are in the program's pipe) */
-		if (rlt_sup_job_charge(j, (uint64_t)n, 1) != 0)
-			j->t.go = 0; /* cannot be: these rules admit every charge */
-		rlt_sup_job_settle(j, (uint64_t)n, 1);
 		j->done = (uint64_t)n;
 		j->moved_unanswered = 1;
 		if (rlt_sup_job_wait_slot(s, j, j->t.go))
 			return;
 	}
-	rlt_sup_job_settle(j, (uint64_t)n, 1);
 	rlt_sup_job_finish(s, j, n);
 }

@@ -101,22 +101,8 @@ void rlt_sup_step_stream(struct rlt_sup *s, struct rlt_sup_job *j)
 			if (!next_piece(s, j, j->go_on))
 				return;
 		}
-		if (!j->charged) {
-			uint64_t piece = rlt__pace_piece(p, j->proc->rs, j->sock->conn_block, rlt__now());
-			if (rlt_sup_job_buf(j, piece) != 0) {
-				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : -ENOMEM);
-				return;
-			}
-			/* charged after (a receive that waits for data holding no reservation) */
-			if (!rlt__pace_charge_after(p)) {
-				int rc = rlt_sup_job_charge(j, piece, j->done == 0);
-				if (rc) {
-					rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : rc);
-					return;
-				}
-			}
-			j->piece = piece;
-		}
+		if (!j->charged && rlt_sup_job_piece_charge(s, j) != 0)
+			return;
 		if (j->charged && rlt_sup_job_wait_slot(s, j, j->t.go))
 			return;
 		ssize_t n;
@@ -191,12 +177,9 @@ void rlt_sup_step_stream(struct rlt_sup *s, struct rlt_sup_job *j)
 				return;
 			}
 		}
-		if (rlt__pace_charge_after(p) && n > 0 &&
-		    rlt_sup_job_charge(j, (uint64_t)n, j->done == 0) != 0)
-			j->t.go = 0; /* cannot be: these rules admit every charge */
 		/* the bytes have moved: settled at once, so that a signal during the wait below
 		 * keeps them charged and answers their count */
-		rlt_sup_job_settle(j, (uint64_t)n, j->done == 0);
+		rlt_sup_job_charge_moved(j, (uint64_t)n);
 		int more = rlt__pace_after(p, j->piece, (uint64_t)n, 0);
 		j->done = p->done;
 		if (j->op == OP_RECV && n > 0 && j->done == (uint64_t)n)

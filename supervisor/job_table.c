@@ -268,6 +268,30 @@ void rlt_sup_job_settle(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs)
 	j->charged = 0;
 }
 
+int rlt_sup_job_piece_charge(struct rlt_sup *s, struct rlt_sup_job *j)
+{
+	uint64_t piece = rlt__pace_piece(&j->pace, j->proc->rs, j->sock->conn_block, rlt__now());
+	int rc = rlt_sup_job_buf(j, piece) != 0 ? -ENOMEM : 0;
+
+	/* charged after: a receive that waits for data holding no reservation */
+	if (!rc && !rlt__pace_charge_after(&j->pace))
+		rc = rlt_sup_job_charge(j, piece, j->done == 0);
+	if (rc) {
+		rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : rc);
+		return rc;
+	}
+	j->piece = piece;
+	return 0;
+}
+
+void rlt_sup_job_charge_moved(struct rlt_sup_job *j, uint64_t n)
+{
+	if (rlt__pace_charge_after(&j->pace) && n > 0 &&
+	    rlt_sup_job_charge(j, n, j->done == 0) != 0)
+		j->t.go = 0; /* cannot be: these rules admit every charge */
+	rlt_sup_job_settle(j, n, j->done == 0);
+}
+
 int rlt_sup_job_nonblocking(const struct rlt_sup_job *j)
 {
 	int fl = fcntl(j->sock->dup, F_GETFL);

@@ -124,11 +124,10 @@ static void on_recv(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 		return;
 	}
 	j->nonblock = rlt_sup_job_nonblocking(j);
-	j->waitall = (flags & MSG_WAITALL) != 0;
 	if (j->op == OP_RECV)
 		rlt__pace_begin(&j->pace, p->rs, RLT_VAR_RECV, j->mask, j->total,
 		                RLT_PACE_MADE_NONBLOCK | (j->nonblock ? RLT_PACE_NONBLOCK : 0) |
-		                        (j->waitall ? RLT_PACE_WAITALL : 0));
+		                        ((flags & MSG_WAITALL) ? RLT_PACE_WAITALL : 0));
 	rlt_sup_job_step(s, j);
 }
 
@@ -273,14 +272,6 @@ static void on_send(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 		}
 	}
 	rlt_sup_job_step(s, j);
-}
-
-static int any_rule(const struct rlt__ruleset *rs)
-{
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		if (rs->n[v])
-			return 1;
-	return 0;
 }
 
 static void on_connect(struct rlt_sup *s, const struct seccomp_notif *req, struct rlt_sup_proc *p,
@@ -446,7 +437,7 @@ static void dispatch(struct rlt_sup *s, const struct seccomp_notif *r)
 	/* No rule for this kind of call at all: straight through, no look-up. A connect is looked
 	 * at while any rule exists: it gives the socket the peer every later call on it is matched
 	 * by (a datagram socket connected anew to a matched peer), as the preload's hook does. */
-	if (!s->rs->n[var] && !(var == RLT_VAR_CONNECT && any_rule(s->rs)) &&
+	if (!s->rs->n[var] && !(var == RLT_VAR_CONNECT && s->rs->vars_in_use) &&
 	    !(var == RLT_VAR_ACCEPT && s->rs->n[RLT_VAR_CONNS])) {
 		answer_continue(s, req.id);
 		return;

@@ -202,16 +202,9 @@ static void proc_free(struct rlt_sup *s, struct rlt_sup_proc *p)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = p->next;
-	rlt_sup_fd_forget_range(s, p, 0, p->nfds);
+	rlt_sup_fd_forget_all(s, p);
 	free(p->fds);
-	while (p->stash) {
-		struct rlt_sup_accepted *a = p->stash;
-		p->stash = a->next;
-		if (a->conns_mask)
-			rlt_sup_conns_release(s, a->conns_mask);
-		close(a->sock);
-		free(a);
-	}
+	rlt_sup_fd_stash_drop(s, p, -1);
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	if (p->fd_dir >= 0)
@@ -232,7 +225,7 @@ void rlt_sup_proc_gone(struct rlt_sup *s, struct rlt_sup_proc *p)
 	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, p->pidfd, NULL);
 	tids_drop(s, p, 0);
 	/* its sockets: their RLT_CONNS slots go back */
-	rlt_sup_fd_forget_range(s, p, 0, p->nfds);
+	rlt_sup_fd_forget_all(s, p);
 	if (p->jobs == 0)
 		proc_free(s, p);
 }
