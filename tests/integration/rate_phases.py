@@ -95,6 +95,24 @@ def first(path):
     print(load(path)[0][0])
 
 
+def windows(lo, hi, path):
+    """A fixed window's rate inside [lo, hi] (realtime ns): the bytes received between the
+    half-windows around the window starts (CLOCK_MONOTONIC multiples of 1 s), per second, and
+    how many whole windows that spans: "windows bytes_per_second"."""
+    lo, hi = int(lo), int(hi)
+    off = time.time_ns() - time.monotonic_ns()  # the window starts, in the samples' clock
+    ts, tot = load(path)
+    at = lambda t: tot[bisect.bisect_right(ts, t) - 1] if bisect.bisect_right(ts, t) else 0
+    W = 10**9
+    k = (lo - off + W // 2 + W - 1) // W  # the first start with its half-window after lo
+    m = (hi - off - W // 2) // W          # the last start whose burst has begun before hi - W/2
+    if m <= k:
+        print(0, 0)
+        return
+    a, b = k * W + off - W // 2, m * W + off - W // 2
+    print(m - k, (at(b) - at(a)) * W // (b - a))
+
+
 if __name__ == "__main__":
-    {"serve": serve, "fetch": fetch, "first": first, "total": total}.get(
+    {"serve": serve, "fetch": fetch, "first": first, "total": total, "windows": windows}.get(
         sys.argv[1], lambda *a: rate(a[0], a[1], a[2:]))(*sys.argv[2:])

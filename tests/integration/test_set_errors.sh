@@ -5,11 +5,9 @@
 # root: set run as nobody). Afterwards the sender still runs at its first rate (within 5%).
 # fronts: preload (set on a preloaded process; the supervisor's handling of a set: test_set_rate, test_set_connect)
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/set_lib.sh"
 need_lib
 need_cmd python3
-RLT=$(dirname "$RLT_LIB")/rlthrottle
-P=$ITEST_DIR/rate_phases.py
-KiB=1024
 head -c $((1536 * KiB)) /dev/urandom >"$T/f.bin"
 RLT_SEND="512KiB/s burst=16KiB" bg srv pre python3 "$P" serve "$T/port" "$T/f.bin"
 wait_file "$T/port"

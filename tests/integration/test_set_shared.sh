@@ -5,11 +5,9 @@
 # (another algorithm) is refused with status 2 and nothing changes.
 # fronts: preload (set on a preloaded process; the supervisor's handling of a set: test_set_rate, test_set_connect)
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/set_lib.sh"
 need_lib
 need_cmd python3 sha256sum
-RLT=$(dirname "$RLT_LIB")/rlthrottle
-P=$ITEST_DIR/rate_phases.py
-KiB=1024 MiB=1048576
 NAME=itest-set-$$
 "$RLT" shm rm "$NAME" >/dev/null 2>&1
 trap '"$RLT" shm rm "$NAME" >/dev/null 2>&1; cleanup' EXIT

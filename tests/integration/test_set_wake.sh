@@ -5,10 +5,9 @@
 # (rlt_state_carry). Bytes exact.
 # fronts: preload (set on a preloaded process; the supervisor's handling of a set: test_set_rate, test_set_connect)
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/set_lib.sh"
 need_lib
 need_cmd python3 sha256sum
-RLT=$(dirname "$RLT_LIB")/rlthrottle
-P=$ITEST_DIR/rate_phases.py
 head -c 1048576 /dev/urandom >"$T/f.bin"
 RLT_SEND="10KiB/s" bg srv pre python3 -c '
 import os, socket, sys
