@@ -2,6 +2,8 @@
 #ifndef RLT_LAUNCHER_H
 #define RLT_LAUNCHER_H
 
+#include <sys/types.h>
+
 /* `rlthrottle shm list` and `rlthrottle shm rm NAME...` (shm_cmd.c). argv[0] is "shm". Returns
  * the launcher's exit status (0, 1 when a NAME could not be removed, 2 for a usage error). */
 int rlt_cli_shm_cmd(int argc, char **argv);
@@ -12,5 +14,12 @@ int rlt_cli_shm_cmd(int argc, char **argv);
  * 0, or -1 with one line on stderr.
  */
 int rlt_cli_check_rules(int print, int seccomp);
+
+/* `rlthrottle set PID VAR[#N] RULE` and `rlthrottle set shared:NAME RULE` (set_cmd.c). argv[0]
+ * is "set". Returns the exit status: 0 applied or pending, 2 nothing changed. */
+int rlt_cli_set_cmd(int argc, char **argv);
+
+/* A PID as given: digits only, 1 .. 2^31-1 (stats_cmd.c). 0, or -1. */
+int rlt_cli_parse_pid(const char *s, pid_t *pid);
 
 #endif

@@ -42,6 +42,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "       rlthrottle top [PID...] [--once] [--json]   watch running throttled programs\n"
 	      "       rlthrottle stats [PID|all] [--format json|prometheus]   one snapshot\n"
+	      "       rlthrottle set PID VAR[#N] RULE | set shared:NAME RULE   a new rate now\n"
 	      "       rlthrottle shm list|rm NAME...   shared-scope segments\n"
 	      "\n"
 	      "A RULE is RATE [key=value ...], e.g. \"1MiB/s\", \"20/s action=reject\",\n"
@@ -180,6 +181,8 @@ int main(int argc, char **argv)
 	/* subcommands, before option parsing */
 	if (argc > 1 && !strcmp(argv[1], "shm"))
 		return rlt_cli_shm_cmd(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "set"))
+		return rlt_cli_set_cmd(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "top"))
 		return rlt_cli_top(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "stats"))

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "error.h"
 #include "proc_stat.h"
 #include "pub_view.h"
 
@@ -104,13 +105,14 @@ static int add_proc(struct rlt_cli_snap *sn, pid_t pid, uint64_t start, int keep
 			rlt__pub_read(rd, j, sn->now, &p->rules[p->n++]);
 	if (!k)
 		rlt__pub_close(&own);
-	if (!p->rules) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
-		return -ENOMEM;
-	}
+	if (!p->rules)
+		return rlt__fail(err, -ENOMEM, "out of memory");
 	sn->n++;
 	return 0;
 }
+
+/* Fills sn->shared from sn->procs. */
+static void snap_shared(struct rlt_cli_snap *sn);
 
 int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids, int strict,
                       int keep, struct rlt_error *err)
@@ -123,11 +125,8 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 	memset(sn, 0, sizeof *sn);
 	if (npids == 0) {
 		int k = rlt__pub_list(found, starts, sizeof found / sizeof found[0]);
-		if (k < 0) {
-			snprintf(err->msg, sizeof err->msg, "cannot list %s: %s", RLT_PUB_DIR,
-			         strerror(-k));
-			return -1;
-		}
+		if (k < 0)
+			return rlt__fail(err, -1, "cannot list %s: %s", RLT_PUB_DIR, strerror(-k));
 		n = (unsigned)k < sizeof found / sizeof found[0] ? (unsigned)k
 		                                                  : sizeof found / sizeof found[0];
 		list = found;
@@ -138,10 +137,8 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 		}
 	}
 	sn->procs = calloc(n ? n : 1, sizeof *sn->procs);
-	if (!sn->procs) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
-		return -1;
-	}
+	if (!sn->procs)
+		return rlt__fail(err, -1, "out of memory");
 	sn->now = rlt__now();
 	for (unsigned i = 0; i < n; i++) {
 		struct rlt_error e;
@@ -154,7 +151,7 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 	}
 	if (keep)
 		cache_sweep(0); /* the pages of processes that ended */
-	rlt_cli_snap_shared(sn);
+	snap_shared(sn);
 	return 0;
 }
 
@@ -181,7 +178,7 @@ static const char *shared_name(const struct rlt__pub_rule *r, char *out, size_t 
 	return out;
 }
 
-void rlt_cli_snap_shared(struct rlt_cli_snap *sn)
+static void snap_shared(struct rlt_cli_snap *sn)
 {
 	for (unsigned i = 0; i < sn->n; i++)
 		for (unsigned k = 0; k < sn->procs[i].n; k++) {
@@ -244,7 +241,8 @@ double rlt_cli_rate_since_start(const struct rlt_cli_snap *sn, const struct rlt_
 	return secs > 0.001 ? (double)r->units / secs : 0;
 }
 
-const char *rlt_cli_unit_name(const struct rlt__pub_rule *r)
+/* The unit's short name for JSON: "B", "msg", "call", "conn". */
+static const char *unit_name(const struct rlt__pub_rule *r)
 {
 	switch (r->params.unit) {
 	case RLT_UNIT_BYTES: return "B";
@@ -254,7 +252,7 @@ const char *rlt_cli_unit_name(const struct rlt__pub_rule *r)
 	}
 }
 
-const char *rlt_cli_scope_name(unsigned scope)
+static const char *scope_name(unsigned scope)
 {
 	static const char *const names[] = {"process", "connection", "shared", "redis"};
 	return scope < 4 ? names[scope] : "?";
@@ -272,7 +270,7 @@ void rlt_cli_fmt_rate(char *buf, size_t len, double v, const struct rlt__pub_rul
 		snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", v, u[i]);
 		return;
 	}
-	const char *name = rlt_cli_unit_name(r);
+	const char *name = unit_name(r);
 	if (v >= 100 || v == 0)
 		snprintf(buf, len, "%.0f %s/s", v, name);
 	else
@@ -289,7 +287,8 @@ void rlt_cli_fmt_limit(char *buf, size_t len, const struct rlt__pub_rule *r)
 		rlt_cli_fmt_rate(buf, len, rlt_cli_limit_per_s(r), r);
 }
 
-void rlt_cli_json_str(FILE *f, const char *s)
+/* A JSON string (quoted, escaped). */
+static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -310,23 +309,23 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 	for (unsigned i = 0; i < sn->n; i++) {
 		const struct rlt_cli_proc *p = &sn->procs[i];
 		fprintf(f, "%s\n {\"pid\":%d,\"comm\":", i ? "," : "", (int)p->pid);
-		rlt_cli_json_str(f, p->comm);
+		json_str(f, p->comm);
 		fprintf(f, ",\"supervised\":%s,\"started_unix_ns\":%llu,\"rules\":[",
 		        p->supervised ? "true" : "false", (unsigned long long)p->started_unix_ns);
 		for (unsigned k = 0; k < p->n; k++) {
 			const struct rlt__pub_rule *r = &p->rules[k];
 			fprintf(f, "%s\n  {\"var\":", k ? "," : "");
-			rlt_cli_json_str(f, r->var < RLT_VAR_COUNT ? rlt_var_name(r->var) : "?");
+			json_str(f, r->var < RLT_VAR_COUNT ? rlt_var_name(r->var) : "?");
 			fprintf(f, ",\"index\":%u,\"rule\":", r->index);
-			rlt_cli_json_str(f, r->params.text);
+			json_str(f, r->params.text);
 			fprintf(f, ",\"algo\":");
-			rlt_cli_json_str(f, r->params_torn ? "?" : rlt_algo_name(r->params.algo));
+			json_str(f, r->params_torn ? "?" : rlt_algo_name(r->params.algo));
 			fprintf(f, ",\"scope\":\"%s\",\"action\":\"%s\",\"unit\":\"%s\"",
-			        rlt_cli_scope_name(r->params.scope),
+			        scope_name(r->params.scope),
 			        r->params.action == RLT_ACTION_REJECT    ? "reject"
 			        : r->params.action == RLT_ACTION_DRY_RUN ? "dry-run"
 			                                                 : "delay",
-			        rlt_cli_unit_name(r));
+			        unit_name(r));
 			if (r->var == RLT_VAR_CONNS)
 				fprintf(f, ",\"limit_open\":%llu", (unsigned long long)r->params.rate_num);
 			else
@@ -359,7 +358,7 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 		const struct rlt_cli_proc *p = &sn->shared[i];
 		const struct rlt__pub_rule *r = &p->rules[0];
 		fprintf(f, "%s\n {\"scope\":", i ? "," : "");
-		rlt_cli_json_str(f, p->comm);
+		json_str(f, p->comm);
 		fprintf(f, ",\"var\":\"%s\",\"calls\":%llu,\"delayed\":%llu,\"rejected\":%llu,"
 		           "\"units\":%llu,\"waiting\":%llu,\"rate_last_second\":%llu,\"history\":[",
 		        rlt_var_name(r->var), (unsigned long long)r->calls,

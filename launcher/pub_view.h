@@ -43,8 +43,6 @@ struct rlt_cli_snap {
 int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids, int strict,
                       int keep, struct rlt_error *err);
 void rlt_cli_snap_free(struct rlt_cli_snap *sn);
-/* Fills sn->shared from sn->procs (rlt_cli_snap_take does). */
-void rlt_cli_snap_shared(struct rlt_cli_snap *sn);
 
 /* The rule's limit in units per second (0 for RLT_CONNS or when unknown). */
 double rlt_cli_limit_per_s(const struct rlt__pub_rule *r);
@@ -55,23 +53,15 @@ double rlt_cli_rate_since_start(const struct rlt_cli_snap *sn, const struct rlt_
 void rlt_cli_fmt_rate(char *buf, size_t len, double per_s, const struct rlt__pub_rule *r);
 /* "1.00 MiB/s" for a rule's limit, or "50 open" for RLT_CONNS, "?" when unknown. */
 void rlt_cli_fmt_limit(char *buf, size_t len, const struct rlt__pub_rule *r);
-/* The unit's short name for JSON: "B", "msg", "call", "conn". */
-const char *rlt_cli_unit_name(const struct rlt__pub_rule *r);
-const char *rlt_cli_scope_name(unsigned scope);
 
 /* The snapshot as one JSON object (`top --json`, `stats --format json`). */
 void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn);
-/* A JSON string (quoted, escaped). */
-void rlt_cli_json_str(FILE *f, const char *s);
 
 /* A page truncated under us (its owner is the only one who can) must not kill the reader
  * silently: one line, status 1. Installed by the subcommands that read pages. */
 void rlt_cli_guard_sigbus(void);
 /* Run by that handler first (async-signal-safe): top restores the terminal. */
 extern void (*rlt_cli_before_fatal)(void);
-
-/* A PID as given: digits only, 1 .. 2^31-1. 0, or -1. */
-int rlt_cli_parse_pid(const char *s, pid_t *pid);
 
 int rlt_cli_top(int argc, char **argv);
 int rlt_cli_stats(int argc, char **argv);

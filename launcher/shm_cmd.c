@@ -26,6 +26,7 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	const struct rlt__shm_hdr *h = &in->hdr;
 	char what[160], when[32] = "-";
 	int *count = ctx;
+	int set = h->set_gen != 0; /* a copy: a plain read */
 
 	(*count)++;
 	if (!in->readable) {
@@ -56,15 +57,27 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	if (h->unit == RLT_UNIT_CONNS)
 		snprintf(what, sizeof what, "%s %llu open (now %u)", rlt_var_name((enum rlt_var)h->var),
 		         (unsigned long long)h->rate_num, (unsigned)atomic_load(&h->open));
-	else if (h->algo == RLT_ALGO_TOKEN || h->algo == RLT_ALGO_LEAKY)
+	else if (h->algo == RLT_ALGO_TOKEN || h->algo == RLT_ALGO_LEAKY) {
+		/* the rule in force since `rlthrottle set` when there was one (the copy is a
+		 * moment's: it may tear, and this is a listing), else the creator's */
+		int s = set && h->set_params.rate_den_ns;
+		uint64_t num = s ? h->set_params.rate_num : h->rate_num;
+		uint64_t den = s ? h->set_params.rate_den_ns : h->rate_den_ns;
+		uint64_t burst = s ? h->set_params.burst : h->burst;
 		snprintf(what, sizeof what, "%s %s %.9g%s/s burst=%llu",
 		         rlt_var_name((enum rlt_var)h->var), rlt_algo_name((enum rlt_algo)h->algo),
-		         (double)h->rate_num * 1e9 / (double)h->rate_den_ns, unit_suffix(h->unit),
-		         (unsigned long long)h->burst);
-	else
+		         (double)num * 1e9 / (double)den, unit_suffix(h->unit),
+		         (unsigned long long)burst);
+	} else
 		snprintf(what, sizeof what, "%s %s %llu%s/%gs", rlt_var_name((enum rlt_var)h->var),
 		         rlt_algo_name((enum rlt_algo)h->algo), (unsigned long long)h->limit,
 		         unit_suffix(h->unit), (double)h->window_ns / 1e9);
+	char text[RLT_RULE_TEXT_MAX * 2 + 32];
+	if (set)
+		snprintf(text, sizeof text, "%.*s\" (set; created as \"%.*s", RLT_RULE_TEXT_MAX,
+		         h->set_text, RLT_RULE_TEXT_MAX, h->text);
+	else
+		snprintf(text, sizeof text, "%.*s", RLT_RULE_TEXT_MAX, h->text);
 	time_t t = (time_t)h->created;
 	struct tm tm;
 	if (localtime_r(&t, &tm))
@@ -72,11 +85,11 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	if (in->size > h->size)
 		printf("%-24s %-36s %-8d %10llu  %s  \"%s\" (longer than expected: %llu bytes used, "
 		       "the rest ignored)\n",
-		       in->name, what, (int)h->creator, (unsigned long long)in->size, when, h->text,
+		       in->name, what, (int)h->creator, (unsigned long long)in->size, when, text,
 		       (unsigned long long)h->size);
 	else
 		printf("%-24s %-36s %-8d %10llu  %s  \"%s\"\n", in->name, what, (int)h->creator,
-		       (unsigned long long)in->size, when, h->text);
+		       (unsigned long long)in->size, when, text);
 }
 
 static int list(void)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launcher.h"
 #include "pub_view.h"
 
 static void usage(FILE *f)
@@ -103,9 +104,21 @@ static int same_text_before(const struct rlt_cli_proc *p, unsigned k)
 
 static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 {
+	/* same_text_before once per rule, not once per family (NULL: no memory, asked each time) */
+	size_t total = 0, at;
+	for (unsigned p = 0; p < sn->n; p++)
+		total += sn->procs[p].n;
+	unsigned char *dup = calloc(total ? total : 1, 1);
+	if (dup) {
+		at = 0;
+		for (unsigned p = 0; p < sn->n; p++)
+			for (unsigned k = 0; k < sn->procs[p].n; k++)
+				dup[at++] = (unsigned char)same_text_before(&sn->procs[p], k);
+	}
 	for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
 		const struct family *fa = &families[i];
 		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fa->name, fa->help, fa->name, fa->type);
+		at = 0;
 		for (unsigned p = 0; p < sn->n; p++) {
 			const struct rlt_cli_proc *pr = &sn->procs[p];
 			char pid[16];
@@ -118,7 +131,7 @@ static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 				prom_label(f, "pid", pid, 1);
 				prom_label(f, "var", rlt_var_name(r->var), 0);
 				prom_label(f, "rule", r->params.text, 0);
-				if (same_text_before(pr, k)) {
+				if (dup ? dup[at + k] : same_text_before(pr, k)) {
 					char idx[16];
 					snprintf(idx, sizeof idx, "%u", r->index);
 					prom_label(f, "index", idx, 0);
@@ -127,8 +140,10 @@ static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 				prom_value(f, r, fa->field);
 				fputc('\n', f);
 			}
+			at += pr->n;
 		}
 	}
+	free(dup);
 }
 
 int rlt_cli_stats(int argc, char **argv)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "launcher.h"
 #include "pub_view.h"
 
 static volatile sig_atomic_t stop_sig, resized;
@@ -72,27 +73,35 @@ static void usage(FILE *f)
 struct row {
 	const struct rlt_cli_proc *p;
 	const struct rlt__pub_rule *r;
+	double busy; /* busyness(r), once per frame: the sort compares it */
 };
+
+/* What a rule's seconds are scaled to: its limit, or for a rule without a rate (RLT_CONNS) the
+ * busiest second of its history. */
+static double scale_top(const struct rlt__pub_rule *r)
+{
+	double top = rlt_cli_limit_per_s(r);
+	if (top <= 0)
+		for (unsigned s = 0; s < RLT_PUB_HIST; s++)
+			if ((double)r->per_sec[s] > top)
+				top = (double)r->per_sec[s];
+	return top;
+}
 
 /* How busy a rule is: its last second against its limit (a rule without a rate, RLT_CONNS: its
  * last second against its busiest), so that a byte rule does not outrank a connection rule
  * for counting in bytes. */
 static double busyness(const struct rlt__pub_rule *r)
 {
-	double lim = rlt_cli_limit_per_s(r), last = (double)r->per_sec[RLT_PUB_HIST - 1];
-	if (lim <= 0)
-		for (unsigned s = 0; s < RLT_PUB_HIST; s++)
-			if ((double)r->per_sec[s] > lim)
-				lim = (double)r->per_sec[s];
+	double lim = scale_top(r), last = (double)r->per_sec[RLT_PUB_HIST - 1];
 	return lim > 0 ? last / lim : 0;
 }
 
 static int busier(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
-	double bx = busyness(x->r), by = busyness(y->r);
-	if (bx != by)
-		return bx > by ? -1 : 1;
+	if (x->busy != y->busy)
+		return x->busy > y->busy ? -1 : 1;
 	if (x->r->units != y->r->units)
 		return x->r->units > y->r->units ? -1 : 1;
 	if (x->p->pid != y->p->pid)
@@ -108,15 +117,11 @@ static void sparkline(char *out, size_t len, const struct rlt__pub_rule *r, unsi
 	static const char *const blocks[] = {" ", "\u2581", "\u2582", "\u2583", "\u2584",
 	                                     "\u2585", "\u2586", "\u2587", "\u2588"};
 	static const char ascii[] = " .:-=+*#%@";
-	double top = rlt_cli_limit_per_s(r);
+	double top = scale_top(r);
 	size_t n = 0;
 
 	if (width > RLT_PUB_HIST)
 		width = RLT_PUB_HIST;
-	if (top <= 0)
-		for (unsigned s = 0; s < RLT_PUB_HIST; s++)
-			if ((double)r->per_sec[s] > top)
-				top = (double)r->per_sec[s];
 	for (unsigned s = RLT_PUB_HIST - width; s < RLT_PUB_HIST; s++) {
 		double f = top > 0 ? (double)r->per_sec[s] / top : 0;
 		if (f > 1)
@@ -157,6 +162,7 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 			if (sn->procs[i].rules[k].var < RLT_VAR_COUNT) {
 				rows[n].p = &sn->procs[i];
 				rows[n].r = &sn->procs[i].rules[k];
+				rows[n].busy = busyness(rows[n].r);
 				n++;
 			}
 	qsort(rows, n, sizeof *rows, busier);

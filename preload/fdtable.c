@@ -29,6 +29,8 @@
 static struct rlt_pre_fd *table;
 static unsigned table_size;
 
+struct rlt_pre_gate rlt_pre_gate;
+
 /* The block region: reserved once (MAP_NORESERVE: untouched pages cost nothing), cut by
  * `arena_next`; freed blocks on a stack whose head is (tag << 32 | index + 1), 0 when empty. */
 static unsigned char *arena;
@@ -91,6 +93,13 @@ void rlt_pre_fdtable_init(void)
 	arena_init(n);
 }
 
+void rlt_pre_gate_open(void)
+{
+	rlt_pre_gate.table = table;
+	rlt_pre_gate.idle = RLT_PASS_ALL & ~rlt_pre_vars_in_use;
+	atomic_store_explicit(&rlt_pre_gate.size, table_size, memory_order_release);
+}
+
 struct rlt_pre_fd *rlt_pre_fd_slot(int fd)
 {
 	if (fd < 0 || (unsigned)fd >= table_size)
@@ -103,11 +112,20 @@ struct rlt_pre_fd *rlt_pre_fd_slot(int fd)
  * socket then costs no more than a file. */
 static void compute_masks(struct rlt_pre_fd *e)
 {
+	unsigned pass = 0;
+
 	rlt__match_socket(&rlt_pre_rules, &e->peer, e->af, e->mask);
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		/* a datagram socket with no peer learns its rules from each call's address
+		 * (rlt_pre_mask_to, the sender of a receive): only a call can tell */
+		if (!e->mask[v] && !(e->type != SOCK_STREAM && !e->peer.af && rlt_pre_rules.n[v]))
+			pass |= RLT_PASS(v);
+	atomic_store_explicit(&e->pass, (uint8_t)pass, memory_order_release);
 }
 
 static void set_entry(struct rlt_pre_fd *e, int af, int type, int nonblock)
 {
+	atomic_store_explicit(&e->pass, 0, memory_order_relaxed);
 	atomic_store_explicit(&e->kind, RLT_FD_UNKNOWN, memory_order_relaxed);
 	e->type = (uint8_t)type;
 	e->af = af;
@@ -162,6 +180,7 @@ static void classify(int fd, struct rlt_pre_fd *e)
 	note_top(fd);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
 		atomic_store_explicit(&e->kind, RLT_FD_OTHER, memory_order_release);
+		atomic_store_explicit(&e->pass, 0xff, memory_order_release);
 		errno = saved;
 		return;
 	}
@@ -231,6 +250,7 @@ void rlt_pre_fd_forget(int fd)
 		return;
 	struct rlt_pre_sock_budgets *c = e->conn;
 	e->conn = NULL;
+	atomic_store_explicit(&e->pass, 0, memory_order_release);
 	atomic_store_explicit(&e->kind, RLT_FD_UNKNOWN, memory_order_release);
 	if (c)
 		conn_put(c);
@@ -263,6 +283,8 @@ void rlt_pre_fd_dup(int oldfd, int newfd)
 	to->conn = from->conn;
 	if (to->conn)
 		atomic_fetch_add(&to->conn->refs, 1);
+	atomic_store_explicit(&to->pass, atomic_load_explicit(&from->pass, memory_order_acquire),
+	                      memory_order_release);
 	atomic_store_explicit(&to->kind, RLT_FD_SOCKET, memory_order_release);
 }
 

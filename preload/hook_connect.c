@@ -20,7 +20,7 @@ static int stream_socket(struct rlt_pre_fd *e)
 	       e->type == SOCK_STREAM;
 }
 
-RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+static RLT_SLOW int connect_slow(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct rlt__ticket t;
 	struct rlt_pre_fd *e;
@@ -80,6 +80,15 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	}
 	errno = err;
 	return rc;
+}
+
+/* A connect changes which rules apply to the socket's traffic, so only a process with no rule
+ * at all lets it straight through at the gate. */
+RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	if (rlt_pre_idle(RLT_PASS_ALL))
+		return real_connect(fd, addr, len);
+	return connect_slow(fd, addr, len);
 }
 
 /* The charge of a connection accept() has just returned as fd `nfd` from listener `lfd`:
@@ -153,7 +162,8 @@ shed:
 	return -1;
 }
 
-static int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags, int four)
+static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags,
+                                  int four)
 {
 	rlt_pre_ensure_real();
 	int nfd = four ? real_accept4(fd, addr, len, flags) : real_accept(fd, addr, len);
@@ -174,12 +184,17 @@ static int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flag
 	return nfd;
 }
 
+/* As connect: an accepted socket's entry is set up unless no rule exists at all. */
 RLT_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
+	if (rlt_pre_idle(RLT_PASS_ALL))
+		return real_accept(fd, addr, len);
 	return accept_common(fd, addr, len, 0, 0);
 }
 
 RLT_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
+	if (rlt_pre_idle(RLT_PASS_ALL))
+		return real_accept4(fd, addr, len, flags);
 	return accept_common(fd, addr, len, flags, 1);
 }

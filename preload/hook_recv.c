@@ -1,7 +1,8 @@
 /*
  * hook_recv.c: receiving (RLT_RECV). Every entry point the C library has for receiving on a
  * socket (recv, recvfrom, read, recvmsg, readv, recvmmsg and the _FORTIFY_SOURCE _chk ones).
- * How a receive is paced: io_pacing.c.
+ * How a receive is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, preload.h)
+ * and jumps to the real function when the call is surely not ours; its *_slow part decides.
  */
 #include <limits.h>
 #include <string.h>
@@ -39,9 +40,12 @@ static ssize_t buf_recv_piece(void *c, size_t off, size_t len)
 	                     off ? NULL : b->fromlen);
 }
 
+/* The out-of-line part of recv, recvfrom and read: the gate (rlt_pre_passes) did not let the
+ * call straight through, so it may be ours. */
 static ssize_t recv_buf(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
                         socklen_t *fromlen, int use_read)
 {
+	rlt_pre_ensure_real();
 	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_RECV);
 	struct rbuf_ctx c = {fd, buf, flags, from, fromlen, use_read};
 
@@ -78,23 +82,38 @@ straight:
 	return use_read ? real_read(fd, buf, len) : real_recvfrom(fd, buf, len, flags, from, fromlen);
 }
 
+/* Six arguments at most, so that a hook reaches them by a jump, without a frame of its own. */
+static RLT_SLOW ssize_t recvfrom_slow(int fd, void *buf, size_t len, int flags,
+                                      struct sockaddr *from, socklen_t *fromlen)
+{
+	return recv_buf(fd, buf, len, flags, from, fromlen, 0);
+}
+
+static RLT_SLOW ssize_t read_slow(int fd, void *buf, size_t len)
+{
+	return recv_buf(fd, buf, len, 0, NULL, NULL, 1);
+}
+
 RLT_EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
-	rlt_pre_ensure_real();
-	return recv_buf(fd, buf, len, flags, NULL, NULL, 0);
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_recv(fd, buf, len, flags);
+	return recvfrom_slow(fd, buf, len, flags, NULL, NULL);
 }
 
 RLT_EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
                             socklen_t *fromlen)
 {
-	rlt_pre_ensure_real();
-	return recv_buf(fd, buf, len, flags, from, fromlen, 0);
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_recvfrom(fd, buf, len, flags, from, fromlen);
+	return recvfrom_slow(fd, buf, len, flags, from, fromlen);
 }
 
 RLT_EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
-	rlt_pre_ensure_real();
-	return recv_buf(fd, buf, len, 0, NULL, NULL, 1);
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_read(fd, buf, len);
+	return read_slow(fd, buf, len);
 }
 
 static ssize_t msg_recv_piece(void *c, size_t off, size_t len)
@@ -126,8 +145,9 @@ static ssize_t msg_recv_piece(void *c, size_t off, size_t len)
 	return n;
 }
 
-static ssize_t recv_msg(int fd, struct msghdr *msg, int flags, int use_readv)
+static RLT_SLOW ssize_t recv_msg(int fd, struct msghdr *msg, int flags, int use_readv)
 {
+	rlt_pre_ensure_real();
 	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_RECV);
 	struct rlt_pre_msg_ctx c = {fd, msg, flags, use_readv};
 
@@ -154,11 +174,12 @@ straight:
 
 RLT_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	rlt_pre_ensure_real();
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_recvmsg(fd, msg, flags);
 	return recv_msg(fd, msg, flags, 0);
 }
 
-RLT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+static RLT_SLOW ssize_t readv_slow(int fd, const struct iovec *iov, int cnt)
 {
 	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = cnt < 0 ? 0 : (size_t)cnt};
 	rlt_pre_ensure_real();
@@ -167,8 +188,15 @@ RLT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	return recv_msg(fd, &h, 0, 1);
 }
 
-RLT_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
-                        struct timespec *timeout)
+RLT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_readv(fd, iov, cnt);
+	return readv_slow(fd, iov, cnt);
+}
+
+static RLT_SLOW int recvmmsg_slow(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+                                  struct timespec *timeout)
 {
 	struct rlt_pre_fd *e;
 
@@ -183,21 +211,31 @@ RLT_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 	return (int)rlt_pre_dgram_received(e, e->mask[RLT_VAR_RECV], n, bytes, (uint64_t)n);
 }
 
+RLT_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+                        struct timespec *timeout)
+{
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_recvmmsg(fd, vec, vlen, flags, timeout);
+	return recvmmsg_slow(fd, vec, vlen, flags, timeout);
+}
+
 /* glibc's _FORTIFY_SOURCE entry points: the same calls with a buffer-size check first. */
 RLT_EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 {
 	if (len > buflen)
 		__chk_fail();
-	rlt_pre_ensure_real();
-	return recv_buf(fd, buf, len, 0, NULL, NULL, 1);
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_read(fd, buf, len);
+	return read_slow(fd, buf, len);
 }
 
 RLT_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
 {
 	if (len > buflen)
 		__chk_fail();
-	rlt_pre_ensure_real();
-	return recv_buf(fd, buf, len, flags, NULL, NULL, 0);
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_recv(fd, buf, len, flags);
+	return recvfrom_slow(fd, buf, len, flags, NULL, NULL);
 }
 
 RLT_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
@@ -205,6 +243,7 @@ RLT_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, 
 {
 	if (len > buflen)
 		__chk_fail();
-	rlt_pre_ensure_real();
-	return recv_buf(fd, buf, len, flags, from, fromlen, 0);
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_recvfrom(fd, buf, len, flags, from, fromlen);
+	return recvfrom_slow(fd, buf, len, flags, from, fromlen);
 }

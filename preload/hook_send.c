@@ -2,7 +2,8 @@
  * hook_send.c: sending (RLT_SEND). Every entry point the C library has for sending on a socket
  * (send, sendto, write, sendmsg, writev, sendmmsg, sendfile, splice), because a program reaches
  * the kernel through whichever it likes and none of them funnels into another that we could
- * see. How a send is paced: io_pacing.c.
+ * see. How a send is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, preload.h)
+ * and jumps to the real function when the call is surely not ours; its *_slow part decides.
  */
 #include <limits.h>
 #include <string.h>
@@ -32,9 +33,12 @@ static ssize_t buf_send_piece(void *c, size_t off, size_t len)
 	return real_sendto(b->fd, b->buf + off, len, b->flags, b->to, b->tolen);
 }
 
+/* The out-of-line part of send, sendto and write: the gate (rlt_pre_passes) did not let the call
+ * straight through, so it may be ours. */
 static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
                         const struct sockaddr *to, socklen_t tolen, int use_write)
 {
+	rlt_pre_ensure_real();
 	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	struct buf_ctx c = {fd, buf, flags, to, tolen, use_write};
 
@@ -59,23 +63,38 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 	                         e->nonblock || (flags & MSG_DONTWAIT), 0, 1, buf_send_piece, &c);
 }
 
+/* Six arguments at most, so that a hook reaches them by a jump, without a frame of its own. */
+static RLT_SLOW ssize_t sendto_slow(int fd, const void *buf, size_t len, int flags,
+                                    const struct sockaddr *to, socklen_t tolen)
+{
+	return send_buf(fd, buf, len, flags, to, tolen, 0);
+}
+
+static RLT_SLOW ssize_t write_slow(int fd, const void *buf, size_t len)
+{
+	return send_buf(fd, buf, len, 0, NULL, 0, 1);
+}
+
 RLT_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
-	rlt_pre_ensure_real();
-	return send_buf(fd, buf, len, flags, NULL, 0, 0);
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)))
+		return real_send(fd, buf, len, flags);
+	return sendto_slow(fd, buf, len, flags, NULL, 0);
 }
 
 RLT_EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
                           const struct sockaddr *to, socklen_t tolen)
 {
-	rlt_pre_ensure_real();
-	return send_buf(fd, buf, len, flags, to, tolen, 0);
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)))
+		return real_sendto(fd, buf, len, flags, to, tolen);
+	return sendto_slow(fd, buf, len, flags, to, tolen);
 }
 
 RLT_EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
-	rlt_pre_ensure_real();
-	return send_buf(fd, buf, len, 0, NULL, 0, 1);
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)))
+		return real_write(fd, buf, len);
+	return write_slow(fd, buf, len);
 }
 
 static ssize_t msg_send_piece(void *c, size_t off, size_t len)
@@ -97,8 +116,9 @@ static ssize_t msg_send_piece(void *c, size_t off, size_t len)
 	return real_sendmsg(m->fd, &h, m->flags);
 }
 
-static ssize_t send_msg(int fd, const struct msghdr *msg, int flags, int use_writev)
+static RLT_SLOW ssize_t send_msg(int fd, const struct msghdr *msg, int flags, int use_writev)
 {
+	rlt_pre_ensure_real();
 	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	struct rlt_pre_msg_ctx c = {fd, msg, flags, use_writev};
 	uint32_t mask;
@@ -131,11 +151,12 @@ straight:
 
 RLT_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	rlt_pre_ensure_real();
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)))
+		return real_sendmsg(fd, msg, flags);
 	return send_msg(fd, msg, flags, 0);
 }
 
-RLT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+static RLT_SLOW ssize_t writev_slow(int fd, const struct iovec *iov, int cnt)
 {
 	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = cnt < 0 ? 0 : (size_t)cnt};
 	rlt_pre_ensure_real();
@@ -144,9 +165,16 @@ RLT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	return send_msg(fd, &h, 0, 1);
 }
 
+RLT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)))
+		return real_writev(fd, iov, cnt);
+	return writev_slow(fd, iov, cnt);
+}
+
 /* sendmmsg: several messages in one call, charged together (bytes and message count); what the
  * kernel did not send is given back. On a stream socket it is charged the same way, unsplit. */
-RLT_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+static RLT_SLOW int sendmmsg_slow(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 {
 	struct rlt_pre_fd *e;
 	struct rlt__ticket t;
@@ -180,6 +208,13 @@ RLT_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 	return n;
 }
 
+RLT_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)))
+		return real_sendmmsg(fd, vec, vlen, flags);
+	return sendmmsg_slow(fd, vec, vlen, flags);
+}
+
 struct file_ctx {
 	int out, in;
 	off_t *off;
@@ -192,7 +227,7 @@ static ssize_t sendfile_piece(void *c, size_t off, size_t len)
 	return real_sendfile(f->out, f->in, f->off, len);
 }
 
-RLT_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
+static RLT_SLOW ssize_t sendfile_slow(int out, int in, off_t *off, size_t count)
 {
 	struct rlt_pre_fd *e;
 	struct file_ctx c = {out, in, off};
@@ -216,6 +251,13 @@ RLT_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 	                         0, 0, sendfile_piece, &c);
 }
 
+RLT_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
+{
+	if (rlt_pre_passes(out, RLT_PASS(RLT_VAR_SEND)))
+		return real_sendfile(out, in, off, count);
+	return sendfile_slow(out, in, off, count);
+}
+
 /* off64_t and off_t are one type on the 64-bit ABIs we build for. */
 struct splice_ctx {
 	int in, out;
@@ -237,8 +279,8 @@ static ssize_t splice_piece(void *c, size_t off, size_t len)
  * budget allows; splice may always return less than asked, and callers loop); a datagram
  * socket's send is charged whole.
  */
-RLT_EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len,
-                          unsigned flags)
+static RLT_SLOW ssize_t splice_slow(int in, loff_t *off_in, int out, loff_t *off_out,
+                                    size_t len, unsigned flags)
 {
 	struct splice_ctx c = {in, out, off_in, off_out, flags};
 	struct rlt_pre_fd *e;
@@ -265,6 +307,14 @@ RLT_EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size
 	}
 	return rlt_pre_stream_io(var == RLT_VAR_SEND ? out : in, e, var, e->mask[var], len,
 	                         e->nonblock, 0, 0, splice_piece, &c);
+}
+
+RLT_EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len,
+                          unsigned flags)
+{
+	if (rlt_pre_passes(out, RLT_PASS(RLT_VAR_SEND)) && rlt_pre_passes(in, RLT_PASS(RLT_VAR_RECV)))
+		return real_splice(in, off_in, out, off_out, len, flags);
+	return splice_slow(in, off_in, out, off_out, len, flags);
 }
 
 RLT_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t count)

@@ -21,6 +21,7 @@
 #include "ruleset_env.h"
 #include "settings.h"
 #include "stats.h"
+#include "stats_count.h"
 
 struct rlt__ruleset rlt_pre_rules;
 _Atomic int rlt_pre_active;
@@ -84,7 +85,7 @@ static void write_stats(void)
 /* Our page's name goes when we do; the mapping stays for threads still counting. Only the
  * process the page describes removes it: a vfork child shares it, and the child of a fork that
  * ran no handlers (_Fork, a raw clone) still has its parent's mapped. */
-static void unpublish(void)
+void rlt_pre_unpublish(void)
 {
 	struct rlt__pub *p = rlt_pre_rules.pub;
 	if (publishing && p && p->hdr->pid == (int32_t)syscall(SYS_getpid))
@@ -96,7 +97,7 @@ static void unpublish(void)
 static void on_fatal_signal(int sig)
 {
 	write_stats();
-	unpublish();
+	rlt_pre_unpublish();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -147,6 +148,10 @@ static void atfork_child(void)
 	/* first, for the handlers registered after ours (they may close fds); those before
 	 * ours are told from a vfork child by rlt_pre_borrowed */
 	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
+	/* a thread of the parent applying a set when it forked is not in the child: its claim
+	 * would keep the child from ever following a set (each swap is one pointer store, so
+	 * nothing is left half-made) */
+	atomic_store_explicit(&rlt_pre_rules.applying, 0, memory_order_relaxed);
 	if (rlt_pre_rules.n[RLT_VAR_CONNS]) {
 		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
 		uint32_t held[RLT_MAX_RULES_PER_VAR];
@@ -166,10 +171,8 @@ static void atfork_child(void)
 	/* after the counters start again: the keys tracked are the table's, which the child has */
 	rlt__ruleset_keys_forked(&rlt_pre_rules);
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++) {
-			struct rlt__stats *st = rlt_pre_rules.rules[v][i].st;
-			memset(st, 0, sizeof *st);
-		}
+		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++)
+			rlt__stats_zero(rlt_pre_rules.rules[v][i].st);
 }
 
 /* RLT_INHERIT=0: programs this one executes do not load us. Removing our entry from
@@ -221,9 +224,7 @@ __attribute__((constructor)) static void rlt_load(void)
 	strcpy(stats_tmpl, set.stats);
 	if (rlt__ruleset_from_env(&rlt_pre_rules, &set, rlt_pre_log, &err) != 0)
 		fatal(err.msg);
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		if (rlt_pre_rules.n[v])
-			rlt_pre_vars_in_use |= 1u << v;
+	rlt_pre_vars_in_use = rlt_pre_rules.vars_in_use;
 	if (set.publish) {
 		/* a process that cannot publish runs on, counting privately */
 		if (rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, &err) != 0)
@@ -238,11 +239,12 @@ __attribute__((constructor)) static void rlt_load(void)
 	if (stats_tmpl[0])
 		atexit(write_stats);
 	if (publishing)
-		atexit(unpublish);
+		atexit(rlt_pre_unpublish);
 	if (stats_tmpl[0] || publishing)
 		catch_fatal_signals();
 	rlt__ruleset_log(&rlt_pre_rules, rlt_pre_log, "");
 	atomic_store_explicit(&rlt_pre_active, 1, memory_order_release);
+	rlt_pre_gate_open();
 }
 
 /* A program that ends with _exit or returns from main after destructors: write the summary in
@@ -250,5 +252,5 @@ __attribute__((constructor)) static void rlt_load(void)
 __attribute__((destructor)) static void rlt_unload(void)
 {
 	write_stats();
-	unpublish();
+	rlt_pre_unpublish();
 }

@@ -1,14 +1,14 @@
 /*
- * io_pacing.c: how the send and receive hooks (hook_send.c, hook_recv.c) pace what they move.
- * A blocking stream send no larger than what can go whole (rlt__whole: the burst) is charged
- * whole, waited for, and made as one real call: threads that share a socket rely on a send the
- * kernel would take whole not being torn by another thread's. A larger one goes out piece by
- * piece, each when the budget allows, and returns when all of it has gone; so do sendfile and
- * splice, which may always return less. A non-blocking send sends what the budget allows
- * (waiting for one piece at the least, so an event loop never spins on an EAGAIN of ours). A
- * stream receive asks the kernel for no more than its piece. Datagrams are never
- * split: a send is charged whole before it is made, a receive whole after it arrived (its size
- * is not known before), delaying its return to the program.
+ * io_pacing.c: how the send and receive hooks (hook_send.c, hook_recv.c) move what they pace.
+ * What is decided (whole or in pieces, charged before or after, the size of each piece, whether
+ * the call goes on) is src/pacing.c's, the supervisor's too; this file holds the preload's
+ * mechanics: a loop that makes the real calls and sleeps in rlt__charge_wait* for the budget.
+ * A blocking stream send no larger than what can go whole is charged whole, waited for, and
+ * made as one real call; a larger one goes out piece by piece and returns when all of it has
+ * gone; so do sendfile and splice, which may always return less. A non-blocking send sends what
+ * the budget allows (waiting for one piece at the least, so an event loop never spins on an
+ * EAGAIN of ours). Datagrams are never split: a send is charged whole before it is made, a
+ * receive whole after it arrived (its size is not known before), delaying its return.
  */
 #include <limits.h>
 #include <string.h>
@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "iov.h"
+#include "pacing.h"
 #include "preload.h"
 
 /* The rules for a datagram sent to an explicit address on an unconnected socket. */
@@ -61,22 +62,20 @@ size_t rlt_pre_iov_total(const struct iovec *iov, int cnt)
 /* ----- streams ----- */
 
 /*
- * A blocking stream receive under rules that admit every charge (rlt__always_admits): the
- * piece is received first, as the program asked (blocking, with its SO_RCVTIMEO and its
- * signal semantics), then charged and waited for. A receive that waits for data then holds
- * no reservation: a hundred threads blocked on idle connections would otherwise hold a
- * hundred pieces of the budget and hold up the busy ones. What arrives early waits in the
- * program's buffer, at most one piece (10 ms of the rate) ahead of the rate.
+ * A receive charged after it is made (src/pacing.c: RLT_PACE_AFTER): the piece is received
+ * first, as the program asked (blocking, with its SO_RCVTIMEO and its signal semantics), then
+ * charged and waited for, so that a receive waiting for data holds no reservation. What
+ * arrives early waits in the program's buffer, at most one piece (10 ms of the rate) ahead of
+ * the rate.
  */
-static ssize_t recv_then_charge(struct rlt_pre_fd *e, uint32_t mask, size_t total, int waitall,
-                                rlt_pre_piece_fn fn, void *ctx)
+static ssize_t recv_then_charge(struct rlt_pre_fd *e, struct rlt__pace *p, rlt_pre_piece_fn fn,
+                                void *ctx)
 {
-	uint64_t piece_max = rlt__piece(&rlt_pre_rules, RLT_VAR_RECV, mask);
-	size_t done = 0;
+	int more;
 
 	do {
 		struct rlt__ticket t;
-		size_t want = total - done, piece = want < piece_max ? want : (size_t)piece_max;
+		size_t done = (size_t)p->done, piece = (size_t)rlt__pace_piece(p, NULL, NULL, 0);
 		ssize_t n = fn(ctx, done, piece);
 		if (n <= 0)
 			return done ? (ssize_t)done : n; /* the end of the stream, or its errno */
@@ -84,19 +83,18 @@ static ssize_t recv_then_charge(struct rlt_pre_fd *e, uint32_t mask, size_t tota
 		/* the clock is read after the call: a reading from before it would date the charge
 		 * back by as long as the call waited for data, and give that time away */
 		/* MSG_WAITALL: data has moved, so a handler that runs ends the call with it */
-		int intr = waitall ? rlt__charge_wait_intr(&rlt_pre_rules, &t, RLT_VAR_RECV, mask,
+		int intr = (p->flags & RLT_PACE_WAITALL)
+		                   ? rlt__charge_wait_intr(&rlt_pre_rules, &t, RLT_VAR_RECV, p->mask,
 		                                           rlt_pre_budget_states(e), (uint64_t)n,
 		                                           done == 0, rlt__now())
-		                   : rlt__charge_wait_at(&rlt_pre_rules, &t, RLT_VAR_RECV, mask,
+		                   : rlt__charge_wait_at(&rlt_pre_rules, &t, RLT_VAR_RECV, p->mask,
 		                                         rlt_pre_budget_states(e), (uint64_t)n,
 		                                         done == 0, rlt__now());
 		rlt__settle(&rlt_pre_rules, &t, (uint64_t)n, done == 0);
 		errno = err;
-		done += (size_t)n;
-		if ((size_t)n < piece || !waitall || intr > 0)
-			break;
-	} while (done < total);
-	return (ssize_t)done;
+		more = rlt__pace_after(p, piece, (uint64_t)n, intr > 0);
+	} while (more);
+	return (ssize_t)p->done;
 }
 
 /* A piece made as blocking came back with EAGAIN, or a send's short (splice and sendfile often
@@ -111,42 +109,28 @@ static void learn_nonblock(int fd, struct rlt_pre_fd *e)
 	errno = saved;
 }
 
-/* keep_whole: a send made by send, sendto, write, sendmsg or writev, which goes out in one
- * real call when it is small enough (rlt__whole); sendfile and splice move in pieces. */
+/* The decisions are src/pacing.c's; this loop makes the real calls and sleeps for the budget. */
 ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask,
                           size_t total, int nonblock, int waitall, int keep_whole,
                           rlt_pre_piece_fn fn, void *ctx)
 {
 	void *states = rlt_pre_budget_states(e);
-	uint64_t piece_max = rlt__piece(&rlt_pre_rules, var, mask);
-	int rejects = rlt__rejects(&rlt_pre_rules, var, mask);
-	size_t done = 0;
+	struct rlt__pace p;
+	int more;
 
 	if (total == 0)
 		return fn(ctx, 0, 0);
-	if (keep_whole && total <= rlt__whole(&rlt_pre_rules, var, mask, nonblock))
-		piece_max = total;
-	if (var == RLT_VAR_RECV && !nonblock && rlt__always_admits(&rlt_pre_rules, var, mask))
-		return recv_then_charge(e, mask, total, waitall, fn, ctx);
+	rlt__pace_begin(&p, &rlt_pre_rules, var, mask, total,
+	                (nonblock ? RLT_PACE_NONBLOCK : 0) | (waitall ? RLT_PACE_WAITALL : 0) |
+	                        (keep_whole ? RLT_PACE_KEEP_WHOLE : 0));
+	if (rlt__pace_charge_after(&p))
+		return recv_then_charge(e, &p, fn, ctx);
 	do {
 		struct rlt__ticket t;
-		size_t want = total - done, piece = want < piece_max ? want : (size_t)piece_max;
+		size_t done = (size_t)p.done;
 		rlt_ns_t now = rlt__now();
+		size_t piece = (size_t)rlt__pace_piece(&p, &rlt_pre_rules, states, now);
 
-		if (var == RLT_VAR_RECV) {
-			/* Ask the kernel for no more than the budget allows now. What trickled
-			 * in during the last system call is not worth a call of its own: taking
-			 * it would read a few bytes at a time at full CPU. Below half a piece a
-			 * delay rule waits for a whole one; a reject rule takes what there is. */
-			uint64_t a = rlt__available(&rlt_pre_rules, var, mask, states, now);
-			if (a < piece && (a >= piece / 2 || (a && rejects)))
-				piece = (size_t)a;
-		} else if (nonblock) {
-			/* what the budget allows now, if that is at least one piece */
-			uint64_t a = rlt__available(&rlt_pre_rules, var, mask, states, now);
-			if (a > piece)
-				piece = a < want ? (size_t)a : want;
-		}
 		/* Once data has moved, a handler that runs during the wait ends the call with the
 		 * count moved, as the kernel's own blocking call would (SA_RESTART or not): a
 		 * program checks its signals between calls (Python's sendall), and must not wait
@@ -176,17 +160,9 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 			errno = err;
 			return -1;
 		}
-		done += (size_t)n;
-		/* a short piece: the kernel took or had no more (non-blocking, end of stream, or a
-		 * signal); a receive returns what it has unless MSG_WAITALL asked for everything */
-		if ((size_t)n < piece || n == 0)
-			break;
-		if (var == RLT_VAR_RECV && !waitall)
-			break;
-		if (var == RLT_VAR_SEND && nonblock)
-			break;
-	} while (done < total);
-	return (ssize_t)done;
+		more = rlt__pace_after(&p, piece, (uint64_t)n, 0);
+	} while (more);
+	return (ssize_t)p.done;
 }
 
 /* ----- datagrams ----- */

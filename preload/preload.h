@@ -17,6 +17,9 @@
 #include "settings.h"
 
 #define RLT_EXPORT __attribute__((visibility("default")))
+/* The part of a hook past its gate (rlt_pre_passes): kept out of the hook, so that the hook's
+ * way to the real function builds no frame and saves no register. */
+#define RLT_SLOW __attribute__((noinline))
 
 /* The real functions, resolved once at load with dlsym(RTLD_NEXT). */
 #define RLT_REAL_SYMBOLS(X)                                                                      \
@@ -49,7 +52,9 @@
 	X(int, dup3, (int, int, int))                                                            \
 	X(int, fcntl, (int, int, ...))                                                           \
 	X(int, fcntl64, (int, int, ...))                                                         \
-	X(int, ioctl, (int, unsigned long, ...))
+	X(int, ioctl, (int, unsigned long, ...))                                                 \
+	X(void, _exit, (int))                                                                    \
+	X(void, _Exit, (int))
 
 #define RLT_DECLARE_REAL(ret, name, args)                                                        \
 	typedef ret(*name##_t) args;                                                             \
@@ -79,6 +84,10 @@ void rlt_pre_log(int level, const char *fmt, ...) __attribute__((format(printf, 
  * A system call (two in such a child): only for the calls that change the fd table, never on
  * a hot path. */
 int rlt_pre_borrowed(void);
+/* Removes this process's published page (SPEC §7), if the page is this process's own: a vfork
+ * child and the child of a fork that ran no handlers share or copy their parent's. At exit, at
+ * a fatal signal, and in the _exit hook (hook_exit.c). */
+void rlt_pre_unpublish(void);
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
  * constructor, from another library's constructor). */
@@ -109,6 +118,7 @@ struct rlt_pre_sock_budgets {
 
 struct rlt_pre_fd {
 	_Atomic uint8_t kind;     /* enum rlt_pre_fdkind, written last when an entry is set up */
+	_Atomic uint8_t pass;     /* RLT_PASS bits: calls that surely go straight through (the gate) */
 	uint8_t type;             /* SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET */
 	uint8_t nonblock;         /* O_NONBLOCK is set on the file */
 	uint8_t listening;        /* accept() was called on it */
@@ -119,6 +129,47 @@ struct rlt_pre_fd {
 	struct rlt_pre_sock_budgets *conn;   /* NULL until the socket needs one */
 	uint32_t ofd;             /* shared by the fds dup made of one open file, 0: no dup */
 };
+
+/*
+ * The gate: the first thing a send or receive hook does, inline, before it builds a frame, is
+ * to ask whether the call is surely not ours (a file, a pipe, a socket no rule of the variable
+ * can match, a variable with no rule at all); then it jumps to the real function. Everything
+ * else (a never-seen fd, a socket a rule may match, a call before the rules are loaded, an fd
+ * beyond the table) goes to the hook's out-of-line part, which decides as before. `size` is 0
+ * until the rules are loaded (rlt_pre_gate_open), so that a hook called from another library's
+ * constructor takes the slow part, which resolves the real symbols first.
+ */
+#define RLT_PASS(var) (1u << (var))
+#define RLT_PASS_ALL ((1u << RLT_VAR_COUNT) - 1)
+struct rlt_pre_gate {
+	struct rlt_pre_fd *table; /* the fd table (fdtable.c) */
+	_Atomic unsigned size;    /* its entries; 0 until the rules are loaded */
+	unsigned idle;            /* RLT_PASS bits of the variables that have no rule */
+};
+extern struct rlt_pre_gate rlt_pre_gate;
+
+/* 1 when every call of the variables in bits on fd goes straight to the real function. A
+ * socket's pass bits are set from its masks (fdtable.c pass_bits), a file's all at once; a
+ * never-seen fd has none, so its first call classifies it. Three loads of one cache line and
+ * the entry's byte: no lock, no TLS, no system call. */
+static inline int rlt_pre_passes(int fd, unsigned bits)
+{
+	unsigned n = atomic_load_explicit(&rlt_pre_gate.size, memory_order_acquire);
+	return __builtin_expect((unsigned)fd < n, 1) &&
+	       ((rlt_pre_gate.idle |
+	         atomic_load_explicit(&rlt_pre_gate.table[fd].pass, memory_order_relaxed)) &
+	        bits) == bits;
+}
+
+/* 1 when no variable in bits has a rule (and the rules are loaded). */
+static inline int rlt_pre_idle(unsigned bits)
+{
+	return atomic_load_explicit(&rlt_pre_gate.size, memory_order_acquire) &&
+	       (rlt_pre_gate.idle & bits) == bits;
+}
+
+/* Opens the gate once the rules are loaded (init.c). */
+void rlt_pre_gate_open(void);
 
 /* The entry for fd, classifying a never-seen fd first (one getsockopt, once); NULL for fds
  * beyond the table. */

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "keytab.h"
 #include "policy.h"
+#include "rule_set.h"
 #include "publish.h"
 #include "scope_redis.h"
 #include "stats_count.h"
@@ -29,12 +30,13 @@ static uint64_t cost_for(const struct rlt_rule *r, uint64_t bytes, uint64_t msgs
 /* NULL for a connection-scope rule of a socket that has no block (no memory could be had):
  * such a rule is then not applied rather than applied to a state that is not there; and for a
  * keyed rule, whose state is the key's (charge_at finds it, the ticket keeps it). */
-static void *state_of(const struct rlt__rt_rule *r, void *conn_block)
+static void *state_of(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
+                      void *conn_block)
 {
 	if (r->keytab)
 		return NULL;
-	if (r->state)
-		return r->state;
+	if (v->state)
+		return v->state;
 	if (r->redis)
 		return r->redis;
 	return conn_block ? (char *)conn_block + r->conn_off : NULL;
@@ -42,20 +44,37 @@ static void *state_of(const struct rlt__rt_rule *r, void *conn_block)
 
 /* A redis-scope rule decides through its lease (scope_redis.c); every other rule through the
  * engine on its state (process memory, a connection block or a shared segment alike). */
-static enum rlt_verdict decide(const struct rlt__rt_rule *r, void *st, rlt_ns_t now,
-                               uint64_t cost, enum rlt_mode mode, rlt_ns_t *at)
+static enum rlt_verdict decide(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
+                               void *st, rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
+                               rlt_ns_t *at)
 {
 	if (r->redis)
 		return rlt__redis_decide(r->redis, now, cost, mode, at);
-	return rlt_decide(&r->rule.params, st, now, cost, mode, at);
+	return rlt_decide(&v->params, st, now, cost, mode, at);
 }
 
-static void refund(const struct rlt__rt_rule *r, void *st, rlt_ns_t at, uint64_t units)
+/* Units go back to the state in force now: a refund is in units, which every version of a
+ * rule counts alike (rlt_params_retune), and a state a set left behind is no one's budget. */
+static void refund(const struct rlt__rt_rule *r, void *kstate, void *conn_block, rlt_ns_t at,
+                   uint64_t units)
 {
+	const struct rlt__rule_ver *v = rlt__ver(r);
+	void *st = r->keytab ? kstate : state_of(r, v, conn_block);
+
 	if (r->redis)
 		rlt__redis_refund(r->redis, at, units);
-	else
-		rlt_refund(&r->rule.params, st, at, units);
+	else if (st)
+		rlt_refund(&v->params, st, at, units);
+}
+
+/* A set waiting for this process (its control area, or a shared segment's generation): the
+ * hot path's part is a load and a compare for each (rule_set.c applies). */
+static inline void follow_sets(struct rlt__ruleset *rs)
+{
+	if (__builtin_expect(rs->pub != NULL, 1) && rlt__ctl_pending(rs))
+		rlt__ctl_serve(rs);
+	if (__builtin_expect(rs->nshared != 0, 0))
+		rlt__shm_follow_all(rs);
 }
 
 
@@ -66,13 +85,14 @@ uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask
 
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		const struct rlt__rt_rule *r = &rs->rules[var][i];
-		void *st = state_of(r, conn_block);
+		const struct rlt__rule_ver *v = rlt__ver(r);
+		void *st = state_of(r, v, conn_block);
 		if (!(mask & (1u << i)) || r->rule.unit != RLT_UNIT_BYTES || !st)
 			continue;
 		if (r->rule.action == RLT_ACTION_DRY_RUN)
 			continue; /* it never holds a call back, so it never cuts one either */
 		uint64_t a = r->redis ? rlt__redis_available(r->redis, now)
-		                      : rlt_available(&r->rule.params, st, now);
+		                      : rlt_available(&v->params, st, now);
 		if (a < least)
 			least = a;
 	}
@@ -86,21 +106,20 @@ static void undo(struct rlt__ruleset *rs, struct rlt__ticket *t, unsigned upto)
 		const struct rlt__rt_rule *r = &rs->rules[t->var][i];
 		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER)
 			continue;
-		refund(r, r->keytab ? t->kstate[i] : state_of(r, t->conn_block), t->at[i],
-		       cost_for(&r->rule, t->bytes, t->msgs));
+		refund(r, t->kstate[i], t->conn_block, t->at[i], cost_for(&r->rule, t->bytes, t->msgs));
 	}
 }
 
 /* A keyed rule's decision: the key of the call's peer, its state found in the rule's table. */
-static enum rlt_verdict decide_keyed(const struct rlt__rt_rule *r, const struct rlt__peer *peer,
-                                     rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
-                                     rlt_ns_t *at, void **kstate)
+static enum rlt_verdict decide_keyed(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
+                                     const struct rlt__peer *peer, rlt_ns_t now, uint64_t cost,
+                                     enum rlt_mode mode, rlt_ns_t *at, void **kstate)
 {
 	struct rlt__key k;
 
 	rlt__key_of(r->rule.key, r->rule.key_prefix4, r->rule.key_prefix6, peer,
 	            peer ? peer->port : 0, &k);
-	return rlt__keytab_decide(r->keytab, &k, now, cost, mode, at, kstate);
+	return rlt__keytab_decide(r->keytab, &v->params, &k, now, cost, mode, at, kstate);
 }
 
 /*
@@ -134,22 +153,31 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->msgs = msgs;
 	t->start = now;
 	t->err = 0;
-	rlt__pub_tick(rs->pub, now); /* the history: a compare, except once a second */
+	/* A set request is looked for at the page's tick (every RLT_PUB_CHECK_NS while calls come,
+	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
+	 * segment's set is followed at every call: until it is, this process would charge a
+	 * budget the others have left. */
+	if (rlt__pub_tick(rs->pub, now) && rlt__ctl_pending(rs))
+		rlt__ctl_serve(rs);
+	if (__builtin_expect(rs->nshared != 0, 0))
+		rlt__shm_follow_all(rs);
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[var][i];
+		const struct rlt__rule_ver *ver = rlt__ver(r);
 		rlt_ns_t at = now;
 
-		void *st = state_of(r, conn_block);
+		void *st = state_of(r, ver, conn_block);
 		t->at[i] = RLT_NS_NEVER;
 		if (!(mask & (1u << i)) || (!st && !r->keytab))
 			continue;
+		t->ver[i] = ver; /* read only where at[i] is set (rlt__ticket_refresh) */
 		uint64_t cost = cost_for(&r->rule, bytes, msgs);
 		enum rlt_mode mode =
-			r->rule.action == RLT_ACTION_REJECT ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			ver->action == RLT_ACTION_REJECT ? RLT_MODE_NOW : RLT_MODE_RESERVE;
 		enum rlt_verdict v = r->keytab
-			? decide_keyed(r, peer, now, cost, mode, &at, &t->kstate[i])
-			: decide(r, st, now, cost, mode, &at);
-		if (r->rule.action == RLT_ACTION_DRY_RUN) {
+			? decide_keyed(r, ver, peer, now, cost, mode, &at, &t->kstate[i])
+			: decide(r, ver, st, now, cost, mode, &at);
+		if (ver->action == RLT_ACTION_DRY_RUN) {
 			dry_run(rs, r, v, now, at);
 			dry |= 1u << i;
 			if (v != RLT_DENY)
@@ -158,7 +186,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 		}
 		if (v == RLT_DENY) {
 			undo(rs, t, i);
-			t->err = r->rule.err;
+			t->err = ver->err;
 			rlt__count_rejected(rs, r);
 			return -1;
 		}
@@ -167,6 +195,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			go = at;
 	}
 	t->go = go;
+	t->dry = dry;
 	if (rs->stats_on)
 		for (unsigned i = 0; i < rs->n[var]; i++)
 			if ((mask & ~dry) & (1u << i))
@@ -174,16 +203,40 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	return 0;
 }
 
-void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d)
+/* The rules of a ticket that make it wait. */
+static uint32_t waiting_mask(const struct rlt__ruleset *rs, const struct rlt__ticket *t)
 {
-	if (!rs->stats_on)
-		return;
-	for (unsigned i = 0; i < rs->n[t->var]; i++) {
-		struct rlt__rt_rule *r = &rs->rules[t->var][i];
-		if ((t->mask & (1u << i)) && t->at[i] != RLT_NS_NEVER && t->at[i] > t->start &&
-		    r->rule.action != RLT_ACTION_DRY_RUN)
-			rlt__count_waiting(r, d);
-	}
+	uint32_t m = 0;
+
+	for (unsigned i = 0; i < rs->n[t->var]; i++)
+		if ((t->mask & ~t->dry & (1u << i)) && t->at[i] != RLT_NS_NEVER &&
+		    t->at[i] > t->start)
+			m |= 1u << i;
+	return m;
+}
+
+/* Threads waiting now, per rule that makes the call wait (for `rlthrottle top`): off the
+ * conforming path, a delayed call only. The preload's waits give back the mask they counted
+ * at the start (a set meanwhile may move at[]). */
+static void count_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d,
+                          uint32_t m)
+{
+	for (unsigned i = 0; i < rs->n[t->var]; i++)
+		if (m & (1u << i))
+			rlt__count_waiting(&rs->rules[t->var][i], d);
+}
+
+uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ticket *t)
+{
+	uint32_t m = rs->stats_on ? waiting_mask(rs, t) : 0;
+
+	count_waiting(rs, t, 1, m);
+	return m;
+}
+
+void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m)
+{
+	count_waiting(rs, t, -1, m);
 }
 
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -192,17 +245,16 @@ int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var
 	return charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, rlt__now());
 }
 
+static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
+
 int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                           uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                           uint64_t bytes, uint64_t msgs)
 {
 	if (charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, rlt__now()) != 0)
 		return -1;
-	if (t->go > t->start) {
-		rlt__charge_waiting(rs, t, 1);
-		rlt__sleep_until(t->go);
-		rlt__charge_waiting(rs, t, -1);
-	}
+	if (t->go > t->start)
+		wait_ticket(rs, t, 0);
 	return 0;
 }
 
@@ -212,17 +264,81 @@ int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	return rlt__charge_wait_at(rs, t, var, mask, conn_block, bytes, msgs, rlt__now());
 }
 
+int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
+{
+	int moved = 0;
+
+	follow_sets(rs);
+	for (unsigned i = 0; i < rs->n[t->var]; i++) {
+		const struct rlt__rule_ver *cur = rlt__ver(&rs->rules[t->var][i]);
+		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER || t->ver[i] == cur)
+			continue;
+		/* the sets since the ticket's, oldest first: each maps the place in the queue on
+		 * (more than RLT_SET_CHAIN_MAX sets during one wait map from the ticket's straight
+		 * to the oldest kept: the go time is then approximate, never unbounded) */
+		const struct rlt__rule_ver *chain[RLT_SET_CHAIN_MAX];
+		unsigned n = 0;
+		for (const struct rlt__rule_ver *v = cur; v && v != t->ver[i] && n < RLT_SET_CHAIN_MAX;
+		     v = v->prev)
+			chain[n++] = v;
+		const struct rlt__rule_ver *from = t->ver[i];
+		while (n--) {
+			t->at[i] = rlt_params_remap(&from->params, &chain[n]->params, chain[n]->since,
+			                            t->at[i]);
+			from = chain[n];
+		}
+		t->ver[i] = cur;
+		moved = 1;
+	}
+	if (moved) {
+		rlt_ns_t go = t->start;
+		for (unsigned i = 0; i < rs->n[t->var]; i++)
+			if ((t->mask & ~t->dry & (1u << i)) && t->at[i] != RLT_NS_NEVER &&
+			    t->at[i] > go)
+				go = t->at[i];
+		t->go = go;
+	}
+	return moved;
+}
+
+/* Sleeps until t->go in slices of RLT_SET_SLICE_NS, so that a set made meanwhile moves the go
+ * time within a slice (a lowered rate makes the wait longer, a raised one shorter). intr: a
+ * signal handler that runs ends the wait (returns 1). */
+static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
+{
+	uint32_t counted = rlt__charge_waiting_start(rs, t);
+	/* a set reaches a process only through its page or a shared segment: without either,
+	 * one sleep to the slot, not a wake-up every slice */
+	rlt_ns_t slice = rs->pub || rs->nshared ? RLT_SET_SLICE_NS : RLT_NS_NEVER;
+	int rc = 0;
+
+	for (;;) {
+		rlt_ns_t now = rlt__now();
+		if (now >= t->go)
+			break;
+		rlt_ns_t until = t->go - now > slice ? now + slice : t->go;
+		if (intr) {
+			if (rlt__sleep_until_intr(until) != 0) {
+				rc = 1;
+				break;
+			}
+		} else {
+			rlt__sleep_until(until);
+		}
+		rlt__ticket_refresh(rs, t);
+	}
+	rlt__charge_waiting_end(rs, t, counted);
+	return rc;
+}
+
 int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                         uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
                         rlt_ns_t now)
 {
 	if (charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, now) != 0)
 		return -1;
-	if (t->go > t->start) {
-		rlt__charge_waiting(rs, t, 1);
-		rlt__sleep_until(t->go);
-		rlt__charge_waiting(rs, t, -1);
-	}
+	if (t->go > t->start)
+		wait_ticket(rs, t, 0);
 	return 0;
 }
 
@@ -232,13 +348,8 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
 {
 	if (charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, now) != 0)
 		return -1;
-	if (t->go > t->start) {
-		rlt__charge_waiting(rs, t, 1);
-		int rc = rlt__sleep_until_intr(t->go);
-		rlt__charge_waiting(rs, t, -1);
-		if (rc != 0)
-			return 1;
-	}
+	if (t->go > t->start && wait_ticket(rs, t, 1) != 0)
+		return 1;
 	return 0;
 }
 
@@ -254,8 +365,7 @@ void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_
 		if (r->rule.unit == RLT_UNIT_CALLS)
 			used = msgs_used ? 1 : 0;
 		if (used < took)
-			refund(r, r->keytab ? t->kstate[i] : state_of(r, t->conn_block), t->at[i],
-			       took - used);
+			refund(r, t->kstate[i], t->conn_block, t->at[i], took - used);
 		rlt__count_units(rs, r, used < took ? used : took);
 	}
 }

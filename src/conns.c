@@ -243,6 +243,18 @@ int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wai
 	return conns_try(rs, mask, NULL, w, now);
 }
 
+uint32_t rlt__conns_full(struct rlt__ruleset *rs)
+{
+	uint32_t full = 0;
+
+	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
+		if (atomic_load(open_of(r)) >= (uint32_t)r->rule.amount_num)
+			full |= 1u << i;
+	}
+	return full;
+}
+
 int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
 {
 	return rlt__conns_acquire_peer(rs, mask, NULL, err);

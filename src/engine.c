@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdatomic.h>
+
 #include "engine.h"
 #include "rlthrottle.h"
 
@@ -183,6 +185,144 @@ int rlt_params_init(struct rlt_params *p, enum rlt_algo algo, uint64_t amount_nu
 	default:
 		return fail(err, -EINVAL, "unknown algorithm");
 	}
+}
+
+/* np's ticks at old's tick size (ticks_per_unit, unit_shift): the arithmetic of init_ticks
+ * with K given instead of chosen. */
+static int retick(struct rlt_params *np, const struct rlt_params *old, struct rlt_error *err)
+{
+	unsigned s = old->unit_shift;
+	uint64_t k = old->ticks_per_unit;
+	u128 num = (u128)np->rate_num * k, den = (u128)np->rate_den_ns << s;
+
+	if (num > UINT64_MAX || den > UINT64_MAX || num > den * TICKS_PER_NS_MAX) {
+		/* the most units per second whose ticks still keep the whole clock span */
+		u128 most = (u128)TICKS_PER_NS_MAX * RLT_NS_PER_SEC << s;
+		if (err)
+			snprintf(err->msg, sizeof err->msg,
+			         "the rate is too far above the one the rule started with for a "
+			         "state of every connection (at most %llu units per second without "
+			         "a restart)",
+			         (unsigned long long)(most / k));
+		return -EXDEV;
+	}
+	if (s && (np->burst >> s) == 0)
+		return fail(err, -ERANGE, "burst is too small for the rule's tick");
+	if (!s && (u128)np->burst * k >= TICK_LIMIT)
+		return fail(err, -ERANGE, "burst is too large");
+	np->ticks_per_unit = k;
+	np->unit_shift = s;
+	np->unit_round = old->unit_round;
+	np->max_cost = old->max_cost;
+	np->tick_num = (uint64_t)num;
+	np->tick_den = (uint64_t)den;
+	np->tick_recip = (uint64_t)(((u128)np->tick_num << 59) / np->tick_den);
+	np->tau = s ? np->burst >> s : np->burst * k;
+	return 0;
+}
+
+int rlt_params_retune(struct rlt_params *np, const struct rlt_params *old, rlt_ns_t now,
+                      struct rlt_error *err)
+{
+	if (np->algo != old->algo)
+		return fail(err, -EINVAL, "a different algorithm is a different rule");
+	switch (old->algo) {
+	case RLT_ALGO_TOKEN:
+	case RLT_ALGO_LEAKY: {
+		struct rlt_params fresh = *np;
+		/* where old's ticks stand now, before np's tick fields are replaced */
+		uint64_t at = rlt__gcra_ticks_of(old, now);
+		int rc = retick(np, old, err);
+		if (rc == -EXDEV) {
+			/* ticks of old's size would run out within the clock's span: np keeps
+			 * its own, and a state carried over (rlt_state_carry) goes with it */
+			*np = fresh;
+			return 1;
+		}
+		if (rc)
+			return rc;
+		np->epoch_ns = now;
+		np->epoch_ticks = at;
+		return 0;
+	}
+	default:
+		/* The windows' counters and the log's entries are kept per window or sub-window
+		 * of the period they were taken in: another period would cut them differently. */
+		if (np->window_ns != old->window_ns)
+			return fail(err, -EINVAL,
+			            "a window's or a log's period cannot change while it runs (its "
+			            "counts are kept per period): the same period with a new "
+			            "amount, or a restart");
+		if (old->algo == RLT_ALGO_SLIDING_LOG) {
+			/* The ring is shared by calls under either params: it keeps the size it
+			 * was made with, and the limit may move anywhere up to it. */
+			np->epoch_ticks = old->epoch_ticks ? old->epoch_ticks : old->limit;
+			if (np->limit > np->epoch_ticks) {
+				if (err)
+					snprintf(err->msg, sizeof err->msg,
+					         "sliding-log's log holds at most %llu entries (its "
+					         "limit when it started): a higher limit needs a "
+					         "restart",
+					         (unsigned long long)np->epoch_ticks);
+				return -ERANGE;
+			}
+		}
+		/* The fixed window's word is a position laid out for the limit (engine_window.c):
+		 * a new limit lays it out anew, in a state of its own (rlt_state_carry). The
+		 * sliding window and the log count units taken, whatever the limit: they judge
+		 * the same counts against the new one at once. */
+		if (old->algo == RLT_ALGO_FIXED_WINDOW && np->limit != old->limit) {
+			/* read only where a state cannot be carried (one per connection) */
+			fail(err, 0,
+			     "a fixed window's new limit lays its counter out anew, which cannot be "
+			     "done for every connection's: restart with it");
+			return 1;
+		}
+		return 0;
+	}
+}
+
+/* A tick position x of old's tick space in np's, the two meeting at `since`: the units between
+ * x and old's ticks at `since` stand as many units from np's ticks then. */
+static uint64_t carry_ticks(const struct rlt_params *old, const struct rlt_params *np,
+                            rlt_ns_t since, uint64_t x)
+{
+	uint64_t o = rlt__gcra_ticks_of(old, since), n = rlt__gcra_ticks_of(np, since);
+	/* units rounded away from the holder: a backlog rounds up, a credit down */
+	if (x >= o) {
+		u128 units = ((u128)(x - o) + old->ticks_per_unit - 1) / old->ticks_per_unit;
+		u128 t = (u128)n + (units << old->unit_shift >> np->unit_shift) * np->ticks_per_unit;
+		return t >= TICK_LIMIT ? TICK_LIMIT - 1 : (uint64_t)t;
+	}
+	u128 units = (u128)(o - x) / old->ticks_per_unit;
+	u128 back = (units << old->unit_shift >> np->unit_shift) * np->ticks_per_unit;
+	if (back > np->tau)
+		back = np->tau; /* a full bucket is full, whatever its size */
+	return back >= n ? 0 : n - (uint64_t)back;
+}
+
+rlt_ns_t rlt_params_remap(const struct rlt_params *old, const struct rlt_params *np,
+                          rlt_ns_t since, rlt_ns_t at)
+{
+	if (at == RLT_NS_NEVER || old == np ||
+	    (old->algo != RLT_ALGO_TOKEN && old->algo != RLT_ALGO_LEAKY))
+		return at;
+	uint64_t x = rlt__gcra_ticks_of(old, at);
+	if (np->ticks_per_unit != old->ticks_per_unit || np->unit_shift != old->unit_shift)
+		x = carry_ticks(old, np, since, x);
+	return rlt__gcra_ns_of(np, x);
+}
+
+int rlt_state_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
+                    void *new_state, rlt_ns_t since)
+{
+	if (old->algo == RLT_ALGO_FIXED_WINDOW && np->algo == RLT_ALGO_FIXED_WINDOW)
+		return rlt__fw_carry(old, old_state, np, new_state, since);
+	if (old->algo != RLT_ALGO_TOKEN && old->algo != RLT_ALGO_LEAKY)
+		return -EINVAL;
+	_Atomic uint64_t *o = old_state, *n = new_state;
+	atomic_store_explicit(n, carry_ticks(old, np, since, atomic_load(o)), memory_order_release);
+	return 0;
 }
 
 size_t rlt_state_size(const struct rlt_params *p)

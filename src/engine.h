@@ -29,6 +29,17 @@ extern const struct rlt__engine_ops rlt__engine_fixed_window;   /* engine_window
 extern const struct rlt__engine_ops rlt__engine_sliding_window; /* engine_window.c */
 extern const struct rlt__engine_ops rlt__engine_sliding_log;    /* engine_log.c */
 
+/* engine_window.c: a fixed window's position under old laid out for np at `since` (a set that
+ * changed the limit): what the current window has taken stays taken, judged against the new
+ * limit, and reservations in later windows keep their last window's count. 0 or -EINVAL. */
+int rlt__fw_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
+                  void *new_state, rlt_ns_t since);
+
+/* engine_gcra.c: a clock reading in ticks of p, and the first ns that reaches a tick count
+ * (rlt_params_retune and rlt_params_remap build on them). */
+uint64_t rlt__gcra_ticks_of(const struct rlt_params *p, rlt_ns_t now);
+rlt_ns_t rlt__gcra_ns_of(const struct rlt_params *p, uint64_t ticks);
+
 /*
  * engine_lock.c: the lock of the engines that need one (sliding window, sliding log). It must
  * be safe where a plain mutex is not: entered again by a signal handler that interrupted its

@@ -20,28 +20,68 @@ typedef unsigned __int128 u128;
 typedef _Atomic uint64_t tat_t;
 
 /*
- * floor(now * tick_num / tick_den), exactly, without a division: tick_recip holds
+ * floor(d * tick_num / tick_den), exactly, without a division: tick_recip holds
  * tick_num / tick_den with 59 fraction bits, rounded down, so the product falls short by less
- * than 2 ticks for any clock below 2^60 ns (36 years); the loop adds them back, each step
- * checked against the exact fraction with 64-by-64 multiplications. Saturates beyond.
+ * than 2 ticks for any d below 2^60 ns (36 years); the loop adds them back, each step checked
+ * against the exact fraction with 64-by-64 multiplications.
  */
+static inline uint64_t ticks_in(const struct rlt_params *p, rlt_ns_t d)
+{
+	uint64_t t = (uint64_t)(((u128)d * p->tick_recip) >> 59);
+	u128 exact = (u128)d * p->tick_num;
+
+	while ((u128)(t + 1) * p->tick_den <= exact)
+		t++;
+	return t;
+}
+
+/* A clock reading from before a set took effect (read before the new params were seen): the
+ * ticks count back from the epoch, rounded down as forward. Not the hot path. */
+static __attribute__((noinline)) uint64_t ticks_before(const struct rlt_params *p, rlt_ns_t now)
+{
+	u128 back = ((u128)(p->epoch_ns - now) * p->tick_num + p->tick_den - 1) / p->tick_den;
+
+	return back >= p->epoch_ticks ? 0 : p->epoch_ticks - (uint64_t)back;
+}
+
+/* The tick count at `now`: ticks_in since the epoch (0 until a set) added to the epoch's,
+ * saturating at TICK_LIMIT. */
 static uint64_t ticks_of(const struct rlt_params *p, rlt_ns_t now)
 {
 	if (now >= (1ull << 60))
 		return TICK_LIMIT;
-	uint64_t t = (uint64_t)(((u128)now * p->tick_recip) >> 59);
-	u128 exact = (u128)now * p->tick_num;
-
-	while ((u128)(t + 1) * p->tick_den <= exact)
-		t++;
+	if (__builtin_expect(now < p->epoch_ns, 0))
+		return ticks_before(p, now);
+	/* no wrap: at most 16 ticks per ns since the epoch and before it (rlt_params_retune), so
+	 * the sum stays below 16 * now < 2^64 */
+	uint64_t t = ticks_in(p, now - p->epoch_ns) + p->epoch_ticks;
 	return t >= TICK_LIMIT ? TICK_LIMIT : t;
 }
 
-/* The first ns whose tick count reaches `ticks`: ceil(ticks * tick_den / tick_num). */
+/* The first ns whose tick count reaches `ticks`: after the epoch,
+ * epoch_ns + ceil((ticks - epoch_ticks) * tick_den / tick_num). */
 static rlt_ns_t ns_of(const struct rlt_params *p, uint64_t ticks)
 {
-	u128 n = ((u128)ticks * p->tick_den + p->tick_num - 1) / p->tick_num;
+	u128 n;
+
+	if (ticks >= p->epoch_ticks) {
+		n = ((u128)(ticks - p->epoch_ticks) * p->tick_den + p->tick_num - 1) / p->tick_num +
+		    p->epoch_ns;
+	} else {
+		u128 back = (u128)(p->epoch_ticks - ticks) * p->tick_den / p->tick_num;
+		n = back >= p->epoch_ns ? 0 : p->epoch_ns - back;
+	}
 	return n >= RLT_NS_NEVER ? RLT_NS_NEVER - 1 : (rlt_ns_t)n;
+}
+
+uint64_t rlt__gcra_ticks_of(const struct rlt_params *p, rlt_ns_t now)
+{
+	return ticks_of(p, now);
+}
+
+rlt_ns_t rlt__gcra_ns_of(const struct rlt_params *p, uint64_t ticks)
+{
+	return ns_of(p, ticks);
 }
 
 /* cost in ticks, or 0 when it cannot be represented (it could never be waited out anyway:

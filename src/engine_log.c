@@ -27,12 +27,20 @@ struct log_entry {
 
 struct log_state {
 	struct rlt__lock lock; /* held for one decision (engine.h) */
-	uint64_t begin;        /* absolute index of the oldest entry; the slot is begin % limit */
+	uint64_t begin;        /* absolute index of the oldest entry; the slot is begin % capacity */
 	uint64_t end;          /* absolute index one past the newest entry */
 	uint64_t total;        /* sum of n over [begin, end); rebuilt after a holder died */
 	uint64_t hw;           /* the latest `now` seen: a stale reading is moved up to it */
-	struct log_entry e[];  /* `limit` entries: the ring */
+	struct log_entry e[];  /* the ring: `limit` entries when made (log_cap) */
 };
+
+/* The ring's size: the limit it was made for. A set (rlt_params_retune) may lower the limit
+ * and raise it again up to this, never above: the state is shared by the calls that still
+ * decide under the old params and the ones under the new, so its layout cannot change. */
+static uint64_t log_cap(const struct rlt_params *p)
+{
+	return p->epoch_ticks ? p->epoch_ticks : p->limit;
+}
 
 /*
  * Why a ring of `limit` entries is enough: every live entry took at least one unit (a refund
@@ -42,7 +50,7 @@ struct log_state {
 
 static size_t log_state_size(const struct rlt_params *p)
 {
-	uint64_t L = p->limit <= RLT_LOG_MAX_LIMIT ? p->limit : 0;
+	uint64_t L = log_cap(p) <= RLT_LOG_MAX_LIMIT ? log_cap(p) : 0;
 
 	return offsetof(struct log_state, e) + (size_t)L * sizeof(struct log_entry);
 }
@@ -51,7 +59,8 @@ static int log_init(const struct rlt_params *p, void *state, unsigned flags)
 {
 	struct log_state *st = state;
 
-	if (p->limit == 0 || p->limit > RLT_LOG_MAX_LIMIT || p->window_ns == 0)
+	if (p->limit == 0 || log_cap(p) > RLT_LOG_MAX_LIMIT || p->limit > log_cap(p) ||
+	    p->window_ns == 0)
 		return -EINVAL;
 	memset(st, 0, offsetof(struct log_state, e));
 	return rlt__lock_init(&st->lock, flags);
@@ -108,7 +117,7 @@ static int log_copy(const struct rlt_params *p, void *dst, void *src)
 
 	if (rc)
 		return rc;
-	if (log_lock(s, p->limit) != RLT_LOCK_HELD) {
+	if (log_lock(s, log_cap(p)) != RLT_LOCK_HELD) {
 		log_destroy(p, d);
 		return -EBUSY;
 	}
@@ -145,8 +154,8 @@ static void log_expire(struct log_state *st, uint64_t L, uint64_t W, rlt_ns_t t)
  * the walk stops at the entry whose leaving frees enough units: at most `cost` entries (plus
  * any refunded to 0).
  */
-static rlt_ns_t log_earliest(struct log_state *st, uint64_t L, uint64_t W, rlt_ns_t cand,
-                             uint64_t cost)
+static rlt_ns_t log_earliest(struct log_state *st, uint64_t C, uint64_t L, uint64_t W,
+                             rlt_ns_t cand, uint64_t cost)
 {
 	uint64_t need, freed = 0, i;
 
@@ -154,7 +163,7 @@ static rlt_ns_t log_earliest(struct log_state *st, uint64_t L, uint64_t W, rlt_n
 		return cand;
 	need = st->total + cost - L;
 	for (i = st->begin; i != st->end; i++) {
-		const struct log_entry *e = log_at(st, L, i);
+		const struct log_entry *e = log_at(st, C, i);
 
 		freed += e->n;
 		if (freed >= need) {
@@ -236,7 +245,7 @@ static enum rlt_verdict log_decide(const struct rlt_params *p, void *state, rlt_
                                    uint64_t cost, enum rlt_mode mode, rlt_ns_t *at)
 {
 	struct log_state *st = state;
-	uint64_t L = p->limit, W = p->window_ns;
+	uint64_t L = p->limit, C = log_cap(p), W = p->window_ns;
 	enum rlt_verdict v = RLT_DENY;
 	rlt_ns_t t0, cand, t;
 	int rc;
@@ -247,29 +256,29 @@ static enum rlt_verdict log_decide(const struct rlt_params *p, void *state, rlt_
 	}
 	/* A cost above the limit never conforms: no period can hold it. Unlike the windows it
 	 * is refused rather than charged whole, because the log is exact by contract. */
-	if (L == 0 || L > RLT_LOG_MAX_LIMIT || W == 0 || cost > L) {
+	if (L == 0 || C > RLT_LOG_MAX_LIMIT || W == 0 || cost > L) {
 		*at = RLT_NS_NEVER;
 		return RLT_DENY;
 	}
-	rc = log_lock(st, L);
+	rc = log_lock(st, C);
 	if (rc != RLT_LOCK_HELD)
 		return rlt__lock_not_held(&st->lock, rc, now, cost, at);
 	/* Threads read the clock before they queue for the lock: a reading older than one
 	 * already decided on is moved up to that one, which has certainly come. */
 	t0 = now > st->hw ? now : st->hw;
 	st->hw = t0;
-	log_expire(st, L, W, t0);
+	log_expire(st, C, W, t0);
 	cand = t0;
-	if (st->begin != st->end && log_at(st, L, st->end - 1)->t > cand)
-		cand = log_at(st, L, st->end - 1)->t;
-	log_fold_nested(st, L, cand);
-	t = log_earliest(st, L, W, cand, cost);
+	if (st->begin != st->end && log_at(st, C, st->end - 1)->t > cand)
+		cand = log_at(st, C, st->end - 1)->t;
+	log_fold_nested(st, C, cand);
+	t = log_earliest(st, C, L, W, cand, cost);
 	if (t != RLT_NS_NEVER &&
 	    (mode == RLT_MODE_NOW ? t == t0 : t - now <= p->max_wait_ns)) {
 		/* Every later decision looks at t or after (FIFO), so what has left the period
 		 * by t can go now. */
-		log_expire(st, L, W, t);
-		if (log_append(st, L, t, cost) == 0)
+		log_expire(st, C, W, t);
+		if (log_append(st, C, t, cost) == 0)
 			v = t == t0 ? RLT_GO : RLT_WAIT;
 		else
 			t = RLT_NS_NEVER;
@@ -284,13 +293,13 @@ static enum rlt_verdict log_decide(const struct rlt_params *p, void *state, rlt_
 static void log_refund(const struct rlt_params *p, void *state, rlt_ns_t at, uint64_t units)
 {
 	struct log_state *st = state;
-	uint64_t L = p->limit, lo, hi, d;
+	uint64_t L = p->limit, C = log_cap(p), lo, hi, d;
 	struct log_entry *e;
 	int rc;
 
-	if (units == 0 || L == 0 || L > RLT_LOG_MAX_LIMIT)
+	if (units == 0 || L == 0 || C > RLT_LOG_MAX_LIMIT)
 		return;
-	rc = log_lock(st, L);
+	rc = log_lock(st, C);
 	if (rc == RLT_LOCK_SELF) {
 		/* a nested call's refund: its units are still pending */
 		rlt__lock_pending_refund(&st->lock, units);
@@ -303,12 +312,12 @@ static void log_refund(const struct rlt_params *p, void *state, rlt_ns_t at, uin
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		if (log_at(st, L, mid)->t < at)
+		if (log_at(st, C, mid)->t < at)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo != st->end && (e = log_at(st, L, lo))->t == at) {
+	if (lo != st->end && (e = log_at(st, C, lo))->t == at) {
 		d = e->n < units ? e->n : units;
 		e->n -= d;
 		atomic_signal_fence(memory_order_seq_cst);
@@ -325,19 +334,19 @@ static void log_refund(const struct rlt_params *p, void *state, rlt_ns_t at, uin
 static uint64_t log_available(const struct rlt_params *p, void *state, rlt_ns_t now)
 {
 	struct log_state *st = state;
-	uint64_t L = p->limit, W = p->window_ns, avail = 0;
+	uint64_t L = p->limit, C = log_cap(p), W = p->window_ns, avail = 0;
 
 	/* nested in the holder's decision (RLT_LOCK_SELF): 0, which sizes no call up */
-	if (L == 0 || L > RLT_LOG_MAX_LIMIT || W == 0 || log_lock(st, L) != RLT_LOCK_HELD)
+	if (L == 0 || C > RLT_LOG_MAX_LIMIT || W == 0 || log_lock(st, C) != RLT_LOCK_HELD)
 		return 0;
 	if (now < st->hw)
 		now = st->hw;
 	st->hw = now;
-	log_expire(st, L, W, now);
-	log_fold_nested(st, L, st->begin != st->end && log_at(st, L, st->end - 1)->t > now
-	                               ? log_at(st, L, st->end - 1)->t
+	log_expire(st, C, W, now);
+	log_fold_nested(st, C, st->begin != st->end && log_at(st, C, st->end - 1)->t > now
+	                               ? log_at(st, C, st->end - 1)->t
 	                               : now);
-	if (st->begin == st->end || log_at(st, L, st->end - 1)->t <= now)
+	if (st->begin == st->end || log_at(st, C, st->end - 1)->t <= now)
 		avail = st->total < L ? L - st->total : 0;
 	rlt__lock_release(&st->lock);
 	return avail;

@@ -181,6 +181,36 @@ static uint64_t fw_available(const struct rlt_params *p, void *state, rlt_ns_t n
 	return s >= lo + L ? 0 : lo + L - s;
 }
 
+/*
+ * The word is laid out for one limit, so a new limit gets a word of its own, placed so that
+ * the last window holding positions (the current one, or a later one that reservations
+ * reached) keeps its count, judged against the new limit: a count at or above it fills the
+ * window, and nothing more goes until the next. Windows in between were filled by calls
+ * already waiting for them, which keep their go times.
+ */
+int rlt__fw_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
+                  void *new_state, rlt_ns_t since)
+{
+	uint64_t L = old->limit, Ln = np->limit, W = old->window_ns, w, s;
+	u128 lo, pos, k, e;
+
+	if (L == 0 || Ln == 0 || W == 0 || np->window_ns != W)
+		return -EINVAL;
+	s = atomic_load_explicit(&((struct fw_state *)old_state)->pos, memory_order_acquire);
+	w = since / W;
+	lo = (u128)w * L;
+	if (s <= lo) {
+		pos = (u128)w * Ln;
+	} else {
+		k = w + (s - lo - 1) / L; /* the window of the last position taken */
+		e = s - (u128)k * L;     /* positions of it taken: 1..L */
+		pos = k * Ln + (e < Ln ? e : Ln);
+	}
+	atomic_store_explicit(&((struct fw_state *)new_state)->pos,
+	                      pos > UINT64_MAX ? UINT64_MAX : (uint64_t)pos, memory_order_release);
+	return 0;
+}
+
 const struct rlt__engine_ops rlt__engine_fixed_window = {
 	.state_size = fw_state_size,
 	.init = fw_init,

@@ -88,7 +88,7 @@ struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, u
 		return NULL;
 	/* Fresh anonymous pages are zero: every slot free, every lock open, every state full. */
 	t = m;
-	t->p = p;
+	atomic_init(&t->p, p);
 	t->keys = keys;
 	t->nsets = (keys + RLT_KEYTAB_WAYS - 1) / RLT_KEYTAB_WAYS;
 	t->ways = keys / t->nsets;
@@ -190,7 +190,7 @@ static struct rlt__keyslot *lookup(struct rlt__keytab *t, uint64_t start, uint32
  * counts, it holds no connection). */
 static int idle(const struct rlt__keytab *t, struct rlt__keyslot *s, rlt_ns_t now)
 {
-	const struct rlt_params *p = t->p;
+	const struct rlt_params *p = atomic_load_explicit(&t->p, memory_order_acquire);
 	uint64_t full;
 
 	if (!p)
@@ -228,7 +228,8 @@ static struct rlt__keyslot *victim(struct rlt__keytab *t, struct rlt__keyslot *s
 		return oldest_idle;
 	}
 	*count = &t->evictions;
-	return t->p ? oldest : NULL; /* a key holding connections is never dropped */
+	/* a key holding connections is never dropped */
+	return atomic_load_explicit(&t->p, memory_order_relaxed) ? oldest : NULL;
 }
 
 struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__key *k,
@@ -268,7 +269,8 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 			/* A count may have been taken on the old key since it was found idle: then
 			 * it stays (its taker sees the sequence move, gives the count back and looks
 			 * again), and this call gets no slot. */
-			if (!t->p && !atomic_compare_exchange_strong(&s->state, &zero, 0)) {
+			if (!atomic_load_explicit(&t->p, memory_order_relaxed) &&
+			    !atomic_compare_exchange_strong(&s->state, &zero, 0)) {
 				atomic_store_explicit(&s->seq, q + 2, memory_order_seq_cst);
 				atomic_fetch_sub_explicit(&t->inserting, 1, memory_order_relaxed);
 				atomic_store_explicit(lock, 0, memory_order_release);
@@ -299,8 +301,8 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 	return s;
 }
 
-enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt__key *k,
-                                    rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
+enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt_params *p,
+                                    const struct rlt__key *k, rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
                                     rlt_ns_t *at, void **state)
 {
 	enum rlt_verdict v;
@@ -310,7 +312,7 @@ enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt__key
 		struct rlt__keyslot *s = rlt__keytab_find(t, k, now, 1, &seq);
 		if (!s)
 			break;
-		v = rlt_decide(t->p, (void *)&s->state, now, cost, mode, at);
+		v = rlt_decide(p, (void *)&s->state, now, cost, mode, at);
 		if (rlt__keytab_still(s, seq)) {
 			last = atomic_load_explicit(&s->last, memory_order_relaxed);
 			if (now > last + LAST_GRAIN_NS)
@@ -323,11 +325,11 @@ enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt__key
 		/* The slot went to another key while this call decided on it: give that key back
 		 * what was taken, and look again. */
 		if (v != RLT_DENY)
-			rlt_refund(t->p, (void *)&s->state, *at, cost);
+			rlt_refund(p, (void *)&s->state, *at, cost);
 	}
 	atomic_fetch_add_explicit(&t->spills, 1, memory_order_relaxed);
 	*state = (void *)&t->spill.state;
-	return rlt_decide(t->p, *state, now, cost, mode, at);
+	return rlt_decide(p, *state, now, cost, mode, at);
 }
 
 int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint64_t limit,
@@ -371,16 +373,17 @@ void rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k)
 	}
 }
 
-uint64_t rlt__keytab_available(struct rlt__keytab *t, const struct rlt__key *k, rlt_ns_t now)
+uint64_t rlt__keytab_available(struct rlt__keytab *t, const struct rlt_params *p,
+                               const struct rlt__key *k, rlt_ns_t now)
 {
 	uint64_t seq, n;
 	struct rlt__keyslot *s = rlt__keytab_find(t, k, now, 0, &seq);
 	_Atomic uint64_t fresh = 0;
 
 	if (!s)
-		return rlt_available(t->p, (void *)&fresh, now);
-	n = rlt_available(t->p, (void *)&s->state, now);
-	return rlt__keytab_still(s, seq) ? n : rlt_available(t->p, (void *)&fresh, now);
+		return rlt_available(p, (void *)&fresh, now);
+	n = rlt_available(p, (void *)&s->state, now);
+	return rlt__keytab_still(s, seq) ? n : rlt_available(p, (void *)&fresh, now);
 }
 
 size_t rlt__keytab_top(struct rlt__keytab *t, struct rlt__keytab_top *out, size_t n)

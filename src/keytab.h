@@ -68,7 +68,9 @@ struct rlt__keyslot {
 };
 
 struct rlt__keytab {
-	const struct rlt_params *p; /* the rule's params (NULL: a count per key, RLT_CONNS) */
+	/* The rule's params in force (NULL: a count per key, RLT_CONNS), for which keys are idle;
+	 * a set stores its block's (rule_set.c). A decision is given the caller's own. */
+	_Atomic(const struct rlt_params *) p;
 	uint32_t keys;              /* slots */
 	uint32_t nsets;             /* sets: the first `extra` hold ways + 1 slots, the rest ways */
 	uint32_t ways, extra;
@@ -134,12 +136,13 @@ static inline int rlt__keytab_still(struct rlt__keyslot *s, uint64_t seq)
  * slot validated after. *state is the state charged, for rlt_refund after the call.
  */
 /* (Not for counts: p must be set.) */
-enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt__key *k,
-                                    rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
+enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt_params *p,
+                                    const struct rlt__key *k, rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
                                     rlt_ns_t *at, void **state);
 
 /* rlt_available for key k; a key not tracked has a full budget. */
-uint64_t rlt__keytab_available(struct rlt__keytab *t, const struct rlt__key *k, rlt_ns_t now);
+uint64_t rlt__keytab_available(struct rlt__keytab *t, const struct rlt_params *p,
+                               const struct rlt__key *k, rlt_ns_t now);
 
 /* The busiest keys: up to n of them by units charged, most first. Returns how many. */
 struct rlt__keytab_top {

@@ -148,7 +148,7 @@ void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block)
 		for (unsigned i = 0; i < rs->n[v]; i++) {
 			const struct rlt__rt_rule *r = &rs->rules[v][i];
 			if (r->rule.scope == RLT_SCOPE_CONNECTION)
-				rlt_state_init(&r->rule.params, (char *)block + r->conn_off, 0);
+				rlt_state_init(&rlt__ver(r)->params, (char *)block + r->conn_off, 0);
 		}
 }
 
@@ -157,8 +157,8 @@ uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t ma
 	uint64_t piece = UINT64_MAX;
 
 	for (unsigned i = 0; i < rs->n[var]; i++)
-		if ((mask & (1u << i)) && rs->rules[var][i].piece < piece)
-			piece = rs->rules[var][i].piece;
+		if ((mask & (1u << i)) && rlt__ver(&rs->rules[var][i])->piece < piece)
+			piece = rlt__ver(&rs->rules[var][i])->piece;
 	return piece;
 }
 
@@ -169,15 +169,15 @@ uint64_t rlt__whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t ma
 	if (nonblock)
 		return rlt__piece(rs, var, mask);
 	for (unsigned i = 0; i < rs->n[var]; i++)
-		if ((mask & (1u << i)) && rs->rules[var][i].whole < whole)
-			whole = rs->rules[var][i].whole;
+		if ((mask & (1u << i)) && rlt__ver(&rs->rules[var][i])->whole < whole)
+			whole = rlt__ver(&rs->rules[var][i])->whole;
 	return whole;
 }
 
 int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)
 {
 	for (unsigned i = 0; i < rs->n[var]; i++)
-		if ((mask & (1u << i)) && rs->rules[var][i].rule.action == RLT_ACTION_REJECT)
+		if ((mask & (1u << i)) && rlt__ver(&rs->rules[var][i])->action == RLT_ACTION_REJECT)
 			return 1;
 	return 0;
 }
@@ -186,34 +186,33 @@ int rlt__always_admits(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t
 {
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		const struct rlt__rt_rule *r = &rs->rules[var][i];
-		if (!(mask & (1u << i)) || r->rule.action == RLT_ACTION_DRY_RUN)
+		const struct rlt__rule_ver *cur = rlt__ver(r);
+		if (!(mask & (1u << i)) || cur->action == RLT_ACTION_DRY_RUN)
 			continue;
-		if (r->rule.action != RLT_ACTION_DELAY || r->rule.params.max_wait_ns != RLT_NS_NEVER ||
-		    r->rule.params.algo != RLT_ALGO_TOKEN || r->redis)
+		if (cur->action != RLT_ACTION_DELAY || cur->params.max_wait_ns != RLT_NS_NEVER ||
+		    cur->params.algo != RLT_ALGO_TOKEN || r->redis)
 			return 0;
 	}
 	return 1;
 }
 
-static uint64_t piece_of(const struct rlt_rule *r)
+uint64_t rlt__piece_of(enum rlt_unit unit, const struct rlt_params *p)
 {
-	const struct rlt_params *p = &r->params;
 	unsigned __int128 ten_ms = (unsigned __int128)p->rate_num * PIECE_NS / p->rate_den_ns;
 	uint64_t lo = p->burst < PIECE_MIN ? p->burst : PIECE_MIN;
 	uint64_t piece = ten_ms > p->burst ? p->burst : (uint64_t)ten_ms;
 
-	if (r->unit != RLT_UNIT_BYTES)
+	if (unit != RLT_UNIT_BYTES)
 		return UINT64_MAX;
 	return piece < lo ? lo : piece;
 }
 
 /* See rlt__whole. */
-static uint64_t whole_of(const struct rlt_rule *r, uint64_t piece)
+uint64_t rlt__whole_of(enum rlt_unit unit, const struct rlt_params *p, uint64_t piece)
 {
-	const struct rlt_params *p = &r->params;
 	uint64_t whole = p->burst;
 
-	if (r->unit != RLT_UNIT_BYTES)
+	if (unit != RLT_UNIT_BYTES)
 		return UINT64_MAX;
 	if (p->max_wait_ns != RLT_NS_NEVER) { /* delay rules only: reject never waits */
 		unsigned __int128 in_wait =
@@ -224,7 +223,7 @@ static uint64_t whole_of(const struct rlt_rule *r, uint64_t piece)
 	return whole > piece ? whole : piece;
 }
 
-static void *map_state(size_t size)
+void *rlt__map_anon(size_t size)
 {
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return m == MAP_FAILED ? NULL : m;
@@ -302,17 +301,26 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	memset(r, 0, sizeof *r);
 	r->rule = *rule;
 	r->st = &r->own;
+	r->v0.params = rule->params;
+	r->v0.action = rule->action;
+	r->v0.err = rule->err;
 	/* a dry-run rule never holds a call back, so it never cuts one into pieces either */
 	int uncut = v == RLT_VAR_CONNS || rule->action == RLT_ACTION_DRY_RUN;
-	r->piece = uncut ? UINT64_MAX : piece_of(rule);
-	r->whole = uncut ? UINT64_MAX : whole_of(rule, r->piece);
+	r->v0.piece = uncut ? UINT64_MAX : rlt__piece_of(rule->unit, &rule->params);
+	r->v0.whole = uncut ? UINT64_MAX : rlt__whole_of(rule->unit, &rule->params, r->v0.piece);
+	atomic_init(&r->cur, &r->v0);
 	if (rule->scope == RLT_SCOPE_SHARED) {
 		/* the state (or the RLT_CONNS counter) lives in the segment */
-		rc = rlt__shm_attach(rule, &r->state, &r->shared_open, &r->holders, err);
+		rc = rlt__shm_attach(rule, &r->v0.state, &r->shared_open, &r->holders, err);
 		if (rc)
 			return rc;
-		if (v == RLT_VAR_CONNS)
+		if (v == RLT_VAR_CONNS) {
 			rlt__conns_identity();
+		} else {
+			/* a set made before this process came follows at its first call */
+			r->shm = rlt__shm_hdr_of(r->v0.state);
+			rs->shared[rs->nshared++] = r;
+		}
 	} else if (rule->scope == RLT_SCOPE_REDIS) {
 		rc = rlt__redis_new(rule, &r->redis, err);
 		if (rc)
@@ -339,8 +347,8 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			r->conn_off = rs->conn_block_size;
 			rs->conn_block_size += (size + 63) & ~(size_t)63;
 		} else {
-			r->state = map_state(size);
-			if (!r->state || rlt_state_init(&rule->params, r->state, 0) != 0) {
+			r->v0.state = rlt__map_anon(size);
+			if (!r->v0.state || rlt_state_init(&rule->params, r->v0.state, 0) != 0) {
 				snprintf(err->msg, sizeof err->msg,
 				         "%s=\"%.300s\": no memory for the rule's state",
 				         rlt_var_name(v), rule->text);
@@ -349,6 +357,9 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 		}
 	}
 	rs->n[v]++;
+	rs->vars_in_use |= 1u << v;
+	if (v == RLT_VAR_CONNS && r->shared_open)
+		rs->conns_shared = 1;
 	return 0;
 }
 

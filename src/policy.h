@@ -39,15 +39,36 @@ static inline void rlt__stat_max(_Atomic uint64_t *m, uint64_t v)
 }
 
 struct rlt__shm_holder;
+struct rlt__shm_hdr;
 struct rlt__pub;
 struct rlt__keytab;
 
+/*
+ * What a call reads of a rule, in one block that `rlthrottle set` replaces whole (rule_set.c):
+ * a decision loads the rule's `cur` once and sees the old block or the new one, never half of
+ * each. A block is never changed nor freed once published (a thread may still read the one it
+ * loaded): a set makes a new one (rule_set.c).
+ */
+struct rlt__rule_ver {
+	struct rlt_params params; /* the engine's */
+	void *state;              /* process and shared scope: the state params count in */
+	enum rlt_action action;
+	int err;                  /* errno of a rejected call */
+	uint64_t piece;           /* bytes rules: the most one real call moves at once */
+	uint64_t whole;           /* bytes rules: the largest blocking stream send made as one call */
+	rlt_ns_t since;           /* when it replaced `prev` (0: the rule's first) */
+	const struct rlt__rule_ver *prev;
+};
+
 struct rlt__rt_rule {
-	struct rlt_rule rule;
-	void *state;          /* process scope: the engine state; NULL for connection scope */
+	struct rlt_rule rule; /* as built; after a set, rule.params, action, err, text and the rate
+	                         follow for readers off the hot path (stats, publishing) */
+	_Atomic(const struct rlt__rule_ver *) cur; /* what a call uses now (`v0` until a set) */
+	struct rlt__rule_ver v0;
 	size_t conn_off;      /* connection scope: where the state sits in a connection block */
-	uint64_t piece;       /* bytes rules: the most one real call moves at once */
-	uint64_t whole;       /* bytes rules: the largest blocking stream send made as one call */
+	struct rlt__shm_hdr *shm; /* scope=shared: the segment (a set there is followed) */
+	_Atomic uint32_t shm_seen; /* ... the segment's set_gen this rule follows (read by every
+	                              call, written by the one applying: relaxed) */
 	_Atomic uint32_t open; /* RLT_CONNS: connections open now (a futex word) */
 	_Atomic uint32_t *shared_open; /* RLT_CONNS, scope=shared: the counter in the segment
 	                                  (a process-shared futex word); NULL: `open` */
@@ -65,6 +86,12 @@ struct rlt__rt_rule {
 	struct rlt__stats own;
 };
 
+/* The block a call uses now. Acquire: a block is filled before it is published. */
+static inline const struct rlt__rule_ver *rlt__ver(const struct rlt__rt_rule *r)
+{
+	return atomic_load_explicit(&r->cur, memory_order_acquire);
+}
+
 /* Set (per thread) while the library itself makes network calls (the Redis client): the hooks
  * then pass every call straight through, so that the throttle never charges or re-enters
  * itself. Defined in scope_redis.c. */
@@ -76,6 +103,14 @@ struct rlt__ruleset {
 	size_t conn_block_size; /* bytes of connection-scope state per socket (0: none) */
 	int stats_on;           /* count per-rule statistics */
 	struct rlt__pub *pub;   /* the published page (publish.h), NULL when none */
+	unsigned nshared;       /* rules of scope=shared other than RLT_CONNS: a call checks their
+	                           segments for a set (rule_set.c follows it) */
+	struct rlt__rt_rule *shared[RLT_VAR_COUNT * RLT_MAX_RULES_PER_VAR];
+	_Atomic uint32_t ctl_seen; /* the last request sequence of pub's control area answered
+	                              (read by every call at the tick, written by the one applying) */
+	_Atomic uint32_t applying; /* a thread is applying a set (the others go on) */
+	unsigned vars_in_use;      /* bit 1 << v: n[v] != 0 (set by the build) */
+	int conns_shared;          /* some RLT_CONNS rule has scope=shared:NAME */
 };
 
 /*
@@ -125,6 +160,12 @@ void rlt__ruleset_keys_forked(struct rlt__ruleset *rs);
  * `rlthrottle --seccomp`, which the launcher checks before the supervisor starts. */
 const char *rlt__rule_unsupported(const struct rlt_rule *r);
 const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r);
+
+/* The piece and the whole (rlt__piece, rlt__whole) of one bytes rule; UINT64_MAX for others. */
+uint64_t rlt__piece_of(enum rlt_unit unit, const struct rlt_params *p);
+uint64_t rlt__whole_of(enum rlt_unit unit, const struct rlt_params *p, uint64_t piece);
+/* Zeroed private anonymous memory (an engine state, a rule block). NULL when out of memory. */
+void *rlt__map_anon(size_t size);
 
 /* Bitmask of the rules of `var` whose filters admit this peer on a socket of family `af`. */
 uint32_t rlt__match(const struct rlt__ruleset *rs, enum rlt_var var, const struct rlt__peer *peer);
@@ -177,8 +218,11 @@ struct rlt__ticket {
 	void *conn_block;
 	uint64_t bytes, msgs;         /* what was reserved */
 	rlt_ns_t at[RLT_MAX_RULES_PER_VAR];
+	const struct rlt__rule_ver *ver[RLT_MAX_RULES_PER_VAR]; /* the block at[i] was decided by */
 	void *kstate[RLT_MAX_RULES_PER_VAR]; /* keyed rules: the key's state charged, for the
 	                                        refund of the settle */
+	uint32_t dry;                 /* rules of the mask with action=dry-run: charged, never
+	                                 waited for */
 	rlt_ns_t start;               /* when the call asked */
 	rlt_ns_t go;                  /* when it may go (the latest slot of its rules) */
 	int err;                      /* errno when rejected */
@@ -215,10 +259,22 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
                           uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
                           rlt_ns_t now);
 
-/* Threads waiting now (for `rlthrottle top`): d = +1 when a charged call starts waiting for
- * t->go, -1 when it stops; counted on each rule of the ticket that makes it wait. The preload's
- * sleeps count themselves (rlt__charge_wait_at); the supervisor counts its parked jobs. */
-void rlt__charge_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d);
+/* How long a delayed call sleeps at most before it looks for a set that moved its go time. */
+#define RLT_SET_SLICE_NS (5 * 1000 * 1000ull)
+/* The most sets a waiting ticket follows back (older ones: the wait keeps its time). */
+#define RLT_SET_CHAIN_MAX 64
+/*
+ * A ticket whose rules were set since it was charged: moves each at[i] to the same place in
+ * its rule's queue under the params in force now, and t->go with them. 1 when something moved.
+ * The preload's waits call it every RLT_SET_SLICE_NS; the supervisor when a set is applied.
+ */
+int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t);
+/* Threads waiting now (for `rlthrottle top`): _start when a charged call starts waiting for
+ * t->go counts it on each rule of the ticket that makes it wait and returns those rules; _end
+ * takes it off the same ones (a set meanwhile may move t->at[]). The preload's sleeps count
+ * themselves (rlt__charge_wait_at); the supervisor counts its parked jobs. */
+uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ticket *t);
+void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m);
 
 /* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
  * t->msgs) and counts the units. */
@@ -255,6 +311,10 @@ struct rlt__conns_wait {
  */
 int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
                    rlt_ns_t now);
+/* The RLT_CONNS rules at their limit now (bit i: rule i), as rlt__conns_try would find them
+ * before taking back the slots of dead processes: for a front that learns of closes late and
+ * looks for them before a call waits or is refused (the supervisor's sweep). */
+uint32_t rlt__conns_full(struct rlt__ruleset *rs);
 /* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
  * the slots of dead processes, in shared scope). rlt__conns_release_rule gives one back and
  * wakes waiters. */

@@ -87,7 +87,7 @@ struct rlt__pub_rec {
 struct rlt__pub {
 	struct rlt__pub_hdr *hdr;
 	size_t size;
-	_Atomic uint64_t next_ns; /* CLOCK_MONOTONIC at which the history rolls over next */
+	_Atomic uint64_t next_ns; /* CLOCK_MONOTONIC of the next tick (rlt__pub_tick) */
 	unsigned first[RLT_VAR_COUNT]; /* record of rule 0 of each variable */
 	char path[96];
 };
@@ -122,14 +122,22 @@ void rlt__pub_rule_update(struct rlt__ruleset *rs, enum rlt_var var, unsigned i)
 /* The writer's control area (RLT_PUB_CTL_SIZE bytes, 64-byte aligned). */
 void *rlt__pub_ctl(struct rlt__pub *p);
 
-void rlt__pub_roll(struct rlt__pub *p, rlt_ns_t now);
+/* How far apart the ticks are at most while calls come: each also looks at the control area
+ * (a `rlthrottle set`), so a set takes effect within this of its request, or at the first
+ * call after a quiet spell, and a conforming call pays no check of its own for it. */
+#define RLT_PUB_CHECK_NS (5 * 1000 * 1000ull)
+
+/* 1 when this thread's call ticked (the control area is to be looked at). */
+int rlt__pub_roll(struct rlt__pub *p, rlt_ns_t now);
 
 /* Called with the clock reading a charge already made: a relaxed load and a compare, except
- * for the first call of each second, which records where every rule's units stood. */
-static inline void rlt__pub_tick(struct rlt__pub *p, rlt_ns_t now)
+ * for the first call of each tick (RLT_PUB_CHECK_NS), which rolls the history when a new
+ * second began and answers 1. */
+static inline int rlt__pub_tick(struct rlt__pub *p, rlt_ns_t now)
 {
 	if (p && now >= atomic_load_explicit(&p->next_ns, memory_order_relaxed))
-		rlt__pub_roll(p, now);
+		return rlt__pub_roll(p, now);
+	return 0;
 }
 
 /* ----- the read side (`rlthrottle top`, `rlthrottle stats`, `set`) ----- */

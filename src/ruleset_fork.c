@@ -10,24 +10,13 @@
 
 #include "policy.h"
 #include "publish.h"
+#include "stats_count.h"
 
 /* What a fork owns: the process-scope states of the rules that decide (RLT_CONNS counts and
  * the shared and redis scopes are common to all, connection scope lives with each socket). */
 static int owns_state(const struct rlt__rt_rule *r)
 {
-	return r->rule.scope == RLT_SCOPE_PROCESS && r->rule.var != RLT_VAR_CONNS && r->state;
-}
-
-static void stats_zero(struct rlt__stats *st)
-{
-	atomic_init(&st->waiting, 0);
-	atomic_init(&st->calls, 0);
-	atomic_init(&st->allowed, 0);
-	atomic_init(&st->delayed, 0);
-	atomic_init(&st->rejected, 0);
-	atomic_init(&st->units, 0);
-	atomic_init(&st->delay_ns_total, 0);
-	atomic_init(&st->delay_ns_max, 0);
+	return r->rule.scope == RLT_SCOPE_PROCESS && r->rule.var != RLT_VAR_CONNS && r->v0.state;
 }
 
 static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i)
@@ -38,8 +27,8 @@ static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i
 			if (v == upto_v && i == upto_i)
 				return;
 			if (owns_state(r)) {
-				rlt_state_destroy(&r->rule.params, r->state);
-				munmap(r->state, rlt_state_size(&r->rule.params));
+				rlt_state_destroy(&r->v0.params, r->v0.state);
+				munmap(r->v0.state, rlt_state_size(&r->v0.params));
 			}
 		}
 }
@@ -52,25 +41,31 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 		return NULL;
 	memcpy(f, rs, sizeof *f);
 	f->pub = NULL; /* rs's page is rs's: the supervisor publishes the copy on its own */
+	atomic_init(&f->ctl_seen, 0);
+	atomic_init(&f->applying, 0);
+	for (unsigned k = 0; k < f->nshared; k++) /* the copy's own rules */
+		f->shared[k] = &f->rules[0][0] + (rs->shared[k] - &rs->rules[0][0]);
 	for (unsigned v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < f->n[v]; i++) {
 			struct rlt__rt_rule *r = &f->rules[v][i];
+			/* the child starts from the rule in force now, as its first */
+			r->v0 = *rlt__ver(&rs->rules[v][i]);
+			r->v0.prev = NULL;
+			atomic_init(&r->cur, &r->v0);
 			r->st = &r->own;
-			stats_zero(r->st);
+			rlt__stats_zero(r->st);
 			if (!owns_state(r))
 				continue;
-			size_t size = rlt_state_size(&r->rule.params);
-			void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			               -1, 0);
-			if (m == MAP_FAILED ||
-			    rlt_state_copy(&r->rule.params, m, rs->rules[v][i].state) != 0) {
-				if (m != MAP_FAILED)
+			size_t size = rlt_state_size(&r->v0.params);
+			void *m = rlt__map_anon(size);
+			if (!m || rlt_state_copy(&r->v0.params, m, r->v0.state) != 0) {
+				if (m)
 					munmap(m, size);
 				drop_states(f, v, i);
 				free(f);
 				return NULL;
 			}
-			r->state = m;
+			r->v0.state = m;
 		}
 	return f;
 }

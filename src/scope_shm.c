@@ -297,6 +297,9 @@ static int join(int fd, const struct rlt_rule *r, const char *obj, struct rlt__s
 		            "the segment %s belongs to uid %u, not to us (uid %u): refused; the owner "
 		            "can remove it with `rlthrottle shm rm %s`",
 		            obj, (unsigned)st.st_uid, (unsigned)geteuid(), r->scope_name);
+	if (!S_ISREG(st.st_mode))
+		return fail(err, r, -EPERM, "%s is not a shared-memory segment (a FIFO or device "
+		            "planted under its name?): refused", obj);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return fail(err, r, -EPERM,
 		            "the segment %s is writable by others (mode %04o): refused; remove it "
@@ -380,6 +383,11 @@ static int join(int fd, const struct rlt_rule *r, const char *obj, struct rlt__s
 	return ATTACHED;
 }
 
+struct rlt__shm_hdr *rlt__shm_hdr_of(void *state)
+{
+	return (struct rlt__shm_hdr *)((char *)state - STATE_OFF);
+}
+
 int rlt__shm_attach(const struct rlt_rule *r, void **state, _Atomic uint32_t **open,
                     struct rlt__shm_holder **holders, struct rlt_error *err)
 {
@@ -395,7 +403,7 @@ int rlt__shm_attach(const struct rlt_rule *r, void **state, _Atomic uint32_t **o
 		if (fd >= 0) {
 			rc = create(fd, r, obj, &h, err);
 		} else if (errno == EEXIST) {
-			fd = shm_open(obj, O_RDWR, 0);
+			fd = shm_open(obj, O_RDWR | O_NONBLOCK, 0);
 			if (fd < 0) {
 				if (errno == ENOENT)
 					continue; /* removed as stale meanwhile: create it */
@@ -437,10 +445,11 @@ static void read_info(const char *name, struct rlt__shm_info *in)
 	memset(in, 0, sizeof *in);
 	snprintf(in->name, sizeof in->name, "%s", name);
 	object_name(obj, sizeof obj, name);
-	fd = shm_open(obj, O_RDONLY, 0);
+	/* O_NONBLOCK: a FIFO planted under the name must not hang `shm list` */
+	fd = shm_open(obj, O_RDONLY | O_NONBLOCK, 0);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) == 0) {
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		in->size = (uint64_t)st.st_size;
 		in->uid = st.st_uid;
 		in->mode = st.st_mode & 07777;

@@ -18,8 +18,9 @@
 #define RLT_SHM_PREFIX "rlthrottle."   /* the object is "/" RLT_SHM_PREFIX NAME */
 #define RLT_SHM_DIR "/dev/shm"         /* where Linux keeps POSIX shared memory */
 #define RLT_SHM_MAGIC 0x314d48532d544c52ull /* "RLT-SHM1" little-endian */
-#define RLT_SHM_LAYOUT 3u              /* bumped whenever the header or a state changes shape */
+#define RLT_SHM_LAYOUT 4u              /* bumped whenever the header or a state changes shape */
 #define RLT_SHM_HOLDERS 512            /* RLT_CONNS: processes that can hold slots at once */
+#define RLT_SHM_SET_SLOTS 16           /* token/leaky states a set may carry the budget into */
 
 /*
  * RLT_CONNS in a segment: who holds the slots counted in `open`, so that the slots of a
@@ -54,7 +55,23 @@ struct rlt__shm_hdr {
 	_Atomic uint32_t open;   /* RLT_CONNS: connections open now, across processes (a futex) */
 	uint32_t pad;
 	char text[RLT_RULE_TEXT_MAX + 1]; /* the creator's rule as written */
+	/* `rlthrottle set shared:NAME` (rule_set.c): the rule in force since a set, under a
+	 * sequence word (a seqlock); the fields above stay the creator's, which a process naming
+	 * the scope later must still name. Setters take the object's flock. */
+	_Atomic uint32_t set_gen; /* 0: never set; odd while a set writes; even after */
+	uint32_t set_slot;        /* where the state is: 0 at state_off, k in set_slots[k - 1] */
+	uint32_t set_action;      /* enum rlt_action */
+	int32_t set_err;          /* errno of a rejected call */
+	uint64_t set_since;       /* CLOCK_MONOTONIC ns the set took effect */
+	struct rlt_params set_params;
+	char set_text[RLT_RULE_TEXT_MAX + 1];
+	/* token/leaky states a set whose rate outran the first tick size carried the budget into
+	 * (rlt_state_carry), used in turn */
+	_Alignas(64) _Atomic uint64_t set_slots[RLT_SHM_SET_SLOTS];
 };
+
+/* The header of the segment a shared rule's state (from rlt__shm_attach) lives in. */
+struct rlt__shm_hdr *rlt__shm_hdr_of(void *state);
 
 /*
  * Maps the segment of a shared-scope rule, creating it when no process has yet. *state gets

@@ -10,8 +10,15 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "policy.h"
+
+/* Counters back to zero: a fork's child, or counters not yet shared with any thread. */
+static inline void rlt__stats_zero(struct rlt__stats *st)
+{
+	memset(st, 0, sizeof *st);
+}
 
 static inline void rlt__count_add(_Atomic uint64_t *field, uint64_t v)
 {

@@ -7,8 +7,8 @@
  * listens yet. A seccomp filter applies to the thread that installs it (without TSYNC), so the
  * child starts a helper thread *before* installing it: the helper is not filtered, sends the
  * fd, and waits for the parent's go-ahead; the main thread waits for the helper with
- * pthread_join (a futex, not notified), then execs. Its few notified calls on the way (close,
- * execve) are answered by the parent, which supervises from the go-ahead on.
+ * pthread_join (a futex, not notified), then closes its ends and execs, neither notified; the
+ * parent supervises from the go-ahead on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,13 +36,12 @@ struct report {
 	char what[200];
 };
 
-/* Calls whose effect on the data path we throttle, and those that release or replace an fd
- * number (which keep the fd cache true). See the note at the top of fd_facts.c for why the
- * calls that create fds (socket, dup, fcntl) need no notification. */
+/* Calls whose effect on the data path we throttle, and no other: a notified call can fail with
+ * EINTR before we receive it, which close() must not (see fd_facts.c for how the fd cache
+ * stays true without seeing close, dup2, dup3, close_range or execve). */
 static const char *const notified[] = {
 	"connect", "accept", "accept4", "sendto", "sendmsg", "sendmmsg", "recvfrom", "recvmsg",
 	"recvmmsg", "read", "write", "readv", "writev", "sendfile", "splice",
-	"close", "dup2", "dup3", "close_range", "execve", "execveat",
 };
 
 struct helper {

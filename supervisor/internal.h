@@ -14,15 +14,25 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "pacing.h"
 #include "policy.h"
 #include "settings.h"
 #include "supervisor.h"
 
 /* ----- what we know of one fd of one process (fd_facts.c) ----- */
 
+struct rlt_sup_proc;
+
 struct rlt_sup_sock {
-	unsigned refs;                  /* the cache's reference and each job's */
-	int dup;                        /* our duplicate of the program's socket (CLOEXEC) */
+	unsigned refs;                  /* the cache's reference, each job's, the notification's */
+	int cached;                     /* still what the cache says its (process, fd) is */
+	int dup;                        /* our duplicate of the program's socket (CLOEXEC) while a
+	                                 * call uses it, else -1: kept any longer, it would keep the
+	                                 * connection open after the program closed it */
+	dev_t dev;                      /* which socket it is: its inode, compared with what the */
+	ino_t ino;                      /* program's fd number refers to now (lazily, see fd_facts.c) */
+	struct rlt_sup_proc *proc;      /* the process and fd number it was learnt at */
+	int fd;
 	int type;                       /* SOCK_STREAM, SOCK_DGRAM, ... */
 	int af;                         /* the socket's family */
 	struct rlt__peer peer;          /* the remote end (af 0: not connected) */
@@ -30,6 +40,9 @@ struct rlt_sup_sock {
 	uint32_t mask[RLT_VAR_COUNT];   /* rules that apply to calls on it, by variable */
 	uint32_t conns_mask;            /* RLT_CONNS rules in which it holds an open slot */
 	void *conn_block;               /* connection-scope engine states (NULL: none) */
+	struct rlt_sup_sock *held_next, **held_prev; /* the sockets holding slots (the sweep's) */
+	struct rlt_sup_sock *pin_next;  /* the sockets the notification in hand uses */
+	int pinned;
 };
 
 /* The cache's answer for an fd that is not a socket (file, pipe, terminal, ...). */
@@ -49,6 +62,8 @@ struct rlt_sup_accepted {
 struct rlt_sup_proc {
 	pid_t tgid;
 	int pidfd;                   /* pidfd_open(tgid): for pidfd_getfd, and polled for its exit */
+	int fd_dir;                  /* /proc/TGID/fd (O_PATH): what an fd number is now, in one
+	                              * fstatat (-1: asked through pidfd_getfd) */
 	struct rlt_sup_sock **fds;      /* indexed by fd: NULL unknown, RLT_NOT_SOCKET, or facts */
 	unsigned nfds;               /* length of fds[] */
 	unsigned jobs;               /* jobs that still refer to it (freed at 0 once gone) */
@@ -101,15 +116,18 @@ struct rlt_sup_job {
 	uint32_t nmask;         /* RLT_CONNS rules a connect or accept takes a slot in */
 	int conns_held;         /* the slots of nmask are taken (given back unless handed on) */
 	int waited;             /* it waited for its slot or an RLT_CONNS place */
-	int counted_waiting;    /* counted among its rules' waiting threads (published) */
+	uint32_t counted_waiting; /* the rules it is counted on as a waiting thread (published) */
+	int waiting_counted;    /* ... and whether it is */
 	int paid;               /* restarted after a signal, its charge taken before (prepaid) */
 
 	/* a call made on the program's behalf */
 	uint64_t total;         /* bytes the program asked for */
 	uint64_t done;          /* bytes moved so far */
 	uint64_t piece;         /* bytes of the current piece */
+	struct rlt__pace pace;  /* OP_SEND/OP_RECV/OP_SENDFILE/OP_SPLICE_*: how it is paced */
+	int moved_unanswered;   /* a piece charged after it moved waits for its slot (t.go) ... */
+	int go_on;              /* ... and then the call makes the next piece (else answers) */
 	int nonblock;           /* O_NONBLOCK or MSG_DONTWAIT: answer EAGAIN rather than park */
-	int waitall;            /* MSG_WAITALL */
 	int flags;              /* the call's MSG_* flags */
 	int park_fd;            /* our own duplicate registered with epoll while PH_READY ... */
 	int park_src;           /* ... of this fd (the socket's duplicate, or src_fd) */
@@ -199,6 +217,9 @@ struct rlt_sup {
 	uint64_t notifications, continued_fast;  /* counters for the debug log */
 
 	int conns_dirty;                         /* a slot came free: retry the waiting list */
+	struct rlt_sup_sock *conns_held;         /* sockets holding RLT_CONNS slots (fd_facts.c) */
+	rlt_ns_t sweep_end, sweep_cost;          /* the last sweep of them: when, how long */
+	struct rlt_sup_sock *pinned;             /* sockets the notification in hand uses */
 	/* calls restarted for a signal after their wait */
 	struct rlt_sup_prepaid prepaid[RLT_SUP_PREPAID];
 
@@ -248,13 +269,25 @@ void rlt_sup_keeper_stop(void);
  * the thread is gone or cannot be inspected. */
 struct rlt_sup_proc *rlt_sup_proc_of_tid(struct rlt_sup *s, pid_t tid, int *rc);
 
-/* The facts of fd in proc: RLT_NOT_SOCKET, a socket's facts, or NULL with *rc = -errno (the fd
- * is not open: EBADF; or it cannot be fetched). */
+/* The facts of fd in proc, checked against what the number refers to now: RLT_NOT_SOCKET, a
+ * socket's facts (with our duplicate open until rlt_sup_fd_unpin), or NULL with *rc = -errno
+ * (the fd is not open: EBADF; or it cannot be fetched). */
 struct rlt_sup_sock *rlt_sup_fd_facts(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int *rc);
 
-/* A job's hold on a socket's facts, so that a close by another thread does not free them. */
+/* The notification is answered or made a job: the duplicates no job holds are closed. */
+void rlt_sup_fd_unpin(struct rlt_sup *s);
+
+/* A job's hold on a socket's facts (and its duplicate), so that neither goes while it runs. */
 struct rlt_sup_sock *rlt_sup_sock_hold(struct rlt_sup_sock *k);
 void rlt_sup_sock_put(struct rlt_sup *s, struct rlt_sup_sock *k);
+
+/* The socket holds RLT_CONNS slots in mask from now until its fd no longer refers to it (given
+ * back at once when that is so already). */
+void rlt_sup_sock_take_conns(struct rlt_sup *s, struct rlt_sup_sock *k, uint32_t mask);
+
+/* The sockets holding RLT_CONNS slots whose fd number no longer refers to them (closed, or
+ * replaced: close is not notified) are forgotten and their slots given back. Returns how many. */
+unsigned rlt_sup_fd_sweep(struct rlt_sup *s);
 
 /* Recomputes the rule masks of a socket after its peer changed. */
 void rlt_sup_sock_rematch(struct rlt_sup *s, struct rlt_sup_sock *k);
@@ -265,10 +298,10 @@ int rlt_sup_fd_adopt(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int ourf
 
 /* The fd is closed or replaced: forget it (and give back its RLT_CONNS slots). */
 void rlt_sup_fd_forget(struct rlt_sup *s, struct rlt_sup_proc *p, int fd);
-void rlt_sup_fd_forget_range(struct rlt_sup *s, struct rlt_sup_proc *p, unsigned lo, unsigned hi);
-
-/* The process execs: forget every fd (close-on-exec ones go away) and its threads' ids. */
-void rlt_sup_proc_exec(struct rlt_sup *s, struct rlt_sup_proc *p);
+/* Every fd of p (its end, or its exec). */
+void rlt_sup_fd_forget_all(struct rlt_sup *s, struct rlt_sup_proc *p);
+/* Connections accepted for the listener at lfd (lfd < 0: any) that no accept took go. */
+void rlt_sup_fd_stash_drop(struct rlt_sup *s, struct rlt_sup_proc *p, int lfd);
 
 /* The pidfd of a process reported its exit. */
 void rlt_sup_proc_gone(struct rlt_sup *s, struct rlt_sup_proc *p);
@@ -282,8 +315,15 @@ void rlt_sup_tids_sweep(struct rlt_sup *s);
 /* Forgets every process (at the end). */
 void rlt_sup_procs_free(struct rlt_sup *s);
 
-/* Gives back RLT_CONNS slots and wakes connects waiting for one (job_table.c). */
+/* Gives back RLT_CONNS slots and wakes connects waiting for one (job_conns.c). */
 void rlt_sup_conns_release(struct rlt_sup *s, uint32_t mask);
+
+/* A close is seen by a sweep (fd_facts.c), not notified: when a call must wait for an RLT_CONNS
+ * slot or be refused (job_conns.c), and periodically while a connect waits for one, here or in
+ * another process of a shared scope (job_conns.c). rlt_sup_conns_sweep_due: when the next
+ * periodic sweep is due (0: none is wanted); rlt_sup_conns_sweep_run: makes it if due. */
+rlt_ns_t rlt_sup_conns_sweep_due(struct rlt_sup *s);
+void rlt_sup_conns_sweep_run(struct rlt_sup *s, rlt_ns_t now);
 
 /* ----- jobs (job_table.c) and what a notification becomes (notif_dispatch.c) ----- */
 
@@ -333,6 +373,11 @@ int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at)
 /* Charges bytes and msgs to the job's rules (0 or -errno); settles what was moved. */
 int rlt_sup_job_charge(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs);
 void rlt_sup_job_settle(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs);
+/* A paced call's next piece (src/pacing.c): its size, our buffer for it and, unless charged
+ * after, its charge. 0, or not: the call was answered (what moved, or the error). */
+int rlt_sup_job_piece_charge(struct rlt_sup *s, struct rlt_sup_job *j);
+/* n bytes of the piece moved: charged now if the call is charged after, then settled. */
+void rlt_sup_job_charge_moved(struct rlt_sup_job *j, uint64_t n);
 /* The job's buffer, at least len bytes. 0 or -ENOMEM (job_stream.c). */
 int rlt_sup_job_buf(struct rlt_sup_job *j, size_t len);
 /* Leaves the RLT_CONNS waiting list (job_conns.c). */

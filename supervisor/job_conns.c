@@ -1,6 +1,7 @@
 /*
- * job_conns.c: RLT_CONNS without blocking (take a slot now, or join the waiting list), and the
- * calls that are only charged and then let through (connect: its slot, then its RLT_CONNS place).
+ * job_conns.c: RLT_CONNS without blocking (take a slot now, or join the waiting list), when
+ * closes are looked for (the sweep of fd_facts.c: close is not notified), and the calls that
+ * are only charged and then let through (connect: its slot, then its RLT_CONNS place).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,11 +28,70 @@
 #include "clock.h"
 #include "internal.h"
 
+/*
+ * A close is not notified (fd_facts.c): the sockets holding slots are swept for closed ones
+ * when a call finds a rule full (before it waits or is refused), every SWEEP_WAIT_NS while a
+ * connect or accept of the command waits for a slot, and every SWEEP_SHARED_NS while we hold
+ * slots and a shared rule exists (a process outside the command may want one of them at any
+ * moment, and a reject rule cannot wait for our next sweep: it sees our close within that; a
+ * rule full now does not say so, as the slot it wants is the one that would make it full). A sweep costs one fstatat a socket
+ * holding slots (some microseconds): each kind of sweep runs at most once per SHARE times the
+ * last one's length, so that they take at most some 20%, 10% and 5% of a core however many
+ * slots are held; with hundreds of slots held a close is then seen later than the periods say.
+ */
+#define SWEEP_URGENT_SHARE 4
+#define SWEEP_WAIT_NS (10 * 1000000ull)
+#define SWEEP_WAIT_SHARE 9
+#define SWEEP_SHARED_NS (50 * 1000000ull)
+#define SWEEP_SHARED_SHARE 19
+
+/* An urgent sweep (a call must wait or be refused), unless the last one was too recent. */
+static void conns_sweep(struct rlt_sup *s)
+{
+	if (!s->conns_held)
+		return;
+	if (s->sweep_end &&
+	    rlt__now() < s->sweep_end + SWEEP_URGENT_SHARE * s->sweep_cost)
+		return;
+	rlt_sup_fd_sweep(s);
+}
+
+rlt_ns_t rlt_sup_conns_sweep_due(struct rlt_sup *s)
+{
+	rlt_ns_t gap;
+
+	if (!s->conns_held)
+		return 0;
+	if (s->conns_waiters) {
+		gap = SWEEP_WAIT_SHARE * s->sweep_cost;
+		if (gap < SWEEP_WAIT_NS)
+			gap = SWEEP_WAIT_NS;
+	} else if (s->rs->conns_shared) {
+		gap = SWEEP_SHARED_SHARE * s->sweep_cost;
+		if (gap < SWEEP_SHARED_NS)
+			gap = SWEEP_SHARED_NS;
+	} else {
+		return 0;
+	}
+	return s->sweep_end + gap;
+}
+
+void rlt_sup_conns_sweep_run(struct rlt_sup *s, rlt_ns_t now)
+{
+	rlt_ns_t due = rlt_sup_conns_sweep_due(s);
+
+	if (due && now >= due)
+		rlt_sup_fd_sweep(s);
+}
+
 /* The decision is the core's (rlt__conns_try); this keeps only the scheduling: a job that must
  * wait joins the waiting list (retried when a slot comes free) and, with a max-wait, the timer
  * heap. 0: taken in every rule of nmask; 1: wait; -errno: rejected. */
 static int conns_try(struct rlt_sup *s, struct rlt_sup_job *j)
 {
+	/* closes first, then the decision: a slot the program gave back must not be missing */
+	if (rlt__conns_full(s->rs) & j->nmask)
+		conns_sweep(s);
 	int rc = rlt__conns_try(s->rs, j->nmask, &j->conns_wait, rlt__now());
 
 	if (rc != 1) {
@@ -101,8 +161,9 @@ void rlt_sup_step_continue(struct rlt_sup *s, struct rlt_sup_job *j)
 	if (rlt_sup_job_continue_paid(s, j, j->t.msgs))
 		return;
 	if (j->nmask) {
-		/* the socket holds the slots until its fd is closed */
-		j->sock->conns_mask |= j->nmask;
+		/* the socket holds the slots until its fd is closed (or given back now, when it
+		 * was found closed while the call waited) */
+		rlt_sup_sock_take_conns(s, j->sock, j->nmask);
 		j->nmask = 0;
 	}
 	rlt_sup_job_end(s, j);

@@ -34,7 +34,9 @@
  *    pipe (it is there); an empty pipe is waited for on epoll, not in a call;
  *  - from the socket: no more than the pipe has room for is received (MSG_DONTWAIT) and
  *    written into it; a full pipe is waited for on epoll.
- * The charge is given back while the call waits for its pipe, and taken again after.
+ * The charge is given back while the call waits for its pipe, and taken again after. The piece's
+ * size, and whether it is charged before or after (a blocking receive under rules that admit
+ * every charge waits for data holding no reservation), are src/pacing.c's, as for the preload.
  */
 void rlt_sup_step_splice(struct rlt_sup *s, struct rlt_sup_job *j)
 {
@@ -42,21 +44,16 @@ void rlt_sup_step_splice(struct rlt_sup *s, struct rlt_sup_job *j)
 	ssize_t n;
 	int err;
 
-	if (!j->charged) {
-		uint64_t pmax = rlt__piece(s->rs, j->var, j->mask);
-		uint64_t piece = j->total < pmax ? j->total : pmax;
-		if (rlt_sup_job_buf(j, piece) != 0) {
-			rlt_sup_job_finish(s, j, -ENOMEM);
-			return;
-		}
-		int rc = rlt_sup_job_charge(j, piece, 1);
-		if (rc) {
-			rlt_sup_job_finish(s, j, rc);
-			return;
-		}
-		j->piece = piece;
+	if (j->moved_unanswered) {
+		/* received, charged after: its slot has come */
+		rlt_sup_job_finish(s, j, (int64_t)j->done);
+		return;
 	}
-	if (rlt_sup_job_wait_slot(s, j, j->t.go))
+	/* the size and when it is charged: src/pacing.c, as for any stream call (one piece a
+	 * call: nothing has moved before it) */
+	if (!j->charged && rlt_sup_job_piece_charge(s, j) != 0)
+		return;
+	if (j->charged && rlt_sup_job_wait_slot(s, j, j->t.go))
 		return;
 	if (to_sock) {
 		ssize_t t = tee(j->src_fd, s->tee_pipe[1], j->piece, SPLICE_F_NONBLOCK);
@@ -127,7 +124,7 @@ void rlt_sup_step_splice(struct rlt_sup *s, struct rlt_sup_job *j)
 			rlt_sup_job_settle(j, 0, 0);
 			rlt_sup_job_finish(s, j, -EAGAIN);
 		} else {
-			rlt_sup_job_park(s, j, to_sock ? EPOLLOUT : EPOLLIN); /* holding its charge */
+			rlt_sup_job_park(s, j, to_sock ? EPOLLOUT : EPOLLIN); /* holding its charge, if any */
 		}
 		return;
 	}
@@ -138,6 +135,14 @@ void rlt_sup_step_splice(struct rlt_sup *s, struct rlt_sup_job *j)
 		rlt_sup_job_finish(s, j, -err);
 		return;
 	}
-	rlt_sup_job_settle(j, (uint64_t)n, 1);
+	/* charged after (it waited for data holding no reservation): charged now, answered at
+	 * its slot (a signal meanwhile answers the count: the bytes are in the program's pipe) */
+	rlt_sup_job_charge_moved(j, (uint64_t)n);
+	if (rlt__pace_charge_after(&j->pace) && n > 0) {
+		j->done = (uint64_t)n;
+		j->moved_unanswered = 1;
+		if (rlt_sup_job_wait_slot(s, j, j->t.go))
+			return;
+	}
 	rlt_sup_job_finish(s, j, n);
 }

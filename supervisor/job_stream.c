@@ -72,35 +72,39 @@ int rlt_sup_job_buf(struct rlt_sup_job *j, size_t len)
 	return 0;
 }
 
+/* Between two pieces: the call ends with what it moved when it does not go on, or when its
+ * thread has a signal (the kernel ends a blocking call interrupted after it moved data: the
+ * handler runs within a piece). 1: make the next piece. */
+static int next_piece(struct rlt_sup *s, struct rlt_sup_job *j, int more)
+{
+	enum rlt_sup_sig f = more ? rlt_sup_signal_for(j) : RLT_SIG_NONE;
+
+	if (!more || f == RLT_SIG_YES || f == RLT_SIG_MAYBE) {
+		rlt_sup_job_finish(s, j, (int64_t)j->done);
+		return 0;
+	}
+	return 1;
+}
+
+/* The decisions (piece sizes, charge before or after, whether the call goes on) are
+ * src/pacing.c's, the preload's too; this is the supervisor's mechanics: a step that makes one
+ * piece at a time and, rather than wait, parks on epoll or the timer heap. */
 void rlt_sup_step_stream(struct rlt_sup *s, struct rlt_sup_job *j)
 {
-	uint64_t piece_max = rlt__piece(s->rs, j->var, j->mask);
+	struct rlt__pace *p = &j->pace;
 
 	/* Bounded: every round either moves bytes toward total, or returns. */
 	for (;;) {
-		if (!j->charged) {
-			uint64_t want = j->total - j->done;
-			uint64_t piece = want < piece_max ? want : piece_max;
-			if (j->op != OP_RECV && j->nonblock) {
-				uint64_t a = rlt__available(j->proc->rs, j->var, j->mask, j->sock->conn_block,
-				                            rlt__now());
-				if (a > piece)
-					piece = a < want ? a : want;
-			}
-			if (rlt_sup_job_buf(j, piece) != 0) {
-				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : -ENOMEM);
+		if (j->moved_unanswered) {
+			/* a receive charged after it moved: its slot has come */
+			j->moved_unanswered = 0;
+			if (!next_piece(s, j, j->go_on))
 				return;
-			}
-			int rc = rlt_sup_job_charge(j, piece, j->done == 0);
-			if (rc) {
-				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : rc);
-				return;
-			}
-			j->piece = piece;
 		}
-		if (rlt_sup_job_wait_slot(s, j, j->t.go))
+		if (!j->charged && rlt_sup_job_piece_charge(s, j) != 0)
 			return;
-
+		if (j->charged && rlt_sup_job_wait_slot(s, j, j->t.go))
+			return;
 		ssize_t n;
 		if (j->op == OP_SENDFILE) {
 			/* the file's next bytes, read at our offset (the program's file position moves
@@ -151,7 +155,8 @@ void rlt_sup_step_stream(struct rlt_sup *s, struct rlt_sup_job *j)
 				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : -EAGAIN);
 				return;
 			}
-			/* blocking: the call waits for its socket, holding its charge */
+			/* blocking: the call waits for its socket, holding its charge (if it is
+			 * charged before) */
 			rlt_sup_job_park(s, j, j->op != OP_RECV ? EPOLLOUT : EPOLLIN);
 			return;
 		}
@@ -167,23 +172,27 @@ void rlt_sup_step_stream(struct rlt_sup *s, struct rlt_sup_job *j)
 			if (rc) {
 				/* the program's buffer is not all there: as the kernel would, EFAULT;
 				 * the bytes are lost to it, as they would be */
-				rlt_sup_job_settle(j, (uint64_t)n, j->done == 0);
+				rlt_sup_job_settle(j, (uint64_t)n, j->done == 0); /* charged before */
 				rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : rc);
 				return;
 			}
 		}
-		rlt_sup_job_settle(j, (uint64_t)n, j->done == 0);
-		j->done += (uint64_t)n;
-		if (j->op == OP_RECV && j->done == (uint64_t)n)
+		/* the bytes have moved: settled at once, so that a signal during the wait below
+		 * keeps them charged and answers their count */
+		rlt_sup_job_charge_moved(j, (uint64_t)n);
+		int more = rlt__pace_after(p, j->piece, (uint64_t)n, 0);
+		j->done = p->done;
+		if (j->op == OP_RECV && n > 0 && j->done == (uint64_t)n)
 			recv_out_params(j);
-		int more = n > 0 && j->done < j->total &&
-		           (j->op != OP_RECV ? !j->nonblock : j->waitall);
-		/* a signal for the thread ends the call with what it moved, as the kernel ends a
-		 * blocking call interrupted after it moved data: the handler runs within a piece */
-		enum rlt_sup_sig f = more ? rlt_sup_signal_for(j) : RLT_SIG_NONE;
-		if (!more || f == RLT_SIG_YES || f == RLT_SIG_MAYBE) {
-			rlt_sup_job_finish(s, j, (int64_t)j->done);
-			return;
+		if (rlt__pace_charge_after(p) && n > 0) {
+			/* the answer (or the next piece) waits for the slot of what came */
+			j->go_on = more;
+			j->moved_unanswered = 1;
+			if (rlt_sup_job_wait_slot(s, j, j->t.go))
+				return;
+			j->moved_unanswered = 0;
 		}
+		if (!next_piece(s, j, more))
+			return;
 	}
 }

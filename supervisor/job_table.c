@@ -32,6 +32,7 @@
 
 #include "clock.h"
 #include "internal.h"
+#include "policy.h"
 
 static unsigned job_bucket(pid_t tid)
 {
@@ -83,9 +84,9 @@ void rlt_sup_job_unpark(struct rlt_sup *s, struct rlt_sup_job *j)
 /* Out of its wait for the slot: no longer among its rules' waiting threads (published). */
 static void stop_waiting(struct rlt_sup_job *j)
 {
-	if (j->counted_waiting) {
-		rlt__charge_waiting(j->proc->rs, &j->t, -1);
-		j->counted_waiting = 0;
+	if (j->waiting_counted) {
+		rlt__charge_waiting_end(j->proc->rs, &j->t, j->counted_waiting);
+		j->waiting_counted = 0;
 	}
 }
 
@@ -238,9 +239,9 @@ int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at)
 	j->deadline = at;
 	j->phase = PH_SLOT;
 	j->waited = 1;
-	if (!j->counted_waiting) {
-		rlt__charge_waiting(j->proc->rs, &j->t, 1);
-		j->counted_waiting = 1;
+	if (!j->waiting_counted) {
+		j->counted_waiting = rlt__charge_waiting_start(j->proc->rs, &j->t);
+		j->waiting_counted = 1;
 	}
 	if (rlt_sup_heap_push(&s->heap, j) != 0) {
 		rlt_sup_job_finish(s, j, -ENOMEM);
@@ -265,6 +266,30 @@ void rlt_sup_job_settle(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs)
 		return;
 	rlt__settle(j->proc->rs, &j->t, bytes, msgs);
 	j->charged = 0;
+}
+
+int rlt_sup_job_piece_charge(struct rlt_sup *s, struct rlt_sup_job *j)
+{
+	uint64_t piece = rlt__pace_piece(&j->pace, j->proc->rs, j->sock->conn_block, rlt__now());
+	int rc = rlt_sup_job_buf(j, piece) != 0 ? -ENOMEM : 0;
+
+	/* charged after: a receive that waits for data holding no reservation */
+	if (!rc && !rlt__pace_charge_after(&j->pace))
+		rc = rlt_sup_job_charge(j, piece, j->done == 0);
+	if (rc) {
+		rlt_sup_job_finish(s, j, j->done ? (int64_t)j->done : rc);
+		return rc;
+	}
+	j->piece = piece;
+	return 0;
+}
+
+void rlt_sup_job_charge_moved(struct rlt_sup_job *j, uint64_t n)
+{
+	if (rlt__pace_charge_after(&j->pace) && n > 0 &&
+	    rlt_sup_job_charge(j, n, j->done == 0) != 0)
+		j->t.go = 0; /* cannot be: these rules admit every charge */
+	rlt_sup_job_settle(j, n, j->done == 0);
 }
 
 int rlt_sup_job_nonblocking(const struct rlt_sup_job *j)
@@ -400,6 +425,21 @@ void rlt_sup_jobs_retry_conns(struct rlt_sup *s)
  * (100 waiters: 50 ms; 400: 200 ms). */
 #define RLT_SUP_LOOK_SHARE_NS (500 * 1000ull)
 
+/* `rlthrottle set` for a call waiting for its slot: a request in its process's page (or a set
+ * of a shared segment) is applied here as at the process's next charge, and the job's timer
+ * moves to its ticket's new go time (rlt__ticket_refresh): a raised rate wakes it sooner, a
+ * lowered one later. Every tick, whatever the job's next look at its signals. */
+static void follow_set(struct rlt_sup *s, struct rlt_sup_job *j)
+{
+	if (j->phase != PH_SLOT || !j->charged || !j->proc || !j->proc->rs ||
+	    !rlt__ticket_refresh(j->proc->rs, &j->t) || j->t.go == j->deadline)
+		return;
+	rlt_sup_heap_remove(&s->heap, j);
+	j->deadline = j->t.go;
+	if (rlt_sup_heap_push(&s->heap, j) != 0)
+		rlt_sup_job_finish(s, j, -ENOMEM);
+}
+
 void rlt_sup_jobs_tick(struct rlt_sup *s)
 {
 	rlt_ns_t now = rlt__now(), next = now + RLT_SUP_IDLE_LOOK_NS;
@@ -410,6 +450,7 @@ void rlt_sup_jobs_tick(struct rlt_sup *s)
 		struct rlt_sup_job *j = s->jobs[b];
 		while (j) {
 			struct rlt_sup_job *nj = j->next;
+			follow_set(s, j);
 			if ((j->phase == PH_SLOT || j->phase == PH_READY || j->conns_waiting) &&
 			    now >= j->next_look) {
 				enum rlt_sup_sig f = rlt_sup_signal_for(j);

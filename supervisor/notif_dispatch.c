@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -28,10 +27,6 @@
 
 #include "clock.h"
 #include "internal.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 
 static void answer_continue(struct rlt_sup *s, uint64_t id)
 {
@@ -129,7 +124,10 @@ static void on_recv(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 		return;
 	}
 	j->nonblock = rlt_sup_job_nonblocking(j);
-	j->waitall = (flags & MSG_WAITALL) != 0;
+	if (j->op == OP_RECV)
+		rlt__pace_begin(&j->pace, p->rs, RLT_VAR_RECV, j->mask, j->total,
+		                RLT_PACE_MADE_NONBLOCK | (j->nonblock ? RLT_PACE_NONBLOCK : 0) |
+		                        ((flags & MSG_WAITALL) ? RLT_PACE_WAITALL : 0));
 	rlt_sup_job_step(s, j);
 }
 
@@ -246,17 +244,25 @@ static void on_send(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 	}
 	j->t.msgs = msgs;
 	int nonblock = k->type == SOCK_STREAM && rlt_sup_job_nonblocking(j);
+	unsigned pf = RLT_PACE_MADE_NONBLOCK | (nonblock ? RLT_PACE_NONBLOCK : 0);
+	int whole = 1;
 	if (j->src_fd >= 0) {
 		j->op = OP_SENDFILE;
 		j->nonblock = nonblock;
-	} else if (k->type == SOCK_STREAM && !control &&
-	           j->total > rlt__whole(s->rs, RLT_VAR_SEND, j->mask, nonblock)) {
-		/* too large to go whole (a blocking send within the burst is charged whole and
-		 * made by the kernel in one call, below: records of threads sharing the socket
-		 * stay whole) */
-		j->op = OP_SEND;
-		j->nonblock = nonblock;
-	} else if (nonblock) {
+		rlt__pace_begin(&j->pace, p->rs, RLT_VAR_SEND, j->mask, j->total, pf);
+		whole = 0;
+	} else if (k->type == SOCK_STREAM && !control) {
+		/* one that goes whole is charged whole and made by the kernel in one call, below:
+		 * records of threads sharing the socket stay whole; a larger one is made by us */
+		rlt__pace_begin(&j->pace, p->rs, RLT_VAR_SEND, j->mask, j->total,
+		                pf | RLT_PACE_KEEP_WHOLE);
+		whole = j->pace.mode == RLT_PACE_WHOLE;
+		if (!whole) {
+			j->op = OP_SEND;
+			j->nonblock = nonblock;
+		}
+	}
+	if (whole && nonblock) {
 		/* a non-blocking send to a full socket fails with EAGAIN: not charged */
 		struct pollfd pfd = {k->dup, POLLOUT, 0};
 		if (poll(&pfd, 1, 0) == 0) {
@@ -370,10 +376,12 @@ static void on_splice(struct rlt_sup *s, const struct seccomp_notif *req)
 	j->total = a[4];
 	j->flags = (int)a[5];
 	j->nonblock = (a[5] & SPLICE_F_NONBLOCK) || (fcntl(k->dup, F_GETFL) & O_NONBLOCK);
+	rlt__pace_begin(&j->pace, p->rs, var, j->mask, j->total,
+	                RLT_PACE_MADE_NONBLOCK | (j->nonblock ? RLT_PACE_NONBLOCK : 0));
 	rlt_sup_job_step(s, j);
 }
 
-void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *r)
+static void dispatch(struct rlt_sup *s, const struct seccomp_notif *r)
 {
 	const struct seccomp_notif req = *r;
 	struct rlt_sup_proc *p;
@@ -421,35 +429,16 @@ void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *r)
 		var = RLT_VAR_ACCEPT;
 		break;
 	default:
-		/* the fd table changes: close, dup2, dup3, close_range, execve, execveat */
-		p = rlt_sup_proc_of_tid(s, (pid_t)req.pid, &rc);
-		if (p) {
-			switch (nr) {
-			case SYS_close:
-				rlt_sup_fd_forget(s, p, (int)a[0]);
-				break;
-			case SYS_dup2:
-			case SYS_dup3:
-				if ((int)a[0] != (int)a[1])
-					rlt_sup_fd_forget(s, p, (int)a[1]);
-				break;
-			case SYS_close_range:
-				if (!(a[2] & CLOSE_RANGE_CLOEXEC))
-					rlt_sup_fd_forget_range(s, p, (unsigned)a[0], (unsigned)a[1]);
-				break;
-			case SYS_execve:
-			case SYS_execveat:
-				rlt_sup_proc_exec(s, p);
-				break;
-			}
-		}
+		/* no other call is notified (the fd table is checked where it is used: fd_facts.c) */
 		answer_continue(s, req.id);
 		return;
 	}
 
-	/* No rule for this kind of call at all: straight through, no look-up. */
-	if (!s->rs->n[var] && !((var == RLT_VAR_CONNECT || var == RLT_VAR_ACCEPT) &&
-	                        s->rs->n[RLT_VAR_CONNS])) {
+	/* No rule for this kind of call at all: straight through, no look-up. A connect is looked
+	 * at while any rule exists: it gives the socket the peer every later call on it is matched
+	 * by (a datagram socket connected anew to a matched peer), as the preload's hook does. */
+	if (!s->rs->n[var] && !(var == RLT_VAR_CONNECT && s->rs->vars_in_use) &&
+	    !(var == RLT_VAR_ACCEPT && s->rs->n[RLT_VAR_CONNS])) {
 		answer_continue(s, req.id);
 		return;
 	}
@@ -485,4 +474,12 @@ void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *r)
 		}
 		break;
 	}
+}
+
+void rlt_sup_on_notification(struct rlt_sup *s, const struct seccomp_notif *r)
+{
+	dispatch(s, r);
+	/* our duplicates of the sockets it used go, unless a job holds them: kept, they would
+	 * keep a connection open after the program closed it */
+	rlt_sup_fd_unpin(s);
 }

@@ -50,6 +50,10 @@ static void arm_timer(struct rlt_sup *s)
 	/* while a call is held, its thread's signals are looked at every tick */
 	if (s->njobs && (!d || s->next_tick < d))
 		d = s->next_tick ? s->next_tick : 1;
+	/* closes looked for while a slot is waited for (job_conns.c) */
+	rlt_ns_t sweep = rlt_sup_conns_sweep_due(s);
+	if (sweep && (!d || sweep < d))
+		d = sweep;
 
 	/* one system call per change of the earliest deadline, not one per event: the fast path
 	 * of a file read is two ioctls, and a third call here was a third of its cost */
@@ -267,6 +271,7 @@ int rlt_sup_notify_loop(struct rlt_sup *s, int child_pidfd, int sig_fd, int *sta
 			rlt_sup_jobs_sweep(s);
 			next_sweep = now + SWEEP_MS * 1000000ull;
 		}
+		rlt_sup_conns_sweep_run(s, now);
 		after_events(s);
 		rlt_sup_jobs_graveyard_free(s);
 		pthread_mutex_unlock(&s->lock);

@@ -2,8 +2,8 @@
  * proc_table.c: the processes of the program and their threads. Threads share their process's
  * fd table, so facts are kept per thread group (tgid) and a thread id is mapped to its group
  * once, from /proc/TID/status. A child of vfork or posix_spawn shares its parent's memory but
- * not its fd table, and is a thread group of its own: what it closes before exec is forgotten
- * in its facts, never in its parent's. A process's exit is seen on its pidfd.
+ * not its fd table, and is a thread group of its own: its fds are asked of its own table,
+ * never of its parent's. A process's exit is seen on its pidfd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -122,12 +122,19 @@ static struct rlt_sup_proc *proc_new(struct rlt_sup *s, pid_t tgid, int *rc)
 		return NULL;
 	}
 	fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+	/* what its fd numbers refer to, asked without fetching them (fd_facts.c); without it,
+	 * they are fetched */
+	char dir[48];
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)tgid);
+	p->fd_dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* the pidfd turns readable when the whole thread group has exited */
 	ev.events = EPOLLIN;
 	ev.data.ptr = p;
 	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, p->pidfd, &ev) != 0) {
 		*rc = -errno;
 		close(p->pidfd);
+		if (p->fd_dir >= 0)
+			close(p->fd_dir);
 		if (p->owns_rs)
 			rlt__ruleset_join(s->rs, p->rs);
 		free(p);
@@ -187,12 +194,6 @@ static void tids_drop(struct rlt_sup *s, struct rlt_sup_proc *p, int only_dead)
 	}
 }
 
-void rlt_sup_proc_exec(struct rlt_sup *s, struct rlt_sup_proc *p)
-{
-	rlt_sup_fd_forget_range(s, p, 0, p->nfds);
-	tids_drop(s, p, 0);
-}
-
 static void proc_free(struct rlt_sup *s, struct rlt_sup_proc *p)
 {
 	struct rlt_sup_proc **pp = &s->procs[proc_bucket(p->tgid)];
@@ -201,18 +202,13 @@ static void proc_free(struct rlt_sup *s, struct rlt_sup_proc *p)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = p->next;
-	rlt_sup_fd_forget_range(s, p, 0, p->nfds);
+	rlt_sup_fd_forget_all(s, p);
 	free(p->fds);
-	while (p->stash) {
-		struct rlt_sup_accepted *a = p->stash;
-		p->stash = a->next;
-		if (a->conns_mask)
-			rlt_sup_conns_release(s, a->conns_mask);
-		close(a->sock);
-		free(a);
-	}
+	rlt_sup_fd_stash_drop(s, p, -1);
 	if (p->pidfd >= 0)
 		close(p->pidfd);
+	if (p->fd_dir >= 0)
+		close(p->fd_dir);
 	if (p->owns_rs)
 		rlt__ruleset_join(s->rs, p->rs); /* its statistics join the command's summary, its
 		                                     page goes */
@@ -228,8 +224,8 @@ void rlt_sup_proc_gone(struct rlt_sup *s, struct rlt_sup_proc *p)
 	rlt_sup_keeper_del(p->tgid);
 	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, p->pidfd, NULL);
 	tids_drop(s, p, 0);
-	/* its sockets: our duplicates would keep its connections open */
-	rlt_sup_fd_forget_range(s, p, 0, p->nfds);
+	/* its sockets: their RLT_CONNS slots go back */
+	rlt_sup_fd_forget_all(s, p);
 	if (p->jobs == 0)
 		proc_free(s, p);
 }

@@ -2,10 +2,10 @@
  * supervisor.c: --seccomp, the launcher as a seccomp supervisor (SPEC §1, §5; issue 5): the
  * run (setup, the end, the exit status). rlt_sup_run (supervisor.h) is all the launcher sees.
  *
- * In short: the child installs a filter that hands the network calls (and the calls that
- * release fds) to us; a lane thread receives them and answers at once what no rule limits; a
- * call that must wait or be made in pieces becomes a job, moved on by an epoll loop and a
- * timer heap, never blocking; budgets are the preload's own (src/). The files:
+ * In short: the child installs a filter that hands the network calls (and no other) to us;
+ * a lane thread receives them and answers at once what no rule limits; a call that must
+ * wait or be made in pieces becomes a job, moved on by an epoll loop and a timer heap, never
+ * blocking; budgets are the preload's own (src/). The files:
  *   filter.c          the child: the seccomp filter, the listener handed over, the exec
  *   keeper.c          the keeper: the command's tree dies with the supervisor
  *   notify_loop.c     the lane (NOTIF_RECV) and the epoll loop
@@ -18,7 +18,7 @@
  *   job_accept.c      accept made by us, the fd installed in the program
  *   job_signals.c     a held call ends for its thread's signal handler
  *   proc_table.c      the program's processes and threads
- *   fd_facts.c        what each (process, fd) is, kept true
+ *   fd_facts.c        what each (process, fd) is, checked where used; the RLT_CONNS sweep
  *   timer_heap.c      jobs by deadline
  *   target_mem.c      the program's memory, its fds, the answers to the kernel
  *   internal.h        what these files share (names: rlt_sup_)
@@ -152,11 +152,13 @@ int rlt_sup_run(char **cmd)
 	if (rlt__ruleset_from_env(&rs, &set, core_log, &err) != 0)
 		return fail(err.msg);
 	raise_fd_limit();
-	signal(SIGPIPE, SIG_IGN);
 
 	rc = rlt_sup_child_spawn(cmd, &pid, &s.notify_fd, &ctl, &err);
 	if (rc)
 		return fail(err.msg);
+	/* only now: an ignored SIGPIPE is inherited, and the command must die of a write into a
+	 * pipe whose reader has gone (`yes | head`) as it would without us */
+	signal(SIGPIPE, SIG_IGN);
 	/* before the command runs, and before the lane thread: the keeper is forked from a
 	 * process of one thread */
 	if (rlt_sup_keeper_start(s.notify_fd, &err) != 0) {

@@ -6,7 +6,9 @@
 #   (b) connect rate accuracy at 10/s, 100/s, 1000/s
 #   (c) CPU used by a sender (and an epoll receiver) held at 1 MiB/s
 #   (d) overhead when no rule binds: 1-byte TCP ping-pong round trips per second
-#   (e) ns per write() on /dev/null and on a matched TCP socket
+#   (e) ns per write() on /dev/null and on a matched TCP socket; the pass-through (a call that is
+#       not ours: /dev/null, a pipe, an unmatched socket) and a conforming call, ns over plain,
+#       pinned to one CPU (BENCH_BASELINE_LIB=path adds a "before" column; BENCH_CALLS)
 # BENCH_QUICK=1 shortens every measurement (for a smoke run); BENCH_ONLY="a c" runs only those parts. Needs the helpers built from
 # tests/integration/*.c ($BUILD/itest) and the library; trickle is optional.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -200,6 +202,82 @@ cc_row "rlthrottle, 200 idle sockets open" env LD_PRELOAD="$LIB" RLT_SEND="16GB/
 if [ $HAVE_TRICKLE = 1 ]; then
 	cc_row "trickle -s -u 2000000" trickle -s -u 2000000 -d 2000000 "$BIN/callcost" -n $N
 	cc_row "trickle, 200 idle sockets open" trickle -s -u 2000000 -d 2000000 "$BIN/callcost" -n $N -i 200
+fi
+
+# The pass-through (issue 10): what a call that is not ours costs over the same call without
+# the library, measured as the issue states it: CALLS 1-byte writes in one process pinned to one
+# CPU, 5 runs alternating plain and preloaded, the median of each. RLT_SEND is set, so the hook
+# has to decide: a file, a pipe and a unix socket (the default family=inet) are not ours. The
+# matched row is the conforming call (look-up, clock, the engine's atomic) on the same socket.
+# BENCH_BASELINE_LIB=path: a library built from another commit, run in the same rounds, so that
+# before and after are side by side on one machine at one time.
+CALLS=${BENCH_CALLS:-2000000}; [ -n "${BENCH_QUICK:-}" ] && CALLS=200000
+CPU=$(($(nproc) - 1))
+PINCPU=""; command -v taskset >/dev/null && PINCPU="taskset -c $CPU"
+BASE=${BENCH_BASELINE_LIB:-}
+[ -z "$BASE" ] || [ -f "$BASE" ] || { echo "    BENCH_BASELINE_LIB=$BASE: no such file"; BASE=""; }
+echo
+echo "    pass-through: ns per write() over plain ($CALLS calls pinned to one CPU: ${PINCPU:-not pinned}; 5 alternating"
+echo "    runs, median; in brackets the same of each run's 10th-percentile 1000-call block, which
+    leaves out the blocks the scheduler took the CPU from; then, paired, the median difference
+    between 1000-call blocks through the hook and straight to the C library, alternating in one
+    process, where what else the machine runs weighs on both alike)"
+echo "    not matched: RLT_SEND=16GB/s; matched: RLT_SEND=\"16GB/s family=unix\" (a conforming call)"
+[ -n "$BASE" ] && echo "    before: $BASE"
+one() { # PRELOADS RULE MODE: one pinned run, prints "ns low_ns paired_ns"
+	local libs=$1 rule=$2 mode=$3 p=-p
+	case $libs in *nullsys*) p="" ;; esac
+	if [ -z "$libs" ]; then
+		$PINCPU "$BIN/callcost" -m "$mode" $p -n "$CALLS" >"$T/pt.out" 2>&1
+	else
+		$PINCPU env LD_PRELOAD="$libs" RLT_SEND="$rule" "$BIN/callcost" -m "$mode" $p -n "$CALLS" >"$T/pt.out" 2>&1
+	fi
+	local d; d=$(kv paired_ns "$T/pt.out")
+	echo "$(kv ns "$T/pt.out") $(kv low_ns "$T/pt.out") ${d:-x}"
+}
+col() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 3 == k - 1' | tr '\n' ' ' | median; } # K RUNS
+over() { # RUNS_OURS RUNS_PLAIN (each "ns low_ns paired_ns ..."): "+X (+Y) +Z"
+	awk -v o="$(col 1 "$1")" -v p="$(col 1 "$2")" -v om="$(col 2 "$1")" -v pm="$(col 2 "$2")" \
+		-v d="$(col 3 "$1")" \
+		'BEGIN { if (o == "" || p == "") print "n/a"; else printf "%+.1f (%+.1f)%s", o - p, om - pm, d == "" || d == "x" ? "" : sprintf(" %+.1f", d) }'
+}
+# pass_table EXTRA: the table, each library preloaded before EXTRA (a library or nothing)
+pass_table() {
+	local extra=$1 row mode rest rule label P A B pl pm
+	if [ -n "$BASE" ]; then
+		printf '    %-30s | %-18s | %-26s | %-26s\n' "write() on" "plain ns" "before: + ns" "after: + ns"
+	else
+		printf '    %-30s | %-18s | %-26s\n' "write() on" "plain ns" "rlthrottle: + ns"
+	fi
+	for row in "devnull:16GB/s:/dev/null" "pipe:16GB/s:a pipe" "unix:16GB/s:a unix socket, not matched" \
+		"unix:16GB/s family=unix:a unix socket, matched"; do
+		mode=${row%%:*}; rest=${row#*:}; rule=${rest%%:*}; label=${rest#*:}
+		P=""; A=""; B=""
+		for i in 1 2 3 4 5; do
+			P="$P $(one "$extra" "$rule" "$mode")"
+			[ -n "$BASE" ] && B="$B $(one "$BASE${extra:+ $extra}" "$rule" "$mode")"
+			A="$A $(one "$LIB${extra:+ $extra}" "$rule" "$mode")"
+		done
+		pl=$(col 1 "$P"); pm=$(col 2 "$P")
+		if [ -n "$BASE" ]; then
+			printf '    %-30s | %-18s | %-26s | %-26s\n' "$label" "$pl ($pm)" "$(over "$B" "$P")" "$(over "$A" "$P")"
+		else
+			printf '    %-30s | %-18s | %-26s\n' "$label" "$pl ($pm)" "$(over "$A" "$P")"
+		fi
+	done
+}
+pass_table ""
+# The same with the kernel taken out: libnullsys.so's write and read return at once, so the
+# difference is the hook's own instructions, which a system call of a microsecond or more and
+# its swings hide. (After a real system call the hook also runs with colder caches and branch
+# predictors than in this loop: the figures above are the ones a program sees.)
+NULLSYS=$BUILD/bench/libnullsys.so
+if [ -f "$NULLSYS" ]; then
+	echo
+	echo "    the hook alone: the same, with write() and read() that enter no kernel (libnullsys.so)"
+	pass_table "$NULLSYS"
+else
+	echo "    ($NULLSYS not built: make $NULLSYS for the hook alone)"
 fi
 fi
 echo

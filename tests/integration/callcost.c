@@ -3,8 +3,21 @@
  *
  *   callcost [-n CALLS] [-i IDLE_SOCKETS]
  * Output: devnull_ns=X socket_ns=Y (median of 5 rounds each)
+ *
+ *   callcost -m devnull|pipe|unix [-p] [-n CALLS]
+ * One target, one timed run of CALLS 1-byte writes (after a warm-up of CALLS/20), nothing else
+ * running in the process, so that it can be pinned to one CPU (the bench runs it 5 times
+ * alternating with and without the library): a pipe and a unix stream socketpair are drained
+ * by this thread, one read for every DRAIN writes, so their cost is the write's plus 1/DRAIN
+ * of a read. With -p (not under libnullsys.so, whose read would leave the C library's writes
+ * undrained), then as many calls again in pairs of blocks, one through the program's write, one
+ * straight to the C library's. Output: ns=X (the whole run), low_ns=Y (the 10th percentile of
+ * its blocks of BLOCK calls: a block the scheduler took the CPU from is left out), paired_ns=Z
+ * (the median difference within a pair, per call: what the preload adds to the C library's
+ * write, with what the machine runs besides weighing on both alike)
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -51,18 +64,106 @@ static double time_writes(int fd, long n)
 	return r[2];
 }
 
+#define BLOCK 1000
+#define DRAIN 32 /* writes between two reads: a unix socket holds far more 1-byte messages */
+
+/* The write the loop makes: the program's (through the preload's hook when it is loaded), or
+ * the C library's own, found in libc.so.6 by handle, which no preload stands in front of. */
+typedef ssize_t (*write_fn)(int, const void *, size_t);
+static write_fn wr = write;
+
+static void writes(int fd, int rd, long n)
+{
+	static unsigned long written; /* across calls: what a block leaves is drained by the next */
+	char c = 'x', b[DRAIN];
+	for (long i = 0; i < n; i++) {
+		if (wr(fd, &c, 1) != 1) { perror("callcost: write"); exit(1); }
+		if (rd >= 0 && ++written % DRAIN == 0)
+			for (size_t got = 0; got < DRAIN;) {
+				ssize_t r = read(rd, b, DRAIN - got);
+				if (r <= 0) { perror("callcost: read"); exit(1); }
+				got += (size_t)r;
+			}
+	}
+}
+
+static int one_target(const char *mode, long n, int paired)
+{
+	int fd, rd = -1, p[2];
+	if (!strcmp(mode, "devnull")) {
+		fd = open("/dev/null", O_WRONLY);
+	} else if (!strcmp(mode, "pipe")) {
+		if (pipe(p) != 0) { perror("pipe"); return 1; }
+		rd = p[0], fd = p[1];
+	} else if (!strcmp(mode, "unix")) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0) { perror("socketpair"); return 1; }
+		rd = p[0], fd = p[1];
+	} else {
+		fprintf(stderr, "callcost: -m devnull|pipe|unix\n");
+		return 2;
+	}
+	if (fd < 0) { perror(mode); return 1; }
+	writes(fd, rd, n / 20);
+	long nb = n / BLOCK, k = 0;
+	double *blk = calloc(nb > 0 ? (size_t)nb : 1, sizeof *blk);
+	if (!blk) { perror("callcost"); return 1; }
+	uint64_t t0 = now_ns();
+	for (long done = 0; done < n; done += BLOCK) {
+		long m = n - done < BLOCK ? n - done : BLOCK;
+		uint64_t b0 = now_ns();
+		writes(fd, rd, m);
+		if (m == BLOCK && k < nb)
+			blk[k++] = (double)(now_ns() - b0) / (double)m;
+	}
+	double all = (double)(now_ns() - t0) / (double)n;
+	qsort(blk, (size_t)k, sizeof *blk, cmp);
+	printf("ns=%.2f low_ns=%.2f", all, k ? blk[k / 10] : all);
+	/* Then blocks alternating the program's write and the C library's, in one process: what
+	 * else the machine runs weighs on both of a pair alike, so the median difference shows a
+	 * few ns where whole runs swing by hundreds. */
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	write_fn direct = libc && paired ? (write_fn)dlsym(libc, "write") : NULL;
+	if (direct) {
+		k = 0;
+		for (long done = 0; done + 2 * BLOCK <= n && k < nb; done += 2 * BLOCK) {
+			uint64_t a0 = now_ns();
+			wr = write;
+			writes(fd, rd, BLOCK);
+			uint64_t a1 = now_ns();
+			wr = direct;
+			writes(fd, rd, BLOCK);
+			uint64_t a2 = now_ns();
+			blk[k++] = ((double)(a1 - a0) - (double)(a2 - a1)) / BLOCK;
+		}
+		qsort(blk, (size_t)k, sizeof *blk, cmp);
+		if (k)
+			printf(" paired_ns=%.2f", blk[k / 2]);
+	}
+	printf("\n");
+	free(blk);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = 200000;
 	int opt, idle = 0;
-	while ((opt = getopt(argc, argv, "n:i:")) != -1) {
+	const char *mode = NULL;
+	int paired = 0;
+	while ((opt = getopt(argc, argv, "n:i:m:p")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'i': idle = atoi(optarg); break;
-		default: fprintf(stderr, "usage: callcost [-n CALLS] [-i IDLE_SOCKETS]\n"); return 2;
+		case 'm': mode = optarg; break;
+		case 'p': paired = 1; break;
+		default:
+			fprintf(stderr, "usage: callcost [-n CALLS] [-i IDLE_SOCKETS] [-m devnull|pipe|unix [-p]]\n");
+			return 2;
 		}
 	}
 	alarm(120);
+	if (mode)
+		return one_target(mode, n, paired);
 	for (int i = 0; i < idle; i++)
 		if (socket(AF_INET, SOCK_STREAM, 0) < 0) { perror("socket"); return 1; }
 	int dn = open("/dev/null", O_WRONLY);

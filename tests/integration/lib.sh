@@ -51,22 +51,47 @@ need_ipv6() {
 		skip "no IPv6 on loopback (::1 cannot be bound)"
 }
 
-# Run a command with the library preloaded (variables go before: pre VAR=x cmd ...).
+# Run a command with the library preloaded (variables go before: pre VAR=x cmd ...). Only for
+# what is the preload's own (its loader, LD_PRELOAD order); a behaviour goes through throttled.
 pre() { env LD_PRELOAD="$RLT_LIB" "$@"; }
-# throttled CMD...: CMD preloaded, or under `rlthrottle --seccomp` when UNDER_SECCOMP is set
-# (the RLT_* variables come from the caller either way).
-throttled() {
+# throttled CMD...: CMD under the front of this run (the matrix of tests/run-integration.sh):
+# preloaded, or under `rlthrottle --seccomp` when UNDER_SECCOMP is set. The RLT_* variables come
+# from the caller either way (RLT_SEND=... throttled cmd, or RLT_SEND=... bg NAME throttled cmd).
+# (UNDER_SECCOMP is read at each call: a test may switch fronts itself.)
+throttled_prefix() {
 	if [ -n "${UNDER_SECCOMP:-}" ]; then
-		"$(dirname "$RLT_LIB")/rlthrottle" --seccomp -- "$@"
+		THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
 	else
-		pre "$@"
+		THROTTLED_PREFIX=(env LD_PRELOAD="$RLT_LIB")
+	fi
+}
+throttled() { throttled_prefix; "${THROTTLED_PREFIX[@]}" "$@"; }
+# front: the front of this run, preload or seccomp (for the few lines that differ by design).
+front() { if [ -n "${UNDER_SECCOMP:-}" ]; then echo seccomp; else echo preload; fi; }
+# prog_pid PID: the throttled program's own pid for a PID that bg started through throttled (under
+# --seccomp that is the launcher, whose children are the program and its keeper).
+prog_pid() {
+	if [ -n "${UNDER_SECCOMP:-}" ]; then
+		local i=0 c=""
+		while [ -z "$c" ] && [ $i -lt 100 ]; do
+			c=$(ps -o pid=,comm= --ppid "$1" | awk '$2 != "rlthrottle-keep" { print $1; exit }')
+			[ -n "$c" ] || sleep 0.05
+			i=$((i + 1))
+		done
+		echo "$c"
+	else
+		echo "$1"
 	fi
 }
 
 # bg NAME CMD...: start CMD in the background, stdout to $T/NAME.out, stderr to $T/NAME.err,
 # record its PID (LAST_PID and the cleanup list).
+# `bg NAME throttled CMD...` starts the prefix itself, a simple command that the background
+# process execs: LAST_PID is then the program (or its launcher), not a subshell that a kill
+# would leave its program behind.
 bg() {
 	local name=$1; shift
+	[ "$1" = throttled ] && { shift; throttled_prefix; set -- "${THROTTLED_PREFIX[@]}" "$@"; }
 	"$@" >"$T/$name.out" 2>"$T/$name.err" &
 	LAST_PID=$!
 	BG_PIDS="$BG_PIDS $LAST_PID"
@@ -108,12 +133,12 @@ free_port() {
 
 # start_srv NAME PROG ARGS...: start an ITEST helper server with -P portfile, wait until it has
 # written its port, and print the port. Also sets LAST_PID.
-# With SRV_PRELOAD=1 the server itself runs with the library preloaded.
+# With SRV_THROTTLED=1 the server itself is the throttled program (through throttled).
 start_srv() {
 	local name=$1 prog=$2; shift 2
 	rm -f "$T/$name.port" "$T/$name.port.tmp"
-	if [ -n "${SRV_PRELOAD:-}" ]; then
-		bg "$name" env LD_PRELOAD="$RLT_LIB" "$ITEST_BIN/$prog" -P "$T/$name.port" "$@"
+	if [ -n "${SRV_THROTTLED:-}" ]; then
+		bg "$name" throttled "$ITEST_BIN/$prog" -P "$T/$name.port" "$@"
 	else
 		bg "$name" "$ITEST_BIN/$prog" -P "$T/$name.port" "$@"
 	fi
@@ -210,10 +235,9 @@ proc_cpu_s() {
 	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.3f", ($12 + $13) / hz }' "/proc/$1/stat"
 }
 
-# do_send LABEL BLAST_ARGS...: start a sink (extra options in $SINK_ARGS), run blast preloaded
+# do_send LABEL BLAST_ARGS...: start a sink (extra options in $SINK_ARGS), run blast throttled
 # (the RLT_* variables come from the caller: RLT_SEND=... do_send ...), wait for the sink, and check
 # that the sink got exactly the bytes blast sent (count and FNV-1a). Sets B_OUT and S_OUT (files).
-# UNDER_SECCOMP=1 runs blast under `rlthrottle --seccomp` instead of the preload.
 do_send() {
 	local label=$1; shift
 	start_srv "sink_$label" sink ${SINK_ARGS:-}
@@ -235,8 +259,7 @@ do_send() {
 }
 
 # do_recv LABEL PULL_ARGS...: start a source (options in $SRC_ARGS, e.g. "-n 1000000"), run pull
-# preloaded (UNDER_SECCOMP=1: under `rlthrottle --seccomp`), check pull got exactly what the
-# source sent. Sets P_OUT and SRC_OUT.
+# throttled, check pull got exactly what the source sent. Sets P_OUT and SRC_OUT.
 do_recv() {
 	local label=$1; shift
 	start_srv "source_$label" source ${SRC_ARGS:-}

@@ -3,17 +3,19 @@
 # hammered by hey without keep-alive for 3 s. Each worker has its own budget (SPEC §4: a forked
 # child has its own budgets), so each worker accepts at most ~50/s, and together at least ~50/s.
 # The workers must not spin while they wait.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd nginx hey
 port=$(free_port)
 nginx_conf 2 "$port"
-SRV_PRELOAD=1
-bg nginx env LD_PRELOAD="$RLT_LIB" RLT_ACCEPT="50/s burst=5" nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
+RLT_ACCEPT="50/s burst=5" bg nginx throttled nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
 npid=$LAST_PID
 wait_port "$port" 10
 sleep 0.3
 kill -0 "$npid" 2>/dev/null || { show "$T/nginx.err" "$T/ngx/logs/error.log"; fail "nginx did not start"; }
+npid=$(prog_pid "$npid")
 workers=$(ps -o pid= --ppid "$npid" | tr -d ' ' | tr '\n' ' ')
 info "nginx master $npid, workers: $workers"
 cpu0=0; for w in $workers; do cpu0=$(calc "$cpu0 + $(proc_cpu_s "$w")"); done

@@ -5,6 +5,8 @@
 #   fixed-window / sliding-window / sliding-log: 100 per window (250..400).
 # And the shape in the first 950 ms: token passes its burst at once; leaky never passes a burst;
 # sliding-log never passes more than 100 in any second.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPEC §3: a bad rule in any variable ends the process with status 125, after exactly one line on
 # stderr that starts with "rlthrottle:" and names the variable; the program's main never runs.
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 
 check_bad() { # VAR VALUE
 	local var=$1 val=$2 rc=0
-	env LD_PRELOAD="$RLT_LIB" "$var=$val" sh -c 'echo RAN' >"$T/out" 2>"$T/err" || rc=$?
+	( export "$var=$val"; throttled sh -c 'echo RAN' ) >"$T/out" 2>"$T/err" || rc=$?
 	local out err lines
 	out=$(cat "$T/out"); err=$(cat "$T/err"); lines=$(wc -l <"$T/err")
 	[ "$rc" = 125 ] || fail "$var=\"$val\": exit status $rc, expected 125 (stderr: $err)"

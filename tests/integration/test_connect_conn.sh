@@ -1,12 +1,14 @@
 #!/bin/bash
 # RLT_CONNECT with 4 threads, blocking and non-blocking (SOCK_NONBLOCK + poll) connects, and IPv6:
 # 40/s with burst 1 over 2.5 s: about 100 connects.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn
 start_srv acc acceptor -D 60 -T 90
 for flags in "" "-N"; do
-	RLT_CONNECT="40/s burst=1" pre "$ITEST_BIN/conn" -p "$SRV_PORT" -t 4 -D 2.5 $flags >"$T/c.out" 2>"$T/c.err" ||
+	RLT_CONNECT="40/s burst=1" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -t 4 -D 2.5 $flags >"$T/c.out" 2>"$T/c.err" ||
 		{ show "$T/c.err"; fail "conn failed"; }
 	info "conn $flags: $(cat "$T/c.out")"
 	assert_eq "failed connects ($flags)" 0 "$(kv fail "$T/c.out")"
@@ -18,7 +20,7 @@ python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[
 BG_PIDS="$BG_PIDS $!"
 wait_file "$T/u.sock"
 t0=$(now_ns)
-RLT_CONNECT="1/h burst=1 action=reject" pre python3 -c '
+RLT_CONNECT="1/h burst=1 action=reject" throttled python3 -c '
 import socket, sys
 for i in range(20):
     s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.close()

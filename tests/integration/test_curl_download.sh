@@ -1,6 +1,8 @@
 #!/bin/bash
 # curl downloads a 4 MiB file from a local HTTP server under RLT_RECV=1MiB/s (default burst: one
 # second of the rate). Rate within 0.7-1.3 of the target after the burst, and the file exact.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv
@@ -11,7 +13,7 @@ port=$(free_port)
 bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port"
 wait_port "$port"
 t0=$(now_ns)
-RLT_RECV="1MiB/s" pre curl -sS -o "$T/got.bin" -w '%{size_download} %{time_total}\n' \
+RLT_RECV="1MiB/s" throttled curl -sS -o "$T/got.bin" -w '%{size_download} %{time_total}\n' \
 	"http://127.0.0.1:$port/f.bin" >"$T/curl.out" 2>"$T/curl.err" || { show "$T/curl.err"; fail "curl failed"; }
 t1=$(now_ns)
 sha256_eq "$T/www/f.bin" "$T/got.bin"

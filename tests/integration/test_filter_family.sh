@@ -1,6 +1,8 @@
 #!/bin/bash
 # family=: the default (inet) leaves unix sockets alone; family=unix throttles a unix socket and
 # not TCP; family=all throttles both.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast
@@ -8,7 +10,7 @@ n=1572864
 unix_send() { # LABEL BYTES -- rules come from the environment
 	start_srv "$1" sink -U "$T/$1.sock"
 	local spid=$LAST_PID
-	pre "$ITEST_BIN/blast" -U "$T/$1.sock" -n "$2" >"$T/b_$1.out" 2>"$T/b_$1.err" || { show "$T/b_$1.err"; fail "$1: blast failed"; }
+	throttled "$ITEST_BIN/blast" -U "$T/$1.sock" -n "$2" >"$T/b_$1.out" 2>"$T/b_$1.err" || { show "$T/b_$1.err"; fail "$1: blast failed"; }
 	wait_pid "$spid" 20
 	assert_eq "$1: bytes" "$2" "$(kv bytes "$T/$1.out")"
 	assert_eq "$1: checksum" "$(kv fnv "$T/b_$1.out")" "$(kv fnv "$T/$1.out")"

@@ -1,6 +1,8 @@
 #!/bin/bash
 # peer= filters: peer=127.0.0.2 does not throttle traffic to 127.0.0.1 but does to 127.0.0.2;
 # a prefix (127.0.0.0/8) matches.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

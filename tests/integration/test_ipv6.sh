@@ -1,5 +1,7 @@
 #!/bin/bash
 # IPv6 loopback (::1): send and receive are throttled, bytes exact; peer= filters take IPv6 forms.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_ipv6

@@ -1,4 +1,5 @@
 #!/bin/bash
+# fronts: preload (keys under --seccomp: not built yet, refused at load; see test_keys_badinput)
 # Issue 11, SPEC §3 `key`, `keys`, `action=dry-run`: each bad value ends the process before main
 # with status 125 and one line that names the variable and the wrong part; the launcher's own
 # run says the same with 125, and --check with 2.

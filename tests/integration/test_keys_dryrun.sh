@@ -1,4 +1,5 @@
 #!/bin/bash
+# fronts: preload (keys under --seccomp: not built yet, refused at load; see test_keys_badinput)
 # Issue 11, SPEC §3 action=dry-run: curl downloads 4 MiB from a local HTTP server under
 # RLT_RECV="100KiB/s action=dry-run". It runs at full speed (no delay: well under the 41 s the
 # rate would take), every byte arrives, and its RLT_STATS report the delay that delay would have

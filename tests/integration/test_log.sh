@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPEC §3 RLT_LOG: at debug level the library says something, and every line it writes to stderr
 # starts with "rlthrottle[PID]:" (the program's pid). At error level a good run prints nothing.
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

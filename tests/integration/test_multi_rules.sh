@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPEC §3: several rules in one variable (";"): every matching rule applies, the strictest wins;
 # a rule whose filters do not match does not apply.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

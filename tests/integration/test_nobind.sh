@@ -1,6 +1,8 @@
 #!/bin/bash
 # With a rule that never binds (16GB/s) the library must not get in the way: 256 MiB over TCP
 # loopback arrive intact and fast, with large writes, non-blocking sockets and sendfile.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

@@ -1,9 +1,11 @@
 #!/bin/bash
 # Pages across fork (SPEC §7 with §4): a fork's child publishes its own page, counting from
-# zero, and removes it at its exit, leaving the parent's; a child of a fork that ran no atfork
+# zero, and removes it at its exit (exit() or _exit: a forking server's children, subshells),
+# leaving the parent's; a child of a fork that ran no atfork
 # handlers (a raw fork system call) has the parent's page mapped, and its exit must not remove
 # the parent's page either (it used to: the exit path trusted the preload's owner pid, which
 # such a child takes over at its first close). An exec replaces the page with the new program's.
+# fronts: preload (the preload's fork and exec handling of its page)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3
@@ -31,6 +33,27 @@ if pid == 0:
     sys.exit(0)
 os.waitpid(pid, 0)
 assert page(me), "a raw fork child's exit removed the parent's page"
+# _exit, as a forking server's child (socketserver) and a shell's subshell end: no handlers run,
+# so the page went only with the _exit hook; a page left per child fills /dev/shm
+kids = []
+for i in range(20):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if page(os.getpid()) else 3)
+    _, st = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(st) == 0, "fork child: no page of its own"
+    kids.append(pid)
+left = [k for k in kids if page(k)]
+assert not left, "pages left by %d of 20 children that ended with os._exit" % len(left)
+assert page(me), "the parent's page went with a child's _exit"
+# a vfork child (posix_spawn, subprocess) whose exec fails ends with _exit: it shares the
+# parent's memory and page, which must stay
+import subprocess
+try:
+    subprocess.Popen(["/nonexistent/rlt-itest-program"])
+except FileNotFoundError:
+    pass
+assert page(me), "a vfork child's failed exec removed the parent's page"
 print("ok", me)
 sys.stdout.flush()
 time.sleep(0.2)
@@ -41,6 +64,14 @@ show "$T/out"
 pid=$(awk '{ print $2 }' "$T/out")
 ls /dev/shm/rlthrottle-*-"$pid"-* >/dev/null 2>&1 && fail "the parent's page is left after its exit"
 info "fork child: own page, removed at its exit; raw fork child: parent's page kept"
+
+# a shell's subshells end with _exit too
+RLT_SEND="1MiB/s" pre sh -c 'for i in 1 2 3 4 5 6 7 8; do (echo $(sh -c "echo \$PPID")) ; done' >"$T/sub.out" 2>&1 ||
+	{ show "$T/sub.out"; fail "subshells failed"; }
+for p in $(cat "$T/sub.out"); do
+	ls /dev/shm/rlthrottle-*-"$p"-* >/dev/null 2>&1 && fail "subshell $p left its page"
+done
+info "$(wc -l <"$T/sub.out") subshells ended with _exit: no page left"
 
 # exec in the same process (same pid, same start time): the new program's page replaces the old
 RLT_SEND="1MiB/s" pre python3 -c '

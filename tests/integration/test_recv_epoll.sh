@@ -1,6 +1,8 @@
 #!/bin/bash
 # A non-blocking receiver driven by epoll is throttled and does not spin (SPEC §4: the process
 # does not spin while it waits; PEERS: trickle burns a full core here). CPU per wall second < 0.3.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin source pull

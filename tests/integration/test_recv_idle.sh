@@ -4,7 +4,10 @@
 # downloads on another connection at the full rate of RLT_RECV. Before, each idle read held a
 # piece (10 ms of the rate) while it waited: 100 of them held a whole second of the budget and
 # the busy download went at a third less. The receive is charged once its bytes are there,
-# when every rule that applies admits any charge (token buckets that delay, no max-wait).
+# when every rule that applies admits any charge (token buckets that delay, no max-wait): one
+# decision (src/pacing.c, RLT_PACE_AFTER) for both fronts (under --seccomp a parked receive held
+# its piece until issue 10).
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor source pull

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Three processes under one redis://127.0.0.1:PORT/NAME budget of 30/s (a redis-server this test
 # starts): together about 30/s, counted by the server; a few round trips per lease, not per call.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn
@@ -14,7 +16,7 @@ rule="30/s burst=5 scope=redis://127.0.0.1:$rport/itest-$$"
 t0=$(now_ns)
 pids=""
 for i in 1 2 3; do
-	bg "c$i" env LD_PRELOAD="$RLT_LIB" RLT_CONNECT="$rule" "$ITEST_BIN/conn" -p "$SRV_PORT" -D 3 -t 2
+	RLT_CONNECT="$rule" bg "c$i" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -D 3 -t 2
 	pids="$pids $LAST_PID"
 done
 for p in $pids; do wait_pid "$p" 20 || fail "a client did not finish"; done

@@ -1,6 +1,8 @@
 #!/bin/bash
 # scope=connection gives each socket its own budget: 2 sockets sending at once move ~2x the rate
 # in total; the default scope=process shares one budget: ~1x in total.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

@@ -9,6 +9,7 @@
 # the ratio. The gated figure runs program and supervisor on one CPU, best of 5 rounds:
 # across two CPUs of a VM a wake-up's latency swings from run to run, which measures the
 # hypervisor rather than the supervisor. That figure is printed too.
+# fronts: seccomp (the cost of the supervisor's fast path for files and pipes)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

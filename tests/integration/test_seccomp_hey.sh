@@ -1,6 +1,7 @@
 #!/bin/bash
 # --seccomp on a Go program: hey -disable-keepalive against a local nginx, under -c 20/s. Go's
 # runtime makes raw system calls (no libc) and preempts its threads with signals all the time.
+# fronts: seccomp (hey is a Go program: raw system calls the preload cannot see)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

@@ -6,6 +6,7 @@
 # read and write on an error, a Go server would drop the connection), the bytes arrive exactly,
 # they are paced from the first second (not held back, then sent at once), and the rate after
 # the burst is the rule's.
+# fronts: seccomp (busybox-static: a static program the preload cannot enter)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

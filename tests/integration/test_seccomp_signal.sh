@@ -3,6 +3,7 @@
 # ends at the first one with what it moved so far, as a blocking call in the kernel does, so
 # that the handler runs; the program sends the rest. Nothing charged twice (units == bytes),
 # no byte sent twice or lost (the sink gets the stream exactly).
+# fronts: seccomp (a call held by the supervisor ended for a signal handler)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

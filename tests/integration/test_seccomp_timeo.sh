@@ -4,6 +4,7 @@
 # kernel honours them under the preload: a receive from a peer that sends nothing fails with
 # EAGAIN after the timeout, and a send to a peer that reads nothing returns what went out.
 # The server holds each connection open for 4 s without a byte either way.
+# fronts: seccomp (SO_RCVTIMEO/SO_SNDTIMEO on calls the supervisor makes for the program)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

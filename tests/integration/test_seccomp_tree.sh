@@ -4,6 +4,7 @@
 # its own budget (SPEC §4; the shell spent nothing of its own before the fork), shared by its
 # threads: the two streams of a process together go at the rule's rate, the whole tree at twice
 # it (one budget for the command would give once), and every byte arrives intact.
+# fronts: seccomp (the filter inherited by a shell's children and their threads)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # --seccomp on a static program: busybox wget (busybox-static) downloads from a local HTTP
 # server under -d 1MiB/s. The bytes arrive exactly, and the rate after the burst is the rule's.
+# fronts: seccomp (busybox-static: a static program the preload cannot enter)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

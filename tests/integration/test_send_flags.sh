@@ -1,6 +1,8 @@
 #!/bin/bash
 # Sockets made with SOCK_NONBLOCK and/or SOCK_CLOEXEC are throttled like any other (trickle's
 # blind spot). Non-blocking senders poll() for POLLOUT and must not spin: CPU per second < 0.3.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

@@ -2,6 +2,7 @@
 # scope=shared:NAME refusals, each before main with status 125 and one clear line:
 # different params than the segment's creator, a NAME that could escape /dev/shm, a segment
 # that others may write. And `rlthrottle shm list` / `shm rm`.
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3
@@ -12,7 +13,7 @@ trap 'rm -f /dev/shm/rlthrottle.$name /dev/shm/rlthrottle.$name-w; cleanup' EXIT
 
 run() { # VAR=RULE: runs /bin/echo RAN preloaded; sets rc, out, err
 	rc=0
-	env LD_PRELOAD="$RLT_LIB" "$@" /bin/echo RAN >"$T/out" 2>"$T/err" || rc=$?
+	( export "$@"; throttled /bin/echo RAN ) >"$T/out" 2>"$T/err" || rc=$?
 	out=$(cat "$T/out"); err=$(cat "$T/err")
 }
 

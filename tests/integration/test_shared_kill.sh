@@ -3,6 +3,8 @@
 # middle of its calls. The other two go on (none hangs on the log's lock: it is a robust
 # mutex) and the budget stays right: the server counts every connection, the killed process's
 # included.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn
@@ -13,7 +15,7 @@ apid=$LAST_PID
 rule="20/s algo=sliding-log scope=shared:$name"
 t0=$(now_ns)
 for i in 1 2 3; do
-	bg "c$i" env LD_PRELOAD="$RLT_LIB" RLT_CONNECT="$rule" "$ITEST_BIN/conn" -p "$SRV_PORT" -D 4 -t 2 -e 2000
+	RLT_CONNECT="$rule" bg "c$i" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -D 4 -t 2 -e 2000
 	eval "c$i=\$LAST_PID"
 done
 sleep 1.2

@@ -2,6 +2,8 @@
 # nginx with 4 worker processes under one shared RLT_ACCEPT budget (scope=shared:NAME), hammered
 # by hey without keep-alive: the workers together accept about 50/s (each alone would take 50/s:
 # compare test_accept_nginx.sh), and they do not spin while they wait.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd nginx hey
@@ -9,7 +11,7 @@ name=itest-ngx-$$
 trap 'rm -f /dev/shm/rlthrottle.$name; cleanup' EXIT
 port=$(free_port)
 nginx_conf 4 "$port"
-bg nginx env LD_PRELOAD="$RLT_LIB" RLT_ACCEPT="50/s burst=5 scope=shared:$name" nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
+RLT_ACCEPT="50/s burst=5 scope=shared:$name" bg nginx throttled nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
 npid=$LAST_PID
 wait_port "$port" 10
 sleep 0.3

@@ -1,6 +1,7 @@
 #!/bin/bash
 # 8 processes start at once naming a new shared scope: they all agree on one segment with one
 # creator, and share its budget exactly (1/h burst=8, action=reject: 8 connections in all).
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn
@@ -13,7 +14,7 @@ mkfifo "$T/gate"
 pids=""
 for i in 1 2 3 4 5 6 7 8; do
 	# each waits on the gate, then all exec conn in the same instant
-	( read -r _ <"$T/gate"; exec env LD_PRELOAD="$RLT_LIB" RLT_CONNECT="$rule" "$ITEST_BIN/conn" -p "$SRV_PORT" -n 3 ) >"$T/c$i.out" 2>"$T/c$i.err" &
+	( read -r _ <"$T/gate"; RLT_CONNECT="$rule" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -n 3 ) >"$T/c$i.out" 2>"$T/c$i.err" &
 	pids="$pids $!"
 done
 sleep 0.3

@@ -3,6 +3,8 @@
 # A call that already moved data then returns that count, as the kernel's own blocking call
 # does (SA_RESTART or not), and the calls that follow move the rest: every byte arrives, once.
 # With and without SA_RESTART, SIGALRM and SIGUSR1, on send and on a MSG_WAITALL recv.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink source sigdelay
@@ -12,7 +14,7 @@ for opts in "-s alrm" "-s alrm -r" "-s usr1"; do
 	start_srv "sink_$label" sink
 	spid=$LAST_PID
 	rc=0
-	RLT_SEND="10kB/s burst=10kB" pre "$ITEST_BIN/sigdelay" -p "$SRV_PORT" -n $n -k $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
+	RLT_SEND="10kB/s burst=10kB" throttled "$ITEST_BIN/sigdelay" -p "$SRV_PORT" -n $n -k $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
 	wait_pid "$spid" 10
 	info "$label: $(cat "$T/$label.out")"
 	assert_range "$label: call result (moved before the first signal)" 1 $n "$(kv result "$T/$label.out")"
@@ -30,7 +32,7 @@ for opts in "-s alrm" "-s usr1 -r"; do
 	start_srv "src_$label" source -n $n
 	spid=$LAST_PID
 	rc=0
-	RLT_RECV="10kB/s burst=10kB" pre "$ITEST_BIN/sigdelay" -R -p "$SRV_PORT" -n $n -k $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
+	RLT_RECV="10kB/s burst=10kB" throttled "$ITEST_BIN/sigdelay" -R -p "$SRV_PORT" -n $n -k $opts >"$T/$label.out" 2>"$T/$label.err" || rc=$?
 	wait_pid "$spid" 10
 	info "$label: $(cat "$T/$label.out")"
 	assert_range "$label: call result (moved before the first signal)" 1 $n "$(kv result "$T/$label.out")"

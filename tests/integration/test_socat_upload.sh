@@ -1,6 +1,7 @@
 #!/bin/bash
 # socat uploads a 3 MiB file to a sink under RLT_SEND="1MiB/s burst=256KiB"; the sink's checksum
 # equals the file's, and the rate at the receiver is within 0.7-1.3 of the target.
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv sink
@@ -10,7 +11,7 @@ n=$((3 * 1048576))
 want=$(kv fnv "$("$ITEST_BIN/fnv" "$T/up.bin")")
 start_srv sink sink
 spid=$LAST_PID
-RLT_SEND="1MiB/s burst=256KiB" pre socat -u "OPEN:$T/up.bin" "TCP:127.0.0.1:$SRV_PORT" 2>"$T/socat.err" ||
+RLT_SEND="1MiB/s burst=256KiB" throttled socat -u "OPEN:$T/up.bin" "TCP:127.0.0.1:$SRV_PORT" 2>"$T/socat.err" ||
 	{ show "$T/socat.err"; fail "socat failed"; }
 wait_pid "$spid" 20 || fail "sink did not finish"
 assert_eq "bytes received" $n "$(kv bytes "$T/sink.out")"

@@ -2,6 +2,7 @@
 # SPEC §6 RLT_STATS: at exit, one JSON object with pid, elapsed_ns and, per rule, variable, rule,
 # calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max. %p becomes the pid; units
 # are the bytes sent; "stderr" writes it to stderr.
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast acceptor conn
@@ -66,7 +67,7 @@ python3 "$T/check.py" "$T/d.json" "$pid" RLT_SEND units=262144 delayed_min=1 del
 
 # 3. rejects are counted: connect 2 of 3
 start_srv acc acceptor -D 30
-RLT_STATS="$T/c.json" RLT_CONNECT="2/h burst=2 action=reject" pre "$ITEST_BIN/conn" -p "$SRV_PORT" -S "open open open" >"$T/c.out" 2>&1 || fail "conn failed"
+RLT_STATS="$T/c.json" RLT_CONNECT="2/h burst=2 action=reject" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -S "open open open" >"$T/c.out" 2>&1 || fail "conn failed"
 pid=$(kv pid "$T/c.out")
 python3 "$T/check.py" "$T/c.json" "$pid" RLT_CONNECT calls=3 allowed=2 rejected=1 units=2 ||
 	{ show "$T/c.json"; fail "stats content (reject)"; }
@@ -74,7 +75,7 @@ python3 "$T/check.py" "$T/c.json" "$pid" RLT_CONNECT calls=3 allowed=2 rejected=
 # 3b. a program killed by SIGPIPE (yes, writing into a pipe whose reader has gone) still leaves
 # its summary, and still dies of SIGPIPE
 need_cmd yes head
-RLT_STATS="$T/pipe.%p.json" RLT_SEND="100MB/s" pre yes | head -c 1 >/dev/null
+RLT_STATS="$T/pipe.%p.json" RLT_SEND="100MB/s" throttled yes | head -c 1 >/dev/null
 assert_eq "exit status of the writer (128 + SIGPIPE)" 141 "${PIPESTATUS[0]}"
 f=$(ls "$T"/pipe.*.json 2>/dev/null | head -1)
 [ -n "$f" ] || fail "no summary from a process killed by SIGPIPE"

@@ -4,7 +4,9 @@
 #    first), names and labels of SPEC §7, json parses;
 #  - a PID that is not a throttled process of ours: one line, status 2;
 #  - the page is removed at exit; a stale page (pid gone, or another start time) is cleaned;
-#  - a page of the wrong mode is refused, and (as root) another user cannot read ours.
+#  - a page of the wrong mode is refused, and (as root) another user cannot read ours;
+#  - a FIFO planted under a page's name hangs no reader.
+# fronts: preload (the pages' life and trust are the core's; under --seccomp see test_top_seccomp)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3 promtool
@@ -113,6 +115,22 @@ chmod 0600 "/dev/shm/rlthrottle-$(id -u)-$dead-12345" "/dev/shm/rlthrottle-$(id 
 [ -e "/dev/shm/rlthrottle-$(id -u)-$spid-1" ] && fail "the stale page of an earlier process with the same pid was not removed"
 [ -e "$page" ] || fail "the live page was removed"
 info "stale pages removed, the live one kept"
+
+# a FIFO planted under the name of a live process (any user can, in /dev/shm) must not hang a
+# reader: it is opened without blocking and refused for not being a page
+sleep 30 &
+fpid=$!
+fstart=$(awk '{ print $22 }' "/proc/$fpid/stat")
+fifo="/dev/shm/rlthrottle-$(id -u)-$fpid-$fstart"
+mkfifo -m 0600 "$fifo" || fail "mkfifo $fifo"
+timeout 10 "$RLTHROTTLE" stats "$fpid" >"$T/fifo.out" 2>"$T/fifo.err"; rc=$?
+assert_eq "stats on a FIFO planted as a page: status (124: hung)" 2 "$rc"
+timeout 10 "$RLTHROTTLE" stats >/dev/null 2>&1; rc=$?
+[ "$rc" = 124 ] && fail "stats (all) hung on a FIFO planted as a page"
+timeout 10 "$RLTHROTTLE" top --once >/dev/null 2>&1; rc=$?
+[ "$rc" = 124 ] && fail "top --once hung on a FIFO planted as a page"
+rm -f "$fifo"; kill "$fpid"; wait "$fpid" 2>/dev/null
+info "a FIFO planted as a page: refused, nobody hangs ($(cat "$T/fifo.err"))"
 
 # removed at exit: a preloaded program that exits normally (through exit(), not _exit(), which
 # runs nothing of ours: such a page is stale and cleaned by the next reader, as above)

@@ -3,6 +3,7 @@
 # shows the rule, --json gives a rate over the last seconds within 10% of the limit, and in a
 # real terminal (tmux, fixed size) the table renders and `q` quits it (the pane's process ends).
 # The curl's page is removed when it exits.
+# fronts: preload (curl under --seccomp publishes through the supervisor: test_top_seccomp)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv

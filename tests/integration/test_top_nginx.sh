@@ -2,6 +2,7 @@
 # `rlthrottle top` on an nginx (1 worker forked from a master) under RLT_ACCEPT="20/s", hammered
 # by hey without keep-alive: the worker publishes its own page (a fork's child), and top shows
 # the rule with an accept rate within 10% of the limit over the last whole seconds.
+# fronts: preload (a page per forked worker made by the preload's fork handler)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd nginx hey python3

@@ -2,6 +2,7 @@
 # Publishing under --seccomp: the supervisor publishes a page for the process it serves (a
 # static busybox wget downloading at 1MiB/s); `rlthrottle top --json` shows it as supervised,
 # with a rate within 10% of the limit, and the page goes when the process ends.
+# fronts: seccomp (a static busybox wget: the supervisor's own page; the preload's is test_top's)
 . "$(dirname "$0")/lib.sh"
 need_cmd busybox python3
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle

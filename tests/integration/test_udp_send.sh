@@ -2,6 +2,8 @@
 # UDP datagrams: RLT_SEND=100msg/s (default burst 100): 250 datagrams of 1200 B take ~1.5 s, every
 # datagram arrives whole (sizes preserved, never split), in order (checksum), with sendto and
 # sendmmsg; and a byte rule with 3000 B datagrams: charged whole, never split.
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPEC §3: every form the grammar allows is accepted: the program runs, exits 0, and nothing is
 # printed at the default log level. Also: no variables at all = the library is inert.
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 ok() { # VAR VALUE
 	local rc=0
-	env LD_PRELOAD="$RLT_LIB" "$1=$2" sh -c 'echo RAN' >"$T/out" 2>"$T/err" || rc=$?
+	( export "$1=$2"; throttled sh -c 'echo RAN' ) >"$T/out" 2>"$T/err" || rc=$?
 	[ "$rc" = 0 ] && [ "$(cat "$T/out")" = RAN ] || fail "$1=\"$2\" rejected: status $rc, stderr: $(cat "$T/err")"
 	[ -s "$T/err" ] && fail "$1=\"$2\": unexpected stderr: $(cat "$T/err")"
 	info "accepted $1=\"$2\""
@@ -32,8 +33,9 @@ ok RLT_CONNS "3 action=delay"
 ok RLT_STATS "$T/st.%p.json"
 ok RLT_LOG "error"
 ok RLT_ON_ERROR "exit"
-ok RLT_INHERIT "0"
+# --seccomp refuses RLT_INHERIT=0 by design (its filter stays with what the command executes)
+[ "$(front)" = preload ] && ok RLT_INHERIT "0"
 rc=0
-env LD_PRELOAD="$RLT_LIB" sh -c 'echo RAN' >"$T/out" 2>"$T/err" || rc=$?
+throttled sh -c 'echo RAN' >"$T/out" 2>"$T/err" || rc=$?
 assert_eq "no variables: status" 0 "$rc"
 assert_eq "no variables: stderr" "" "$(cat "$T/err")"

@@ -169,7 +169,7 @@ static void keyed_charge(void **s)
 		fail_msg("build: %s", err.msg);
 	struct rlt__keytab *kt = rs.rules[RLT_VAR_ACCEPT][0].keytab;
 	assert_non_null(kt);
-	assert_null(rs.rules[RLT_VAR_ACCEPT][0].state);
+	assert_null(rs.rules[RLT_VAR_ACCEPT][0].v0.state);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x3, NULL, &a, 0, 1), 0);
 		rlt__settle(&rs, &t, 0, 1);
@@ -185,13 +185,13 @@ static void keyed_charge(void **s)
 	/* the 5/h rule is spent: c's second is refused there, and its key gets the charge back */
 	assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x3, NULL, &c, 0, 1), -1);
 	rlt__key_of(RLT_KEY_PEER, 32, 128, &c, 0, &kc);
-	assert_int_equal(rlt__keytab_available(kt, &kc, rlt__now()), 1);
+	assert_int_equal(rlt__keytab_available(kt, kt->p, &kc, rlt__now()), 1);
 	assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x3, NULL, &d, 0, 1), -1);
 	/* a settle that used nothing gives the key its unit back */
 	assert_int_equal(rlt__charge_wait_peer(&rs, &t, RLT_VAR_ACCEPT, 0x1, NULL, &c, 0, 1), 0);
-	assert_int_equal(rlt__keytab_available(kt, &kc, rlt__now()), 0);
+	assert_int_equal(rlt__keytab_available(kt, kt->p, &kc, rlt__now()), 0);
 	rlt__settle(&rs, &t, 0, 0);
-	assert_int_equal(rlt__keytab_available(kt, &kc, rlt__now()), 1);
+	assert_int_equal(rlt__keytab_available(kt, kt->p, &kc, rlt__now()), 1);
 	assert_int_equal(atomic_load(&kt->tracked), 4);
 	/* the charge without a peer: calls with no address known share one key */
 	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_ACCEPT, 0x1, NULL, 0, 1), 0);

@@ -101,6 +101,22 @@ static void all_or_none(void **s)
 	assert_int_equal(open_of(0), 2);
 }
 
+/* rlt__conns_full: the rules at their limit, before and after a release */
+static void full_rules(void **s)
+{
+	struct rlt__conns_wait w = {0};
+	(void)s;
+	load("2 ; 1 action=delay");
+	assert_int_equal(rlt__conns_full(&rs), 0);
+	assert_int_equal(rlt__conns_try(&rs, 3, &w, 1000), 0);
+	assert_int_equal(rlt__conns_full(&rs), 2);
+	assert_int_equal(rlt__conns_try(&rs, 1, &w, 2000), 0);
+	assert_int_equal(rlt__conns_full(&rs), 3);
+	rlt__conns_release(&rs, 2);
+	assert_int_equal(rlt__conns_full(&rs), 1);
+	assert_int_equal(st(0)->calls, 2); /* looking counts nothing */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -108,6 +124,7 @@ int main(void)
 		cmocka_unit_test(delay_rule_waits_then_expires),
 		cmocka_unit_test(delay_rule_counts_the_wait),
 		cmocka_unit_test(all_or_none),
+		cmocka_unit_test(full_rules),
 	};
 	return cmocka_run_group_tests_name("conns", tests, NULL, NULL);
 }

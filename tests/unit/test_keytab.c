@@ -47,7 +47,7 @@ static enum rlt_verdict now_go(struct rlt__keytab *t, struct rlt__key k, rlt_ns_
 {
 	rlt_ns_t at;
 	void *st;
-	return rlt__keytab_decide(t, &k, now, 1, RLT_MODE_NOW, &at, &st);
+	return rlt__keytab_decide(t, t->p, &k, now, 1, RLT_MODE_NOW, &at, &st);
 }
 
 static void test_memory_stated(void **s)
@@ -152,8 +152,8 @@ static void test_independent(void **s)
 	/* a key not tracked has a full budget; a tracked one what it has left */
 	k99 = nth(99);
 	k5 = nth(5);
-	assert_int_equal(rlt__keytab_available(t, &k99, T0), 2);
-	assert_int_equal(rlt__keytab_available(t, &k5, T0), 0);
+	assert_int_equal(rlt__keytab_available(t, t->p, &k99, T0), 2);
+	assert_int_equal(rlt__keytab_available(t, t->p, &k5, T0), 0);
 	rlt__keytab_free(t);
 }
 
@@ -273,7 +273,7 @@ static void *churn(void *arg)
 		struct rlt__key k = nth((unsigned)rlt_test_range(&w->seed, 0, 47));
 		rlt_ns_t at;
 		void *st;
-		enum rlt_verdict v = rlt__keytab_decide(w->t, &k, now, 1,
+		enum rlt_verdict v = rlt__keytab_decide(w->t, w->t->p, &k, now, 1,
 		                                        (i & 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE, &at,
 		                                        &st);
 		if (v != RLT_DENY && (i % 3) == 0)

@@ -220,9 +220,9 @@ static void connection_scope_layout(void **s)
 	(void)s;
 	load(NULL, "1MiB/s scope=connection; 2MiB/s; 5msg/s scope=connection algo=sliding-window",
 	     NULL, NULL);
-	assert_null(rs.rules[RLT_VAR_SEND][0].state);
-	assert_non_null(rs.rules[RLT_VAR_SEND][1].state);
-	assert_null(rs.rules[RLT_VAR_SEND][2].state);
+	assert_null(rs.rules[RLT_VAR_SEND][0].v0.state);
+	assert_non_null(rs.rules[RLT_VAR_SEND][1].v0.state);
+	assert_null(rs.rules[RLT_VAR_SEND][2].v0.state);
 	assert_int_equal(rs.rules[RLT_VAR_SEND][0].conn_off, 0);
 	assert_int_equal(rs.rules[RLT_VAR_SEND][2].conn_off, 64);
 	assert_true(rs.conn_block_size >= 64 + rlt_state_size(&rs.rules[RLT_VAR_SEND][2].rule.params));

@@ -243,7 +243,8 @@ static int open_spoiled(void (*spoil)(struct rlt__pub_hdr *h, size_t *size), str
 	struct rlt_error err;
 	size_t size = rs.pub->size;
 	char path[128];
-	unsigned char *copy = malloc(size + 4096);
+	/* aligned as a mapping is: the header is _Alignas(64) */
+	unsigned char *copy = aligned_alloc(64, (size + 4096 + 63) & ~(size_t)63);
 
 	memcpy(copy, rs.pub->hdr, size);
 	memset(copy + size, 0, 4096);

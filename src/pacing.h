@@ -1,0 +1,122 @@
+/*
+ * pacing.h: how a stream send or receive is paced, decided once for both fronts. The preload
+ * (preload/io_pacing.c) makes the call in a loop that sleeps; the supervisor
+ * (supervisor/job_stream.c, job_splice.c) in a state machine that schedules and never sleeps.
+ * Both keep only their mechanics (how a piece is made, how a wait is waited) and ask this
+ * module three things, in this order:
+ *
+ *   rlt__pace_begin   once per call: whole (one real call, charged before), in pieces (each
+ *                     charged before it is made), or received first and charged after;
+ *   rlt__pace_piece   before each real call: how many bytes it may move;
+ *   rlt__pace_after   after each real call that moved n >= 0 bytes: whether the call goes on.
+ *
+ * Pure: no clock (the caller passes `now`), no sleep, no system call, no allocation; the
+ * state is a small struct on the caller's stack (preload) or in its job (supervisor).
+ */
+#ifndef RLT_PACING_H
+#define RLT_PACING_H
+
+#include <stdint.h>
+
+#include "clock.h"
+#include "policy.h"
+
+/* How a call is made (see rlt__pace_begin). */
+enum rlt__pace_mode {
+	RLT_PACE_WHOLE,  /* one real call for all of it, charged whole before it is made */
+	RLT_PACE_PIECES, /* piece by piece, each charged (and waited for) before it is made */
+	RLT_PACE_AFTER,  /* receive first, as the program asked, then charge what came */
+};
+
+/* What the caller says of the call (rlt__pace_begin's flags). */
+enum rlt__pace_flag {
+	RLT_PACE_NONBLOCK = 1u << 0,   /* O_NONBLOCK or MSG_DONTWAIT: never waits for its socket */
+	RLT_PACE_WAITALL = 1u << 1,    /* a receive with MSG_WAITALL: goes on until all is there */
+	RLT_PACE_KEEP_WHOLE = 1u << 2, /* a send by send, sendto, write, sendmsg or writev: goes
+	                                * out in one real call when small enough (rlt__whole);
+	                                * sendfile and splice move in pieces */
+	RLT_PACE_MADE_NONBLOCK = 1u << 3, /* the front makes each real call non-blocking on the
+	                                   * program's behalf (the supervisor): a short piece of a
+	                                   * blocking call means "no room or data yet", not its end */
+};
+
+/* The state of one paced call. */
+struct rlt__pace {
+	enum rlt_var var;         /* RLT_VAR_SEND or RLT_VAR_RECV */
+	uint32_t mask;            /* the rules that apply */
+	unsigned flags;           /* enum rlt__pace_flag */
+	enum rlt__pace_mode mode;
+	int rejects;              /* a receive: a reject rule applies (it takes what there is) */
+	uint64_t total;           /* bytes the program asked for */
+	uint64_t done;            /* bytes moved so far */
+	uint64_t piece_max;       /* the most one real call moves (rlt__piece, or all when whole) */
+};
+
+/*
+ * Starts pacing a stream call of `total` bytes under `mask` of var. Whole: a send with
+ * RLT_PACE_KEEP_WHOLE no larger than rlt__whole (threads that share a socket rely on a send
+ * the kernel would take whole not being torn by another thread's pieces). After: a blocking
+ * receive under rules that admit every charge (rlt__always_admits): it waits for data holding
+ * no reservation (a hundred threads blocked on idle connections would otherwise hold a hundred
+ * pieces of the budget and hold up the busy ones), then is charged what came. Else pieces.
+ */
+void rlt__pace_begin(struct rlt__pace *p, const struct rlt__ruleset *rs, enum rlt_var var,
+                     uint32_t mask, uint64_t total, unsigned flags);
+
+/* rlt__pace_piece's look at the budget (a receive, or a non-blocking send, in pieces). */
+uint64_t rlt__pace_piece_budget(const struct rlt__pace *p, struct rlt__ruleset *rs, void *states,
+                                rlt_ns_t now, uint64_t piece);
+
+/*
+ * The size of the next real call (> 0 while p->done < p->total). Pieces: a receive asks the
+ * kernel for no more than the budget allows now (below half a piece a delay rule waits for a
+ * whole one rather than read a few bytes at a time at full CPU; a reject rule takes what there
+ * is); a non-blocking send sends what the budget allows now when that is more than a piece.
+ * rs, states and now are read only in those two cases (rlt__available). Inline, as is
+ * rlt__pace_after: a conforming send pays for no call it does not need.
+ */
+static inline uint64_t rlt__pace_piece(const struct rlt__pace *p, struct rlt__ruleset *rs,
+                                       void *states, rlt_ns_t now)
+{
+	uint64_t want = p->total - p->done;
+	uint64_t piece = want < p->piece_max ? want : p->piece_max;
+
+	if (p->mode != RLT_PACE_PIECES ||
+	    (p->var != RLT_VAR_RECV && !(p->flags & RLT_PACE_NONBLOCK)))
+		return piece;
+	return rlt__pace_piece_budget(p, rs, states, now, piece);
+}
+
+/* Whether the call is charged after its real call (RLT_PACE_AFTER) rather than before. */
+static inline int rlt__pace_charge_after(const struct rlt__pace *p)
+{
+	return p->mode == RLT_PACE_AFTER;
+}
+
+/*
+ * After a real call asked for `piece` bytes moved n >= 0: counts them, and says whether the
+ * call goes on (1) or returns p->done now (0). It ends when all has moved, at the end of the
+ * stream, after one piece of a receive without MSG_WAITALL or of a non-blocking send, on a
+ * short piece (the kernel took or had no more: non-blocking, or a signal; unless the front
+ * made it non-blocking itself, RLT_PACE_MADE_NONBLOCK), and when `interrupted`: the thread has
+ * a signal handler to run and data has moved, so the call returns the count, as the kernel's
+ * own blocking call does.
+ */
+static inline int rlt__pace_after(struct rlt__pace *p, uint64_t piece, uint64_t n,
+                                  int interrupted)
+{
+	p->done += n;
+	if (n == 0 || p->done >= p->total || interrupted)
+		return 0;
+	if (p->var == RLT_VAR_RECV && !(p->flags & RLT_PACE_WAITALL))
+		return 0;
+	if (p->var == RLT_VAR_SEND && (p->flags & RLT_PACE_NONBLOCK))
+		return 0;
+	/* a short piece of a call made as the program asked: the kernel took or had no more
+	 * (non-blocking after all, or a signal) */
+	if (n < piece && !(p->flags & RLT_PACE_MADE_NONBLOCK))
+		return 0;
+	return 1;
+}
+
+#endif

@@ -1,0 +1,31 @@
+# set_lib.sh: what the `rlthrottle set` tests share (sourced after lib.sh): the launcher, the
+# phase-rate helper (rate_phases.py), and a download from a throttled python sender to a
+# receiver that samples its progress.
+RLT=$(dirname "$RLT_LIB")/rlthrottle
+P=$ITEST_DIR/rate_phases.py
+KiB=1024 MiB=1048576
+
+# start_download RULE MIB: MIB MiB of random bytes ($T/f.bin) sent under RLT_SEND=RULE (through
+# `throttled`: the front of this run) to a receiver writing $T/got.bin and $T/samples. Returns
+# once the first bytes arrived; sets CLI (the receiver's pid) and SENDER (the sender's own pid).
+start_download() {
+	head -c $(($2 * MiB)) /dev/urandom >"$T/f.bin"
+	RLT_SEND="$1" bg srv throttled python3 "$P" serve "$T/port" "$T/f.bin"
+	wait_file "$T/port"
+	bg cli python3 "$P" fetch "$(cat "$T/port")" "$T/got.bin" "$T/samples"
+	CLI=$LAST_PID
+	SENDER=$(cat "$T/port.pid")
+	wait_file "$T/samples.first"
+}
+
+# set_send N RULE: `rlthrottle set SENDER RLT_SEND RULE`, which must succeed ($T/setN.out).
+set_send() {
+	"$RLT" set "$SENDER" RLT_SEND "$2" >"$T/set$1.out" 2>&1 ||
+		{ show "$T/set$1.out"; fail "set to $2 failed"; }
+}
+
+# finish_download: the receiver ends within 20 s and every byte arrived.
+finish_download() {
+	wait_pid "$CLI" 20 || fail "the receiver did not finish"
+	[ "$(sha256sum <"$T/f.bin")" = "$(sha256sum <"$T/got.bin")" ] || fail "bytes differ (sha256)"
+}
