@@ -344,6 +344,20 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 				        (unsigned long long)r->params.keys,
 				        (unsigned long long)r->keys_tracked,
 				        (unsigned long long)r->keys_evicted);
+			if (r->params.keys) {
+				fprintf(f, ",\"busiest\":[");
+				for (unsigned j = 0; j < r->nbusy; j++) {
+					fprintf(f, "%s{\"key\":", j ? "," : "");
+					json_str(f, r->busy[j].key);
+					fprintf(f, ",\"units\":%llu", (unsigned long long)r->busy[j].units);
+					if (r->params.action == RLT_ACTION_DRY_RUN)
+						fprintf(f, ",\"would_delay_ns\":%llu,\"would_reject\":%llu",
+						        (unsigned long long)r->busy[j].would_delay_ns,
+						        (unsigned long long)r->busy[j].would_reject);
+					fprintf(f, "}");
+				}
+				fprintf(f, "]");
+			}
 			fprintf(f, ",\"rate_last_second\":%llu,\"rate_since_start\":%.10g,\"history\":[",
 			        (unsigned long long)r->per_sec[RLT_PUB_HIST - 1],
 			        rlt_cli_rate_since_start(sn, p, r));

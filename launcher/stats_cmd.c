@@ -102,6 +102,53 @@ static int same_text_before(const struct rlt_cli_proc *p, unsigned k)
 	return 0;
 }
 
+/* The busiest keys of keyed rules (RLT_PUB_BUSIEST per rule at most): one family per figure,
+ * a `key` label on each sample. which: 0 units, 1 would-delay seconds, 2 would-reject (the last
+ * two for action=dry-run rules only). */
+static void prom_keys(FILE *f, const struct rlt_cli_snap *sn, const unsigned char *dup, int which)
+{
+	static const char *const names[] = {"rlthrottle_key_units_total",
+	                                    "rlthrottle_key_would_delay_seconds_total",
+	                                    "rlthrottle_key_would_reject_total"};
+	static const char *const helps[] = {
+		"Units charged to one of a keyed rule's busiest keys since it took its slot.",
+		"Seconds delay would have made one busiest key's calls wait (action=dry-run).",
+		"Calls of one busiest key reject would have refused (action=dry-run)."};
+	size_t at = 0;
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", names[which], helps[which], names[which]);
+	for (unsigned p = 0; p < sn->n; p++) {
+		const struct rlt_cli_proc *pr = &sn->procs[p];
+		char pid[16];
+		snprintf(pid, sizeof pid, "%d", (int)pr->pid);
+		for (unsigned k = 0; k < pr->n; k++) {
+			const struct rlt__pub_rule *r = &pr->rules[k];
+			if (r->var >= RLT_VAR_COUNT || r->params_torn || !r->params.keys ||
+			    (which && r->params.action != RLT_ACTION_DRY_RUN))
+				continue;
+			for (unsigned j = 0; j < r->nbusy; j++) {
+				fprintf(f, "%s{", names[which]);
+				prom_label(f, "pid", pid, 1);
+				prom_label(f, "var", rlt_var_name(r->var), 0);
+				prom_label(f, "rule", r->params.text, 0);
+				if (dup ? dup[at + k] : same_text_before(pr, k)) {
+					char idx[16];
+					snprintf(idx, sizeof idx, "%u", r->index);
+					prom_label(f, "index", idx, 0);
+				}
+				prom_label(f, "key", r->busy[j].key, 0);
+				if (which == 0)
+					fprintf(f, "} %llu\n", (unsigned long long)r->busy[j].units);
+				else if (which == 1)
+					fprintf(f, "} %.9f\n", (double)r->busy[j].would_delay_ns / 1e9);
+				else
+					fprintf(f, "} %llu\n", (unsigned long long)r->busy[j].would_reject);
+			}
+		}
+		at += pr->n;
+	}
+}
+
 static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 {
 	/* same_text_before once per rule, not once per family (NULL: no memory, asked each time) */
@@ -143,6 +190,8 @@ static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 			at += pr->n;
 		}
 	}
+	for (int which = 0; which < 3; which++)
+		prom_keys(f, sn, dup, which);
 	free(dup);
 }
 

@@ -220,10 +220,27 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 		const struct rlt__pub_rule *r = rows[i].r;
 		if (!r->params.keys || r->params_torn)
 			continue;
-		fprintf(f, "keys: %d %s rule %u: %llu tracked of %llu, %llu evicted\n",
-		        (int)rows[i].p->pid, rlt_var_name(r->var), r->index,
-		        (unsigned long long)r->keys_tracked, (unsigned long long)r->params.keys,
-		        (unsigned long long)r->keys_evicted);
+		char busiest[160];
+		size_t bl = 0;
+		busiest[0] = '\0';
+		/* the three busiest, as the width allows */
+		for (unsigned j = 0; j < r->nbusy && j < 3 && bl < sizeof busiest; j++) {
+			int w = snprintf(busiest + bl, sizeof busiest - bl, "%s%s %llu", j ? ", " : "; busiest ",
+			                 r->busy[j].key, (unsigned long long)r->busy[j].units);
+			if (w < 0 || (size_t)w >= sizeof busiest - bl) {
+				busiest[bl] = '\0';
+				break;
+			}
+			bl += (size_t)w;
+		}
+		char kl[320];
+		snprintf(kl, sizeof kl, "keys: %d %s rule %u: %llu tracked of %llu, %llu evicted%s",
+		         (int)rows[i].p->pid, rlt_var_name(r->var), r->index,
+		         (unsigned long long)r->keys_tracked, (unsigned long long)r->params.keys,
+		         (unsigned long long)r->keys_evicted, busiest);
+		if (tty && cols && strlen(kl) > cols)
+			kl[cols] = '\0'; /* a narrow terminal: cut, never wrap */
+		fprintf(f, "%s\n", kl);
 		used++;
 	}
 	if (nproc_rows == 0)

@@ -131,12 +131,36 @@ static enum rlt_verdict decide_keyed(const struct rlt__rt_rule *r, const struct 
  * conform at once.
  */
 static void dry_run(struct rlt__ruleset *rs, struct rlt__rt_rule *r, enum rlt_verdict v,
-                    rlt_ns_t now, rlt_ns_t at)
+                    rlt_ns_t now, rlt_ns_t at, void *kstate)
 {
 	uint64_t lag = v == RLT_DENY ? 0 : at > now ? at - now : 0;
-	uint64_t before = atomic_exchange_explicit(&r->dry_lag, lag, memory_order_relaxed);
+	_Atomic uint64_t *lagp = &r->dry_lag;
+	struct rlt__keydry *d = NULL;
+	int refuse = v == RLT_DENY || at > now;
 
-	rlt__count_dry(rs, r, lag > before ? lag - before : 0, v == RLT_DENY || at > now);
+	/* a keyed rule's lag is its key's: the keys' budgets lag each on its own */
+	if (r->keydry && kstate) {
+		uint64_t seq;
+		long i = rlt__keytab_slot_of(r->keytab, kstate, &seq);
+		if (i >= 0) {
+			d = &r->keydry[i];
+			if (atomic_load_explicit(&d->seq, memory_order_relaxed) != seq) {
+				atomic_store_explicit(&d->lag, 0, memory_order_relaxed);
+				atomic_store_explicit(&d->wait_ns, 0, memory_order_relaxed);
+				atomic_store_explicit(&d->refused, 0, memory_order_relaxed);
+				atomic_store_explicit(&d->seq, seq, memory_order_relaxed);
+			}
+			lagp = &d->lag;
+		}
+	}
+	uint64_t before = atomic_exchange_explicit(lagp, lag, memory_order_relaxed);
+	uint64_t part = lag > before ? lag - before : 0;
+	if (d) {
+		atomic_fetch_add_explicit(&d->wait_ns, part, memory_order_relaxed);
+		if (refuse)
+			atomic_fetch_add_explicit(&d->refused, 1, memory_order_relaxed);
+	}
+	rlt__count_dry(rs, r, part, refuse);
 }
 
 static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -157,8 +181,12 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
 	 * segment's set is followed at every call: until it is, this process would charge a
 	 * budget the others have left. */
-	if (rlt__pub_tick(rs->pub, now) && rlt__ctl_pending(rs))
-		rlt__ctl_serve(rs);
+	if (rlt__pub_tick(rs->pub, now)) {
+		if (rlt__ctl_pending(rs))
+			rlt__ctl_serve(rs);
+		if (rs->nkeyed)
+			rlt__pub_keys(rs, now);
+	}
 	if (__builtin_expect(rs->nshared != 0, 0))
 		rlt__shm_follow_all(rs);
 	for (unsigned i = 0; i < rs->n[var]; i++) {
@@ -178,7 +206,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			? decide_keyed(r, ver, peer, now, cost, mode, &at, &t->kstate[i])
 			: decide(r, ver, st, now, cost, mode, &at);
 		if (ver->action == RLT_ACTION_DRY_RUN) {
-			dry_run(rs, r, v, now, at);
+			dry_run(rs, r, v, now, at, r->keytab ? t->kstate[i] : NULL);
 			dry |= 1u << i;
 			if (v != RLT_DENY)
 				t->at[i] = at; /* settled as any charge; the call does not wait for it */

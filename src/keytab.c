@@ -317,8 +317,14 @@ enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt_para
 			last = atomic_load_explicit(&s->last, memory_order_relaxed);
 			if (now > last + LAST_GRAIN_NS)
 				atomic_store_explicit(&s->last, now, memory_order_relaxed);
+			/* a load and a store, not an atomic add: the busiest keys are a statistic,
+			 * and two threads charging one key at once may lose one's units there
+			 * (never the budget's) rather than make every call pay a locked add */
 			if (t->count_units && v != RLT_DENY)
-				atomic_fetch_add_explicit(&s->units, cost, memory_order_relaxed);
+				atomic_store_explicit(
+					&s->units,
+					atomic_load_explicit(&s->units, memory_order_relaxed) + cost,
+					memory_order_relaxed);
 			*state = (void *)&s->state;
 			return v;
 		}
@@ -406,6 +412,8 @@ size_t rlt__keytab_top(struct rlt__keytab *t, struct rlt__keytab_top *out, size_
 		e.key.w[1] = atomic_load_explicit(&s->k[1], memory_order_acquire);
 		e.key.w[2] = atomic_load_explicit(&s->k[2], memory_order_acquire);
 		e.units = atomic_load_explicit(&s->units, memory_order_acquire);
+		e.slot = i;
+		e.seq = q;
 		if (e.key.w[0] == 0 || atomic_load_explicit(&s->seq, memory_order_relaxed) != q)
 			continue;
 		/* insertion into a list kept sorted, most first, cut at n */

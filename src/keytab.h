@@ -75,7 +75,8 @@ struct rlt__keytab {
 	uint32_t nsets;             /* sets: the first `extra` hold ways + 1 slots, the rest ways */
 	uint32_t ways, extra;
 	uint64_t seed;              /* keys the hash, so that a client cannot aim at one set */
-	int count_units;            /* keep each key's units (statistics on) */
+	int count_units;            /* keep each key's units (statistics on: RLT_STATS or the page;
+	                               set before any thread decides on the table) */
 	_Atomic uint32_t *locks;    /* one insert lock per set */
 	_Atomic uint64_t *fps;      /* per slot: its key's hash | 1 (0: none), set after the key */
 	struct rlt__keyslot *slots;
@@ -148,8 +149,23 @@ uint64_t rlt__keytab_available(struct rlt__keytab *t, const struct rlt_params *p
 struct rlt__keytab_top {
 	struct rlt__key key;
 	uint64_t units;
+	uint32_t slot; /* its slot's index (per-slot side tables: the dry-run counts) */
+	uint64_t seq;  /* the slot's sequence when read (is the side table's entry this key's) */
 };
 size_t rlt__keytab_top(struct rlt__keytab *t, struct rlt__keytab_top *out, size_t n);
+
+/* The slot index of a state rlt__keytab_decide charged, and its sequence now (*seq); -1 for
+ * the overflow budget. */
+static inline long rlt__keytab_slot_of(const struct rlt__keytab *t, const void *state,
+                                       uint64_t *seq)
+{
+	const struct rlt__keyslot *s =
+		(const struct rlt__keyslot *)((const char *)state - offsetof(struct rlt__keyslot, state));
+	if (s < t->slots || s >= t->slots + t->keys)
+		return -1;
+	*seq = atomic_load_explicit(&((struct rlt__keyslot *)s)->seq, memory_order_relaxed);
+	return (long)(s - t->slots);
+}
 
 /* In a forked child (one thread): insert locks held by the parent's other threads are let go,
  * and a slot they were rewriting is left free. */

@@ -327,8 +327,8 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			return rc;
 	} else if (rule->key != RLT_KEY_NONE) {
 		/* Seeded at load so that clients cannot aim their addresses at one set. */
-		/* RLT_CONNS: a count per key, no engine. Each key's units (the busiest keys of the
-		 * RLT_STATS summary) cost an atomic add per call: only with RLT_STATS. */
+		/* RLT_CONNS: a count per key, no engine. Each key's units (the busiest keys) are
+		 * counted with statistics on (RLT_STATS here, the page at rlt__pub_create). */
 		r->keytab = rlt__keytab_new(v == RLT_VAR_CONNS ? NULL : &r->rule.params, rule->keys,
 		                            rlt__now() ^ (uint64_t)(uintptr_t)r,
 		                            v != RLT_VAR_CONNS && rs->stats_on);
@@ -340,6 +340,16 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			return -ENOMEM;
 		}
 		r->keytab->mirror = (struct rlt__stats *const *)&r->st;
+		rs->nkeyed++;
+		if (rule->action == RLT_ACTION_DRY_RUN) {
+			r->keydry = rlt__map_anon((size_t)rule->keys * sizeof *r->keydry);
+			if (!r->keydry) {
+				snprintf(err->msg, sizeof err->msg,
+				         "%s=\"%.300s\": no memory for the dry-run counts of %u keys",
+				         rlt_var_name(v), rule->text, (unsigned)rule->keys);
+				return -ENOMEM;
+			}
+		}
 	} else if (v != RLT_VAR_CONNS) {
 		size_t size = rlt_state_size(&rule->params);
 		if (rule->scope == RLT_SCOPE_CONNECTION) {

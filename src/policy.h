@@ -60,6 +60,15 @@ struct rlt__rule_ver {
 	const struct rlt__rule_ver *prev;
 };
 
+/* A key's dry-run figures, beside its keytab slot: reset when the slot holds another key
+ * (its sequence moved). Statistics: relaxed. */
+struct rlt__keydry {
+	_Atomic uint64_t seq;     /* the slot's sequence these figures are for */
+	_Atomic uint64_t lag;     /* as rlt__rt_rule.dry_lag, for this key */
+	_Atomic uint64_t wait_ns; /* what delay would have made this key's calls wait, in all */
+	_Atomic uint64_t refused; /* calls of this key reject would have refused */
+};
+
 struct rlt__rt_rule {
 	struct rlt_rule rule; /* as built; after a set, rule.params, action, err, text and the rate
 	                         follow for readers off the hot path (stats, publishing) */
@@ -79,6 +88,8 @@ struct rlt__rt_rule {
 	                               is NULL then */
 	_Atomic uint64_t dry_lag; /* action=dry-run: how far the last call's slot was ahead of
 	                             its clock (ns), to count each call's part of the delay */
+	struct rlt__keydry *keydry; /* action=dry-run with key=: the same per key, and what delay
+	                               and reject would have done to each (one per keytab slot) */
 	/* Where this rule counts: its record in the process's published page (publish.c), or
 	 * `own` when the process has no page (none could be made, RLT_PUBLISH=0, or a copy not
 	 * yet published). Never NULL once the rule is built. */
@@ -110,6 +121,8 @@ struct rlt__ruleset {
 	                              (read by every call at the tick, written by the one applying) */
 	_Atomic uint32_t applying; /* a thread is applying a set (the others go on) */
 	unsigned vars_in_use;      /* bit 1 << v: n[v] != 0 (set by the build) */
+	unsigned nkeyed;           /* rules with a keytab: their busiest keys go to the page */
+	_Atomic uint64_t keys_next; /* when the page's busiest keys are next refreshed (ns) */
 	int conns_shared;          /* some RLT_CONNS rule has scope=shared:NAME */
 };
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "keytab.h"
 #include "proc_stat.h"
 #include "publish.h"
 #include "publish_page.h"
@@ -61,6 +62,9 @@ static void params_of(const struct rlt_rule *r, struct rlt__pub_params *p)
 			p->burst = r->params.burst;
 	}
 	p->keys = r->key != RLT_KEY_NONE ? r->keys : 0;
+	p->key = (uint32_t)r->key;
+	p->key_prefix4 = r->key_prefix4;
+	p->key_prefix6 = r->key_prefix6;
 	memcpy(p->text, r->text, sizeof p->text - 1);
 }
 
@@ -180,6 +184,8 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct r
 			rec->index = i;
 			params_of(&r->rule, &rec->params);
 			stats_copy(&rec->st, r->st);
+			if (r->keytab && v != RLT_VAR_CONNS)
+				r->keytab->count_units = 1; /* the page shows the busiest keys */
 			uint64_t u = LOAD(rec->st.units);
 			for (unsigned s = 0; s < RLT_PUB_HIST; s++)
 				atomic_init(&rec->hist[s], u);
@@ -266,6 +272,58 @@ void rlt__pub_rule_update(struct rlt__ruleset *rs, enum rlt_var var, unsigned i)
 void *rlt__pub_ctl(struct rlt__pub *p)
 {
 	return p ? p->hdr->ctl : NULL;
+}
+
+/* Rule r's busiest keys into its record, under the record's keys seqlock. */
+static void keys_write(struct rlt__pub_rec *rec, const struct rlt__rt_rule *r)
+{
+	struct rlt__keytab_top top[RLT_PUB_BUSIEST];
+	struct rlt__pub_key out[RLT_PUB_BUSIEST];
+	size_t n = rlt__keytab_top(r->keytab, top, RLT_PUB_BUSIEST);
+
+	memset(out, 0, sizeof out);
+	for (size_t j = 0; j < n; j++) {
+		memcpy(out[j].w, top[j].key.w, sizeof out[j].w);
+		out[j].units = top[j].units;
+		if (r->keydry) {
+			const struct rlt__keydry *d = &r->keydry[top[j].slot];
+			if (LOAD(d->seq) == top[j].seq) {
+				out[j].would_delay_ns = LOAD(d->wait_ns);
+				out[j].would_reject = LOAD(d->refused);
+			}
+		}
+	}
+	uint32_t s = LOAD(rec->keys_seq);
+	atomic_store_explicit(&rec->keys_seq, s + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	memcpy((void *)rec->busy, out, sizeof out);
+	rec->nbusy = (uint32_t)n;
+	atomic_store_explicit(&rec->keys_seq, s + 2, memory_order_release);
+}
+
+void rlt__pub_keys(struct rlt__ruleset *rs, rlt_ns_t now)
+{
+	uint64_t next = atomic_load_explicit(&rs->keys_next, memory_order_relaxed);
+	uint64_t every = RLT_NS_PER_SEC;
+	struct rlt__pub *p = rs->pub;
+
+	if (!p || now < next)
+		return;
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < rs->n[v]; i++) {
+			const struct rlt__keytab *t = rs->rules[v][i].keytab;
+			if (t && t->keys > RLT_PUB_SCAN_PER_SEC &&
+			    (uint64_t)t->keys * RLT_NS_PER_SEC / RLT_PUB_SCAN_PER_SEC > every)
+				every = (uint64_t)t->keys * RLT_NS_PER_SEC / RLT_PUB_SCAN_PER_SEC;
+		}
+	/* one thread scans; a call racing it goes on */
+	if (!atomic_compare_exchange_strong_explicit(&rs->keys_next, &next, now + every,
+	                                             memory_order_relaxed, memory_order_relaxed))
+		return;
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < rs->n[v]; i++)
+			if (rs->rules[v][i].keytab)
+				keys_write(rlt__pub_rec_at(p->hdr, p->first[v] + i), &rs->rules[v][i]);
 }
 
 int rlt__pub_roll(struct rlt__pub *p, rlt_ns_t now)

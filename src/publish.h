@@ -27,7 +27,7 @@
 #include "policy.h"
 
 #define RLT_PUB_MAGIC 0x31425550544c52ull /* "RLTPUB1" read as a little-endian word */
-#define RLT_PUB_VERSION 2u
+#define RLT_PUB_VERSION 3u
 #define RLT_PUB_DIR "/dev/shm/"
 #define RLT_PUB_PREFIX "rlthrottle-"
 /* The control area of the header: opaque to this module, zeroed at creation. `rlthrottle set`
@@ -35,6 +35,12 @@
 #define RLT_PUB_CTL_SIZE 8192u
 /* Seconds of history per rule. */
 #define RLT_PUB_HIST 60u
+/* The busiest keys a keyed rule's record shows. */
+#define RLT_PUB_BUSIEST 8u
+/* A keyed rule's busiest keys are found by a scan of its table (rlt__pub_keys): once a second,
+ * or for a table larger than this many keys, once every keys/this seconds, so that the scans
+ * cost a call at most about this many slots' reads a second. */
+#define RLT_PUB_SCAN_PER_SEC 16384u
 /* The most rules a page can describe (every variable full). */
 #define RLT_PUB_MAX_RULES (RLT_VAR_COUNT * RLT_MAX_RULES_PER_VAR)
 
@@ -68,6 +74,9 @@ struct rlt__pub_params {
 	uint64_t rate_den_ns; /* number of connections, rate_den_ns 0 */
 	uint64_t burst;       /* units in force (the default made explicit); 0 for windows */
 	uint64_t keys;        /* key=: the most keys tracked (keys=); 0: no key */
+	uint32_t key;         /* enum rlt_key */
+	uint32_t key_prefix4, key_prefix6; /* key=peer's prefixes */
+	uint32_t reserved;
 	char text[RLT_RULE_TEXT_MAX + 1]; /* the rule as given */
 };
 
@@ -81,6 +90,16 @@ struct rlt__pub_rec {
 	/* Units counted (st.units) when second s began, at [s % RLT_PUB_HIST]: the history is the
 	 * differences. Written by the first call that sees a new second (rlt__pub_tick). */
 	_Atomic uint64_t hist[RLT_PUB_HIST];
+	/* key=: the busiest keys when the table was last scanned, most units first; under
+	 * keys_seq (a seqlock, odd while written). */
+	_Atomic uint32_t keys_seq;
+	uint32_t nbusy;
+	struct rlt__pub_key {
+		uint64_t w[3];          /* the key (keytab.h's struct rlt__key) */
+		uint64_t units;         /* charged to it since it took its slot */
+		uint64_t would_delay_ns; /* action=dry-run: what delay would have made it wait */
+		uint64_t would_reject;  /* action=dry-run: its calls reject would have refused */
+	} busy[RLT_PUB_BUSIEST];
 };
 
 /* The writer's handle (process memory): the mapping and when the next second starts. */
@@ -127,6 +146,10 @@ void *rlt__pub_ctl(struct rlt__pub *p);
  * call after a quiet spell, and a conforming call pays no check of its own for it. */
 #define RLT_PUB_CHECK_NS (5 * 1000 * 1000ull)
 
+/* The busiest keys of rs's keyed rules into its page, when their time has come (see
+ * RLT_PUB_SCAN_PER_SEC): called at a tick by the call that ticked. */
+void rlt__pub_keys(struct rlt__ruleset *rs, rlt_ns_t now);
+
 /* 1 when this thread's call ticked (the control area is to be looked at). */
 int rlt__pub_roll(struct rlt__pub *p, rlt_ns_t now);
 
@@ -150,6 +173,11 @@ struct rlt__pub_rule {
 	int params_torn;               /* the writer never let go of the seqlock: params unknown */
 	uint64_t calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max, waiting;
 	uint64_t keys_tracked, keys_evicted; /* key=: see struct rlt__stats */
+	unsigned nbusy;                      /* key=: the busiest keys, most first */
+	struct rlt__pub_busy {
+		char key[64]; /* as people read it: "127.0.0.2", "10.1.2.0/24", "port 8080" */
+		uint64_t units, would_delay_ns, would_reject;
+	} busy[RLT_PUB_BUSIEST];
 	/* Units moved in each of the last RLT_PUB_HIST whole seconds, oldest first
 	 * (per_sec[RLT_PUB_HIST - 1] is the second that ended last). */
 	uint64_t per_sec[RLT_PUB_HIST];

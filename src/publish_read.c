@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "keytab.h"
 #include "proc_stat.h"
 #include "publish.h"
 #include "publish_page.h"
@@ -253,6 +254,38 @@ void *rlt__pub_reader_ctl(struct rlt__pub_reader *rd)
 	return rd->map && rd->writable ? ((struct rlt__pub_hdr *)rd->map)->ctl : NULL;
 }
 
+/* A keyed rule's busiest keys (its record's keys seqlock, bounded as the params' is). */
+static void read_busy(const struct rlt__pub_rec *rec, struct rlt__pub_rule *out)
+{
+	struct rlt__pub_key busy[RLT_PUB_BUSIEST];
+	uint32_t n = 0;
+	int ok = 0;
+
+	for (int tries = 0; tries < 10000 && !ok; tries++) {
+		uint32_t s1 = atomic_load_explicit(&rec->keys_seq, memory_order_acquire);
+		if (s1 & 1)
+			continue;
+		memcpy(busy, (const void *)rec->busy, sizeof busy);
+		n = *(const volatile uint32_t *)&rec->nbusy;
+		atomic_thread_fence(memory_order_acquire);
+		ok = atomic_load_explicit(&rec->keys_seq, memory_order_relaxed) == s1;
+	}
+	if (!ok)
+		return;
+	if (n > RLT_PUB_BUSIEST)
+		n = RLT_PUB_BUSIEST;
+	for (uint32_t j = 0; j < n; j++) {
+		struct rlt__key k;
+		memcpy(k.w, busy[j].w, sizeof k.w);
+		rlt__key_format(&k, out->params.key_prefix4, out->params.key_prefix6,
+		                out->busy[j].key, sizeof out->busy[j].key);
+		out->busy[j].units = busy[j].units;
+		out->busy[j].would_delay_ns = busy[j].would_delay_ns;
+		out->busy[j].would_reject = busy[j].would_reject;
+	}
+	out->nbusy = n;
+}
+
 static uint64_t minus(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : 0; /* a hostile or racing page never makes a negative count */
@@ -286,10 +319,13 @@ void rlt__pub_read(const struct rlt__pub_reader *rd, unsigned k, rlt_ns_t now,
 	struct rlt__pub_params *p = &out->params;
 	p->text[sizeof p->text - 1] = '\0';
 	if (out->params_torn || p->algo >= RLT_ALGO_COUNT || p->scope > RLT_SCOPE_REDIS ||
-	    p->action > RLT_ACTION_DRY_RUN || p->unit > RLT_UNIT_CONNS) {
+	    p->action > RLT_ACTION_DRY_RUN || p->unit > RLT_UNIT_CONNS || p->key > RLT_KEY_PORT ||
+	    p->key_prefix4 > 32 || p->key_prefix6 > 128) {
 		memset(p, 0, sizeof *p);
 		out->params_torn = 1;
 	}
+	if (p->keys && !out->params_torn)
+		read_busy(rec, out);
 	out->calls = LOAD(rec->st.calls);
 	out->allowed = LOAD(rec->st.allowed);
 	out->delayed = LOAD(rec->st.delayed);

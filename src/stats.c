@@ -112,6 +112,14 @@ static void keys_of(struct out *o, const struct rlt__rt_rule *r)
 		puts_(o, i ? ",{\"key\":" : "{\"key\":");
 		putstr(o, name);
 		field(o, "units", top[i].units);
+		if (r->keydry) {
+			/* what delay and reject would have done to this key (zero when its figures
+			 * are another key's: the slot changed hands since) */
+			const struct rlt__keydry *d = &r->keydry[top[i].slot];
+			int mine = LOAD(d->seq) == top[i].seq;
+			field(o, "would_delay_ns", mine ? LOAD(d->wait_ns) : 0);
+			field(o, "would_reject", mine ? LOAD(d->refused) : 0);
+		}
 		puts_(o, "}");
 	}
 	puts_(o, "]");

@@ -29,3 +29,52 @@ rej=$(sed 's/.*"rejected":\([0-9]*\).*/\1/' <<<"$st")
 calls=$(sed 's/.*"calls":\([0-9]*\).*/\1/' <<<"$st")
 assert_ge "receives reject would have refused (all but the first second's)" 1 "$rej"
 assert_le "... never more than the receives" "$calls" "$rej"
+
+# Per key (issue 11: "per key too"): RLT_CONNECT="10/s burst=1 key=peer action=dry-run"; a
+# client connects 30 times at once to 127.0.0.2 and 10 times to 127.0.0.3. Nothing waits; each
+# key's figures are its own: what delay would have made it wait (its budget's lag: 29 and 9
+# slots of 100 ms, less the run's time) and the calls reject would have refused (29 and 9).
+lport=$(free_port)
+cat >"$T/sink.py" <<'PY'
+import socket, sys, threading
+port = int(sys.argv[1])
+socks = []
+for a in ("127.0.0.2", "127.0.0.3"):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((a, port)); s.listen(64); socks.append(s)
+def loop(s):
+    while True:
+        c, _ = s.accept(); c.close()
+ts = [threading.Thread(target=loop, args=(s,), daemon=True) for s in socks]
+for t in ts: t.start()
+print("ready", flush=True)
+threading.Event().wait(30)
+PY
+bg sink python3 "$T/sink.py" "$lport"
+wait_port "$lport" 10
+cat >"$T/conn.py" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+t0 = time.time()
+for a, n in (("127.0.0.2", 30), ("127.0.0.3", 10)):
+    for _ in range(n):
+        s = socket.create_connection((a, port), timeout=5); s.close()
+print("%.3f" % (time.time() - t0))
+PY
+took=$(pre RLT_CONNECT="10/s burst=1 key=peer action=dry-run" RLT_STATS="$T/kstats.json" \
+	python3 "$T/conn.py" "$lport") || fail "the keyed dry-run client failed: $took"
+info "40 connects in $took s"
+assert_le "nothing waited (delay would have taken 2.9 s)" 1.5 "$took"
+ks=$(tr -d '\n' <"$T/kstats.json")
+info "stats: $ks"
+for kv in "127.0.0.2 29" "127.0.0.3 9"; do
+	read -r a n <<<"$kv"
+	ent=$(grep -o "{\"key\":\"$a\"[^}]*}" <<<"$ks") || fail "no busiest entry for $a"
+	wd=$(sed 's/.*"would_delay_ns":\([0-9]*\).*/\1/' <<<"$ent")
+	wr=$(sed 's/.*"would_reject":\([0-9]*\).*/\1/' <<<"$ent")
+	info "$a: would have waited $(calc "$wd / 1e9") s, $wr refused"
+	assert_eq "$a: calls reject would have refused" "$n" "$wr"
+	# its lag: n slots of 100 ms, less the time its calls took (at most the run's)
+	assert_range "$a: what delay would have made it wait (ns)" \
+		"$(calc "($n * 0.1 - $took - 0.05) * 1e9")" "$(calc "($n * 0.1 + 0.05) * 1e9")" "$wd"
+done

@@ -57,8 +57,20 @@ start=$(awk '/^start/ { print $2 }' "$T/clients.out")
 LAUNCHER=$(dirname "$RLT_LIB")/rlthrottle
 assert_match "top shows the worker's keys" "keys: $worker RLT_ACCEPT rule 0: 3 tracked of 4096, 0 evicted" \
 	"$("$LAUNCHER" top --once "$worker")"
-assert_match "stats --format json shows them" '"keys":4096,"keys_tracked":3,"keys_evicted":0' \
-	"$("$LAUNCHER" stats "$worker" --format json)"
+json=$("$LAUNCHER" stats "$worker" --format json)
+assert_match "stats --format json shows them" '"keys":4096,"keys_tracked":3,"keys_evicted":0' "$json"
+# the busiest keys (the page's, refreshed once a second while calls come)
+prom=$("$LAUNCHER" stats "$worker" --format prometheus)
+for a in 127.0.0.2 127.0.0.3 127.0.0.4; do
+	assert_match "stats json: $a among the busiest" "{\"key\":\"$a\",\"units\":[1-9]" "$json"
+	assert_match "prometheus: $a's units" \
+		"rlthrottle_key_units_total{pid=\"$worker\",var=\"RLT_ACCEPT\",rule=\"10/s burst=1 key=peer\",key=\"$a\"} [1-9]" "$prom"
+done
+if command -v promtool >/dev/null; then
+	chk=$(promtool check metrics <<<"$prom" 2>&1) || fail "promtool check metrics: $chk"
+fi
+assert_match "top names the busiest" "keys: $worker RLT_ACCEPT rule 0: 3 tracked of 4096, 0 evicted; busiest 127.0.0." \
+	"$("$LAUNCHER" top --once "$worker")"
 kill -TERM "$npid"
 wait_pid "$npid" 10 >/dev/null 2>&1 || true
 log=$T/ngx/logs/access.log
