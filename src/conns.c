@@ -167,11 +167,49 @@ static void key_of(const struct rlt__rt_rule *r, const struct rlt__peer *peer,
 	            peer ? peer->port : 0, k);
 }
 
+/*
+ * A dry-run rule's slot: always taken (the count goes over the limit, so that the release of
+ * every connection it let through keeps it true), counted as reject would have refused when
+ * the count was at the limit already. What delay would have waited is not counted: it would
+ * depend on when the connections open then close, which did not happen.
+ */
+static int take_dry(struct rlt__ruleset *rs, struct rlt__rt_rule *r, const struct rlt__peer *peer,
+                    rlt_ns_t now)
+{
+	int over;
+
+	if (r->keytab) {
+		struct rlt__key k;
+		key_of(r, peer, &k);
+		over = !rlt__keytab_count_take(r->keytab, &k, r->rule.amount_num, now);
+		/* no place for the key at all (every key of its set holds connections): let
+		 * through uncounted; its release then finds no key and changes nothing */
+		if (over)
+			rlt__keytab_count_take(r->keytab, &k, UINT64_MAX, now);
+	} else {
+		over = !rlt__conns_take(r);
+		if (over) {
+			struct rlt__shm_holder *m = mine(r);
+			atomic_fetch_add(open_of(r), 1);
+			if (m)
+				atomic_fetch_add(&m->count, 1);
+		}
+	}
+	/* the call is counted as admitted with the others (conns_try): here, only what reject
+	 * would have done */
+	if (over && rs->stats_on)
+		rlt__count_add(&r->st->rejected, 1);
+	return 1;
+}
+
 /* One slot of rule r for this peer: the rule's count, or its key's. */
-static int take_for(struct rlt__rt_rule *r, const struct rlt__peer *peer, rlt_ns_t now)
+static int take_for(struct rlt__ruleset *rs, struct rlt__rt_rule *r, const struct rlt__peer *peer,
+                    rlt_ns_t now)
 {
 	struct rlt__key k;
 
+	if (r->rule.action == RLT_ACTION_DRY_RUN)
+		return take_dry(rs, r, peer, now);
 	if (!r->keytab)
 		return rlt__conns_take(r);
 	key_of(r, peer, &k);
@@ -204,7 +242,7 @@ static int conns_try(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__p
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
 		if (!(mask & (1u << i)))
 			continue;
-		if (take_for(r, peer, now)) {
+		if (take_for(rs, r, peer, now)) {
 			taken |= 1u << i;
 			continue;
 		}

@@ -353,6 +353,8 @@ int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint
 		} while (!atomic_compare_exchange_weak(&s->state, &cur, cur + 1));
 		if (rlt__keytab_still(s, seq)) {
 			atomic_store_explicit(&s->last, now, memory_order_relaxed);
+			if (t->count_units) /* connections opened by the key (busiest keys) */
+				atomic_fetch_add_explicit(&s->units, 1, memory_order_relaxed);
 			return 1;
 		}
 		atomic_fetch_sub(&s->state, 1); /* the slot was being given to another key */

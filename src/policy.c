@@ -243,14 +243,12 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 	    r->var != RLT_VAR_CONNS)
 		return "key= is supported on RLT_CONNECT, RLT_ACCEPT and RLT_CONNS only by this build";
 	/* a keyed count has no futex word of its own to wait on */
-	if (r->key != RLT_KEY_NONE && r->var == RLT_VAR_CONNS && r->action != RLT_ACTION_REJECT)
-		return "RLT_CONNS with key= supports action=reject only in this build";
+	if (r->key != RLT_KEY_NONE && r->var == RLT_VAR_CONNS && r->action == RLT_ACTION_DELAY)
+		return "RLT_CONNS with key= supports action=reject and dry-run only in this build";
 	/* keytab.h: a key's state is reset by one store, which a lock-holding engine's is not */
 	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNS && r->algo != RLT_ALGO_TOKEN &&
 	    r->algo != RLT_ALGO_LEAKY && r->algo != RLT_ALGO_FIXED_WINDOW)
 		return "key= is supported with algo=token, leaky or fixed-window only by this build";
-	if (r->action == RLT_ACTION_DRY_RUN && r->var == RLT_VAR_CONNS)
-		return "action=dry-run is not supported on RLT_CONNS by this build yet";
 	return NULL;
 }
 
@@ -331,7 +329,7 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 		 * counted with statistics on (RLT_STATS here, the page at rlt__pub_create). */
 		r->keytab = rlt__keytab_new(v == RLT_VAR_CONNS ? NULL : &r->rule.params, rule->keys,
 		                            rlt__now() ^ (uint64_t)(uintptr_t)r,
-		                            v != RLT_VAR_CONNS && rs->stats_on);
+		                            rs->stats_on);
 		if (!r->keytab) {
 			snprintf(err->msg, sizeof err->msg,
 			         "%s=\"%.300s\": no memory for the table of %u keys (%zu bytes)",
@@ -341,7 +339,7 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 		}
 		r->keytab->mirror = (struct rlt__stats *const *)&r->st;
 		rs->nkeyed++;
-		if (rule->action == RLT_ACTION_DRY_RUN) {
+		if (rule->action == RLT_ACTION_DRY_RUN && v != RLT_VAR_CONNS) {
 			r->keydry = rlt__map_anon((size_t)rule->keys * sizeof *r->keydry);
 			if (!r->keydry) {
 				snprintf(err->msg, sizeof err->msg,

@@ -184,7 +184,7 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct r
 			rec->index = i;
 			params_of(&r->rule, &rec->params);
 			stats_copy(&rec->st, r->st);
-			if (r->keytab && v != RLT_VAR_CONNS)
+			if (r->keytab)
 				r->keytab->count_units = 1; /* the page shows the busiest keys */
 			uint64_t u = LOAD(rec->st.units);
 			for (unsigned s = 0; s < RLT_PUB_HIST; s++)

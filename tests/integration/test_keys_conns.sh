@@ -50,3 +50,23 @@ sed 's/^/info: /' "$T/client.out"
 assert_eq "what each connection got" \
 	"a1 served a2 served a3 refused b1 served b2 served b3 refused a4 served a5 refused" \
 	"$(awk '{ printf "%s%s %s", (NR > 1 ? " " : ""), $1, $3 }' "$T/client.out")"
+
+# action=dry-run (SPEC §3): the same connections all served; the count goes on over the limit
+# and what reject would have refused is counted: a3 and b3 (third of each address), then a4
+# and a5 (.2 holds 3 after a3, 2 after one closes, so a4 and a5 find it at the limit).
+kill "$LAST_PID" 2>/dev/null
+rm -f "$T/port"
+bg dserver env LD_PRELOAD="$RLT_LIB" RLT_CONNS="2 key=peer action=dry-run" RLT_STATS="$T/dstats.json" \
+	python3 "$T/server.py" "$T/port"
+dpid=$LAST_PID
+wait_file "$T/port" 10
+timeout 20 python3 "$T/client.py" "$(cat "$T/port")" >"$T/dclient.out" 2>&1 || { show "$T/dclient.out" "$T/dserver.err"; fail "client failed (dry-run)"; }
+assert_eq "dry-run: every connection served" \
+	"a1 served a2 served a3 served b1 served b2 served b3 served a4 served a5 served" \
+	"$(awk '{ printf "%s%s %s", (NR > 1 ? " " : ""), $1, $3 }' "$T/dclient.out")"
+kill -TERM "$dpid"
+wait_file "$T/dstats.json" 5 || fail "no RLT_STATS from the dry-run server"
+ds=$(tr -d '\n' <"$T/dstats.json")
+info "dry-run stats: $ds"
+assert_match "dry-run: 8 admitted, 4 that reject would have refused" '"calls":8,"allowed":8,"delayed":0,"rejected":4' "$ds"
+assert_match "dry-run: connections opened per key" '"busiest":\[\{"key":"127.0.0.2","units":5\},\{"key":"127.0.0.3","units":3\}\]' "$ds"
