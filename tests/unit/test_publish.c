@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -343,6 +344,52 @@ static void hostile_pages(void **s)
 	unlink(target);
 }
 
+/* A keyed rule's busiest keys reach the page (rlt__pub_keys) and a reader, most units first;
+ * a hostile count is bounded, and a keys seqlock held forever gives none. */
+static void busiest_keys(void **s)
+{
+	const char *v[RLT_VAR_COUNT] = {NULL, "1000/s burst=100 key=peer", NULL, NULL, NULL};
+	struct rlt__ruleset kr;
+	struct rlt__pub_reader rd;
+	struct rlt__pub_rule r;
+	struct rlt__ticket t;
+	struct rlt_error err;
+	static const unsigned times[3] = {2, 5, 1};
+	(void)s;
+
+	memset(&kr, 0, sizeof kr);
+	assert_int_equal(rlt__ruleset_build(&kr, v, 0, NULL, NULL, &err), 0);
+	assert_int_equal(rlt__pub_create(&kr, getpid(), 0, &err), 0);
+	for (unsigned a = 0; a < 3; a++)
+		for (unsigned n = 0; n < times[a]; n++) {
+			struct rlt__peer p = {.af = AF_INET, .addr = {127, 0, 0, (uint8_t)(2 + a)}};
+			assert_int_equal(rlt__charge_wait_peer(&kr, &t, RLT_VAR_ACCEPT, 1, NULL, &p, 0, 1), 0);
+			rlt__settle(&kr, &t, 0, 1);
+		}
+	rlt__pub_keys(&kr, rlt__now());
+	assert_int_equal(rlt__pub_open(getpid(), 0, &rd, &err), 0);
+	rlt__pub_read(&rd, 0, rlt__now(), &r);
+	assert_int_equal(r.params.keys, 4096);
+	assert_int_equal(r.nbusy, 3);
+	assert_string_equal(r.busy[0].key, "127.0.0.3");
+	assert_int_equal(r.busy[0].units, 5);
+	assert_string_equal(r.busy[1].key, "127.0.0.2");
+	assert_int_equal(r.busy[1].units, 2);
+	assert_string_equal(r.busy[2].key, "127.0.0.4");
+	assert_int_equal(r.busy[2].units, 1);
+	struct rlt__pub_hdr *h = kr.pub->hdr;
+	struct rlt__pub_rec *rec = (struct rlt__pub_rec *)((char *)h + sizeof *h);
+	rec->nbusy = 1000; /* hostile: bounded */
+	rlt__pub_read(&rd, 0, rlt__now(), &r);
+	assert_int_equal(r.nbusy, RLT_PUB_BUSIEST);
+	atomic_store(&rec->keys_seq, 1u); /* a writer that never let go */
+	rlt__pub_read(&rd, 0, rlt__now(), &r);
+	assert_int_equal(r.nbusy, 0);
+	assert_int_equal(r.params_torn, 0);
+	rlt__pub_close(&rd);
+	rlt__pub_destroy(&kr);
+}
+
 static void no_rules_no_page(void **s)
 {
 	struct rlt__ruleset none;
@@ -366,6 +413,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(stale_cleaned, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile_pages, setup, teardown),
 		cmocka_unit_test(no_rules_no_page),
+		cmocka_unit_test(busiest_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
