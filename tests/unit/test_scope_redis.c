@@ -444,13 +444,13 @@ static void keyed_budgets(void **s)
 	assert_int_equal(redis_int("EXISTS", kn), 0); /* no record for the rule as a whole */
 }
 
-/* keys=1: a second key takes the slot of the first, whose unspent lease lapses (counted as
- * an eviction); the first asks Redis again when it comes back, and Redis still holds its
- * budget (what it spent stays spent). */
+/* keys=1: a second key takes the slot of the first, whose unspent lease lapses (an eviction:
+ * never given back); a key whose lease is spent goes as `expired`. Redis keeps each key's
+ * budget: the first key, back, has what Redis still holds for it, less the lapsed lease. */
 static void keyed_eviction(void **s)
 {
 	struct rlt__keytab *t;
-	struct rlt__redis *rd = mk_keyed("1/h burst=3 key=peer keys=1 scope=%s", port, &t);
+	struct rlt__redis *rd = mk_keyed("1/h burst=4 key=peer keys=1 scope=%s", port, &t);
 	struct rlt__key k2, k3;
 	rlt_ns_t at;
 	void *st;
@@ -458,13 +458,17 @@ static void keyed_eviction(void **s)
 
 	key4(&k2, "127.0.0.2");
 	key4(&k3, "127.0.0.3");
-	/* a call of 2 units on a lease of 1: a grant of 2, spent */
+	/* a call of 2 units given back: k2 holds a lease of 2 unspent (Redis: 2 left of 4) */
 	assert_int_equal(rlt__redis_decide_key(rd, &k2, rlt__now(), 2, RLT_MODE_NOW, &at, &st),
 	                 RLT_GO);
-	assert_int_equal(count_go_key(rd, &k3, 5, RLT_MODE_NOW), 3);
-	assert_int_equal(atomic_load(&t->evictions) + atomic_load(&t->expired), 1);
+	rlt__redis_refund_key(rd, st, at, 2);
+	assert_int_equal(count_go_key(rd, &k3, 6, RLT_MODE_NOW), 4); /* its own budget */
+	assert_int_equal(atomic_load(&t->evictions), 1);
+	assert_int_equal(atomic_load(&t->expired), 0);
 	uint64_t rt = rlt__redis_round_trips(rd);
-	assert_int_equal(count_go_key(rd, &k2, 5, RLT_MODE_NOW), 1); /* 3 - 2 */
+	sleep_ms(20); /* past k3's remembered denial: nothing to do with k2, but the slot's */
+	assert_int_equal(count_go_key(rd, &k2, 6, RLT_MODE_NOW), 2); /* 4 - 2 lapsed */
+	assert_int_equal(atomic_load(&t->expired), 1); /* k3's lease was spent */
 	assert_true(rlt__redis_round_trips(rd) > rt);
 }
 
