@@ -17,7 +17,9 @@ port=$(free_port)
 nginx_conf 2 "$port"
 # the access log names the client
 sed -i 's/log_format rlt .*/log_format rlt "\$pid \$remote_addr \$msec \$status";/' "$T/ngx/nginx.conf"
-bg nginx env LD_PRELOAD="$RLT_LIB" \
+# as root, the workers would run as nobody, who cannot write the summary into $T
+[ "$(id -u)" = 0 ] && sed -i '1i user root;' "$T/ngx/nginx.conf"
+bg nginx env LD_PRELOAD="$RLT_LIB" RLT_STATS="$T/stats.%p.json" \
 	RLT_ACCEPT="10/s burst=1 key=peer scope=redis://127.0.0.1:$rport/$name" \
 	nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
 npid=$LAST_PID
@@ -69,8 +71,16 @@ for a in 127.0.0.2 127.0.0.3 127.0.0.4; do
 	info "PTTL of $a: $pttl ms"
 	assert_range "the key of $a expires (PTTL, ms)" 1 5000 "$pttl"
 done
+workers=$(ps -o pid= --ppid "$npid" | tr -d ' ')
 kill -TERM "$npid"
 wait_pid "$npid" 10 >/dev/null 2>&1 || true
+# each worker's RLT_STATS: the keys its lease table tracked, and the busiest
+for w in $workers; do
+	wait_file "$T/stats.$w.json" 5
+	info "worker $w stats: $(tr -d '\n' <"$T/stats.$w.json" | grep -o '"keys":[^]]*]')"
+	assert_match "worker $w tracks keys, none evicted" '"keys":4096,"keys_tracked":[1-3],"keys_evicted":0' \
+		"$(cat "$T/stats.$w.json")"
+done
 # Idle now: each key goes a second after its budget is full again (the script's PX).
 for i in $(seq 1 60); do
 	[ -z "$(rcli --scan --pattern "rlthrottle:{$name}:*")" ] && break
