@@ -76,7 +76,7 @@ struct rlt__rt_rule {
 	_Atomic(struct rlt__shm_holder *) mine; /* ... and this process's entry (NULL: none yet) */
 	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
 	struct rlt__keytab *keytab; /* key=, process scope: one state per key (keytab.h); state
-	                               is NULL then */
+	                               is NULL then. With `redis`: each key's lease (scope_redis.c) */
 	_Atomic uint64_t dry_lag; /* action=dry-run: how far the last call's slot was ahead of
 	                             its clock (ns), to count each call's part of the delay */
 	/* Where this rule counts: its record in the process's published page (publish.c), or
