@@ -472,6 +472,20 @@ static void keyed_eviction(void **s)
 	assert_true(rlt__redis_round_trips(rd) > rt);
 }
 
+/* A fixed window per key: each key its own limit in the window (one counter per key and
+ * window, "<key>:<window>"); a window of an hour, so that the run does not cross one. */
+static void keyed_fixed_window(void **s)
+{
+	struct rlt__redis *rd = mk_keyed("5/h algo=fixed-window key=peer scope=%s", port, NULL);
+	struct rlt__key k2, k3;
+	(void)s;
+
+	key4(&k2, "127.0.0.2");
+	key4(&k3, "127.0.0.3");
+	assert_int_equal(count_go_key(rd, &k2, 8, RLT_MODE_NOW), 5);
+	assert_int_equal(count_go_key(rd, &k3, 8, RLT_MODE_NOW), 5);
+}
+
 /* Refunds go back into the key's lease; a call of a key on a lease is not a round trip. */
 static void keyed_refund(void **s)
 {
@@ -527,6 +541,7 @@ int main(void)
 		cmocka_unit_test(key_names),
 		cmocka_unit_test_setup(keyed_budgets, setup),
 		cmocka_unit_test_setup(keyed_eviction, setup),
+		cmocka_unit_test_setup(keyed_fixed_window, setup),
 		cmocka_unit_test_setup(keyed_refund, setup),
 		cmocka_unit_test_setup(keyed_fallback, setup),
 	};
