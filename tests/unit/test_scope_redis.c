@@ -505,6 +505,59 @@ static void keyed_refund(void **s)
 	assert_int_equal(rlt__redis_round_trips(rd), rt);
 }
 
+/* Redis goes away and comes back: meanwhile fallback=local gives each key its own budget in
+ * this process (keys on their leases spend those first); one line each way. */
+static void keyed_outage_and_recovery(void **s)
+{
+	struct rlt__redis *rd = mk_keyed("10/s burst=5 key=peer scope=%s", port, NULL);
+	struct rlt__key k2, k3;
+	(void)s;
+
+	key4(&k2, "127.0.0.2");
+	key4(&k3, "127.0.0.3");
+	assert_int_equal(count_go_key(rd, &k2, 1, RLT_MODE_NOW), 1);
+	nlog_down = nlog_up = 0;
+	stop_server();
+	int g2 = count_go_key(rd, &k2, 50, RLT_MODE_NOW);
+	int g3 = count_go_key(rd, &k3, 50, RLT_MODE_NOW);
+	print_message("down: key .2 %d of 50, key .3 %d of 50\n", g2, g3);
+	assert_true(g2 >= 5 && g2 <= 6); /* the local burst, plus what its lease held */
+	assert_int_equal(g3, 5);
+	assert_int_equal(nlog_down, 1);
+	assert_int_equal(start_server(), 0);
+	sleep_ms(600); /* past the retry interval: Redis' budget (a fresh server) again */
+	assert_int_equal(count_go_key(rd, &k3, 8, RLT_MODE_NOW), 5);
+	assert_int_equal(nlog_up, 1);
+}
+
+/* The fast path's cost: calls on keys with units leased make no round trip. A figure, not a
+ * bound (the machine may be loaded). */
+static void keyed_fast_path(void **s)
+{
+	struct rlt__redis *rd = mk_keyed("100000000/s burst=10000000 key=peer scope=%s", port, NULL);
+	struct rlt__key k[4];
+	char a[16];
+	rlt_ns_t at;
+	void *st;
+	int go = 0;
+	(void)s;
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(a, sizeof a, "127.0.0.%d", i + 2);
+		key4(&k[i], a);
+	}
+	rlt_ns_t t0 = rlt__now();
+	for (int i = 0; i < 400000; i++)
+		go += rlt__redis_decide_key(rd, &k[i & 3], rlt__now(), 1, RLT_MODE_NOW, &at, &st) ==
+		      RLT_GO;
+	double ns = (double)(rlt__now() - t0) / 400000;
+	print_message("%d calls on 4 keys: %.0f ns a call, %llu round trips\n", go, ns,
+	              (unsigned long long)rlt__redis_round_trips(rd));
+	assert_int_equal(go, 400000);
+	/* leases of 1,000,000 units (10 ms of the rate): one per key, and the script's load */
+	assert_true(rlt__redis_round_trips(rd) <= 4 + 2);
+}
+
 /* No server: the fallback per key (local: each key its own burst), one line per outage. */
 static void keyed_fallback(void **s)
 {
@@ -544,6 +597,8 @@ int main(void)
 		cmocka_unit_test_setup(keyed_fixed_window, setup),
 		cmocka_unit_test_setup(keyed_refund, setup),
 		cmocka_unit_test_setup(keyed_fallback, setup),
+		cmocka_unit_test_setup(keyed_outage_and_recovery, setup),
+		cmocka_unit_test_setup(keyed_fast_path, setup),
 	};
 	if (system("command -v redis-server >/dev/null") != 0) {
 		printf("test_scope_redis: redis-server is not installed (it is in .ci/packages)\n");
