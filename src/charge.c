@@ -61,7 +61,9 @@ static void refund(const struct rlt__rt_rule *r, void *kstate, void *conn_block,
 	const struct rlt__rule_ver *v = rlt__ver(r);
 	void *st = r->keytab ? kstate : state_of(r, v, conn_block);
 
-	if (r->redis)
+	if (r->redis && r->keytab)
+		rlt__redis_refund_key(r->redis, kstate, at, units);
+	else if (r->redis)
 		rlt__redis_refund(r->redis, at, units);
 	else if (st)
 		rlt_refund(&v->params, st, at, units);
@@ -119,6 +121,8 @@ static enum rlt_verdict decide_keyed(const struct rlt__rt_rule *r, const struct 
 
 	rlt__key_of(r->rule.key, r->rule.key_prefix4, r->rule.key_prefix6, peer,
 	            peer ? peer->port : 0, &k);
+	if (r->redis) /* each key's lease (scope_redis.c) */
+		return rlt__redis_decide_key(r->redis, &k, now, cost, mode, at, kstate);
 	return rlt__keytab_decide(r->keytab, &v->params, &k, now, cost, mode, at, kstate);
 }
 

@@ -228,8 +228,8 @@ static struct rlt__keyslot *victim(struct rlt__keytab *t, struct rlt__keyslot *s
 		return oldest_idle;
 	}
 	*count = &t->evictions;
-	/* a key holding connections is never dropped */
-	return atomic_load_explicit(&t->p, memory_order_relaxed) ? oldest : NULL;
+	/* a key holding connections is never dropped; one holding a lease loses it */
+	return atomic_load_explicit(&t->p, memory_order_relaxed) || t->leases ? oldest : NULL;
 }
 
 struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__key *k,
@@ -269,7 +269,7 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 			/* A count may have been taken on the old key since it was found idle: then
 			 * it stays (its taker sees the sequence move, gives the count back and looks
 			 * again), and this call gets no slot. */
-			if (!atomic_load_explicit(&t->p, memory_order_relaxed) &&
+			if (!atomic_load_explicit(&t->p, memory_order_relaxed) && !t->leases &&
 			    !atomic_compare_exchange_strong(&s->state, &zero, 0)) {
 				atomic_store_explicit(&s->seq, q + 2, memory_order_seq_cst);
 				atomic_fetch_sub_explicit(&t->inserting, 1, memory_order_relaxed);

@@ -27,7 +27,9 @@
  *
  * Engines: only those whose state is one 64-bit word valid when zeroed (token, leaky,
  * fixed-window), so that a slot is reset by one atomic store; a table without params (p NULL)
- * keeps a count per key instead (RLT_CONNS), whose slots are replaced only when the count is 0.
+ * keeps a count per key instead (RLT_CONNS), whose slots are replaced only when the count is 0,
+ * or (`leases`, scope=redis://) the units a key has leased from Redis and not spent: such a slot
+ * is replaced as an engine's is, one holding no units counting as idle.
  *
  * Memory: 72 bytes per key (a 64-byte slot and an 8-byte fingerprint, so that a look-up reads
  * the set's fingerprints and one slot) plus 4 bytes per set and a 192-byte head, each part
@@ -77,6 +79,9 @@ struct rlt__keytab {
 	uint64_t seed;              /* keys the hash, so that a client cannot aim at one set */
 	int count_units;            /* keep each key's units (statistics on: RLT_STATS or the page;
 	                               set before any thread decides on the table) */
+	int leases;                 /* p NULL, and `state` is a redis lease's unspent units
+	                               (scope_redis.c), not a count: any key may be replaced,
+	                               one holding none first. Set at load. */
 	_Atomic uint32_t *locks;    /* one insert lock per set */
 	_Atomic uint64_t *fps;      /* per slot: its key's hash | 1 (0: none), set after the key */
 	struct rlt__keyslot *slots;

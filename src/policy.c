@@ -237,8 +237,8 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 		return "RLT_CONNS cannot have a redis:// scope (use process or shared:NAME)";
 	/* Parsed, not enforced yet (issue 11 is built in steps): refused rather than accepted
 	 * and ignored, which would leave a limit the user asked for silently off. */
-	if (r->key != RLT_KEY_NONE && r->scope != RLT_SCOPE_PROCESS)
-		return "key= is supported in scope=process only by this build";
+	if (r->key != RLT_KEY_NONE && r->scope != RLT_SCOPE_PROCESS && r->scope != RLT_SCOPE_REDIS)
+		return "key= is supported in scope=process and redis:// only by this build";
 	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNECT && r->var != RLT_VAR_ACCEPT &&
 	    r->var != RLT_VAR_CONNS)
 		return "key= is supported on RLT_CONNECT, RLT_ACCEPT and RLT_CONNS only by this build";
@@ -323,6 +323,23 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 		rc = rlt__redis_new(rule, &r->redis, err);
 		if (rc)
 			return rc;
+		if (rule->key != RLT_KEY_NONE) {
+			/* each key's lease: no params (Redis holds the budget), units kept per key
+			 * for the busiest keys only with RLT_STATS */
+			r->keytab = rlt__keytab_new(NULL, rule->keys,
+			                            rlt__now() ^ (uint64_t)(uintptr_t)r, rs->stats_on);
+			if (!r->keytab) {
+				snprintf(err->msg, sizeof err->msg,
+				         "%s=\"%.300s\": no memory for the table of %u keys (%zu bytes)",
+				         rlt_var_name(v), rule->text, (unsigned)rule->keys,
+				         rlt__keytab_bytes(rule->keys));
+				return -ENOMEM;
+			}
+			r->keytab->mirror = (struct rlt__stats *const *)&r->st;
+			rc = rlt__redis_keyed(r->redis, r->keytab, err);
+			if (rc)
+				return rc;
+		}
 	} else if (rule->key != RLT_KEY_NONE) {
 		/* Seeded at load so that clients cannot aim their addresses at one set. */
 		/* RLT_CONNS: a count per key, no engine. Each key's units (the busiest keys) are
@@ -338,16 +355,6 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			return -ENOMEM;
 		}
 		r->keytab->mirror = (struct rlt__stats *const *)&r->st;
-		rs->nkeyed++;
-		if (rule->action == RLT_ACTION_DRY_RUN && v != RLT_VAR_CONNS) {
-			r->keydry = rlt__map_anon((size_t)rule->keys * sizeof *r->keydry);
-			if (!r->keydry) {
-				snprintf(err->msg, sizeof err->msg,
-				         "%s=\"%.300s\": no memory for the dry-run counts of %u keys",
-				         rlt_var_name(v), rule->text, (unsigned)rule->keys);
-				return -ENOMEM;
-			}
-		}
 	} else if (v != RLT_VAR_CONNS) {
 		size_t size = rlt_state_size(&rule->params);
 		if (rule->scope == RLT_SCOPE_CONNECTION) {
@@ -360,6 +367,18 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 				snprintf(err->msg, sizeof err->msg,
 				         "%s=\"%.300s\": no memory for the rule's state",
 				         rlt_var_name(v), rule->text);
+				return -ENOMEM;
+			}
+		}
+	}
+	if (r->keytab) {
+		rs->nkeyed++;
+		if (rule->action == RLT_ACTION_DRY_RUN && v != RLT_VAR_CONNS) {
+			r->keydry = rlt__map_anon((size_t)rule->keys * sizeof *r->keydry);
+			if (!r->keydry) {
+				snprintf(err->msg, sizeof err->msg,
+				         "%s=\"%.300s\": no memory for the dry-run counts of %u keys",
+				         rlt_var_name(v), rule->text, (unsigned)rule->keys);
 				return -ENOMEM;
 			}
 		}

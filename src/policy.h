@@ -85,7 +85,7 @@ struct rlt__rt_rule {
 	_Atomic(struct rlt__shm_holder *) mine; /* ... and this process's entry (NULL: none yet) */
 	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
 	struct rlt__keytab *keytab; /* key=, process scope: one state per key (keytab.h); state
-	                               is NULL then */
+	                               is NULL then. With `redis`: each key's lease (scope_redis.c) */
 	_Atomic uint64_t dry_lag; /* action=dry-run: how far the last call's slot was ahead of
 	                             its clock (ns), to count each call's part of the delay */
 	struct rlt__keydry *keydry; /* action=dry-run with key=: the same per key, and what delay

@@ -59,3 +59,9 @@ RLT_RECV="100KiB/s action=dry-run" refused --seccomp --
 out=$(RLT_ACCEPT="10/s burst=1 key=peer/24" "$LAUNCHER" --check)
 assert_eq "--check shows the keyed rule" \
 	"RLT_ACCEPT: 10/s algo=token burst=1 action=delay errno=ECONNABORTED scope=process family=inet key=peer/24,64 keys=4096" "$out"
+# key= in a redis:// scope is built (test_keys_redis): accepted, shown by --check in canonical
+# form (the server need not answer: the fallback is named)
+rp=$(free_port)
+out=$(RLT_ACCEPT="10/s burst=1 key=peer scope=redis://127.0.0.1:$rp/kb-$$" "$LAUNCHER" --check)
+assert_match "--check shows the keyed redis rule" \
+	"^RLT_ACCEPT: 10/s algo=token burst=1 action=delay errno=ECONNABORTED scope=redis://127.0.0.1:$rp/kb-$$ fallback=local family=inet key=peer keys=4096 " "$out"

@@ -1,6 +1,7 @@
 /* test_scope_redis.c: scope=redis:// against a real redis-server this test starts on a free
  * loopback port (and kills by pid): leases, every algorithm family, reservations, give-backs
  * at exit, fallbacks while Redis is away, one log line per outage, reconnection. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"
+#include "keytab.h"
 #include "scope_redis.h"
 #include "redis_server.h"
 
@@ -326,6 +328,257 @@ static void handler_in_refill(void **s)
 	assert_true(atomic_load(&sig_max_ns) < 50 * 1000000ull);
 }
 
+/* ----- key= ----- */
+
+/* A keyed rule: its lease table (keys slots, as policy.c makes it). */
+static struct rlt__redis *mk_keyed(const char *fmt, int at_port, struct rlt__keytab **tab)
+{
+	struct rlt_rule r;
+	struct rlt_error err;
+	struct rlt__redis *rd = mk(fmt, at_port, &r);
+	struct rlt__keytab *t = rlt__keytab_new(NULL, r.keys, 42, 1);
+
+	assert_non_null(t);
+	if (rlt__redis_keyed(rd, t, &err) != 0)
+		fail_msg("keyed: %s", err.msg);
+	if (tab)
+		*tab = t;
+	return rd;
+}
+
+static void key4(struct rlt__key *k, const char *addr)
+{
+	struct rlt__peer p = {.af = AF_INET};
+
+	inet_pton(AF_INET, addr, p.addr);
+	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, k);
+}
+
+static int count_go_key(struct rlt__redis *rd, const struct rlt__key *k, int calls,
+                        enum rlt_mode mode)
+{
+	int go = 0;
+	for (int i = 0; i < calls; i++) {
+		rlt_ns_t at, now = rlt__now();
+		void *st;
+		go += rlt__redis_decide_key(rd, k, now, 1, mode, &at, &st) != RLT_DENY;
+	}
+	return go;
+}
+
+/* One command to the test's server: its integer answer (PTTL, EXISTS), or -99. */
+static long long redis_int(const char *cmd, const char *arg)
+{
+	struct rlt__redis_conn c;
+	struct rlt__resp_reply rep;
+	const char *argv[2] = {cmd, arg};
+	char why[160];
+	long long v = -99;
+
+	if (rlt__redis_open(&c, "127.0.0.1", (uint16_t)port, 200000, why, sizeof why) != 0)
+		return v;
+	if (rlt__redis_roundtrip(c.fd, 2, argv, rlt__now() + 200 * 1000000ull, &rep, why,
+	                         sizeof why) == 0 && rep.top.type == ':')
+		v = rep.top.integer;
+	rlt__redis_close(&c);
+	return v;
+}
+
+/* The Redis key of each kind of value: printable, under the rule's hash tag. */
+static void key_names(void **s)
+{
+	struct rlt__key k;
+	struct rlt__peer p6 = {.af = AF_INET6};
+	char buf[160];
+	(void)s;
+
+	key4(&k, "127.0.0.2");
+	rlt__redis_key_name("rlthrottle:{web}:gcra", &k, 32, 128, buf, sizeof buf);
+	assert_string_equal(buf, "rlthrottle:{web}:gcra:k:127.0.0.2");
+	struct rlt__peer p4 = {.af = AF_INET};
+	inet_pton(AF_INET, "10.1.2.3", p4.addr);
+	rlt__key_of(RLT_KEY_PEER, 24, 64, &p4, 0, &k);
+	rlt__redis_key_name("B", &k, 24, 64, buf, sizeof buf);
+	assert_string_equal(buf, "B:k:10.1.2.0/24");
+	inet_pton(AF_INET6, "2001:db8:1:2::9", p6.addr);
+	rlt__key_of(RLT_KEY_PEER, 24, 64, &p6, 0, &k);
+	rlt__redis_key_name("B", &k, 24, 64, buf, sizeof buf);
+	assert_string_equal(buf, "B:k:2001:db8:1:2::/64");
+	rlt__key_of(RLT_KEY_PORT, 32, 128, NULL, 8080, &k);
+	rlt__redis_key_name("B", &k, 32, 128, buf, sizeof buf);
+	assert_string_equal(buf, "B:k:port:8080");
+	rlt__key_of(RLT_KEY_PEER, 32, 128, NULL, 0, &k);
+	rlt__redis_key_name("B", &k, 32, 128, buf, sizeof buf);
+	assert_string_equal(buf, "B:k:none");
+}
+
+/* Each key its own budget, shared by two processes' worth of state; a lease spent locally (one
+ * round trip per lease); one Redis record per key, with a PTTL. */
+static void keyed_budgets(void **s)
+{
+	struct rlt__redis *a = mk_keyed("1000/s burst=100 key=peer scope=%s", port, NULL);
+	struct rlt__redis *b = mk_keyed("1000/s burst=100 key=peer scope=%s", port, NULL);
+	struct rlt__key k2, k3;
+	char kn[200];
+	(void)s;
+
+	key4(&k2, "127.0.0.2");
+	key4(&k3, "127.0.0.3");
+	rlt_ns_t t0 = rlt__now();
+	int g2 = count_go_key(a, &k2, 80, RLT_MODE_NOW) + count_go_key(b, &k2, 80, RLT_MODE_NOW);
+	int g3 = count_go_key(a, &k3, 80, RLT_MODE_NOW);
+	double secs = (double)(rlt__now() - t0) / 1e9;
+	print_message("key .2: %d of 160, key .3: %d of 80, %.1f ms, %llu round trips\n", g2, g3,
+	              secs * 1e3, (unsigned long long)rlt__redis_round_trips(a));
+	assert_true(g2 >= 100 && g2 <= 100 + 2 * 10 + (int)(secs * 1000) + 1);
+	assert_int_equal(g3, 80); /* .2 spent none of .3's budget */
+	/* leases of 10: about one round trip per 10 calls (plus the script's load) */
+	assert_true(rlt__redis_round_trips(a) <= (uint64_t)(g2 + g3) / 10 + 10);
+	snprintf(kn, sizeof kn, "rlthrottle:{%s}:gcra:k:127.0.0.2", name);
+	assert_int_equal(redis_int("EXISTS", kn), 1);
+	long long pttl = redis_int("PTTL", kn);
+	assert_true(pttl > 0 && pttl <= 1200);
+	snprintf(kn, sizeof kn, "rlthrottle:{%s}:gcra:k:127.0.0.3", name);
+	assert_int_equal(redis_int("EXISTS", kn), 1);
+	snprintf(kn, sizeof kn, "rlthrottle:{%s}:gcra", name);
+	assert_int_equal(redis_int("EXISTS", kn), 0); /* no record for the rule as a whole */
+}
+
+/* keys=1: a second key takes the slot of the first, whose unspent lease lapses (an eviction:
+ * never given back); a key whose lease is spent goes as `expired`. Redis keeps each key's
+ * budget: the first key, back, has what Redis still holds for it, less the lapsed lease. */
+static void keyed_eviction(void **s)
+{
+	struct rlt__keytab *t;
+	struct rlt__redis *rd = mk_keyed("1/h burst=4 key=peer keys=1 scope=%s", port, &t);
+	struct rlt__key k2, k3;
+	rlt_ns_t at;
+	void *st;
+	(void)s;
+
+	key4(&k2, "127.0.0.2");
+	key4(&k3, "127.0.0.3");
+	/* a call of 2 units given back: k2 holds a lease of 2 unspent (Redis: 2 left of 4) */
+	assert_int_equal(rlt__redis_decide_key(rd, &k2, rlt__now(), 2, RLT_MODE_NOW, &at, &st),
+	                 RLT_GO);
+	rlt__redis_refund_key(rd, st, at, 2);
+	assert_int_equal(count_go_key(rd, &k3, 6, RLT_MODE_NOW), 4); /* its own budget */
+	assert_int_equal(atomic_load(&t->evictions), 1);
+	assert_int_equal(atomic_load(&t->expired), 0);
+	uint64_t rt = rlt__redis_round_trips(rd);
+	sleep_ms(20); /* past k3's remembered denial: nothing to do with k2, but the slot's */
+	assert_int_equal(count_go_key(rd, &k2, 6, RLT_MODE_NOW), 2); /* 4 - 2 lapsed */
+	assert_int_equal(atomic_load(&t->expired), 1); /* k3's lease was spent */
+	assert_true(rlt__redis_round_trips(rd) > rt);
+}
+
+/* A fixed window per key: each key its own limit in the window (one counter per key and
+ * window, "<key>:<window>"); a window of an hour, so that the run does not cross one. */
+static void keyed_fixed_window(void **s)
+{
+	struct rlt__redis *rd = mk_keyed("5/h algo=fixed-window key=peer scope=%s", port, NULL);
+	struct rlt__key k2, k3;
+	(void)s;
+
+	key4(&k2, "127.0.0.2");
+	key4(&k3, "127.0.0.3");
+	assert_int_equal(count_go_key(rd, &k2, 8, RLT_MODE_NOW), 5);
+	assert_int_equal(count_go_key(rd, &k3, 8, RLT_MODE_NOW), 5);
+}
+
+/* Refunds go back into the key's lease; a call of a key on a lease is not a round trip. */
+static void keyed_refund(void **s)
+{
+	struct rlt__redis *rd = mk_keyed("1/h burst=20 key=peer scope=%s", port, NULL);
+	struct rlt__key k;
+	rlt_ns_t at;
+	void *st;
+	(void)s;
+
+	key4(&k, "127.0.0.9");
+	assert_int_equal(rlt__redis_decide_key(rd, &k, rlt__now(), 15, RLT_MODE_NOW, &at, &st),
+	                 RLT_GO);
+	assert_non_null(st);
+	rlt__redis_refund_key(rd, st, at, 15);
+	uint64_t rt = rlt__redis_round_trips(rd);
+	assert_int_equal(count_go_key(rd, &k, 15, RLT_MODE_NOW), 15);
+	assert_int_equal(rlt__redis_round_trips(rd), rt);
+}
+
+/* Redis goes away and comes back: meanwhile fallback=local gives each key its own budget in
+ * this process (keys on their leases spend those first); one line each way. */
+static void keyed_outage_and_recovery(void **s)
+{
+	struct rlt__redis *rd = mk_keyed("10/s burst=5 key=peer scope=%s", port, NULL);
+	struct rlt__key k2, k3;
+	(void)s;
+
+	key4(&k2, "127.0.0.2");
+	key4(&k3, "127.0.0.3");
+	assert_int_equal(count_go_key(rd, &k2, 1, RLT_MODE_NOW), 1);
+	nlog_down = nlog_up = 0;
+	stop_server();
+	int g2 = count_go_key(rd, &k2, 50, RLT_MODE_NOW);
+	int g3 = count_go_key(rd, &k3, 50, RLT_MODE_NOW);
+	print_message("down: key .2 %d of 50, key .3 %d of 50\n", g2, g3);
+	assert_true(g2 >= 5 && g2 <= 6); /* the local burst, plus what its lease held */
+	assert_int_equal(g3, 5);
+	assert_int_equal(nlog_down, 1);
+	assert_int_equal(start_server(), 0);
+	sleep_ms(600); /* past the retry interval: Redis' budget (a fresh server) again */
+	assert_int_equal(count_go_key(rd, &k3, 8, RLT_MODE_NOW), 5);
+	assert_int_equal(nlog_up, 1);
+}
+
+/* The fast path's cost: calls on keys with units leased make no round trip. A figure, not a
+ * bound (the machine may be loaded). */
+static void keyed_fast_path(void **s)
+{
+	struct rlt__redis *rd = mk_keyed("100000000/s burst=10000000 key=peer scope=%s", port, NULL);
+	struct rlt__key k[4];
+	char a[16];
+	rlt_ns_t at;
+	void *st;
+	int go = 0;
+	(void)s;
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(a, sizeof a, "127.0.0.%d", i + 2);
+		key4(&k[i], a);
+	}
+	rlt_ns_t t0 = rlt__now();
+	for (int i = 0; i < 400000; i++)
+		go += rlt__redis_decide_key(rd, &k[i & 3], rlt__now(), 1, RLT_MODE_NOW, &at, &st) ==
+		      RLT_GO;
+	double ns = (double)(rlt__now() - t0) / 400000;
+	print_message("%d calls on 4 keys: %.0f ns a call, %llu round trips\n", go, ns,
+	              (unsigned long long)rlt__redis_round_trips(rd));
+	assert_int_equal(go, 400000);
+	/* leases of 1,000,000 units (10 ms of the rate): one per key, and the script's load */
+	assert_true(rlt__redis_round_trips(rd) <= 4 + 2);
+}
+
+/* No server: the fallback per key (local: each key its own burst), one line per outage. */
+static void keyed_fallback(void **s)
+{
+	int closed = rlt_test_free_port();
+	struct rlt__redis *local = mk_keyed("10/s burst=5 key=peer scope=%s", closed, NULL);
+	struct rlt__redis *deny =
+		mk_keyed("10/s burst=5 key=peer fallback=deny scope=%s", closed, NULL);
+	struct rlt__key k2, k3;
+	(void)s;
+
+	key4(&k2, "127.0.0.2");
+	key4(&k3, "127.0.0.3");
+	nlog_down = 0;
+	rlt_ns_t t0 = rlt__now();
+	assert_int_equal(count_go_key(local, &k2, 50, RLT_MODE_NOW), 5);
+	assert_int_equal(count_go_key(local, &k3, 50, RLT_MODE_NOW), 5);
+	assert_int_equal(count_go_key(deny, &k2, 50, RLT_MODE_NOW), 0);
+	assert_true(rlt__now() - t0 < 400 * 1000 * 1000ull);
+	assert_int_equal(nlog_down, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +591,14 @@ int main(void)
 		cmocka_unit_test_setup(fallbacks_when_unreachable, setup),
 		cmocka_unit_test_setup(outage_and_recovery, setup),
 		cmocka_unit_test_setup(handler_in_refill, setup),
+		cmocka_unit_test(key_names),
+		cmocka_unit_test_setup(keyed_budgets, setup),
+		cmocka_unit_test_setup(keyed_eviction, setup),
+		cmocka_unit_test_setup(keyed_fixed_window, setup),
+		cmocka_unit_test_setup(keyed_refund, setup),
+		cmocka_unit_test_setup(keyed_fallback, setup),
+		cmocka_unit_test_setup(keyed_outage_and_recovery, setup),
+		cmocka_unit_test_setup(keyed_fast_path, setup),
 	};
 	if (system("command -v redis-server >/dev/null") != 0) {
 		printf("test_scope_redis: redis-server is not installed (it is in .ci/packages)\n");
