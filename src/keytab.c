@@ -102,6 +102,34 @@ struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, u
 	return t;
 }
 
+struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct rlt_params *p)
+{
+	char *m = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const char *base = (const char *)t;
+	struct rlt__keytab *c = (struct rlt__keytab *)m;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	/* The head and the slots that hold a key: the free ones are zero in a fresh mapping too,
+	 * so a large table costs its fingerprints and its keys, not its size. The copy is made
+	 * while no call decides on t (the supervisor, under its lock): no lock is held. */
+	memcpy(m, t, sizeof *t);
+	c->locks = (_Atomic uint32_t *)(m + ((const char *)t->locks - base));
+	c->fps = (_Atomic uint64_t *)(m + ((const char *)t->fps - base));
+	c->slots = (struct rlt__keyslot *)(m + ((const char *)t->slots - base));
+	atomic_init(&c->p, p);
+	atomic_init(&c->inserting, 0);
+	c->mirror = NULL;
+	for (uint32_t i = 0; i < t->keys; i++) {
+		uint64_t fp = atomic_load_explicit(&t->fps[i], memory_order_relaxed);
+		if (!fp)
+			continue;
+		memcpy(&c->slots[i], &t->slots[i], sizeof c->slots[i]);
+		atomic_init(&c->fps[i], fp);
+	}
+	return c;
+}
+
 void rlt__keytab_free(struct rlt__keytab *t)
 {
 	if (t)

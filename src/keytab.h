@@ -100,6 +100,10 @@ size_t rlt__keytab_bytes(uint32_t keys);
 struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, uint64_t seed,
                                     int count_units);
 void rlt__keytab_free(struct rlt__keytab *t);
+/* A copy of t, whose params are now p (a forked process's own table under the supervisor,
+ * starting where its parent's stood). Not while t is used by another thread. NULL: no memory.
+ * Its mirror is unset. */
+struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct rlt_params *p);
 
 /* The key of a peer under a rule's key= (RLT_KEY_PEER cut to prefix4 / prefix6, or
  * RLT_KEY_PORT: `port`, which the caller chose: the remote port, or for accept the local). */
