@@ -1,5 +1,5 @@
 #!/bin/bash
-# fronts: preload (keys under --seccomp: not built yet, refused at load; see test_keys_badinput)
+# fronts: preload seccomp
 # Issue 11, SPEC §3 action=dry-run: curl downloads 4 MiB from a local HTTP server under
 # RLT_RECV="100KiB/s action=dry-run". It runs at full speed (no delay: well under the 41 s the
 # rate would take), every byte arrives, and its RLT_STATS report the delay that delay would have
@@ -12,7 +12,7 @@ head -c 4194304 /dev/urandom >"$T/www/blob"
 port=$(free_port)
 bg http python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/www"
 wait_port "$port" 10
-out=$(pre RLT_RECV="100KiB/s action=dry-run" RLT_STATS="$T/stats.json" \
+out=$(RLT_RECV="100KiB/s action=dry-run" RLT_STATS="$T/stats.json" throttled \
 	curl -sS -o "$T/got" -w '%{time_total} %{size_download}' "http://127.0.0.1:$port/blob") ||
 	fail "curl failed: $out"
 read -r elapsed size <<<"$out"
