@@ -263,14 +263,15 @@ uint32_t rlt__conns_full_peer(struct rlt__ruleset *rs, const struct rlt__peer *p
 	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
 		struct rlt__key k;
-		uint32_t open;
+		uint64_t open, limit = r->rule.amount_num;
 		if (r->keytab) {
 			key_of(r, peer, &k);
 			open = rlt__keytab_count(r->keytab, &k);
 		} else {
 			open = atomic_load(open_of(r));
+			limit = (uint32_t)limit; /* as rlt__conns_take counts it */
 		}
-		if (open >= (uint32_t)r->rule.amount_num)
+		if (open >= limit)
 			full |= 1u << i;
 	}
 	return full;
@@ -295,7 +296,7 @@ static void wait_key(struct rlt__rt_rule *r, const struct rlt__peer *peer, rlt_n
 		rlt__sleep_until(until > now + KEY_POLL_NS ? now + KEY_POLL_NS : until);
 		return;
 	}
-	if (cur >= (uint32_t)r->rule.amount_num)
+	if (cur >= r->rule.amount_num)
 		rlt__wait_change(word, cur, until, 0);
 	rlt__keytab_count_unwatch(slot);
 }
