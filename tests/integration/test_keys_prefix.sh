@@ -1,5 +1,6 @@
 #!/bin/bash
 # fronts: preload seccomp
+# matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 # Issue 11: key=peer/24 (IPv4 /24, IPv6 /64) and key=port. A python server on [::] (both
 # families) throttled with RLT_ACCEPT="5/s burst=1 key=peer/24 action=reject": 127.0.0.2 and
 # 127.0.0.3 share one budget (one /24), 127.1.0.2 and ::1 have one each; every client tries
