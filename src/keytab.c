@@ -308,7 +308,12 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 			atomic_store_explicit(&s->k[0], k->w[0], memory_order_release);
 			atomic_store_explicit(&s->k[1], k->w[1], memory_order_release);
 			atomic_store_explicit(&s->k[2], k->w[2], memory_order_release);
-			atomic_store_explicit(&s->state, 0, memory_order_relaxed);
+			/* A count is 0 already (the compare-exchange above), and must not be stored
+			 * again: a taker or waiter that found the old key adds to it now and, seeing
+			 * the sequence move, takes its add back, which after a store of 0 would wrap
+			 * the word (a key refused for good). An engine's state is reset. */
+			if (atomic_load_explicit(&t->p, memory_order_relaxed))
+				atomic_store_explicit(&s->state, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->units, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->last, now, memory_order_relaxed);
 			atomic_store_explicit(&s->seq, q + 2, memory_order_seq_cst);
