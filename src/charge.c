@@ -277,6 +277,13 @@ int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var
 	return charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, rlt__now());
 }
 
+int rlt__charge_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                     uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                     uint64_t bytes, uint64_t msgs)
+{
+	return charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, rlt__now());
+}
+
 static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
 
 int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,

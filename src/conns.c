@@ -229,7 +229,9 @@ void rlt__conns_release_peer(struct rlt__ruleset *rs, uint32_t mask,
 			continue;
 		}
 		key_of(r, peer, &k);
-		rlt__keytab_count_release(r->keytab, &k);
+		_Atomic uint32_t *word = rlt__keytab_count_release(r->keytab, &k);
+		if (word)
+			rlt__wake_all(word, 0);
 	}
 }
 
@@ -281,16 +283,60 @@ int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wai
 	return conns_try(rs, mask, NULL, w, now);
 }
 
+int rlt__conns_try_peer(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
+                        struct rlt__conns_wait *w, rlt_ns_t now)
+{
+	return conns_try(rs, mask, peer, w, now);
+}
+
 uint32_t rlt__conns_full(struct rlt__ruleset *rs)
+{
+	return rlt__conns_full_peer(rs, NULL);
+}
+
+uint32_t rlt__conns_full_peer(struct rlt__ruleset *rs, const struct rlt__peer *peer)
 {
 	uint32_t full = 0;
 
 	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
-		if (atomic_load(open_of(r)) >= (uint32_t)r->rule.amount_num)
+		struct rlt__key k;
+		uint64_t open, limit = r->rule.amount_num;
+		if (r->keytab) {
+			key_of(r, peer, &k);
+			open = rlt__keytab_count(r->keytab, &k);
+		} else {
+			open = atomic_load(open_of(r));
+			limit = (uint32_t)limit; /* as rlt__conns_take counts it */
+		}
+		if (open >= limit)
 			full |= 1u << i;
 	}
 	return full;
+}
+
+/* A keyed rule's wait for a close of this peer's key (or w->deadline). The key's count word
+ * in its slot, with this thread registered on it as a waiter so that the key keeps its slot:
+ * a futex on the count's low 32 bits, woken by the release (rlt__conns_release_peer). A key
+ * with no slot to be had (every key of its set holds connections or waiters: a table far too
+ * small for its clients) is polled every KEY_POLL_NS instead. */
+#define KEY_POLL_NS (10 * 1000 * 1000ull)
+static void wait_key(struct rlt__rt_rule *r, const struct rlt__peer *peer, rlt_ns_t until)
+{
+	struct rlt__keyslot *slot;
+	struct rlt__key k;
+	uint32_t cur;
+	rlt_ns_t now = rlt__now();
+
+	key_of(r, peer, &k);
+	_Atomic uint32_t *word = rlt__keytab_count_watch(r->keytab, &k, now, &slot, &cur);
+	if (!word) {
+		rlt__sleep_until(until > now + KEY_POLL_NS ? now + KEY_POLL_NS : until);
+		return;
+	}
+	if (cur >= r->rule.amount_num)
+		rlt__wait_change(word, cur, until, 0);
+	rlt__keytab_count_unwatch(slot);
 }
 
 int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err)
@@ -305,9 +351,13 @@ int rlt__conns_acquire_peer(struct rlt__ruleset *rs, uint32_t mask, const struct
 	int rc;
 
 	/* Bounded by the max-wait (rlt__conns_try rejects after it); a delay without one waits
-	 * for a close, as SPEC §3 says. Keyed rules only reject (rlt__rule_unsupported). */
+	 * for a close, as SPEC §3 says. */
 	while ((rc = conns_try(rs, mask, peer, &w, rlt__now())) == 1) {
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][w.rule];
+		if (r->keytab) {
+			wait_key(r, peer, w.deadline);
+			continue;
+		}
 		uint32_t cur = atomic_load(open_of(r));
 		rlt_ns_t until = w.deadline, now = rlt__now();
 		if (r->holders && now + WAIT_SLICE_NS < until)

@@ -102,6 +102,34 @@ struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, u
 	return t;
 }
 
+struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct rlt_params *p)
+{
+	char *m = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const char *base = (const char *)t;
+	struct rlt__keytab *c = (struct rlt__keytab *)m;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	/* The head and the slots that hold a key: the free ones are zero in a fresh mapping too,
+	 * so a large table costs its fingerprints and its keys, not its size. The copy is made
+	 * while no call decides on t (the supervisor, under its lock): no lock is held. */
+	memcpy(m, t, sizeof *t);
+	c->locks = (_Atomic uint32_t *)(m + ((const char *)t->locks - base));
+	c->fps = (_Atomic uint64_t *)(m + ((const char *)t->fps - base));
+	c->slots = (struct rlt__keyslot *)(m + ((const char *)t->slots - base));
+	atomic_init(&c->p, p);
+	atomic_init(&c->inserting, 0);
+	c->mirror = NULL;
+	for (uint32_t i = 0; i < t->keys; i++) {
+		uint64_t fp = atomic_load_explicit(&t->fps[i], memory_order_relaxed);
+		if (!fp)
+			continue;
+		memcpy(&c->slots[i], &t->slots[i], sizeof c->slots[i]);
+		atomic_init(&c->fps[i], fp);
+	}
+	return c;
+}
+
 void rlt__keytab_free(struct rlt__keytab *t)
 {
 	if (t)
@@ -280,7 +308,12 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 			atomic_store_explicit(&s->k[0], k->w[0], memory_order_release);
 			atomic_store_explicit(&s->k[1], k->w[1], memory_order_release);
 			atomic_store_explicit(&s->k[2], k->w[2], memory_order_release);
-			atomic_store_explicit(&s->state, 0, memory_order_relaxed);
+			/* A count is 0 already (the compare-exchange above), and must not be stored
+			 * again: a taker or waiter that found the old key adds to it now and, seeing
+			 * the sequence move, takes its add back, which after a store of 0 would wrap
+			 * the word (a key refused for good). An engine's state is reset. */
+			if (atomic_load_explicit(&t->p, memory_order_relaxed))
+				atomic_store_explicit(&s->state, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->units, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->last, now, memory_order_relaxed);
 			atomic_store_explicit(&s->seq, q + 2, memory_order_seq_cst);
@@ -338,6 +371,22 @@ enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt_para
 	return rlt_decide(p, *state, now, cost, mode, at);
 }
 
+/* A count table's state word: the open count in its low 32 bits, the threads waiting for the
+ * key's count to drop in its high 32 (so that a key with waiters is not idle, never replaced). */
+#define COUNT_LOW 0xffffffffull
+#define COUNT_WAITER (1ull << 32)
+
+/* The low half of a count word, which a futex can wait on: the word's first four bytes on a
+ * little-endian machine (x86, arm64), its last four on a big-endian one. */
+static _Atomic uint32_t *count_low(struct rlt__keyslot *s)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (_Atomic uint32_t *)((char *)&s->state + 4);
+#else
+	return (_Atomic uint32_t *)(void *)&s->state;
+#endif
+}
+
 int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint64_t limit,
                            rlt_ns_t now)
 {
@@ -348,7 +397,7 @@ int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint
 			return 0;
 		uint64_t cur = atomic_load(&s->state);
 		do {
-			if (cur >= limit)
+			if ((cur & COUNT_LOW) >= limit)
 				return 0;
 		} while (!atomic_compare_exchange_weak(&s->state, &cur, cur + 1));
 		if (rlt__keytab_still(s, seq)) {
@@ -362,7 +411,7 @@ int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint
 	return 0;
 }
 
-void rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k)
+_Atomic uint32_t *rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k)
 {
 	uint64_t seq;
 	struct rlt__keyslot *s = NULL;
@@ -376,9 +425,49 @@ void rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k)
 	}
 	if (s) {
 		uint64_t c = atomic_load(&s->state);
-		while (c && !atomic_compare_exchange_weak(&s->state, &c, c - 1))
+		while ((c & COUNT_LOW) && !atomic_compare_exchange_weak(&s->state, &c, c - 1))
 			;
+		/* The waiters as the decrement saw them: one that registers after it reads the
+		 * lower count before it sleeps (rlt__keytab_count_watch), so none is missed. */
+		if ((c & COUNT_LOW) && c >= COUNT_WAITER)
+			return count_low(s);
 	}
+	return NULL;
+}
+
+_Atomic uint32_t *rlt__keytab_count_watch(struct rlt__keytab *t, const struct rlt__key *k,
+                                          rlt_ns_t now, struct rlt__keyslot **slot,
+                                          uint32_t *val)
+{
+	for (int tries = 0; tries < RETRIES; tries++) {
+		uint64_t seq;
+		struct rlt__keyslot *s = rlt__keytab_find(t, k, now, 1, &seq);
+		if (!s)
+			return NULL;
+		/* Registered first, then checked: a slot taken over meanwhile (only a key holding
+		 * nothing is, see victim) is left at once, its new key's word as it was. */
+		uint64_t c = atomic_fetch_add(&s->state, COUNT_WAITER) + COUNT_WAITER;
+		if (rlt__keytab_still(s, seq)) {
+			*slot = s;
+			*val = (uint32_t)(c & COUNT_LOW);
+			return count_low(s);
+		}
+		atomic_fetch_sub(&s->state, COUNT_WAITER);
+	}
+	return NULL;
+}
+
+uint32_t rlt__keytab_count(struct rlt__keytab *t, const struct rlt__key *k)
+{
+	uint64_t seq;
+	struct rlt__keyslot *s = rlt__keytab_find(t, k, 0, 0, &seq);
+
+	return s ? (uint32_t)(atomic_load(&s->state) & COUNT_LOW) : 0;
+}
+
+void rlt__keytab_count_unwatch(struct rlt__keyslot *s)
+{
+	atomic_fetch_sub(&s->state, COUNT_WAITER);
 }
 
 uint64_t rlt__keytab_available(struct rlt__keytab *t, const struct rlt_params *p,

@@ -106,6 +106,10 @@ size_t rlt__keytab_bytes(uint32_t keys);
 struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, uint64_t seed,
                                     int count_units);
 void rlt__keytab_free(struct rlt__keytab *t);
+/* A copy of t, whose params are now p (a forked process's own table under the supervisor,
+ * starting where its parent's stood). Not while t is used by another thread. NULL: no memory.
+ * Its mirror is unset. */
+struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct rlt_params *p);
 
 /* The key of a peer under a rule's key= (RLT_KEY_PEER cut to prefix4 / prefix6, or
  * RLT_KEY_PORT: `port`, which the caller chose: the remote port, or for accept the local). */
@@ -126,10 +130,25 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
                                       rlt_ns_t now, int insert, uint64_t *seq);
 /* RLT_CONNS per key (a table without params): take one of `limit` connections of key k (1),
  * or not (0: the key is at its limit, or no slot: every key of its set holds connections).
- * Release gives one back. A key holding connections is never replaced, so it is found again. */
+ * Release gives one back, and returns the word to wake (rlt__wake_all) when threads wait on
+ * the key (NULL: none). A key holding connections or waiters is never replaced, so it is
+ * found again. A slot's word is the count in its low 32 bits and the waiters in its high 32. */
 int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint64_t limit,
                            rlt_ns_t now);
-void rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k);
+_Atomic uint32_t *rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k);
+/* A thread that will wait for key k's count to drop (action=delay): registers as a waiter of
+ * the key's slot (inserted if need be) and returns the 32-bit futex word to wait on (the
+ * count's low half: the first 4 bytes of the slot's word on a little-endian machine), *val
+ * the count read after registering (wait only while the word still holds it); *slot for
+ * rlt__keytab_count_unwatch, which must follow. NULL: no slot (every key of the set holds
+ * connections or waiters): poll. Bound: a fork's child inherits the parent's other threads'
+ * registrations, so such a key stays in its table (as one holding connections would). */
+_Atomic uint32_t *rlt__keytab_count_watch(struct rlt__keytab *t, const struct rlt__key *k,
+                                          rlt_ns_t now, struct rlt__keyslot **slot,
+                                          uint32_t *val);
+void rlt__keytab_count_unwatch(struct rlt__keyslot *s);
+/* Key k's open count now (0 when it is not in the table). */
+uint32_t rlt__keytab_count(struct rlt__keytab *t, const struct rlt__key *k);
 
 /* Whether the slot still holds the key it held at sequence seq. */
 static inline int rlt__keytab_still(struct rlt__keyslot *s, uint64_t seq)

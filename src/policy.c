@@ -242,9 +242,6 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNECT && r->var != RLT_VAR_ACCEPT &&
 	    r->var != RLT_VAR_CONNS)
 		return "key= is supported on RLT_CONNECT, RLT_ACCEPT and RLT_CONNS only by this build";
-	/* a keyed count has no futex word of its own to wait on */
-	if (r->key != RLT_KEY_NONE && r->var == RLT_VAR_CONNS && r->action == RLT_ACTION_DELAY)
-		return "RLT_CONNS with key= supports action=reject and dry-run only in this build";
 	/* keytab.h: a key's state is reset by one store, which a lock-holding engine's is not */
 	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNS && r->algo != RLT_ALGO_TOKEN &&
 	    r->algo != RLT_ALGO_LEAKY && r->algo != RLT_ALGO_FIXED_WINDOW)
@@ -264,10 +261,9 @@ const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r)
 {
 	const char *why = rlt__rule_unsupported(r);
 
-	if (!why && r->key != RLT_KEY_NONE)
-		why = "key= is not supported under --seccomp by this build (the preload only)";
-	if (!why && r->action == RLT_ACTION_DRY_RUN)
-		why = "action=dry-run is not supported under --seccomp by this build (the preload only)";
+	if (!why && r->key != RLT_KEY_NONE && (r->var == RLT_VAR_SEND || r->var == RLT_VAR_RECV))
+		why = "key= on RLT_SEND and RLT_RECV is not supported under --seccomp by this build "
+		      "(the preload only)";
 	return why;
 }
 

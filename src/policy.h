@@ -254,7 +254,10 @@ int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var
 /* rlt__charge_wait for a call whose rules may have key= (SPEC §3): `peer` is what the key is
  * made of, its address the remote one and its port the one key=port takes (the remote port; for
  * accept, the local, listening one). NULL: no address known (such calls share one key). The
- * other charge functions pass NULL. */
+ * other charge functions pass NULL. rlt__charge_peer is rlt__charge so (the supervisor's). */
+int rlt__charge_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                     uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                     uint64_t bytes, uint64_t msgs);
 int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                           uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                           uint64_t bytes, uint64_t msgs);
@@ -324,10 +327,15 @@ struct rlt__conns_wait {
  */
 int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
                    rlt_ns_t now);
+/* rlt__conns_try for a connection whose rules may have key= (peer as rlt__conns_acquire_peer). */
+int rlt__conns_try_peer(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
+                        struct rlt__conns_wait *w, rlt_ns_t now);
 /* The RLT_CONNS rules at their limit now (bit i: rule i), as rlt__conns_try would find them
  * before taking back the slots of dead processes: for a front that learns of closes late and
- * looks for them before a call waits or is refused (the supervisor's sweep). */
+ * looks for them before a call waits or is refused (the supervisor's sweep). The _peer form
+ * looks at this peer's key in keyed rules. */
 uint32_t rlt__conns_full(struct rlt__ruleset *rs);
+uint32_t rlt__conns_full_peer(struct rlt__ruleset *rs, const struct rlt__peer *peer);
 /* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
  * the slots of dead processes, in shared scope). rlt__conns_release_rule gives one back and
  * wakes waiters. */

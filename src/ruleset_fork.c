@@ -8,15 +8,22 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "keytab.h"
 #include "policy.h"
 #include "publish.h"
 #include "stats_count.h"
 
 /* What a fork owns: the process-scope states of the rules that decide (RLT_CONNS counts and
- * the shared and redis scopes are common to all, connection scope lives with each socket). */
+ * the shared and redis scopes are common to all, connection scope lives with each socket),
+ * and so the tables of keyed ones. */
 static int owns_state(const struct rlt__rt_rule *r)
 {
 	return r->rule.scope == RLT_SCOPE_PROCESS && r->rule.var != RLT_VAR_CONNS && r->v0.state;
+}
+
+static int owns_keytab(const struct rlt__rt_rule *r)
+{
+	return r->rule.var != RLT_VAR_CONNS && r->keytab;
 }
 
 static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i)
@@ -30,6 +37,8 @@ static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i
 				rlt_state_destroy(&r->v0.params, r->v0.state);
 				munmap(r->v0.state, rlt_state_size(&r->v0.params));
 			}
+			if (owns_keytab(r))
+				rlt__keytab_free(r->keytab);
 		}
 }
 
@@ -54,6 +63,17 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 			atomic_init(&r->cur, &r->v0);
 			r->st = &r->own;
 			rlt__stats_zero(r->st);
+			if (owns_keytab(r)) {
+				r->keytab = rlt__keytab_copy(r->keytab, &r->v0.params);
+				if (!r->keytab) {
+					drop_states(f, v, i);
+					free(f);
+					return NULL;
+				}
+				r->keytab->mirror = (struct rlt__stats *const *)&r->st;
+				atomic_store(&r->st->keys_tracked, atomic_load(&r->keytab->tracked));
+				continue;
+			}
 			if (!owns_state(r))
 				continue;
 			size_t size = rlt_state_size(&r->v0.params);

@@ -142,15 +142,18 @@ static void held_unlink(struct rlt_sup_sock *k)
 	k->held_prev = NULL;
 }
 
-void rlt_sup_sock_take_conns(struct rlt_sup *s, struct rlt_sup_sock *k, uint32_t mask)
+void rlt_sup_sock_take_conns(struct rlt_sup *s, struct rlt_sup_sock *k, uint32_t mask,
+                             const struct rlt__peer *peer)
 {
 	if (!mask)
 		return;
 	if (!k->cached) {
 		/* its fd was found closed or replaced while the call waited */
-		rlt_sup_conns_release(s, mask);
+		rlt_sup_conns_release(s, mask, peer);
 		return;
 	}
+	/* one connect (or accept) takes a socket's slots: it holds none yet (rlt__connect_counts) */
+	k->conns_peer = *peer;
 	k->conns_mask |= mask;
 	if (!k->held_prev) {
 		k->held_next = s->conns_held;
@@ -170,7 +173,7 @@ static void sock_drop(struct rlt_sup *s, struct rlt_sup_sock *k)
 	if (k->conns_mask) {
 		uint32_t m = k->conns_mask;
 		k->conns_mask = 0;
-		rlt_sup_conns_release(s, m);
+		rlt_sup_conns_release(s, m, &k->conns_peer);
 	}
 	rlt_sup_sock_put(s, k);
 }
@@ -189,7 +192,7 @@ void rlt_sup_fd_stash_drop(struct rlt_sup *s, struct rlt_sup_proc *p, int lfd)
 		}
 		*pp = a->next;
 		if (a->conns_mask)
-			rlt_sup_conns_release(s, a->conns_mask);
+			rlt_sup_conns_release(s, a->conns_mask, &a->conns_peer);
 		close(a->sock);
 		free(a);
 	}
@@ -352,7 +355,8 @@ struct rlt_sup_sock *rlt_sup_fd_facts(struct rlt_sup *s, struct rlt_sup_proc *p,
 }
 
 int rlt_sup_fd_adopt(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int ourfd, int type,
-                     const struct rlt__peer *peer, uint32_t conns_mask)
+                     const struct rlt__peer *peer, uint32_t conns_mask,
+                     const struct rlt__peer *conns_peer)
 {
 	struct rlt_sup_sock *k;
 	struct stat st;
@@ -367,7 +371,7 @@ int rlt_sup_fd_adopt(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int ourf
 	k->peer = *peer;
 	rlt_sup_sock_rematch(s, k);
 	remember(p, fd, k);
-	rlt_sup_sock_take_conns(s, k, conns_mask);
+	rlt_sup_sock_take_conns(s, k, conns_mask, conns_peer);
 	/* the program has the connection now; ours would keep it open after the program's close */
 	close(ourfd);
 	return 0;

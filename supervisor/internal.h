@@ -39,6 +39,7 @@ struct rlt_sup_sock {
 	uint16_t local_port;            /* host order: for accept rules (the listening port) */
 	uint32_t mask[RLT_VAR_COUNT];   /* rules that apply to calls on it, by variable */
 	uint32_t conns_mask;            /* RLT_CONNS rules in which it holds an open slot */
+	struct rlt__peer conns_peer;    /* ... taken for this peer (key=: its release finds the key) */
 	void *conn_block;               /* connection-scope engine states (NULL: none) */
 	struct rlt_sup_sock *held_next, **held_prev; /* the sockets holding slots (the sweep's) */
 	struct rlt_sup_sock *pin_next;  /* the sockets the notification in hand uses */
@@ -57,6 +58,7 @@ struct rlt_sup_accepted {
 	int sock;                /* our fd of the connection */
 	struct rlt__peer peer;
 	uint32_t conns_mask;
+	struct rlt__peer conns_peer; /* the peer its slots were taken for (key=) */
 };
 
 struct rlt_sup_proc {
@@ -146,6 +148,8 @@ struct rlt_sup_job {
 	int64_t src_off;        /* OP_SENDFILE: where the next piece is read from */
 	uint64_t off_addr;      /* OP_SENDFILE: the program's offset argument (0: the file's own) */
 	struct rlt__peer apeer; /* OP_ACCEPT: its remote end */
+	struct rlt__peer kpeer; /* what key= rules key it on (rlt__charge_peer): the socket's peer,
+	                         * or an accepted connection's with the listening port */
 
 	/* scheduling */
 	rlt_ns_t deadline;      /* timer heap key */
@@ -283,7 +287,8 @@ void rlt_sup_sock_put(struct rlt_sup *s, struct rlt_sup_sock *k);
 
 /* The socket holds RLT_CONNS slots in mask from now until its fd no longer refers to it (given
  * back at once when that is so already). */
-void rlt_sup_sock_take_conns(struct rlt_sup *s, struct rlt_sup_sock *k, uint32_t mask);
+void rlt_sup_sock_take_conns(struct rlt_sup *s, struct rlt_sup_sock *k, uint32_t mask,
+                             const struct rlt__peer *peer);
 
 /* The sockets holding RLT_CONNS slots whose fd number no longer refers to them (closed, or
  * replaced: close is not notified) are forgotten and their slots given back. Returns how many. */
@@ -294,7 +299,8 @@ void rlt_sup_sock_rematch(struct rlt_sup *s, struct rlt_sup_sock *k);
 
 /* Registers a socket we installed in the program ourselves (an accepted connection). */
 int rlt_sup_fd_adopt(struct rlt_sup *s, struct rlt_sup_proc *p, int fd, int ourfd, int type,
-                     const struct rlt__peer *peer, uint32_t conns_mask);
+                     const struct rlt__peer *peer, uint32_t conns_mask,
+                     const struct rlt__peer *conns_peer);
 
 /* The fd is closed or replaced: forget it (and give back its RLT_CONNS slots). */
 void rlt_sup_fd_forget(struct rlt_sup *s, struct rlt_sup_proc *p, int fd);
@@ -315,8 +321,9 @@ void rlt_sup_tids_sweep(struct rlt_sup *s);
 /* Forgets every process (at the end). */
 void rlt_sup_procs_free(struct rlt_sup *s);
 
-/* Gives back RLT_CONNS slots and wakes connects waiting for one (job_conns.c). */
-void rlt_sup_conns_release(struct rlt_sup *s, uint32_t mask);
+/* Gives back RLT_CONNS slots taken for peer (key=) and wakes connects waiting for one
+ * (job_conns.c). */
+void rlt_sup_conns_release(struct rlt_sup *s, uint32_t mask, const struct rlt__peer *peer);
 
 /* A close is seen by a sweep (fd_facts.c), not notified: when a call must wait for an RLT_CONNS
  * slot or be refused (job_conns.c), and periodically while a connect waits for one, here or in

@@ -48,7 +48,7 @@ void rlt_sup_step_accept(struct rlt_sup *s, struct rlt_sup_job *j)
 			j->accepted = a->sock;
 			j->apeer = a->peer;
 			if (a->conns_mask)
-				rlt_sup_conns_release(s, a->conns_mask);
+				rlt_sup_conns_release(s, a->conns_mask, &a->conns_peer);
 			free(a);
 		} else {
 			struct pollfd pfd = {j->sock->dup, POLLIN, 0};
@@ -77,6 +77,9 @@ void rlt_sup_step_accept(struct rlt_sup *s, struct rlt_sup_job *j)
 			j->accepted = c;
 			rlt__peer_from_sockaddr(&j->apeer, (struct sockaddr *)&ss, sl);
 		}
+		/* key=port of an accepted connection is the local, listening port (SPEC §3) */
+		j->kpeer = j->apeer;
+		j->kpeer.port = j->sock->local_port;
 		j->mask = rlt__match_accept(s->rs, &j->apeer, j->sock->local_port);
 		j->nmask = rlt__match_on(s->rs, RLT_VAR_CONNS, &j->apeer, j->sock->af);
 		int rc = rlt_sup_job_charge(j, 0, 1);
@@ -111,7 +114,7 @@ void rlt_sup_step_accept(struct rlt_sup *s, struct rlt_sup_job *j)
 	}
 	rlt_sup_job_settle(j, 0, 1);
 	if (rlt_sup_fd_adopt(s, j->proc, nfd, j->accepted, SOCK_STREAM, &j->apeer,
-	                     j->conns_held ? j->nmask : 0) == 0) {
+	                     j->conns_held ? j->nmask : 0, &j->kpeer) == 0) {
 		j->accepted = -1; /* the cache owns it now, and its RLT_CONNS slots */
 		j->conns_held = 0;
 	}

@@ -90,9 +90,9 @@ void rlt_sup_conns_sweep_run(struct rlt_sup *s, rlt_ns_t now)
 static int conns_try(struct rlt_sup *s, struct rlt_sup_job *j)
 {
 	/* closes first, then the decision: a slot the program gave back must not be missing */
-	if (rlt__conns_full(s->rs) & j->nmask)
+	if (rlt__conns_full_peer(s->rs, &j->kpeer) & j->nmask)
 		conns_sweep(s);
-	int rc = rlt__conns_try(s->rs, j->nmask, &j->conns_wait, rlt__now());
+	int rc = rlt__conns_try_peer(s->rs, j->nmask, &j->kpeer, &j->conns_wait, rlt__now());
 
 	if (rc != 1) {
 		rlt_sup_conns_unwait(s, j);
@@ -133,11 +133,11 @@ int rlt_sup_slot_then_conns(struct rlt_sup *s, struct rlt_sup_job *j)
 	return 0;
 }
 
-void rlt_sup_conns_release(struct rlt_sup *s, uint32_t mask)
+void rlt_sup_conns_release(struct rlt_sup *s, uint32_t mask, const struct rlt__peer *peer)
 {
 	/* wakes waiters of other processes in shared scope; ours are retried by the loop, not
 	 * from here: this runs inside other jobs' steps */
-	rlt__conns_release(s->rs, mask);
+	rlt__conns_release_peer(s->rs, mask, peer);
 	s->conns_dirty = 1;
 }
 
@@ -163,7 +163,7 @@ void rlt_sup_step_continue(struct rlt_sup *s, struct rlt_sup_job *j)
 	if (j->nmask) {
 		/* the socket holds the slots until its fd is closed (or given back now, when it
 		 * was found closed while the call waited) */
-		rlt_sup_sock_take_conns(s, j->sock, j->nmask);
+		rlt_sup_sock_take_conns(s, j->sock, j->nmask, &j->kpeer);
 		j->nmask = 0;
 	}
 	rlt_sup_job_end(s, j);

@@ -131,6 +131,7 @@ static int stash_accepted(struct rlt_sup_job *j)
 	a->lfd = j->fd;
 	a->sock = j->accepted;
 	a->peer = j->apeer;
+	a->conns_peer = j->kpeer;
 	a->next = j->proc->stash;
 	j->proc->stash = a;
 	j->accepted = -1;

@@ -108,7 +108,7 @@ void rlt_sup_job_end(struct rlt_sup *s, struct rlt_sup_job *j)
 	if (j->charged)
 		rlt__settle(j->proc->rs, &j->t, 0, 0);
 	if (j->conns_held && j->nmask)
-		rlt_sup_conns_release(s, j->nmask);
+		rlt_sup_conns_release(s, j->nmask, &j->kpeer);
 	if (j->accepted >= 0)
 		close(j->accepted);
 	if (j->src_fd >= 0)
@@ -252,7 +252,8 @@ int rlt_sup_job_wait_slot(struct rlt_sup *s, struct rlt_sup_job *j, rlt_ns_t at)
 
 int rlt_sup_job_charge(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs)
 {
-	if (rlt__charge(j->proc->rs, &j->t, j->var, j->mask, j->sock->conn_block, bytes, msgs) != 0)
+	if (rlt__charge_peer(j->proc->rs, &j->t, j->var, j->mask, j->sock->conn_block, &j->kpeer,
+	                     bytes, msgs) != 0)
 		return -j->t.err;
 	j->charged = 1;
 	j->charge_bytes = bytes;
@@ -338,6 +339,7 @@ struct rlt_sup_job *rlt_sup_job_new(struct rlt_sup *s, const struct seccomp_noti
 	p->jobs++;
 	j->fd = fd;
 	j->sock = rlt_sup_sock_hold(k);
+	j->kpeer = k->peer; /* as the call found it (a connect's: the address it asked for) */
 	j->op = op;
 	j->var = var;
 	j->mask = mask;

@@ -1,7 +1,7 @@
 #!/bin/bash
-# fronts: preload (keys under --seccomp: not built yet, refused at load; see test_keys_badinput)
+# fronts: preload seccomp
 # Issue 11: RLT_CONNS="2 key=peer": at most 2 connections open per client address. python's
-# ThreadingTCPServer, preloaded, holds each connection open until its client says bye. From
+# ThreadingTCPServer, throttled, holds each connection open until its client says bye. From
 # 127.0.0.2 a third connection at once is refused (taken off the queue and closed) while
 # 127.0.0.3 still gets its two; after one of .2's closes, .2 gets one again.
 . "$(dirname "$0")/lib.sh"
@@ -43,7 +43,7 @@ c = conns["127.0.0.2"].pop(); c.sendall(b"bye\n"); c.close()
 import time; time.sleep(0.3)
 step("a4", "127.0.0.2"); step("a5", "127.0.0.2")
 PY
-bg server env LD_PRELOAD="$RLT_LIB" RLT_CONNS="2 key=peer" RLT_STATS="$T/stats.json" python3 "$T/server.py" "$T/port"
+RLT_CONNS="2 key=peer" RLT_STATS="$T/stats.json" bg server throttled python3 "$T/server.py" "$T/port"
 wait_file "$T/port" 10
 timeout 20 python3 "$T/client.py" "$(cat "$T/port")" >"$T/client.out" 2>&1 || { show "$T/client.out" "$T/server.err"; fail "client failed"; }
 sed 's/^/info: /' "$T/client.out"
@@ -56,7 +56,7 @@ assert_eq "what each connection got" \
 # and a5 (.2 holds 3 after a3, 2 after one closes, so a4 and a5 find it at the limit).
 kill "$LAST_PID" 2>/dev/null
 rm -f "$T/port"
-bg dserver env LD_PRELOAD="$RLT_LIB" RLT_CONNS="2 key=peer action=dry-run" RLT_STATS="$T/dstats.json" \
+RLT_CONNS="2 key=peer action=dry-run" RLT_STATS="$T/dstats.json" bg dserver throttled \
 	python3 "$T/server.py" "$T/port"
 dpid=$LAST_PID
 wait_file "$T/port" 10

@@ -1,6 +1,6 @@
 #!/bin/bash
-# fronts: preload (keys under --seccomp: not built yet, refused at load; see test_keys_badinput)
-# Issue 11, SPEC §3 action=dry-run: curl downloads 4 MiB from a local HTTP server under
+# fronts: preload seccomp
+# Issue 11, SPEC §3 action=dry-run (then its send side, below): curl downloads 4 MiB from a local HTTP server under
 # RLT_RECV="100KiB/s action=dry-run". It runs at full speed (no delay: well under the 41 s the
 # rate would take), every byte arrives, and its RLT_STATS report the delay that delay would have
 # added (within 10% of size/rate - elapsed) and the receives reject would have refused.
@@ -12,7 +12,7 @@ head -c 4194304 /dev/urandom >"$T/www/blob"
 port=$(free_port)
 bg http python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/www"
 wait_port "$port" 10
-out=$(pre RLT_RECV="100KiB/s action=dry-run" RLT_STATS="$T/stats.json" \
+out=$(RLT_RECV="100KiB/s action=dry-run" RLT_STATS="$T/stats.json" throttled \
 	curl -sS -o "$T/got" -w '%{time_total} %{size_download}' "http://127.0.0.1:$port/blob") ||
 	fail "curl failed: $out"
 read -r elapsed size <<<"$out"
@@ -29,6 +29,47 @@ rej=$(sed 's/.*"rejected":\([0-9]*\).*/\1/' <<<"$st")
 calls=$(sed 's/.*"calls":\([0-9]*\).*/\1/' <<<"$st")
 assert_ge "receives reject would have refused (all but the first second's)" 1 "$rej"
 assert_le "... never more than the receives" "$calls" "$rej"
+
+# The send side: python sends 1 MiB in one sendall under RLT_SEND="100KiB/s action=dry-run" (and
+# RLT_CONNECT="1/s burst=1 action=dry-run" on its three connects): at full speed, every byte
+# arrives, and the summary says delay would have held the send 1 MiB/100KiB/s less the burst's
+# second (9.24 s), and would have delayed or refused the second and third connects.
+cat >"$T/send.py" <<'PY'
+import hashlib, socket, threading, time
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(4); p = l.getsockname()[1]
+data = bytes(range(256)) * 4096
+got = []
+def sink():
+    for _ in range(3):
+        c, _a = l.accept(); h = hashlib.sha256()
+        while True:
+            d = c.recv(65536)
+            if not d: break
+            h.update(d)
+        got.append(h.hexdigest())
+th = threading.Thread(target=sink); th.start()
+t0 = time.time()
+for _ in range(3):
+    s = socket.create_connection(("127.0.0.1", p)); s.sendall(data); s.close()
+th.join()
+print("%.3f %d" % (time.time() - t0, sum(g == hashlib.sha256(data).hexdigest() for g in got)))
+PY
+throttled_prefix # (timeout outside: preloaded, it would write its own summary over python's)
+read -r took same <<<"$(RLT_SEND="100KiB/s action=dry-run" RLT_CONNECT="1/s burst=1 action=dry-run" \
+	RLT_STATS="$T/send.json" timeout 20 "${THROTTLED_PREFIX[@]}" python3 "$T/send.py")" ||
+	fail "send.py failed"
+info "sent 3 x 1 MiB in $took s; $same of 3 arrived exactly"
+assert_eq "every byte of the three sends arrived" 3 "$same"
+assert_le "at full speed (delay would take 30 s)" 3 "$took"
+st=$(tr -d '\n ' <"$T/send.json")
+info "stats: $st"
+rule() { sed 's/.*"variable":"'"$1"'"\([^}]*\)}.*/\1/' <<<"$st"; }
+num() { sed 's/.*"'"$2"'":\([0-9]*\).*/\1/' <<<"$(rule "$1")"; }
+# the first send takes its burst and leaves a lag of 9.24 s, each later one adds 10.24 s
+assert_range "send: delay that delay would have added (s)" 27 31.5 "$(calc "$(num RLT_SEND delay_ns_total) / 1e9")"
+assert_eq "send: every send would have waited" 3 "$(num RLT_SEND delayed)"
+assert_eq "connect: the later two would have waited" 2 "$(num RLT_CONNECT delayed)"
+assert_eq "connect: ... or been refused" 2 "$(num RLT_CONNECT rejected)"
 
 # Per key (issue 11: "per key too"): RLT_CONNECT="10/s burst=1 key=peer action=dry-run"; a
 # client connects 30 times at once to 127.0.0.2 and 10 times to 127.0.0.3. Nothing waits; each
@@ -61,8 +102,9 @@ for a, n in (("127.0.0.2", 30), ("127.0.0.3", 10)):
         s = socket.create_connection((a, port), timeout=5); s.close()
 print("%.3f" % (time.time() - t0))
 PY
-took=$(pre RLT_CONNECT="10/s burst=1 key=peer action=dry-run" RLT_STATS="$T/kstats.json" \
-	python3 "$T/conn.py" "$lport") || fail "the keyed dry-run client failed: $took"
+throttled_prefix
+took=$(RLT_CONNECT="10/s burst=1 key=peer action=dry-run" RLT_STATS="$T/kstats.json" \
+	"${THROTTLED_PREFIX[@]}" python3 "$T/conn.py" "$lport") || fail "the keyed dry-run client failed: $took"
 info "40 connects in $took s"
 assert_le "nothing waited (delay would have taken 2.9 s)" 1.5 "$took"
 ks=$(tr -d '\n' <"$T/kstats.json")

@@ -2,9 +2,15 @@
  * waits between them, the supervisor schedules): all or none over the rules of a mask, a reject
  * rule refuses at once, a delay rule answers "wait" with the full rule and its max-wait deadline
  * and refuses once the max-wait is over, and the statistics count each call once. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "clock.h"
 
 #include "testutil.h"
 #include "policy.h"
@@ -117,6 +123,66 @@ static void full_rules(void **s)
 	assert_int_equal(st(0)->calls, 2); /* looking counts nothing */
 }
 
+static struct rlt__peer peer_of(const char *ip)
+{
+	struct rlt__peer p = {.af = AF_INET};
+	inet_pton(AF_INET, ip, p.addr);
+	return p;
+}
+
+struct acq {
+	struct rlt__peer peer;
+	int rc, err;
+	rlt_ns_t done;
+};
+
+static void *acquire_thread(void *arg)
+{
+	struct acq *a = arg;
+	a->rc = rlt__conns_acquire_peer(&rs, 1, &a->peer, &a->err);
+	a->done = rlt__now();
+	return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* key=peer action=delay: a call over its key's limit sleeps until that key's count drops (the
+ * release wakes it), another key's call goes at once; with a max-wait it fails after it. */
+static void keyed_delay_waits_for_its_key(void **s)
+{
+	struct rlt__peer x = peer_of("10.0.0.1"), y = peer_of("10.0.0.2");
+	struct acq a = {.peer = x};
+	pthread_t th;
+	int err = 0;
+	(void)s;
+	load("1 key=peer action=delay");
+	assert_int_equal(rlt__conns_acquire_peer(&rs, 1, &x, &err), 0);
+	assert_int_equal(pthread_create(&th, NULL, acquire_thread, &a), 0);
+	sleep_ms(100);
+	assert_int_equal(a.done, 0);                                  /* still waiting */
+	assert_int_equal(rlt__conns_acquire_peer(&rs, 1, &y, &err), 0); /* y's own count */
+	rlt_ns_t released = rlt__now();
+	rlt__conns_release_peer(&rs, 1, &x);
+	pthread_join(th, NULL);
+	assert_int_equal(a.rc, 0);
+	assert_true(a.done - released < 100 * 1000000ull); /* woken, not polled */
+	assert_int_equal(st(0)->delayed, 1);
+
+	load("1 key=peer action=delay max-wait=100ms");
+	assert_int_equal(rlt__conns_acquire_peer(&rs, 1, &x, &err), 0);
+	rlt_ns_t t0 = rlt__now();
+	assert_int_equal(rlt__conns_acquire_peer(&rs, 1, &x, &err), -1);
+	assert_int_equal(err, ECONNREFUSED);
+	assert_true(rlt__now() - t0 >= 100 * 1000000ull);
+	assert_true(rlt__now() - t0 < 1000 * 1000000ull);
+	assert_int_equal(rlt__conns_full_peer(&rs, &x), 1);
+	assert_int_equal(rlt__conns_full_peer(&rs, &y), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +191,7 @@ int main(void)
 		cmocka_unit_test(delay_rule_counts_the_wait),
 		cmocka_unit_test(all_or_none),
 		cmocka_unit_test(full_rules),
+		cmocka_unit_test(keyed_delay_waits_for_its_key),
 	};
 	return cmocka_run_group_tests_name("conns", tests, NULL, NULL);
 }

@@ -380,6 +380,118 @@ static void test_counts(void **s)
 	rlt__keytab_free(t);
 }
 
+/* RLT_CONNS per key, action=delay: a waiter registered on a key keeps it in the table even at a
+ * count of 0, its futex word is the count (the slot word's low half), and a release says whom to
+ * wake only while someone waits. */
+static void test_count_waiters(void **s)
+{
+	struct rlt__keytab *t = rlt__keytab_new(NULL, 4, 7, 0);
+	struct rlt__key a = nth(1), e = nth(9);
+	struct rlt__keyslot *slot;
+	uint32_t val = 99;
+	(void)s;
+	assert_non_null(t);
+	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0), 1);
+	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0), 1);
+	assert_null(rlt__keytab_count_release(t, &a)); /* nobody waits */
+	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0), 1);
+	_Atomic uint32_t *word = rlt__keytab_count_watch(t, &a, T0, &slot, &val);
+	assert_non_null(word);
+	assert_int_equal(val, 2);
+	assert_int_equal(atomic_load(word), 2);
+	assert_int_equal(rlt__keytab_count(t, &a), 2);
+	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0), 0); /* the waiter is no connection */
+	assert_ptr_equal(rlt__keytab_count_release(t, &a), word);
+	assert_int_equal(atomic_load(word), 1);
+	assert_int_equal(rlt__keytab_count(t, &a), 1);
+	assert_ptr_equal(rlt__keytab_count_release(t, &a), word);
+	assert_int_equal(rlt__keytab_count(t, &a), 0);
+	assert_null(rlt__keytab_count_release(t, &a)); /* none left: nothing to give back */
+	for (unsigned k = 3; k < 6; k++) {
+		struct rlt__key c = nth(k);
+		assert_int_equal(rlt__keytab_count_take(t, &c, 2, T0 + k), 1);
+	}
+	/* a holds nothing but has a waiter: not idle, so the full set refuses a new key */
+	assert_int_equal(rlt__keytab_count_take(t, &e, 2, T0 + S), 0);
+	rlt__keytab_count_unwatch(slot);
+	assert_int_equal(rlt__keytab_count_take(t, &e, 2, T0 + S), 1); /* now a may go */
+	assert_int_equal(atomic_load(&t->expired), 1);
+	rlt__keytab_free(t);
+}
+
+struct count_worker {
+	struct rlt__keytab *t;
+	unsigned seed;
+	pthread_barrier_t *bar;
+};
+
+/* Takes and gives back (or waits on, then leaves) keys of a set too small for them all. */
+static void *count_churn(void *arg)
+{
+	struct count_worker *w = arg;
+	unsigned x = w->seed;
+	pthread_barrier_wait(w->bar);
+	for (unsigned i = 0; i < 100000; i++) {
+		x = x * 1103515245u + 12345u;
+		struct rlt__key k = nth((x >> 16) % 24);
+		if ((x >> 8) & 1) {
+			struct rlt__keyslot *slot;
+			uint32_t val;
+			if (rlt__keytab_count_watch(w->t, &k, T0 + i, &slot, &val))
+				rlt__keytab_count_unwatch(slot);
+		} else if (rlt__keytab_count_take(w->t, &k, 1, T0 + i)) {
+			rlt__keytab_count_release(w->t, &k);
+		}
+	}
+	return NULL;
+}
+
+/* A taker (or a waiter) that found a key just as its idle slot went to another key undoes its
+ * add on the new key's word: the word must come back to 0, never below it (a count of 2^32 - 1,
+ * that key refused for good). */
+static void test_counts_churn(void **s)
+{
+	struct rlt__keytab *t = rlt__keytab_new(NULL, 8, 5, 0);
+	pthread_barrier_t bar;
+	pthread_t th[4];
+	struct count_worker w[4];
+	(void)s;
+	pthread_barrier_init(&bar, NULL, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		w[i] = (struct count_worker){ .t = t, .seed = 7 * i + 1, .bar = &bar };
+		assert_int_equal(pthread_create(&th[i], NULL, count_churn, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (unsigned i = 0; i < t->keys; i++)
+		assert_int_equal(atomic_load(&t->slots[i].state), 0);
+	printf("counts churn: 400000 calls, %llu replaced\n",
+	       (unsigned long long)atomic_load(&t->expired));
+	pthread_barrier_destroy(&bar);
+	rlt__keytab_free(t);
+}
+
+/* A forked process's table under the supervisor: a copy that decides as the parent's stood,
+ * and moves on its own. */
+static void test_copy(void **s)
+{
+	struct rlt_params p = token(10, 1), q = token(10, 1);
+	struct rlt__keytab *t = rlt__keytab_new(&p, 64, 7, 0);
+	(void)s;
+	assert_non_null(t);
+	assert_int_equal(now_go(t, nth(1), T0), RLT_GO);
+	struct rlt__keytab *c = rlt__keytab_copy(t, &q);
+	assert_non_null(c);
+	assert_int_equal(atomic_load(&c->tracked), 1);
+	assert_int_equal(now_go(c, nth(1), T0), RLT_DENY); /* its budget as the parent left it */
+	assert_int_equal(now_go(c, nth(2), T0), RLT_GO);
+	assert_int_equal(now_go(t, nth(2), T0), RLT_GO);   /* the parent's own, untouched */
+	assert_int_equal(atomic_load(&c->tracked), 2);
+	rlt__keytab_free(c);
+	assert_int_equal(now_go(t, nth(1), T0), RLT_DENY);
+	rlt__keytab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +504,9 @@ int main(void)
 		cmocka_unit_test(test_threads_churn),
 		cmocka_unit_test(test_forked),
 		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_count_waiters),
+		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_counts_churn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
