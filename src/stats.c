@@ -100,10 +100,10 @@ static void keys_of(struct out *o, const struct rlt__rt_rule *r)
 	size_t n = rlt__keytab_top(t, top, BUSIEST);
 
 	field(o, "keys", t->keys);
-	field(o, "keys_tracked", LOAD(t->tracked));
-	field(o, "keys_evicted", LOAD(t->evictions));
-	field(o, "keys_expired", LOAD(t->expired));
-	field(o, "keys_spilled", LOAD(t->spills));
+	field(o, "keys_tracked", LOAD(t->a->tracked));
+	field(o, "keys_evicted", LOAD(t->a->evictions));
+	field(o, "keys_expired", LOAD(t->a->expired));
+	field(o, "keys_spilled", LOAD(t->a->spills));
 	puts_(o, ",\"busiest\":[");
 	for (size_t i = 0; i < n; i++) {
 		char name[80];
