@@ -380,6 +380,7 @@ static int lock_set(struct rlt__keytab *t, _Atomic uint64_t *lock, uint64_t star
 	                                             memory_order_relaxed))
 		return 0;
 	atomic_fetch_add_explicit(&t->inserting, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&t->a->repairs, 1, memory_order_relaxed);
 	repair(t, start, ways);
 	return 1;
 }

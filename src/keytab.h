@@ -93,6 +93,7 @@ struct rlt__keytab_area {
 	_Atomic uint64_t evictions; /* keys replaced whose budget was not full again */
 	_Atomic uint64_t expired;   /* keys replaced whose budget was full again (no decision changed) */
 	_Atomic uint64_t spills;    /* calls charged to the overflow budget */
+	_Atomic uint64_t repairs;   /* set locks taken over from a dead holder (shared scope) */
 	_Alignas(64) struct rlt__keyslot spill; /* the overflow budget (see above) */
 };
 

@@ -104,6 +104,8 @@ static void keys_of(struct out *o, const struct rlt__rt_rule *r)
 	field(o, "keys_evicted", LOAD(t->a->evictions));
 	field(o, "keys_expired", LOAD(t->a->expired));
 	field(o, "keys_spilled", LOAD(t->a->spills));
+	if (t->shared) /* the table is the segment's: so are these counts */
+		field(o, "keys_repaired", LOAD(t->a->repairs));
 	puts_(o, ",\"busiest\":[");
 	for (size_t i = 0; i < n; i++) {
 		char name[80];

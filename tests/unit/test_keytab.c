@@ -430,6 +430,7 @@ static void test_shared_dead_holder(void **s)
 	assert_int_equal(now_go(b, k3, T0), RLT_GO);
 	assert_int_equal(atomic_load(&a->locks[0]), 0);
 	assert_int_equal(atomic_load(&a->a->spills), 0);
+	assert_int_equal(atomic_load(&a->a->repairs), 1);
 	assert_int_equal(atomic_load(&s2->seq) & 1, 0);
 	/* k2's slot was freed: k2 and k3 are the tracked ones with k1 */
 	assert_int_equal(now_go(a, k2, T0), RLT_GO);
