@@ -40,8 +40,8 @@ check_bad RLT_SEND "1MiB/s key=peer scope=connection" 'key does not apply to sco
 check_bad RLT_RECV "1MiB/s action=dryrun" 'action: unknown "dryrun" (delay, reject, dry-run)'
 
 # What this build cannot enforce yet is refused at load, never accepted and ignored: keys under
-# --seccomp, and (until they are built) keys on send, receive and RLT_CONNS, dry-run on
-# RLT_CONNS and under --seccomp.
+# --seccomp, and (until they are built) keys on send and receive, RLT_CONNS per key with delay
+# or in shared scope, dry-run on RLT_CONNS and under --seccomp.
 refused() { # LAUNCHER-ARGS... -- : the variable is in the environment
 	local rc=0
 	"$LAUNCHER" "$@" /bin/echo RAN >"$T/out" 2>"$T/err" || rc=$?
@@ -54,6 +54,12 @@ RLT_ACCEPT="10/s key=peer" refused --seccomp --
 assert_match "--seccomp says why" 'RLT_ACCEPT="10/s key=peer": key= is not supported under --seccomp' "$(cat "$T/err")"
 RLT_SEND="1MiB/s key=peer" refused --
 RLT_CONNS="2 key=peer action=delay" refused --
+# shared scope keys RLT_CONNECT and RLT_ACCEPT; a count per key in a segment is not built
+RLT_CONNS="2 key=peer action=reject scope=shared:itest-badkeys-$$" refused --
+assert_match "shared RLT_CONNS per key says why" \
+	'RLT_CONNS with key= is supported in scope=process only by this build \(a count per key in a shared segment is not built yet\)' \
+	"$(cat "$T/err")"
+[ -e "/dev/shm/rlthrottle.itest-badkeys-$$" ] && fail "a refused rule made its segment"
 RLT_CONNS="2 action=dry-run" refused --
 RLT_RECV="100KiB/s action=dry-run" refused --seccomp --
 # and what it can is shown by --check in canonical form
