@@ -4,7 +4,8 @@
  *                                 turn), for at most SECONDS: with keys= small every call
  *                                 inserts, and with a second rule that rejects 127.3/16 after
  *                                 the key's, no call reaches the kernel: a SIGKILL often lands
- *                                 in the middle of an insert
+ *                                 in the middle of an insert; prints "churning" once past
+ *                                 its start
  *   keychurn check PORT BASE      ten fresh keys 127.4.BASE.1..10 once each, then the last again:
  *                                 prints "fresh_ok=N again=ok|rejected"
  *   keychurn one PORT IP          one connect to IP: prints "ok" or "rejected"
@@ -63,6 +64,10 @@ int main(int argc, char **argv)
 			snprintf(ip, sizeof ip, "127.3.%u.%u", (i >> 8) & 3, i & 255);
 			if (try_on(&fd, ip, port) < 0)
 				return 1;
+			if (i == 1000) { /* past the start: the test kills from now on */
+				printf("churning\n");
+				fflush(stdout);
+			}
 		}
 		return 0;
 	}
