@@ -60,6 +60,9 @@ timeout 20 python3 "$T/clients.py" "$port" >"$T/clients.out" 2>&1 || { show "$T/
 sed 's/^/info: /' "$T/clients.out"
 start=$(awk '/^start/ { print $2 }' "$T/clients.out")
 
+assert_match "shm list: the limit is each key's" "^$name +RLT_ACCEPT token 10/s burst=1 per key " \
+	"$("$(dirname "$RLT_LIB")/rlthrottle" shm list)"
+
 # A second process naming the scope with another table size, or another key, is refused.
 refused() { # RULE WHAT: WHAT is the part of the line that says what differs
 	local rc=0
