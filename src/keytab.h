@@ -1,6 +1,7 @@
 /*
  * keytab.h: the keyed table of a rule with `key=` in process or shared scope (SPEC §3 `key`,
- * `keys`): one engine state per key value (a peer's address prefix, or a port), at most `keys` of them.
+ * `keys`): one engine state per key value (a peer's address prefix, or a port), at most `keys`
+ * of them.
  *
  * Shape. A fixed arena of `keys` slots of 64 bytes (one cache line each), cut into sets of at
  * most RLT_KEYTAB_WAYS slots; a key's set is chosen by a hash keyed with a per-table seed. A
@@ -19,7 +20,8 @@
  * signal handler interrupted an insert on the same set, or the holder was preempted) is charged
  * to the table's overflow state, one budget of the rule's size (counted as `spills`).
  *
- * Concurrency: slots are never freed while the table lives; each has a sequence word, odd
+ * Concurrency: slots are never freed while the table lives (but by the repair below); each has
+ * a sequence word, odd
  * while an insert rewrites it, bumped on every reuse. A reader validates the key against it
  * before deciding and after: if the slot changed hands meanwhile, the charge is refunded and the
  * look-up made again. Bound: a refund taken after the call (a settle) may land on the slot's new
@@ -47,8 +49,8 @@
  * Memory: 72 bytes per key (a 64-byte slot and an 8-byte fingerprint, so that a look-up reads
  * the set's fingerprints and one slot) plus 8 bytes per set (its lock) and a 128-byte head, each
  * part rounded to 64 bytes (rlt__keytab_bytes): keys=4096 is 292 KiB, keys=1048576
- * (RLT_KEYS_MAX) 73 MiB. A process-scope table takes one anonymous mapping made at load (plus
- * its handle); a shared one that much more of the segment.
+ * (RLT_KEYS_MAX) 73 MiB. A process-scope table takes one anonymous mapping made at load (its
+ * handle at the head); a shared one that much of the segment, and a handle of one page.
  */
 #ifndef RLT_KEYTAB_H
 #define RLT_KEYTAB_H
