@@ -21,9 +21,8 @@
  * to the table's overflow state, one budget of the rule's size (counted as `spills`).
  *
  * Concurrency: slots are never freed while the table lives (but by the repair below); each has
- * a sequence word, odd
- * while an insert rewrites it, bumped on every reuse. A reader validates the key against it
- * before deciding and after: if the slot changed hands meanwhile, the charge is refunded and the
+ * a sequence word, odd while an insert rewrites it, bumped on every reuse. A reader validates
+ * the key against it before deciding and after: if the slot changed hands meanwhile, the charge is refunded and the
  * look-up made again. Bound: a refund taken after the call (a settle) may land on the slot's new
  * key, giving it at most the unused part of one call.
  *
