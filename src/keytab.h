@@ -22,9 +22,9 @@
  *
  * Concurrency: slots are never freed while the table lives (but by the repair below); each has
  * a sequence word, odd while an insert rewrites it, bumped on every reuse. A reader validates
- * the key against it before deciding and after: if the slot changed hands meanwhile, the charge is refunded and the
- * look-up made again. Bound: a refund taken after the call (a settle) may land on the slot's new
- * key, giving it at most the unused part of one call.
+ * the key against it before deciding and after: if the slot changed hands meanwhile, the charge
+ * is refunded and the look-up made again. Bound: a refund taken after the call (a settle) may
+ * land on the slot's new key, giving it at most the unused part of one call.
  *
  * Engines: only those whose state is one 64-bit word valid when zeroed (token, leaky,
  * fixed-window), so that a slot is reset by one atomic store; a table without params (p NULL)
