@@ -72,6 +72,10 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 		snprintf(what, sizeof what, "%s %s %llu%s/%gs", rlt_var_name((enum rlt_var)h->var),
 		         rlt_algo_name((enum rlt_algo)h->algo), (unsigned long long)h->limit,
 		         unit_suffix(h->unit), (double)h->window_ns / 1e9);
+	if (h->key != RLT_KEY_NONE) { /* the limit is each key's: keys= of them in the segment */
+		size_t n = strlen(what);
+		snprintf(what + n, sizeof what - n, " per key");
+	}
 	char text[RLT_RULE_TEXT_MAX * 2 + 32];
 	if (set)
 		snprintf(text, sizeof text, "%.*s\" (set; created as \"%.*s", RLT_RULE_TEXT_MAX,

@@ -1,5 +1,6 @@
 /*
- * keytab.c: the keyed table of a process-scope rule (see keytab.h for its shape and bounds).
+ * keytab.c: the keyed table of a rule, in process memory or in a shared segment (see keytab.h
+ * for its shape and bounds).
  */
 #include "keytab.h"
 
@@ -8,9 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "proc_stat.h"
 
 _Static_assert(sizeof(struct rlt__keyslot) == 64, "a slot is one cache line");
+_Static_assert(sizeof(struct rlt__keytab_area) == 128, "keytab.h states a 128-byte head");
 
 /* Spins before an insert gives up on its set's lock and charges the overflow budget. An insert
  * holds it for some fifty loads and stores; only a preempted holder or a signal handler that
@@ -63,63 +70,119 @@ size_t rlt__keytab_bytes(uint32_t keys)
 {
 	uint32_t nsets = (keys + RLT_KEYTAB_WAYS - 1) / RLT_KEYTAB_WAYS;
 
-	return round64(sizeof(struct rlt__keytab)) + round64((size_t)nsets * sizeof(uint32_t)) +
+	return sizeof(struct rlt__keytab_area) + round64((size_t)nsets * sizeof(uint64_t)) +
 	       round64((size_t)keys * sizeof(uint64_t)) + (size_t)keys * sizeof(struct rlt__keyslot);
+}
+
+/* Only states of one word valid when zeroed can be reset by one store (keytab.h). */
+static int engine_fits(const struct rlt_params *p)
+{
+	return !p || ((p->algo == RLT_ALGO_TOKEN || p->algo == RLT_ALGO_LEAKY ||
+	               p->algo == RLT_ALGO_FIXED_WINDOW) &&
+	              rlt_state_size(p) == sizeof(uint64_t));
+}
+
+void rlt__keytab_area_init(void *base, uint32_t keys, uint64_t seed)
+{
+	struct rlt__keytab_area *a = base;
+
+	/* zeroed memory: every slot free, every lock open, every state full */
+	a->keys = keys;
+	a->seed = mix(seed ^ 0x9e3779b97f4a7c15ull);
+}
+
+/* Points handle t at the area at base. */
+static void bind_area(struct rlt__keytab *t, void *base, const struct rlt_params *p, int count_units)
+{
+	struct rlt__keytab_area *a = base;
+	uint32_t keys = a->keys;
+
+	atomic_init(&t->p, p);
+	t->a = a;
+	t->keys = keys;
+	t->nsets = (keys + RLT_KEYTAB_WAYS - 1) / RLT_KEYTAB_WAYS;
+	t->ways = keys / t->nsets;
+	t->extra = keys % t->nsets;
+	t->seed = a->seed;
+	t->count_units = count_units;
+	t->locks = (_Atomic uint64_t *)((char *)base + sizeof *a);
+	t->fps = (_Atomic uint64_t *)((char *)t->locks + round64((size_t)t->nsets * sizeof(uint64_t)));
+	t->slots = (struct rlt__keyslot *)((char *)base + rlt__keytab_bytes(keys) -
+	                                   (size_t)keys * sizeof *t->slots);
 }
 
 struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, uint64_t seed,
                                     int count_units)
 {
-	size_t bytes = rlt__keytab_bytes(keys);
-	size_t head = (sizeof(struct rlt__keytab) + 63) & ~(size_t)63;
+	size_t head = round64(sizeof(struct rlt__keytab));
+	size_t bytes = head + rlt__keytab_bytes(keys);
 	struct rlt__keytab *t;
 	void *m;
 
-	if (keys == 0 || keys > RLT_KEYS_MAX)
-		return NULL;
-	/* Only states of one word valid when zeroed can be reset by one store (keytab.h). */
-	if (p && p->algo != RLT_ALGO_TOKEN && p->algo != RLT_ALGO_LEAKY &&
-	    p->algo != RLT_ALGO_FIXED_WINDOW)
-		return NULL;
-	if (p && rlt_state_size(p) != sizeof(uint64_t))
+	if (keys == 0 || keys > RLT_KEYS_MAX || !engine_fits(p))
 		return NULL;
 	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
-	/* Fresh anonymous pages are zero: every slot free, every lock open, every state full. */
 	t = m;
-	atomic_init(&t->p, p);
-	t->keys = keys;
-	t->nsets = (keys + RLT_KEYTAB_WAYS - 1) / RLT_KEYTAB_WAYS;
-	t->ways = keys / t->nsets;
-	t->extra = keys % t->nsets;
-	t->seed = mix(seed ^ 0x9e3779b97f4a7c15ull);
-	t->count_units = count_units;
-	t->locks = (_Atomic uint32_t *)((char *)m + head);
-	t->fps = (_Atomic uint64_t *)((char *)t->locks + round64((size_t)t->nsets * sizeof(uint32_t)));
-	t->slots = (struct rlt__keyslot *)((char *)m + bytes - (size_t)keys * sizeof *t->slots);
+	rlt__keytab_area_init((char *)m + head, keys, seed);
+	bind_area(t, (char *)m + head, p, count_units);
+	t->me = 1;
 	t->bytes = bytes;
+	return t;
+}
+
+/* Who this process is in a segment's lock words: as the RLT_CONNS holders (conns.c), its pid
+ * and start time, so that a later process given the same pid is not taken for it. */
+static uint64_t identity(void)
+{
+	pid_t pid = (pid_t)syscall(SYS_getpid);
+	struct rlt__proc_stat ps;
+	uint64_t start = rlt__proc_stat(pid, &ps) == 0 ? ps.start & 0x7fffffffull : 0;
+
+	return (uint64_t)(uint32_t)pid | start << 32;
+}
+
+struct rlt__keytab *rlt__keytab_attach(void *base, const struct rlt_params *p, uint32_t keys,
+                                       int count_units)
+{
+	struct rlt__keytab *t;
+	void *m;
+
+	if (keys == 0 || keys > RLT_KEYS_MAX || !engine_fits(p) ||
+	    ((struct rlt__keytab_area *)base)->keys != keys || ((uintptr_t)base & 63))
+		return NULL;
+	m = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	t = m;
+	bind_area(t, base, p, count_units);
+	t->shared = 1;
+	t->me = identity();
 	return t;
 }
 
 struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct rlt_params *p)
 {
-	char *m = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	const char *base = (const char *)t;
-	struct rlt__keytab *c = (struct rlt__keytab *)m;
+	struct rlt__keytab *c;
 
-	if (m == MAP_FAILED)
+	if (t->shared)
+		return NULL; /* a segment's table is the segment's processes', never copied */
+	c = rlt__keytab_new(p, t->keys, 0, t->count_units);
+	if (!c)
 		return NULL;
-	/* The head and the slots that hold a key: the free ones are zero in a fresh mapping too,
-	 * so a large table costs its fingerprints and its keys, not its size. The copy is made
-	 * while no call decides on t (the supervisor, under its lock): no lock is held. */
-	memcpy(m, t, sizeof *t);
-	c->locks = (_Atomic uint32_t *)(m + ((const char *)t->locks - base));
-	c->fps = (_Atomic uint64_t *)(m + ((const char *)t->fps - base));
-	c->slots = (struct rlt__keyslot *)(m + ((const char *)t->slots - base));
-	atomic_init(&c->p, p);
-	atomic_init(&c->inserting, 0);
-	c->mirror = NULL;
+	/* The same seed, counts and overflow budget; then the slots that hold a key: the free
+	 * ones are zero in a fresh mapping too, so a large table costs its fingerprints and its
+	 * keys, not its size. The copy is made while no call decides on t (the supervisor, under
+	 * its lock): no lock is held. */
+	c->seed = t->seed;
+	c->a->seed = t->a->seed;
+	c->leases = t->leases;
+	atomic_init(&c->a->tracked, atomic_load(&t->a->tracked));
+	atomic_init(&c->a->evictions, atomic_load(&t->a->evictions));
+	atomic_init(&c->a->expired, atomic_load(&t->a->expired));
+	atomic_init(&c->a->spills, atomic_load(&t->a->spills));
+	memcpy(&c->a->spill, &t->a->spill, sizeof c->a->spill);
 	for (uint32_t i = 0; i < t->keys; i++) {
 		uint64_t fp = atomic_load_explicit(&t->fps[i], memory_order_relaxed);
 		if (!fp)
@@ -133,7 +196,7 @@ struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct r
 void rlt__keytab_free(struct rlt__keytab *t)
 {
 	if (t)
-		munmap(t, t->bytes);
+		munmap(t, t->bytes ? t->bytes : sizeof *t);
 }
 
 void rlt__key_of(enum rlt_key kind, unsigned prefix4, unsigned prefix6,
@@ -238,7 +301,7 @@ static struct rlt__keyslot *victim(struct rlt__keytab *t, struct rlt__keyslot *s
 		struct rlt__keyslot *s = &set[i];
 		uint64_t last = atomic_load_explicit(&s->last, memory_order_relaxed);
 		if (atomic_load_explicit(&s->k[0], memory_order_relaxed) == 0) {
-			*count = &t->tracked;
+			*count = &t->a->tracked;
 			return s;
 		}
 		if (idle(t, s, now)) {
@@ -252,12 +315,105 @@ static struct rlt__keyslot *victim(struct rlt__keytab *t, struct rlt__keyslot *s
 		}
 	}
 	if (oldest_idle) {
-		*count = &t->expired;
+		*count = &t->a->expired;
 		return oldest_idle;
 	}
-	*count = &t->evictions;
+	*count = &t->a->evictions;
 	/* a key holding connections is never dropped; one holding a lease loses it */
 	return atomic_load_explicit(&t->p, memory_order_relaxed) || t->leases ? oldest : NULL;
+}
+
+/* The mirror follows the area's count: by one in process scope; in a segment, where others
+ * insert too, to the count as this insert left it (the rule's, not this process's share). */
+static void mirror(struct rlt__keytab *t, _Atomic uint64_t *count, uint64_t n)
+{
+	_Atomic uint64_t *m = count == &t->a->tracked     ? &(*t->mirror)->keys_tracked
+	                      : count == &t->a->evictions ? &(*t->mirror)->keys_evicted
+	                                                  : NULL;
+
+	if (m && t->shared)
+		atomic_store_explicit(m, n, memory_order_relaxed);
+	else if (m)
+		atomic_fetch_add_explicit(m, 1, memory_order_relaxed);
+}
+
+/* Whether the process of lock word `owner` (pid | start time << 32) is gone: no such pid, or a
+ * zombie (it runs no more code), or a later process with its pid. A process whose /proc entry
+ * cannot be read but that exists counts as alive: a lock is never taken from a live holder. */
+static int owner_gone(uint64_t owner)
+{
+	pid_t pid = (pid_t)(uint32_t)owner;
+	uint64_t start = owner >> 32;
+	struct rlt__proc_stat ps;
+
+	if (pid <= 0)
+		return 0;
+	if (kill(pid, 0) != 0)
+		return errno == ESRCH;
+	if (rlt__proc_stat(pid, &ps) != 0)
+		return 0;
+	return ps.state == 'Z' || ps.state == 'X' || (start && (ps.start & 0x7fffffffull) != start);
+}
+
+/* Under a lock taken over from a dead holder: what its insert left half done is undone. A slot
+ * left odd is freed (a reader skips it meanwhile; its fingerprint was the old key's, if any,
+ * so it says whether the slot was counted); a whole key without its fingerprint (cut off just
+ * before that store) gets it, so that it is found rather than put in twice. */
+static void repair(struct rlt__keytab *t, uint64_t start, uint32_t ways)
+{
+	for (uint32_t i = 0; i < ways; i++) {
+		struct rlt__keyslot *s = &t->slots[start + i];
+		_Atomic uint64_t *fp = &t->fps[start + i];
+		uint64_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
+		struct rlt__key k;
+
+		if (q & 1) {
+			if (atomic_exchange_explicit(fp, 0, memory_order_relaxed) != 0)
+				atomic_fetch_sub_explicit(&t->a->tracked, 1, memory_order_relaxed);
+			atomic_store_explicit(&s->k[0], 0, memory_order_relaxed);
+			atomic_store_explicit(&s->k[1], 0, memory_order_relaxed);
+			atomic_store_explicit(&s->k[2], 0, memory_order_relaxed);
+			atomic_store_explicit(&s->state, 0, memory_order_relaxed);
+			atomic_store_explicit(&s->units, 0, memory_order_relaxed);
+			atomic_store_explicit(&s->seq, q + 1, memory_order_seq_cst);
+			continue;
+		}
+		k.w[0] = atomic_load_explicit(&s->k[0], memory_order_relaxed);
+		k.w[1] = atomic_load_explicit(&s->k[1], memory_order_relaxed);
+		k.w[2] = atomic_load_explicit(&s->k[2], memory_order_relaxed);
+		if (k.w[0] != 0)
+			atomic_store_explicit(fp, hash_of(t, &k) | 1, memory_order_release);
+	}
+}
+
+/* Takes the insert lock of the set at start (1), or not within the bounded spin (0). In a
+ * segment, a lock whose holder is gone is taken over and its set repaired: the only system
+ * calls of an insert, made only when the spin ran out. */
+static int lock_set(struct rlt__keytab *t, _Atomic uint64_t *lock, uint64_t start, uint32_t ways)
+{
+	uint64_t held;
+
+	for (int spins = 0; spins < LOCK_SPINS; spins++) {
+		uint64_t free_ = 0;
+		if (atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_weak_explicit(lock, &free_, t->me, memory_order_acquire,
+		                                          memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&t->inserting, 1, memory_order_relaxed);
+			return 1;
+		}
+		cpu_relax();
+	}
+	held = atomic_load_explicit(lock, memory_order_relaxed);
+	if (!t->shared || held == 0 || held == t->me || !owner_gone(held))
+		return 0;
+	/* one taker: the others see the word changed and keep their spill */
+	if (!atomic_compare_exchange_strong_explicit(lock, &held, t->me, memory_order_acquire,
+	                                             memory_order_relaxed))
+		return 0;
+	atomic_fetch_add_explicit(&t->inserting, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&t->a->repairs, 1, memory_order_relaxed);
+	repair(t, start, ways);
+	return 1;
 }
 
 struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__key *k,
@@ -266,26 +422,15 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 	uint32_t set_i, ways;
 	uint64_t h = hash_of(t, k), fp = h | 1, start = set_of(t, h, &set_i, &ways);
 	struct rlt__keyslot *set = &t->slots[start], *s;
-	_Atomic uint32_t *lock = &t->locks[set_i];
+	_Atomic uint64_t *lock = &t->locks[set_i];
 	_Atomic uint64_t *count = NULL;
 	uint64_t q;
-	int spins = 0;
 
 	s = lookup(t, start, ways, k, fp, seq);
 	if (s || !insert)
 		return s;
-	for (;;) {
-		uint32_t free_ = 0;
-		if (atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_weak_explicit(lock, &free_, 1, memory_order_acquire,
-		                                          memory_order_relaxed)) {
-			atomic_fetch_add_explicit(&t->inserting, 1, memory_order_relaxed);
-			break;
-		}
-		if (++spins >= LOCK_SPINS)
-			return NULL;
-		cpu_relax();
-	}
+	if (!lock_set(t, lock, start, ways))
+		return NULL;
 	/* Another thread may have put the key in while this one waited. */
 	s = lookup(t, start, ways, k, fp, seq);
 	if (!s) {
@@ -320,13 +465,9 @@ struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__k
 			/* after the key: a reader that misses meanwhile takes the lock, and finds it */
 			atomic_store_explicit(&t->fps[s - t->slots], fp, memory_order_release);
 			*seq = q + 2;
-			atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
-			if (t->mirror && count == &t->tracked)
-				atomic_fetch_add_explicit(&(*t->mirror)->keys_tracked, 1,
-				                          memory_order_relaxed);
-			else if (t->mirror && count == &t->evictions)
-				atomic_fetch_add_explicit(&(*t->mirror)->keys_evicted, 1,
-				                          memory_order_relaxed);
+			uint64_t n = atomic_fetch_add_explicit(count, 1, memory_order_relaxed) + 1;
+			if (t->mirror)
+				mirror(t, count, n);
 		}
 	}
 	atomic_fetch_sub_explicit(&t->inserting, 1, memory_order_relaxed);
@@ -366,8 +507,8 @@ enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt_para
 		if (v != RLT_DENY)
 			rlt_refund(p, (void *)&s->state, *at, cost);
 	}
-	atomic_fetch_add_explicit(&t->spills, 1, memory_order_relaxed);
-	*state = (void *)&t->spill.state;
+	atomic_fetch_add_explicit(&t->a->spills, 1, memory_order_relaxed);
+	*state = (void *)&t->a->spill.state;
 	return rlt_decide(p, *state, now, cost, mode, at);
 }
 
@@ -524,6 +665,12 @@ void rlt__keytab_forked(struct rlt__keytab *t)
 {
 	uint64_t tracked = 0;
 
+	/* A segment's locks held by the parent's threads are the parent's, and it lives on. */
+	if (t->shared) {
+		t->me = identity();
+		atomic_store_explicit(&t->inserting, 0, memory_order_relaxed);
+		return;
+	}
 	/* Only the forking thread lives on: if no insert was under way, nothing is held. */
 	if (atomic_load_explicit(&t->inserting, memory_order_relaxed) == 0)
 		return;
@@ -541,7 +688,7 @@ void rlt__keytab_forked(struct rlt__keytab *t)
 		tracked += atomic_load_explicit(&s->k[0], memory_order_relaxed) != 0;
 	}
 	/* an insert cut off by the fork may or may not have counted itself: count again */
-	atomic_store_explicit(&t->tracked, tracked, memory_order_relaxed);
+	atomic_store_explicit(&t->a->tracked, tracked, memory_order_relaxed);
 	if (t->mirror)
 		atomic_store_explicit(&(*t->mirror)->keys_tracked, tracked, memory_order_relaxed);
 }

@@ -237,8 +237,9 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 		return "RLT_CONNS cannot have a redis:// scope (use process or shared:NAME)";
 	/* Parsed, not enforced yet (issue 11 is built in steps): refused rather than accepted
 	 * and ignored, which would leave a limit the user asked for silently off. */
-	if (r->key != RLT_KEY_NONE && r->scope != RLT_SCOPE_PROCESS && r->scope != RLT_SCOPE_REDIS)
-		return "key= is supported in scope=process and redis:// only by this build";
+	if (r->key != RLT_KEY_NONE && r->var == RLT_VAR_CONNS && r->scope == RLT_SCOPE_SHARED)
+		return "RLT_CONNS with key= is supported in scope=process only by this build (a "
+		       "count per key in a shared segment is not built yet)";
 	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNECT && r->var != RLT_VAR_ACCEPT &&
 	    r->var != RLT_VAR_CONNS)
 		return "key= is supported on RLT_CONNECT, RLT_ACCEPT and RLT_CONNS only by this build";
@@ -310,6 +311,20 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 			return rc;
 		if (v == RLT_VAR_CONNS) {
 			rlt__conns_identity();
+		} else if (rule->key != RLT_KEY_NONE) {
+			/* the segment holds the table; `rlthrottle set` leaves a keyed segment alone,
+			 * so there is no set to follow */
+			r->keytab = rlt__keytab_attach(r->v0.state, &r->rule.params, rule->keys,
+			                               rs->stats_on);
+			r->v0.state = NULL;
+			if (!r->keytab) {
+				snprintf(err->msg, sizeof err->msg,
+				         "%s=\"%.300s\": scope=shared:%.60s: no memory for the table's "
+				         "handle",
+				         rlt_var_name(v), rule->text, rule->scope_name);
+				return -ENOMEM;
+			}
+			r->keytab->mirror = (struct rlt__stats *const *)&r->st;
 		} else {
 			/* a set made before this process came follows at its first call */
 			r->shm = rlt__shm_hdr_of(r->v0.state);

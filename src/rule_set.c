@@ -479,6 +479,13 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 		          nr.text);
 		goto out;
 	}
+	if (cr.key != RLT_KEY_NONE) {
+		rc = rlt__fail(err, -ENOTSUP,
+		          "%s=\"%.200s\": the segment holds one budget per key (key=): set does not "
+		          "change a keyed rule in this build",
+		          rlt_var_name(var), nr.text);
+		goto out;
+	}
 	/* setters one at a time (bounded: a set holds it for microseconds) */
 	for (int k = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; k++) {
 		if (k >= 1000) {

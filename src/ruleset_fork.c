@@ -23,7 +23,7 @@ static int owns_state(const struct rlt__rt_rule *r)
 
 static int owns_keytab(const struct rlt__rt_rule *r)
 {
-	return r->rule.var != RLT_VAR_CONNS && r->keytab;
+	return r->rule.scope == RLT_SCOPE_PROCESS && r->rule.var != RLT_VAR_CONNS && r->keytab;
 }
 
 static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i)
@@ -37,8 +37,11 @@ static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i
 				rlt_state_destroy(&r->v0.params, r->v0.state);
 				munmap(r->v0.state, rlt_state_size(&r->v0.params));
 			}
-			if (owns_keytab(r))
+			if (owns_keytab(r)) {
 				rlt__keytab_free(r->keytab);
+				if (r->keydry)
+					munmap(r->keydry, (size_t)r->rule.keys * sizeof *r->keydry);
+			}
 		}
 }
 
@@ -71,7 +74,21 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 					return NULL;
 				}
 				r->keytab->mirror = (struct rlt__stats *const *)&r->st;
-				atomic_store(&r->st->keys_tracked, atomic_load(&r->keytab->tracked));
+				atomic_store(&r->st->keys_tracked, atomic_load(&r->keytab->a->tracked));
+				/* its own keys' dry-run figures, starting where its parent's stood */
+				if (r->keydry) {
+					size_t kb = (size_t)r->rule.keys * sizeof *r->keydry;
+					struct rlt__keydry *d = rlt__map_anon(kb);
+					if (!d) {
+						rlt__keytab_free(r->keytab);
+						r->keydry = NULL;
+						drop_states(f, v, i);
+						free(f);
+						return NULL;
+					}
+					memcpy(d, r->keydry, kb);
+					r->keydry = d;
+				}
 				continue;
 			}
 			if (!owns_state(r))

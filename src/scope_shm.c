@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "keytab.h"
 #include "scope_shm.h"
 
 /* How long a process waits for a creator to publish before it judges the segment. */
@@ -78,6 +79,10 @@ static void fill_params(struct rlt__shm_hdr *h, const struct rlt_rule *r)
 	const struct rlt_params *p = &r->params;
 
 	h->unit = (uint32_t)r->unit;
+	h->key = (uint32_t)r->key;
+	h->keys = r->key != RLT_KEY_NONE ? r->keys : 0;
+	h->key_prefix4 = r->key == RLT_KEY_PEER ? r->key_prefix4 : 0;
+	h->key_prefix6 = r->key == RLT_KEY_PEER ? r->key_prefix6 : 0;
 	if (r->var == RLT_VAR_CONNS) {
 		h->algo = 0;
 		h->rate_num = r->amount_num;
@@ -98,6 +103,16 @@ static const char *unit_word(uint32_t u)
 	case RLT_UNIT_MSGS: return "messages";
 	case RLT_UNIT_CALLS: return "calls";
 	case RLT_UNIT_CONNS: return "connections open at once";
+	default: return "?";
+	}
+}
+
+static const char *key_word(uint32_t k)
+{
+	switch (k) {
+	case RLT_KEY_NONE: return "(none)";
+	case RLT_KEY_PEER: return "peer";
+	case RLT_KEY_PORT: return "port";
 	default: return "?";
 	}
 }
@@ -125,6 +140,16 @@ static int describe_diff(const struct rlt__shm_hdr *there, const struct rlt__shm
 	     unit_word(here->unit));
 	if (there->unit != here->unit)
 		return n;
+	DIFF(there->key != here->key, "key=%s there, key=%s here", key_word(there->key),
+	     key_word(here->key));
+	DIFF(there->key == here->key && there->key == RLT_KEY_PEER &&
+	             (there->key_prefix4 != here->key_prefix4 ||
+	              there->key_prefix6 != here->key_prefix6),
+	     "key=peer/%u,%u there, key=peer/%u,%u here", there->key_prefix4, there->key_prefix6,
+	     here->key_prefix4, here->key_prefix6);
+	DIFF(there->key == here->key && there->keys != here->keys,
+	     "keys=%u there (the table's size, fixed at creation), keys=%u here", there->keys,
+	     here->keys);
 	if (here->unit == RLT_UNIT_CONNS) {
 		DIFF(there->rate_num != here->rate_num, "limit %llu there, %llu here",
 		     (unsigned long long)there->rate_num, (unsigned long long)here->rate_num);
@@ -191,8 +216,9 @@ static int lock_within(int fd, rlt_ns_t deadline)
 
 static size_t state_size_of(const struct rlt_rule *r)
 {
-	return r->var == RLT_VAR_CONNS ? RLT_SHM_HOLDERS * sizeof(struct rlt__shm_holder)
-	                               : rlt_state_size(&r->params);
+	if (r->var == RLT_VAR_CONNS)
+		return RLT_SHM_HOLDERS * sizeof(struct rlt__shm_holder);
+	return r->key != RLT_KEY_NONE ? rlt__keytab_bytes(r->keys) : rlt_state_size(&r->params);
 }
 
 /* The creator's side. fd is the object it just created with O_EXCL. */
@@ -236,7 +262,13 @@ static int create(int fd, const struct rlt_rule *r, const char *obj, struct rlt_
 	fill_params(h, r);
 	atomic_init(&h->open, 0);
 	snprintf(h->text, sizeof h->text, "%s", r->text);
-	if (r->var != RLT_VAR_CONNS) {
+	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNS) {
+		/* the seed here, so that every process hashes a key alike; unguessable enough that
+		 * clients cannot aim their addresses at one set */
+		rlt__keytab_area_init((char *)h + STATE_OFF, r->keys,
+		                      rlt__now() ^ (uint64_t)rt.tv_nsec << 20 ^
+		                              (uint64_t)(uintptr_t)h ^ (uint64_t)getpid() << 40);
+	} else if (r->var != RLT_VAR_CONNS) {
 		rc = rlt_state_init(&r->params, (char *)h + STATE_OFF, RLT_STATE_SHARED);
 		if (rc) {
 			munmap(h, size);

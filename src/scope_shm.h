@@ -4,7 +4,8 @@
  * unchanged (RLT_STATE_SHARED). The first process to name a scope creates the segment and its
  * params win: a later process whose rule differs is refused with a message saying what differs.
  * A segment outlives the processes (a budget must not reset when a worker restarts): it goes
- * with `rlthrottle shm rm NAME` or a reboot.
+ * with `rlthrottle shm rm NAME` or a reboot. A keyed rule (key=) keeps its table of keys there
+ * (keytab.h: rlt__keytab_bytes(keys) after the header), sized once by the creator's keys=.
  */
 #ifndef RLT_SCOPE_SHM_H
 #define RLT_SCOPE_SHM_H
@@ -18,7 +19,7 @@
 #define RLT_SHM_PREFIX "rlthrottle."   /* the object is "/" RLT_SHM_PREFIX NAME */
 #define RLT_SHM_DIR "/dev/shm"         /* where Linux keeps POSIX shared memory */
 #define RLT_SHM_MAGIC 0x314d48532d544c52ull /* "RLT-SHM1" little-endian */
-#define RLT_SHM_LAYOUT 4u              /* bumped whenever the header or a state changes shape */
+#define RLT_SHM_LAYOUT 5u              /* bumped whenever the header or a state changes shape */
 #define RLT_SHM_HOLDERS 512            /* RLT_CONNS: processes that can hold slots at once */
 #define RLT_SHM_SET_SLOTS 16           /* token/leaky states a set may carry the budget into */
 
@@ -52,6 +53,11 @@ struct rlt__shm_hdr {
 	uint64_t burst;          /* params.burst */
 	uint64_t limit;          /* params.limit (windows, log) */
 	uint64_t window_ns;      /* params.window_ns (windows, log) */
+	uint32_t key;            /* enum rlt_key: RLT_KEY_NONE, or the state is a keyed table
+	                            (keytab.h) at state_off, its size fixed here by `keys` */
+	uint32_t keys;           /* keys= of a keyed rule (0 when not keyed) */
+	uint32_t key_prefix4;    /* key=peer/P4,P6 (0 when not key=peer) */
+	uint32_t key_prefix6;
 	_Atomic uint32_t open;   /* RLT_CONNS: connections open now, across processes (a futex) */
 	uint32_t pad;
 	char text[RLT_RULE_TEXT_MAX + 1]; /* the creator's rule as written */
@@ -75,7 +81,7 @@ struct rlt__shm_hdr *rlt__shm_hdr_of(void *state);
 
 /*
  * Maps the segment of a shared-scope rule, creating it when no process has yet. *state gets
- * the engine state (NULL for RLT_CONNS), *open the segment's RLT_CONNS counter and *holders its
+ * the engine state (a keyed rule's: the base of its table's area, keytab.h; NULL for RLT_CONNS), *open the segment's RLT_CONNS counter and *holders its
  * table of RLT_SHM_HOLDERS holders (NULL but for RLT_CONNS). Returns 0, or a
  * negative errno with err->msg naming the variable, the rule and what is wrong (params that
  * differ from the creator's, a segment another user owns or can write, one that never became

@@ -100,10 +100,12 @@ static void keys_of(struct out *o, const struct rlt__rt_rule *r)
 	size_t n = rlt__keytab_top(t, top, BUSIEST);
 
 	field(o, "keys", t->keys);
-	field(o, "keys_tracked", LOAD(t->tracked));
-	field(o, "keys_evicted", LOAD(t->evictions));
-	field(o, "keys_expired", LOAD(t->expired));
-	field(o, "keys_spilled", LOAD(t->spills));
+	field(o, "keys_tracked", LOAD(t->a->tracked));
+	field(o, "keys_evicted", LOAD(t->a->evictions));
+	field(o, "keys_expired", LOAD(t->a->expired));
+	field(o, "keys_spilled", LOAD(t->a->spills));
+	if (t->shared) /* the table is the segment's: so are these counts */
+		field(o, "keys_repaired", LOAD(t->a->repairs));
 	puts_(o, ",\"busiest\":[");
 	for (size_t i = 0; i < n; i++) {
 		char name[80];

@@ -192,10 +192,10 @@ static void keyed_charge(void **s)
 	assert_int_equal(rlt__keytab_available(kt, kt->p, &kc, rlt__now()), 0);
 	rlt__settle(&rs, &t, 0, 0);
 	assert_int_equal(rlt__keytab_available(kt, kt->p, &kc, rlt__now()), 1);
-	assert_int_equal(atomic_load(&kt->tracked), 4);
+	assert_int_equal(atomic_load(&kt->a->tracked), 4);
 	/* the charge without a peer: calls with no address known share one key */
 	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_ACCEPT, 0x1, NULL, 0, 1), 0);
-	assert_int_equal(atomic_load(&kt->tracked), 5);
+	assert_int_equal(atomic_load(&kt->a->tracked), 5);
 }
 
 /* action=dry-run: never waits nor fails; counts what delay would have waited (each call its

@@ -8,7 +8,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "keytab.h"
 #include "rlthrottle.h"
@@ -56,11 +59,12 @@ static void test_memory_stated(void **s)
 	struct rlt_error e;
 	struct rlt__keytab *t;
 	(void)s;
-	/* keytab.h: 72 bytes a key, 4 a set, a 192-byte head, each part rounded to 64 */
-	assert_int_equal(rlt__keytab_bytes(4096), 192 + 2048 + 4096 * 72);
-	assert_int_equal(rlt__keytab_bytes(RLT_KEYS_MAX), 192 + 524288 + (size_t)RLT_KEYS_MAX * 72);
-	assert_int_equal(rlt__keytab_bytes(4), 192 + 64 + 64 + 4 * 64);
-	assert_true(rlt__keytab_bytes(4096) / 1024 == 290);
+	/* keytab.h: 72 bytes a key, 8 a set, a 128-byte head, each part rounded to 64 */
+	assert_int_equal(rlt__keytab_bytes(4096), 128 + 4096 + 4096 * 72);
+	assert_int_equal(rlt__keytab_bytes(RLT_KEYS_MAX), 128 + 1048576 + (size_t)RLT_KEYS_MAX * 72);
+	assert_int_equal(rlt__keytab_bytes(4), 128 + 64 + 64 + 4 * 64);
+	assert_true(rlt__keytab_bytes(4096) / 1024 == 292);
+	assert_true(rlt__keytab_bytes(RLT_KEYS_MAX) / (1024 * 1024) == 73);
 	t = rlt__keytab_new(&p, 100, 1, 0);
 	assert_non_null(t);
 	/* 13 sets of 7 or 8 ways: exactly 100 slots */
@@ -140,9 +144,9 @@ static void test_independent(void **s)
 	}
 	assert_int_equal(now_go(t, nth(0), T0 + 50 * MS), RLT_DENY);
 	assert_int_equal(now_go(t, nth(0), T0 + 100 * MS), RLT_GO); /* 10/s: one a 100 ms */
-	assert_int_equal(atomic_load(&t->tracked), 20);
-	assert_int_equal(atomic_load(&t->evictions) + atomic_load(&t->expired), 0);
-	assert_int_equal(atomic_load(&t->spills), 0);
+	assert_int_equal(atomic_load(&t->a->tracked), 20);
+	assert_int_equal(atomic_load(&t->a->evictions) + atomic_load(&t->a->expired), 0);
+	assert_int_equal(atomic_load(&t->a->spills), 0);
 	/* the busiest: key 0 with 3 units, then keys of 2 */
 	assert_int_equal(rlt__keytab_top(t, top, 3), 3);
 	rlt__key_format(&top[0].key, 32, 128, buf, sizeof buf);
@@ -169,16 +173,16 @@ static void test_replacement(void **s)
 	/* key 0 used again (denied: its budget is spent), so key 1 is now the least recent */
 	assert_int_equal(now_go(t, nth(0), T0 + 10 * MS), RLT_DENY);
 	assert_int_equal(now_go(t, nth(4), T0 + 12 * MS), RLT_GO);
-	assert_int_equal(atomic_load(&t->evictions), 1);
+	assert_int_equal(atomic_load(&t->a->evictions), 1);
 	/* key 0 kept its state: still denied; key 1 comes back with a fresh budget */
 	assert_int_equal(now_go(t, nth(0), T0 + 14 * MS), RLT_DENY);
 	assert_int_equal(now_go(t, nth(1), T0 + 16 * MS), RLT_GO);
-	assert_int_equal(atomic_load(&t->evictions), 2); /* key 2 made room */
-	assert_int_equal(atomic_load(&t->tracked), 4);
+	assert_int_equal(atomic_load(&t->a->evictions), 2); /* key 2 made room */
+	assert_int_equal(atomic_load(&t->a->tracked), 4);
 	/* a second later every budget is full again: replacing changes no decision */
 	assert_int_equal(now_go(t, nth(9), T0 + 2 * S), RLT_GO);
-	assert_int_equal(atomic_load(&t->evictions), 2);
-	assert_int_equal(atomic_load(&t->expired), 1);
+	assert_int_equal(atomic_load(&t->a->evictions), 2);
+	assert_int_equal(atomic_load(&t->a->expired), 1);
 	rlt__keytab_free(t);
 }
 
@@ -198,8 +202,8 @@ static void test_eviction_bound(void **s)
 	}
 	for (unsigned c = 0; c < 8; c++)
 		assert_int_equal(go[c], 120);
-	assert_int_equal(atomic_load(&t->tracked), 4);
-	assert_int_equal(atomic_load(&t->evictions) + atomic_load(&t->expired), 8 * 120 - 4);
+	assert_int_equal(atomic_load(&t->a->tracked), 4);
+	assert_int_equal(atomic_load(&t->a->evictions) + atomic_load(&t->a->expired), 8 * 120 - 4);
 	rlt__keytab_free(t);
 
 	/* keys=8 with the same 8 clients: every key kept, each admitted at the rule's 10/s */
@@ -211,7 +215,7 @@ static void test_eviction_bound(void **s)
 	}
 	for (unsigned c = 0; c < 8; c++)
 		assert_in_range(go[c], 30, 31); /* 3 s at 10/s, plus the burst of 1 */
-	assert_int_equal(atomic_load(&t->evictions) + atomic_load(&t->expired), 0);
+	assert_int_equal(atomic_load(&t->a->evictions) + atomic_load(&t->a->expired), 0);
 	rlt__keytab_free(t);
 }
 
@@ -258,8 +262,8 @@ static void test_threads_independent(void **s)
 		pthread_join(th[i], NULL);
 		assert_int_equal(w[i].go, 10);
 	}
-	assert_int_equal(atomic_load(&t->tracked), 8);
-	assert_int_equal(atomic_load(&t->spills), 0);
+	assert_int_equal(atomic_load(&t->a->tracked), 8);
+	assert_int_equal(atomic_load(&t->a->spills), 0);
 	pthread_barrier_destroy(&bar);
 	rlt__keytab_free(t);
 }
@@ -317,13 +321,13 @@ static void test_threads_churn(void **s)
 			assert_false(memcmp(&ka, &kb, sizeof ka) == 0);
 		}
 	}
-	replaced = atomic_load(&t->evictions) + atomic_load(&t->expired);
-	assert_int_equal(atomic_load(&t->tracked), 16);
+	replaced = atomic_load(&t->a->evictions) + atomic_load(&t->a->expired);
+	assert_int_equal(atomic_load(&t->a->tracked), 16);
 	assert_true(replaced > 1000);
 	printf("churn: 80000 decisions, %llu replaced (%llu evicted, %llu expired), %llu spilled\n",
-	       (unsigned long long)replaced, (unsigned long long)atomic_load(&t->evictions),
-	       (unsigned long long)atomic_load(&t->expired),
-	       (unsigned long long)atomic_load(&t->spills));
+	       (unsigned long long)replaced, (unsigned long long)atomic_load(&t->a->evictions),
+	       (unsigned long long)atomic_load(&t->a->expired),
+	       (unsigned long long)atomic_load(&t->a->spills));
 	pthread_barrier_destroy(&bar);
 	rlt__keytab_free(t);
 }
@@ -343,10 +347,10 @@ static void test_forked(void **s)
 	atomic_store(&t->slots[3].k[0], nth(2).w[0]);
 	assert_null(rlt__keytab_find(t, &k3, T0, 1, &seq)); /* spins */
 	rlt__keytab_forked(t);
-	assert_int_equal(atomic_load(&t->tracked), 1);
+	assert_int_equal(atomic_load(&t->a->tracked), 1);
 	assert_int_equal(atomic_load(&t->inserting), 0);
 	assert_non_null(rlt__keytab_find(t, &k3, T0, 1, &seq));
-	assert_int_equal(atomic_load(&t->tracked), 2);
+	assert_int_equal(atomic_load(&t->a->tracked), 2);
 	assert_int_equal(now_go(t, nth(1), T0), RLT_DENY); /* kept across */
 	rlt__keytab_free(t);
 }
@@ -371,11 +375,11 @@ static void test_counts(void **s)
 	}
 	struct rlt__key e = nth(9);
 	assert_int_equal(rlt__keytab_count_take(t, &e, 2, T0 + S), 0); /* all four hold some */
-	assert_int_equal(atomic_load(&t->evictions), 0);
+	assert_int_equal(atomic_load(&t->a->evictions), 0);
 	struct rlt__key c3 = nth(3);
 	rlt__keytab_count_release(t, &c3); /* key 3 holds none now: idle, it may go */
 	assert_int_equal(rlt__keytab_count_take(t, &e, 2, T0 + S), 1);
-	assert_int_equal(atomic_load(&t->expired), 1);
+	assert_int_equal(atomic_load(&t->a->expired), 1);
 	assert_int_equal(rlt__keytab_count_take(t, &a, 2, T0 + S), 0); /* a still holds 2 */
 	rlt__keytab_free(t);
 }
@@ -415,7 +419,7 @@ static void test_count_waiters(void **s)
 	assert_int_equal(rlt__keytab_count_take(t, &e, 2, T0 + S), 0);
 	rlt__keytab_count_unwatch(slot);
 	assert_int_equal(rlt__keytab_count_take(t, &e, 2, T0 + S), 1); /* now a may go */
-	assert_int_equal(atomic_load(&t->expired), 1);
+	assert_int_equal(atomic_load(&t->a->expired), 1);
 	rlt__keytab_free(t);
 }
 
@@ -466,7 +470,7 @@ static void test_counts_churn(void **s)
 	for (unsigned i = 0; i < t->keys; i++)
 		assert_int_equal(atomic_load(&t->slots[i].state), 0);
 	printf("counts churn: 400000 calls, %llu replaced\n",
-	       (unsigned long long)atomic_load(&t->expired));
+	       (unsigned long long)atomic_load(&t->a->expired));
 	pthread_barrier_destroy(&bar);
 	rlt__keytab_free(t);
 }
@@ -482,14 +486,79 @@ static void test_copy(void **s)
 	assert_int_equal(now_go(t, nth(1), T0), RLT_GO);
 	struct rlt__keytab *c = rlt__keytab_copy(t, &q);
 	assert_non_null(c);
-	assert_int_equal(atomic_load(&c->tracked), 1);
+	assert_int_equal(atomic_load(&c->a->tracked), 1);
 	assert_int_equal(now_go(c, nth(1), T0), RLT_DENY); /* its budget as the parent left it */
 	assert_int_equal(now_go(c, nth(2), T0), RLT_GO);
 	assert_int_equal(now_go(t, nth(2), T0), RLT_GO);   /* the parent's own, untouched */
-	assert_int_equal(atomic_load(&c->tracked), 2);
+	assert_int_equal(atomic_load(&c->a->tracked), 2);
 	rlt__keytab_free(c);
 	assert_int_equal(now_go(t, nth(1), T0), RLT_DENY);
 	rlt__keytab_free(t);
+}
+
+/* A segment's table: two handles on one shared mapping (as two processes have) hash alike and
+ * decide on the same states; a lock left by a process that died mid-insert (its word names a
+ * pid that is gone, a slot of the set left odd) is taken over by the next insert, which frees
+ * the half-written slot, and decisions stay right. */
+static void test_shared_dead_holder(void **s)
+{
+	struct rlt_params p = token(10, 1);
+	size_t bytes = rlt__keytab_bytes(8);
+	void *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct rlt__keytab *a, *b;
+	struct rlt__key k1 = nth(1), k2 = nth(2), k3 = nth(3);
+	uint64_t seq, dead = 0;
+	(void)s;
+	assert_true(base != MAP_FAILED);
+	rlt__keytab_area_init(base, 8, 99);
+	a = rlt__keytab_attach(base, &p, 8, 0);
+	b = rlt__keytab_attach(base, &p, 8, 0);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_null(rlt__keytab_attach(base, &p, 16, 0)); /* not an area of 16 keys */
+	assert_int_equal(a->seed, b->seed);
+	assert_int_equal(a->me & 0xffffffffu, (uint64_t)getpid());
+	assert_int_equal(now_go(a, k1, T0), RLT_GO);
+	assert_int_equal(now_go(b, k1, T0), RLT_DENY); /* one budget for both */
+	assert_int_equal(now_go(b, k2, T0), RLT_GO);
+	assert_int_equal(atomic_load(&a->a->tracked), 2);
+	/* A child that dies at once: its pid is gone (reaped) when the lock is looked at. */
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	assert_true(c > 0);
+	assert_int_equal(waitpid(c, NULL, 0), c);
+	dead = (uint64_t)(uint32_t)c;
+	/* As it died: holding the set's lock, rewriting k2's slot to k3 (odd). */
+	struct rlt__keyslot *s2 = rlt__keytab_find(a, &k2, T0, 0, &seq);
+	assert_non_null(s2);
+	atomic_store(&a->locks[0], dead);
+	atomic_store(&s2->seq, seq + 1);
+	atomic_store(&s2->k[0], k3.w[0]);
+	/* k2 is not found meanwhile (readers skip odd slots), and k1 still decides. */
+	assert_null(rlt__keytab_find(b, &k2, T0, 0, &seq));
+	assert_int_equal(now_go(b, k1, T0), RLT_DENY);
+	/* The next insert takes the lock over and repairs the set. */
+	assert_int_equal(now_go(b, k3, T0), RLT_GO);
+	assert_int_equal(atomic_load(&a->locks[0]), 0);
+	assert_int_equal(atomic_load(&a->a->spills), 0);
+	assert_int_equal(atomic_load(&a->a->repairs), 1);
+	assert_int_equal(atomic_load(&s2->seq) & 1, 0);
+	/* k2's slot was freed: k2 and k3 are the tracked ones with k1 */
+	assert_int_equal(now_go(a, k2, T0), RLT_GO);
+	assert_int_equal(now_go(a, k3, T0), RLT_DENY);
+	assert_int_equal(now_go(a, k1, T0), RLT_DENY);
+	assert_int_equal(now_go(a, k1, T0 + S / 10 + MS), RLT_GO); /* refilled at 10/s */
+	assert_int_equal(atomic_load(&a->a->tracked), 3);
+	/* A lock held by a live process (this one, as another would be) is never taken over:
+	 * the insert spills. */
+	atomic_store(&a->locks[0], (uint64_t)(uint32_t)getppid());
+	assert_int_equal(now_go(b, nth(4), T0), RLT_GO);
+	assert_int_equal(atomic_load(&a->a->spills), 1);
+	assert_int_equal(atomic_load(&a->locks[0]), (uint64_t)(uint32_t)getppid());
+	rlt__keytab_free(a);
+	rlt__keytab_free(b);
+	munmap(base, bytes);
 }
 
 int main(void)
@@ -507,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_count_waiters),
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_counts_churn),
+		cmocka_unit_test(test_shared_dead_holder),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

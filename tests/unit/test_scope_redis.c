@@ -463,12 +463,12 @@ static void keyed_eviction(void **s)
 	                 RLT_GO);
 	rlt__redis_refund_key(rd, st, at, 2);
 	assert_int_equal(count_go_key(rd, &k3, 6, RLT_MODE_NOW), 4); /* its own budget */
-	assert_int_equal(atomic_load(&t->evictions), 1);
-	assert_int_equal(atomic_load(&t->expired), 0);
+	assert_int_equal(atomic_load(&t->a->evictions), 1);
+	assert_int_equal(atomic_load(&t->a->expired), 0);
 	uint64_t rt = rlt__redis_round_trips(rd);
 	sleep_ms(20); /* past k3's remembered denial: nothing to do with k2, but the slot's */
 	assert_int_equal(count_go_key(rd, &k2, 6, RLT_MODE_NOW), 2); /* 4 - 2 lapsed */
-	assert_int_equal(atomic_load(&t->expired), 1); /* k3's lease was spent */
+	assert_int_equal(atomic_load(&t->a->expired), 1); /* k3's lease was spent */
 	assert_true(rlt__redis_round_trips(rd) > rt);
 }
 

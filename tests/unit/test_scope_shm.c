@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -14,6 +15,7 @@
 
 #include "testutil.h"
 #include "clock.h"
+#include "keytab.h"
 #include "policy.h"
 #include "scope_shm.h"
 
@@ -371,6 +373,57 @@ static void list_and_remove(void **s)
 	assert_int_equal(listed, 0);
 }
 
+/* A keyed rule's segment holds its table (sized by keys=, the seed in it): two attachments hash
+ * alike and decide one budget per key; another keys=, key= or prefix is refused, saying so. */
+static void keyed_table_in_the_segment(void **s)
+{
+	struct rlt_rule r = rule_of(RLT_VAR_ACCEPT, "1/h burst=2 key=peer keys=64 scope=shared:%s");
+	struct rlt_rule r2 = rule_of(RLT_VAR_ACCEPT, "1/h burst=2 key=peer keys=65 scope=shared:%s");
+	struct rlt_rule r3 = rule_of(RLT_VAR_ACCEPT, "1/h burst=2 key=port keys=64 scope=shared:%s");
+	struct rlt_rule r4 = rule_of(RLT_VAR_ACCEPT, "1/h burst=2 key=peer/24 keys=64 scope=shared:%s");
+	struct rlt_rule r5 = rule_of(RLT_VAR_ACCEPT, "1/h burst=2 scope=shared:%s");
+	struct rlt__peer peer = {.af = AF_INET, .addr = {10, 0, 0, 1}};
+	struct rlt__key k;
+	struct rlt__keytab *ta, *tb;
+	void *a, *b, *st;
+	_Atomic uint32_t *o;
+	struct rlt_error err;
+	rlt_ns_t now = rlt__now(), at;
+	int go = 0;
+	(void)s;
+
+	assert_int_equal(attach(&r, &a, &o, &err), 0);
+	assert_int_equal(attach(&r, &b, &o, &err), 0);
+	assert_int_equal(rlt__shm_hdr_of(a)->size,
+	                 rlt__shm_hdr_of(a)->state_off + ((rlt__keytab_bytes(64) + 63) & ~63ull));
+	ta = rlt__keytab_attach(a, &r.params, 64, 0);
+	tb = rlt__keytab_attach(b, &r.params, 64, 0);
+	assert_non_null(ta);
+	assert_non_null(tb);
+	assert_true(ta->seed == tb->seed && ta->seed != 0);
+	rlt__key_of(RLT_KEY_PEER, 32, 128, &peer, 0, &k);
+	for (int i = 0; i < 3; i++) {
+		go += rlt__keytab_decide(ta, &r.params, &k, now, 1, RLT_MODE_NOW, &at, &st) == RLT_GO;
+		go += rlt__keytab_decide(tb, &r.params, &k, now, 1, RLT_MODE_NOW, &at, &st) == RLT_GO;
+	}
+	assert_int_equal(go, 2); /* one key's burst of 2, whichever process */
+	peer.addr[3] = 2;
+	rlt__key_of(RLT_KEY_PEER, 32, 128, &peer, 0, &k);
+	assert_int_equal(rlt__keytab_decide(tb, &r.params, &k, now, 1, RLT_MODE_NOW, &at, &st),
+	                 RLT_GO); /* another key, its own budget */
+	assert_int_equal(atomic_load(&ta->a->tracked), 2);
+	assert_int_equal(attach(&r2, &a, &o, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "keys=64 there (the table's size, fixed at creation), keys=65 here"));
+	assert_int_equal(attach(&r3, &a, &o, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "key=peer there, key=port here"));
+	assert_int_equal(attach(&r4, &a, &o, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "key=peer/32,128 there, key=peer/24,64 here"));
+	assert_int_equal(attach(&r5, &a, &o, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "key=peer there, key=(none) here"));
+	rlt__keytab_free(ta);
+	rlt__keytab_free(tb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +438,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(conns_counter_is_shared, setup, teardown),
 		cmocka_unit_test_setup_teardown(ruleset_uses_the_segment, setup, teardown),
 		cmocka_unit_test_setup_teardown(names, setup, teardown),
+		cmocka_unit_test_setup_teardown(keyed_table_in_the_segment, setup, teardown),
 		cmocka_unit_test_setup_teardown(list_and_remove, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
