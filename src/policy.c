@@ -239,9 +239,6 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 	 * and ignored, which would leave a limit the user asked for silently off. */
 	if (r->key != RLT_KEY_NONE && r->scope != RLT_SCOPE_PROCESS)
 		return "key= is supported in scope=process only by this build";
-	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNECT && r->var != RLT_VAR_ACCEPT &&
-	    r->var != RLT_VAR_CONNS)
-		return "key= is supported on RLT_CONNECT, RLT_ACCEPT and RLT_CONNS only by this build";
 	/* a keyed count has no futex word of its own to wait on */
 	if (r->key != RLT_KEY_NONE && r->var == RLT_VAR_CONNS && r->action != RLT_ACTION_REJECT)
 		return "RLT_CONNS with key= supports action=reject only in this build";
@@ -266,8 +263,8 @@ const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r)
 {
 	const char *why = rlt__rule_unsupported(r);
 
-	if (!why && r->key != RLT_KEY_NONE)
-		why = "key= is not supported under --seccomp by this build (the preload only)";
+	if (!why && r->key != RLT_KEY_NONE && r->var != RLT_VAR_SEND && r->var != RLT_VAR_RECV)
+		why = "key= is supported under --seccomp on RLT_SEND and RLT_RECV only by this build";
 	if (!why && r->action == RLT_ACTION_DRY_RUN)
 		why = "action=dry-run is not supported under --seccomp by this build (the preload only)";
 	return why;

@@ -146,6 +146,8 @@ struct rlt_sup_job {
 	int64_t src_off;        /* OP_SENDFILE: where the next piece is read from */
 	uint64_t off_addr;      /* OP_SENDFILE: the program's offset argument (0: the file's own) */
 	struct rlt__peer apeer; /* OP_ACCEPT: its remote end */
+	struct rlt__peer kpeer; /* a send's or receive's remote end, what a keyed rule's key is
+	                           made of: the socket's peer, or the datagram's address */
 
 	/* scheduling */
 	rlt_ns_t deadline;      /* timer heap key */
