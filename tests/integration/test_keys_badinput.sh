@@ -39,9 +39,9 @@ check_bad RLT_CONNS "2 key=peer/0" 'key: prefix "/0" is not in 1..32 for IPv4'
 check_bad RLT_SEND "1MiB/s key=peer scope=connection" 'key does not apply to scope=connection'
 check_bad RLT_RECV "1MiB/s action=dryrun" 'action: unknown "dryrun" (delay, reject, dry-run)'
 
-# What this build cannot enforce yet is refused at load, never accepted and ignored: keys under
-# --seccomp, and (until they are built) keys on send, receive and RLT_CONNS, dry-run on
-# RLT_CONNS and under --seccomp.
+# What this build cannot enforce yet is refused at load, never accepted and ignored: keys on
+# connect, accept and RLT_CONNS under --seccomp, and (until they are built) RLT_CONNS keyed with
+# action=delay, dry-run on RLT_CONNS and under --seccomp.
 refused() { # LAUNCHER-ARGS... -- : the variable is in the environment
 	local rc=0
 	"$LAUNCHER" "$@" /bin/echo RAN >"$T/out" 2>"$T/err" || rc=$?
@@ -51,8 +51,12 @@ refused() { # LAUNCHER-ARGS... -- : the variable is in the environment
 	info "refused: $(cat "$T/err")"
 }
 RLT_ACCEPT="10/s key=peer" refused --seccomp --
-assert_match "--seccomp says why" 'RLT_ACCEPT="10/s key=peer": key= is not supported under --seccomp' "$(cat "$T/err")"
-RLT_SEND="1MiB/s key=peer" refused --
+assert_match "--seccomp says why" 'RLT_ACCEPT="10/s key=peer": key= is .*under --seccomp' "$(cat "$T/err")"
+# keys on send and receive are built, for both fronts
+for front in "" --seccomp; do
+	assert_eq "RLT_SEND and RLT_RECV with key= run ${front:-preloaded}" RAN \
+		"$(RLT_SEND="1MiB/s key=peer" RLT_RECV="1MiB/s key=port" "$LAUNCHER" $front -- /bin/echo RAN)"
+done
 RLT_CONNS="2 key=peer action=delay" refused --
 RLT_CONNS="2 action=dry-run" refused --
 RLT_RECV="100KiB/s action=dry-run" refused --seccomp --
