@@ -6,16 +6,18 @@ test_keys_recv.sh, test_keys_udp.sh). Loopback only; every loop is bounded in co
   get PORT SRC OUT BURST         TCP: download from SRC into OUT
   sink PORTFILE OUTDIR N BURST   TCP: take N uploads at once, each into OUTDIR/<client address>
   put PORT SRC FILE              TCP: upload FILE from SRC
-  udp-sink ADDR PORTFILE N       UDP: take N datagrams on ADDR
-  udp-send PORT ADDR... N RATE   UDP: N datagrams to each ADDR:PORT, in turn, RATE a second
+  udp-sink PORTFILE N ADDR...    UDP: take N datagrams on a socket on each ADDR (PORTFILE: their
+                                 ports, in order)
+  udp-send ADDR:PORT... N RATE   UDP: N datagrams to each ADDR:PORT, in turn, RATE a second
   udp-blast PORT SRC... N RATE   UDP: N datagrams from each SRC to 127.0.0.1:PORT, in turn
 
 A TCP reader prints "addr=A bytes=B span_ns=S": the span from the moment its count passed BURST
 (what the burst lets through at once) to its end, over which B - BURST bytes came. A UDP
-receiver prints one such line per sender (or destination) with its datagram count and the span
-from its first datagram to its last (burst=1: n - 1 slots).
+receiver prints one such line per sender (with several sockets: per socket's own address) with
+its datagram count and the span from its first datagram to its last (burst=1: n - 1 slots).
 """
 import os
+import select
 import socket
 import sys
 import threading
@@ -116,29 +118,37 @@ def report(seen):
         print("addr=%s msgs=%d span_ns=%d" % (addr, len(ts), ts[-1] - ts[0]), flush=True)
 
 
-def udp_sink(addr, portfile, n):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind((addr, 0))
-    s.settimeout(5)
-    write_port(portfile, s.getsockname()[1])
-    seen = {}
-    try:
-        for _ in range(n):
+def udp_sink(portfile, n, addrs):
+    socks = []
+    for a in addrs:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind((a, 0))
+        socks.append(s)
+    with open(portfile + ".tmp", "w") as f:
+        f.write(" ".join(str(s.getsockname()[1]) for s in socks) + "\n")
+    os.rename(portfile + ".tmp", portfile)
+    seen, left = {}, n
+    while left > 0 and time.monotonic() < DEADLINE:
+        r, _w, _x = select.select(socks, [], [], 5)
+        if not r:
+            break
+        for s in r:
             _data, (src, _p) = s.recvfrom(2048)
-            seen.setdefault(src, []).append(time.monotonic_ns())
-    except socket.timeout:
-        pass
+            key = s.getsockname()[0] if len(socks) > 1 else src
+            seen.setdefault(key, []).append(time.monotonic_ns())
+            left -= 1
     report(seen)
 
 
-def udp_send(port, addrs, n, rate):
+def udp_send(dests, n, rate):
     """One socket, unconnected: the destinations take turns (the key is each datagram's)."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    dests = [(d.split(":")[0], int(d.split(":")[1])) for d in dests]
     gap = 1.0 / rate
     nxt = time.monotonic()
     for i in range(n):
-        for a in addrs:
-            s.sendto(b"d%05d" % i, (a, port))
+        for d in dests:
+            s.sendto(b"d%05d" % i, d)
         nxt += gap
         d = nxt - time.monotonic()
         if d > 0:
@@ -176,9 +186,9 @@ def main(a):
     elif a[0] == "put":
         put(int(a[1]), a[2], a[3])
     elif a[0] == "udp-sink":
-        udp_sink(a[1], a[2], int(a[3]))
+        udp_sink(a[1], int(a[2]), a[3:])
     elif a[0] == "udp-send":
-        udp_send(int(a[1]), a[2:-2], int(a[-2]), float(a[-1]))
+        udp_send(a[1:-2], int(a[-2]), float(a[-1]))
     elif a[0] == "udp-blast":
         udp_blast(int(a[1]), a[2:-2], int(a[-2]), float(a[-1]))
     else:
