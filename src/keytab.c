@@ -102,6 +102,23 @@ struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, u
 	return t;
 }
 
+struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct rlt_params *p)
+{
+	void *m = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rlt__keytab *c = m;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	memcpy(m, t, t->bytes);
+	/* the parts are where they were, from the copy's start */
+	c->locks = (_Atomic uint32_t *)((char *)m + ((const char *)t->locks - (const char *)t));
+	c->fps = (_Atomic uint64_t *)((char *)m + ((const char *)t->fps - (const char *)t));
+	c->slots = (struct rlt__keyslot *)((char *)m + ((const char *)t->slots - (const char *)t));
+	atomic_init(&c->p, p);
+	c->mirror = NULL;
+	return c;
+}
+
 void rlt__keytab_free(struct rlt__keytab *t)
 {
 	if (t)

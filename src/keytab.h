@@ -100,6 +100,10 @@ size_t rlt__keytab_bytes(uint32_t keys);
 struct rlt__keytab *rlt__keytab_new(const struct rlt_params *p, uint32_t keys, uint64_t seed,
                                     int count_units);
 void rlt__keytab_free(struct rlt__keytab *t);
+/* A copy of t whose keys and budgets stand where t's stand now, deciding with params p (a
+ * forked process's own, for the supervisor: ruleset_fork.c); no statistics mirror. No insert
+ * may run on t meanwhile. NULL when out of memory. */
+struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct rlt_params *p);
 
 /* The key of a peer under a rule's key= (RLT_KEY_PEER cut to prefix4 / prefix6, or
  * RLT_KEY_PORT: `port`, which the caller chose: the remote port, or for accept the local). */

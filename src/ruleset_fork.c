@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "keytab.h"
 #include "policy.h"
 #include "publish.h"
 #include "stats_count.h"
@@ -17,6 +18,12 @@
 static int owns_state(const struct rlt__rt_rule *r)
 {
 	return r->rule.scope == RLT_SCOPE_PROCESS && r->rule.var != RLT_VAR_CONNS && r->v0.state;
+}
+
+/* ... and the keyed tables of those rules (key=: the state is the key's). */
+static int owns_keytab(const struct rlt__rt_rule *r)
+{
+	return r->keytab && r->rule.var != RLT_VAR_CONNS;
 }
 
 static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i)
@@ -30,6 +37,8 @@ static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i
 				rlt_state_destroy(&r->v0.params, r->v0.state);
 				munmap(r->v0.state, rlt_state_size(&r->v0.params));
 			}
+			if (owns_keytab(r))
+				rlt__keytab_free(r->keytab);
 		}
 }
 
@@ -54,6 +63,16 @@ struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 			atomic_init(&r->cur, &r->v0);
 			r->st = &r->own;
 			rlt__stats_zero(r->st);
+			if (owns_keytab(r)) {
+				struct rlt__keytab *kt = rlt__keytab_copy(rs->rules[v][i].keytab, &r->v0.params);
+				if (!kt) {
+					drop_states(f, v, i);
+					free(f);
+					return NULL;
+				}
+				kt->mirror = (struct rlt__stats *const *)&r->st;
+				r->keytab = kt;
+			}
 			if (!owns_state(r))
 				continue;
 			size_t size = rlt_state_size(&r->v0.params);
