@@ -56,13 +56,14 @@ static ssize_t recv_buf(int fd, void *buf, size_t len, int flags, struct sockadd
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
 		int need_addr = !e->peer.af && rlt_pre_rules.n[RLT_VAR_RECV];
+		struct rlt__peer src;
 		ssize_t n;
 		if (!need_addr) {
 			if (!e->mask[RLT_VAR_RECV])
 				goto straight;
 			n = use_read ? real_read(fd, buf, len)
 			             : real_recvfrom(fd, buf, len, flags, from, fromlen);
-			return rlt_pre_dgram_received(e, e->mask[RLT_VAR_RECV], n,
+			return rlt_pre_dgram_received(e, e->mask[RLT_VAR_RECV], &e->peer, n,
 			                              n > 0 ? (uint64_t)n : 0, 1);
 		}
 		n = real_recvfrom(fd, buf, len, flags, (struct sockaddr *)&ss, &sl);
@@ -70,8 +71,10 @@ static ssize_t recv_buf(int fd, void *buf, size_t len, int flags, struct sockadd
 			memcpy(from, &ss, *fromlen < sl ? *fromlen : sl);
 			*fromlen = sl;
 		}
-		uint32_t mask = rlt_pre_mask_to(e, RLT_VAR_RECV, (struct sockaddr *)&ss, sl);
-		return rlt_pre_dgram_received(e, mask, n, n > 0 ? (uint64_t)n : 0, 1);
+		uint32_t mask = n >= 0 ? rlt_pre_mask_to(e, RLT_VAR_RECV, (struct sockaddr *)&ss, sl, &src)
+		                       : 0;
+		return rlt_pre_dgram_received(e, mask, rlt_pre_key_peer(e, &src), n,
+		                              n > 0 ? (uint64_t)n : 0, 1);
 	}
 	if (!e->mask[RLT_VAR_RECV])
 		goto straight;
@@ -154,12 +157,31 @@ static RLT_SLOW ssize_t recv_msg(int fd, struct msghdr *msg, int flags, int use_
 	if (!e || !msg || (flags & MSG_PEEK) || msg->msg_iovlen > RLT_IOV_PIECE_MAX)
 		goto straight;
 	if (rlt_pre_is_dgram(e)) {
-		ssize_t n = use_readv ? real_readv(fd, msg->msg_iov, (int)msg->msg_iovlen)
-		                      : real_recvmsg(fd, msg, flags);
-		uint32_t mask = !use_readv && msg->msg_name && n >= 0
-		                        ? rlt_pre_mask_to(e, RLT_VAR_RECV, msg->msg_name, msg->msg_namelen)
-		                        : e->mask[RLT_VAR_RECV];
-		return rlt_pre_dgram_received(e, mask, n, n > 0 ? (uint64_t)n : 0, 1);
+		struct rlt__peer src = {.af = 0};
+		struct sockaddr_storage ss;
+		ssize_t n;
+		uint32_t mask = e->mask[RLT_VAR_RECV];
+		if (!e->peer.af && rlt_pre_rules.n[RLT_VAR_RECV] && (use_readv || !msg->msg_name)) {
+			/* learn the sender, as recv_buf does, for the rules that filter or key on it
+			 * (on a socket, readv is recvmsg without an address) */
+			struct msghdr h = *msg;
+			h.msg_name = &ss;
+			h.msg_namelen = sizeof ss;
+			n = real_recvmsg(fd, &h, use_readv ? 0 : flags);
+			msg->msg_controllen = h.msg_controllen;
+			msg->msg_flags = h.msg_flags;
+			if (n >= 0)
+				mask = rlt_pre_mask_to(e, RLT_VAR_RECV, (struct sockaddr *)&ss, h.msg_namelen,
+				                       &src);
+		} else {
+			n = use_readv ? real_readv(fd, msg->msg_iov, (int)msg->msg_iovlen)
+			              : real_recvmsg(fd, msg, flags);
+			if (!use_readv && msg->msg_name && n >= 0)
+				mask = rlt_pre_mask_to(e, RLT_VAR_RECV, msg->msg_name, msg->msg_namelen,
+				                       &src);
+		}
+		return rlt_pre_dgram_received(e, mask, rlt_pre_key_peer(e, &src), n,
+		                              n > 0 ? (uint64_t)n : 0, 1);
 	}
 	if (!e->mask[RLT_VAR_RECV])
 		goto straight;
@@ -208,7 +230,12 @@ static RLT_SLOW int recvmmsg_slow(int fd, struct mmsghdr *vec, unsigned int vlen
 	uint64_t bytes = 0;
 	for (int i = 0; i < n; i++)
 		bytes += vec[i].msg_len;
-	return (int)rlt_pre_dgram_received(e, e->mask[RLT_VAR_RECV], n, bytes, (uint64_t)n);
+	/* a keyed rule charges them all to the first one's sender, when the program asked for it */
+	struct rlt__peer src = {.af = 0};
+	if (!e->peer.af && vec[0].msg_hdr.msg_name)
+		rlt__peer_from_sockaddr(&src, vec[0].msg_hdr.msg_name, vec[0].msg_hdr.msg_namelen);
+	return (int)rlt_pre_dgram_received(e, e->mask[RLT_VAR_RECV], rlt_pre_key_peer(e, &src), n,
+	                                   bytes, (uint64_t)n);
 }
 
 RLT_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,

@@ -41,17 +41,19 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 	rlt_pre_ensure_real();
 	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	struct buf_ctx c = {fd, buf, flags, to, tolen, use_write};
+	struct rlt__peer dest;
 
 	if (!e)
 		return use_write ? real_write(fd, buf, len) : real_sendto(fd, buf, len, flags, to, tolen);
-	uint32_t mask = rlt_pre_is_dgram(e) ? rlt_pre_mask_to(e, RLT_VAR_SEND, to, tolen)
+	uint32_t mask = rlt_pre_is_dgram(e) ? rlt_pre_mask_to(e, RLT_VAR_SEND, to, tolen, &dest)
 	                                    : e->mask[RLT_VAR_SEND];
 	if (!mask)
 		return use_write ? real_write(fd, buf, len) : real_sendto(fd, buf, len, flags, to, tolen);
 	if (rlt_pre_is_dgram(e)) {
 		struct rlt__ticket t;
-		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), len,
-		                     1) != 0)
+		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_SEND, mask,
+		                          rlt_pre_budget_states(e), rlt_pre_key_peer(e, &dest), len,
+		                          1) != 0)
 			return rlt_pre_fail(t.err);
 		ssize_t n = buf_send_piece(&c, 0, len);
 		int err = errno;
@@ -121,19 +123,22 @@ static RLT_SLOW ssize_t send_msg(int fd, const struct msghdr *msg, int flags, in
 	rlt_pre_ensure_real();
 	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	struct rlt_pre_msg_ctx c = {fd, msg, flags, use_writev};
+	struct rlt__peer dest;
 	uint32_t mask;
 
 	if (!e || !msg || (int)msg->msg_iovlen < 0 || msg->msg_iovlen > RLT_IOV_PIECE_MAX)
 		goto straight;
-	mask = rlt_pre_is_dgram(e) ? rlt_pre_mask_to(e, RLT_VAR_SEND, msg->msg_name, msg->msg_namelen)
+	mask = rlt_pre_is_dgram(e) ? rlt_pre_mask_to(e, RLT_VAR_SEND, msg->msg_name,
+	                                             msg->msg_namelen, &dest)
 	                           : e->mask[RLT_VAR_SEND];
 	if (!mask)
 		goto straight;
 	size_t total = rlt_pre_iov_total(msg->msg_iov, (int)msg->msg_iovlen);
 	if (rlt_pre_is_dgram(e)) {
 		struct rlt__ticket t;
-		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e),
-		                     total, 1) != 0)
+		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_SEND, mask,
+		                          rlt_pre_budget_states(e), rlt_pre_key_peer(e, &dest), total,
+		                          1) != 0)
 			return rlt_pre_fail(t.err);
 		ssize_t n = use_writev ? real_writev(fd, msg->msg_iov, (int)msg->msg_iovlen)
 		                       : real_sendmsg(fd, msg, flags);
@@ -173,11 +178,13 @@ RLT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 }
 
 /* sendmmsg: several messages in one call, charged together (bytes and message count); what the
- * kernel did not send is given back. On a stream socket it is charged the same way, unsplit. */
+ * kernel did not send is given back. On a stream socket it is charged the same way, unsplit.
+ * Its rules and a keyed rule's key are the first message's destination's. */
 static RLT_SLOW int sendmmsg_slow(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 {
 	struct rlt_pre_fd *e;
 	struct rlt__ticket t;
+	struct rlt__peer dest = {.af = 0};
 	uint64_t bytes = 0;
 	uint32_t mask;
 
@@ -187,7 +194,7 @@ static RLT_SLOW int sendmmsg_slow(int fd, struct mmsghdr *vec, unsigned int vlen
 		return real_sendmmsg(fd, vec, vlen, flags);
 	mask = vec[0].msg_hdr.msg_name && !e->peer.af
 	               ? rlt_pre_mask_to(e, RLT_VAR_SEND, vec[0].msg_hdr.msg_name,
-	                                 vec[0].msg_hdr.msg_namelen)
+	                                 vec[0].msg_hdr.msg_namelen, &dest)
 	               : e->mask[RLT_VAR_SEND];
 	if (!mask)
 		return real_sendmmsg(fd, vec, vlen, flags);
@@ -195,8 +202,8 @@ static RLT_SLOW int sendmmsg_slow(int fd, struct mmsghdr *vec, unsigned int vlen
 		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
 	for (unsigned i = 0; i < vlen; i++)
 		bytes += rlt_pre_iov_total(vec[i].msg_hdr.msg_iov, (int)vec[i].msg_hdr.msg_iovlen);
-	if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), bytes,
-	                     vlen) != 0)
+	if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e),
+	                          rlt_pre_key_peer(e, &dest), bytes, vlen) != 0)
 		return rlt_pre_fail(t.err);
 	int n = real_sendmmsg(fd, vec, vlen, flags);
 	int err = errno;
@@ -238,8 +245,8 @@ static RLT_SLOW ssize_t sendfile_slow(int out, int in, off_t *off, size_t count)
 		return real_sendfile(out, in, off, count);
 	if (rlt_pre_is_dgram(e)) {
 		struct rlt__ticket t;
-		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
-		                     rlt_pre_budget_states(e), count, 1) != 0)
+		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
+		                          rlt_pre_budget_states(e), &e->peer, count, 1) != 0)
 			return rlt_pre_fail(t.err);
 		ssize_t n = real_sendfile(out, in, off, count);
 		int err = errno;
@@ -296,8 +303,8 @@ static RLT_SLOW ssize_t splice_slow(int in, loff_t *off_in, int out, loff_t *off
 	}
 	if (rlt_pre_is_dgram(e)) {
 		struct rlt__ticket t;
-		if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
-		                     rlt_pre_budget_states(e), len, 1) != 0)
+		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
+		                          rlt_pre_budget_states(e), &e->peer, len, 1) != 0)
 			return rlt_pre_fail(t.err);
 		ssize_t n = real_splice(in, off_in, out, off_out, len, flags);
 		int err = errno;

@@ -23,16 +23,15 @@
 
 /* The rules for a datagram sent to an explicit address on an unconnected socket. */
 uint32_t rlt_pre_mask_to(struct rlt_pre_fd *e, enum rlt_var var, const struct sockaddr *sa,
-                         socklen_t len)
+                         socklen_t len, struct rlt__peer *to)
 {
-	struct rlt__peer p;
-
+	to->af = 0;
 	if (!sa || e->peer.af)
 		return e->mask[var];
-	rlt__peer_from_sockaddr(&p, sa, len);
-	if (p.af == 0)
+	rlt__peer_from_sockaddr(to, sa, len);
+	if (to->af == 0)
 		return e->mask[var];
-	return rlt__match(&rlt_pre_rules, var, &p);
+	return rlt__match(&rlt_pre_rules, var, to);
 }
 
 /* ----- pieces of a message described by an iovec array ----- */
@@ -85,11 +84,11 @@ static ssize_t recv_then_charge(struct rlt_pre_fd *e, struct rlt__pace *p, rlt_p
 		/* MSG_WAITALL: data has moved, so a handler that runs ends the call with it */
 		int intr = (p->flags & RLT_PACE_WAITALL)
 		                   ? rlt__charge_wait_intr(&rlt_pre_rules, &t, RLT_VAR_RECV, p->mask,
-		                                           rlt_pre_budget_states(e), (uint64_t)n,
-		                                           done == 0, rlt__now())
+		                                           rlt_pre_budget_states(e), &e->peer,
+		                                           (uint64_t)n, done == 0, rlt__now())
 		                   : rlt__charge_wait_at(&rlt_pre_rules, &t, RLT_VAR_RECV, p->mask,
-		                                         rlt_pre_budget_states(e), (uint64_t)n,
-		                                         done == 0, rlt__now());
+		                                         rlt_pre_budget_states(e), &e->peer,
+		                                         (uint64_t)n, done == 0, rlt__now());
 		rlt__settle(&rlt_pre_rules, &t, (uint64_t)n, done == 0);
 		errno = err;
 		more = rlt__pace_after(p, piece, (uint64_t)n, intr > 0);
@@ -123,6 +122,7 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 	rlt__pace_begin(&p, &rlt_pre_rules, var, mask, total,
 	                (nonblock ? RLT_PACE_NONBLOCK : 0) | (waitall ? RLT_PACE_WAITALL : 0) |
 	                        (keep_whole ? RLT_PACE_KEEP_WHOLE : 0));
+	p.peer = &e->peer; /* a stream's remote end: what a keyed rule's key is made of */
 	if (rlt__pace_charge_after(&p))
 		return recv_then_charge(e, &p, fn, ctx);
 	do {
@@ -135,10 +135,10 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 		 * count moved, as the kernel's own blocking call would (SA_RESTART or not): a
 		 * program checks its signals between calls (Python's sendall), and must not wait
 		 * for the whole throttled transfer first. Before any data, the wait goes on. */
-		int w = done ? rlt__charge_wait_intr(&rlt_pre_rules, &t, var, mask, states, piece, 0,
-		                                     now)
-		             : rlt__charge_wait_at(&rlt_pre_rules, &t, var, mask, states, piece, 1,
-		                                   now);
+		int w = done ? rlt__charge_wait_intr(&rlt_pre_rules, &t, var, mask, states, &e->peer,
+		                                     piece, 0, now)
+		             : rlt__charge_wait_at(&rlt_pre_rules, &t, var, mask, states, &e->peer,
+		                                   piece, 1, now);
 		if (w < 0) {
 			if (done)
 				return (ssize_t)done;
@@ -169,16 +169,16 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 
 /* After a datagram arrived: charge it whole and hold it until its slot. A reject rule that
  * does not admit it fails the call and the datagram is dropped, as a policer drops a packet. */
-ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, ssize_t n, uint64_t bytes,
-                               uint64_t msgs)
+ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct rlt__peer *peer,
+                               ssize_t n, uint64_t bytes, uint64_t msgs)
 {
 	struct rlt__ticket t;
 
 	if (n < 0 || !mask)
 		return n;
 	int saved = errno;
-	if (rlt__charge_wait(&rlt_pre_rules, &t, RLT_VAR_RECV, mask, rlt_pre_budget_states(e), bytes,
-	                     msgs) != 0)
+	if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_RECV, mask, rlt_pre_budget_states(e),
+	                          peer, bytes, msgs) != 0)
 		return rlt_pre_fail(t.err);
 	rlt__settle(&rlt_pre_rules, &t, bytes, msgs);
 	errno = saved;

@@ -242,9 +242,19 @@ static inline int rlt_pre_is_dgram(const struct rlt_pre_fd *e)
 	return e->type != SOCK_STREAM;
 }
 
-/* The rules for a datagram sent to an explicit address on an unconnected socket. */
+/* The rules for a datagram sent to (or received from) an explicit address on an unconnected
+ * socket. *to: that address as a peer (af 0: none, or the socket is connected), for
+ * rlt_pre_key_peer. */
 uint32_t rlt_pre_mask_to(struct rlt_pre_fd *e, enum rlt_var var, const struct sockaddr *sa,
-                         socklen_t len);
+                         socklen_t len, struct rlt__peer *to);
+
+/* What a keyed rule keys a send or receive on (SPEC §3 `key`): the socket's peer when it is
+ * connected, else the datagram's address (`to`, from rlt_pre_mask_to; af 0: "(no address)"). */
+static inline const struct rlt__peer *rlt_pre_key_peer(const struct rlt_pre_fd *e,
+                                                       const struct rlt__peer *to)
+{
+	return e->peer.af ? &e->peer : to;
+}
 
 #define RLT_IOV_PIECE_MAX 1024 /* IOV_MAX on Linux */
 
@@ -272,8 +282,9 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
                           size_t total, int nonblock, int waitall, int keep_whole,
                           rlt_pre_piece_fn fn, void *ctx);
 
-/* After a datagram arrived (n, or -1): charge it whole and hold it until its slot. */
-ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, ssize_t n, uint64_t bytes,
-                               uint64_t msgs);
+/* After a datagram arrived (n, or -1) from `peer` (rlt_pre_key_peer): charge it whole and
+ * hold it until its slot. */
+ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct rlt__peer *peer,
+                               ssize_t n, uint64_t bytes, uint64_t msgs);
 
 #endif

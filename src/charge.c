@@ -80,8 +80,27 @@ static inline void follow_sets(struct rlt__ruleset *rs)
 }
 
 
-uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
-                        void *conn_block, rlt_ns_t now)
+/* A keyed rule's key for the call's peer (NULL: "(no address)"); key=port takes its port. */
+static inline void key_of_peer(const struct rlt__rt_rule *r, const struct rlt__peer *peer,
+                               struct rlt__key *k)
+{
+	rlt__key_of(r->rule.key, r->rule.key_prefix4, r->rule.key_prefix6, peer,
+	            peer ? peer->port : 0, k);
+}
+
+/* A keyed rule's budget is its key's: a send to one client is cut by that client's budget,
+ * not another's. */
+static uint64_t available_keyed(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
+                                const struct rlt__peer *peer, rlt_ns_t now)
+{
+	struct rlt__key k;
+
+	key_of_peer(r, peer, &k);
+	return rlt__keytab_available(r->keytab, &v->params, &k, now);
+}
+
+uint64_t rlt__available_peer(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
+                             void *conn_block, const struct rlt__peer *peer, rlt_ns_t now)
 {
 	uint64_t least = UINT64_MAX;
 
@@ -89,16 +108,23 @@ uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask
 		const struct rlt__rt_rule *r = &rs->rules[var][i];
 		const struct rlt__rule_ver *v = rlt__ver(r);
 		void *st = state_of(r, v, conn_block);
-		if (!(mask & (1u << i)) || r->rule.unit != RLT_UNIT_BYTES || !st)
+		if (!(mask & (1u << i)) || r->rule.unit != RLT_UNIT_BYTES || (!st && !r->keytab))
 			continue;
 		if (r->rule.action == RLT_ACTION_DRY_RUN)
 			continue; /* it never holds a call back, so it never cuts one either */
-		uint64_t a = r->redis ? rlt__redis_available(r->redis, now)
-		                      : rlt_available(&v->params, st, now);
+		uint64_t a = r->keytab  ? available_keyed(r, v, peer, now)
+		             : r->redis ? rlt__redis_available(r->redis, now)
+		                        : rlt_available(&v->params, st, now);
 		if (a < least)
 			least = a;
 	}
 	return least;
+}
+
+uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
+                        void *conn_block, rlt_ns_t now)
+{
+	return rlt__available_peer(rs, var, mask, conn_block, NULL, now);
 }
 
 /* Gives back what rules [0, upto) of a ticket took (a rejection further on). */
@@ -119,8 +145,7 @@ static enum rlt_verdict decide_keyed(const struct rlt__rt_rule *r, const struct 
 {
 	struct rlt__key k;
 
-	rlt__key_of(r->rule.key, r->rule.key_prefix4, r->rule.key_prefix6, peer,
-	            peer ? peer->port : 0, &k);
+	key_of_peer(r, peer, &k);
 	if (r->redis) /* each key's lease (scope_redis.c) */
 		return rlt__redis_decide_key(r->redis, &k, now, cost, mode, at, kstate);
 	return rlt__keytab_decide(r->keytab, &v->params, &k, now, cost, mode, at, kstate);
@@ -300,7 +325,7 @@ int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
 int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                      uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs)
 {
-	return rlt__charge_wait_at(rs, t, var, mask, conn_block, bytes, msgs, rlt__now());
+	return rlt__charge_wait_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, rlt__now());
 }
 
 int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
@@ -371,10 +396,10 @@ static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 }
 
 int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                        uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
-                        rlt_ns_t now)
+                        uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                        uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
-	if (charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, now) != 0)
+	if (charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, now) != 0)
 		return -1;
 	if (t->go > t->start)
 		wait_ticket(rs, t, 0);
@@ -382,10 +407,10 @@ int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt
 }
 
 int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                          uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
-                          rlt_ns_t now)
+                          uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                          uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
-	if (charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, now) != 0)
+	if (charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, now) != 0)
 		return -1;
 	if (t->go > t->start && wait_ticket(rs, t, 1) != 0)
 		return 1;

@@ -18,6 +18,7 @@ void rlt__pace_begin(struct rlt__pace *p, const struct rlt__ruleset *rs, enum rl
 	p->total = total;
 	p->done = 0;
 	p->rejects = 0;
+	p->peer = NULL;
 	if ((flags & RLT_PACE_KEEP_WHOLE) && var == RLT_VAR_SEND &&
 	    total <= rlt__whole(rs, var, mask, nonblock)) {
 		/* the common case, first: a send that conforms goes whole, with nothing else read */
@@ -37,7 +38,7 @@ void rlt__pace_begin(struct rlt__pace *p, const struct rlt__ruleset *rs, enum rl
 uint64_t rlt__pace_piece_budget(const struct rlt__pace *p, struct rlt__ruleset *rs, void *states,
                                 rlt_ns_t now, uint64_t piece)
 {
-	uint64_t a = rlt__available(rs, p->var, p->mask, states, now);
+	uint64_t a = rlt__available_peer(rs, p->var, p->mask, states, p->peer, now);
 
 	if (p->var == RLT_VAR_RECV) {
 		/* What trickled in during the last call is not worth a call of its own: taking it

@@ -50,6 +50,9 @@ struct rlt__pace {
 	uint64_t total;           /* bytes the program asked for */
 	uint64_t done;            /* bytes moved so far */
 	uint64_t piece_max;       /* the most one real call moves (rlt__piece, or all when whole) */
+	/* Whose budget a keyed rule cuts a piece by (rlt__available_peer): the socket's peer,
+	 * set by the front after rlt__pace_begin (which sets NULL: "(no address)"). */
+	const struct rlt__peer *peer;
 };
 
 /*

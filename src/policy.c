@@ -240,9 +240,6 @@ const char *rlt__rule_unsupported(const struct rlt_rule *r)
 	if (r->key != RLT_KEY_NONE && r->var == RLT_VAR_CONNS && r->scope == RLT_SCOPE_SHARED)
 		return "RLT_CONNS with key= is supported in scope=process only by this build (a "
 		       "count per key in a shared segment is not built yet)";
-	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNECT && r->var != RLT_VAR_ACCEPT &&
-	    r->var != RLT_VAR_CONNS)
-		return "key= is supported on RLT_CONNECT, RLT_ACCEPT and RLT_CONNS only by this build";
 	/* keytab.h: a key's state is reset by one store, which a lock-holding engine's is not */
 	if (r->key != RLT_KEY_NONE && r->var != RLT_VAR_CONNS && r->algo != RLT_ALGO_TOKEN &&
 	    r->algo != RLT_ALGO_LEAKY && r->algo != RLT_ALGO_FIXED_WINDOW)
@@ -262,9 +259,6 @@ const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r)
 {
 	const char *why = rlt__rule_unsupported(r);
 
-	if (!why && r->key != RLT_KEY_NONE && (r->var == RLT_VAR_SEND || r->var == RLT_VAR_RECV))
-		why = "key= on RLT_SEND and RLT_RECV is not supported under --seccomp by this build "
-		      "(the preload only)";
 	return why;
 }
 

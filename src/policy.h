@@ -220,9 +220,12 @@ int rlt__always_admits(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t
 /* Whether any rule of var in mask rejects rather than delays. */
 int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
 
-/* Units a call under `mask` could take at once now (the least over the byte rules). */
+/* Units a call under `mask` could take at once now (the least over the byte rules). A keyed
+ * rule's are those of the key of `peer` (as for rlt__charge_wait_peer; rlt__available: NULL). */
 uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
                         void *conn_block, rlt_ns_t now);
+uint64_t rlt__available_peer(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
+                             void *conn_block, const struct rlt__peer *peer, rlt_ns_t now);
 
 /* A charge taken against every rule in a mask, to be settled after the real call. */
 struct rlt__ticket {
@@ -250,30 +253,33 @@ struct rlt__ticket {
  */
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                 uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs);
-
-/* rlt__charge_wait for a call whose rules may have key= (SPEC §3): `peer` is what the key is
- * made of, its address the remote one and its port the one key=port takes (the remote port; for
- * accept, the local, listening one). NULL: no address known (such calls share one key). The
- * other charge functions pass NULL. rlt__charge_peer is rlt__charge so (the supervisor's). */
+/* rlt__charge for a call whose rules may have key=: `peer` as for rlt__charge_wait_peer. */
 int rlt__charge_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                      uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                      uint64_t bytes, uint64_t msgs);
+
+/* rlt__charge_wait for a call whose rules may have key= (SPEC §3): `peer` is what the key is
+ * made of, its address the remote one and its port the one key=port takes (the remote port; for
+ * accept, the local, listening one; for send and receive, the remote address of the socket or
+ * of the datagram). NULL: no address known (such calls share one key). rlt__charge and
+ * rlt__charge_wait pass NULL. */
 int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                           uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                           uint64_t bytes, uint64_t msgs);
 
 /* rlt__charge, then sleep until the call may go. The _at form takes the clock reading the
- * caller already made (one clock read per call on the hot path, not two). */
+ * caller already made (one clock read per call on the hot path, not two), and the peer of a
+ * send or receive (as for rlt__charge_wait_peer). */
 int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                      uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs);
 int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                        uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
-                        rlt_ns_t now);
+                        uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                        uint64_t bytes, uint64_t msgs, rlt_ns_t now);
 /* rlt__charge_wait_at, but a signal handler that runs during the wait ends it: returns 1 then,
  * the charge taken (settle it as for a call that moved what it moved, 0 if nothing). */
 int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                          uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs,
-                          rlt_ns_t now);
+                          uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                          uint64_t bytes, uint64_t msgs, rlt_ns_t now);
 
 /* How long a delayed call sleeps at most before it looks for a set that moved its go time. */
 #define RLT_SET_SLICE_NS (5 * 1000 * 1000ull)

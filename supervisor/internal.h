@@ -149,7 +149,8 @@ struct rlt_sup_job {
 	uint64_t off_addr;      /* OP_SENDFILE: the program's offset argument (0: the file's own) */
 	struct rlt__peer apeer; /* OP_ACCEPT: its remote end */
 	struct rlt__peer kpeer; /* what key= rules key it on (rlt__charge_peer): the socket's peer,
-	                         * or an accepted connection's with the listening port */
+	                         * a datagram's address, or an accepted connection's with the
+	                         * listening port */
 
 	/* scheduling */
 	rlt_ns_t deadline;      /* timer heap key */

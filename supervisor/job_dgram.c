@@ -62,8 +62,10 @@ void rlt_sup_step_dgram_recv(struct rlt_sup *s, struct rlt_sup_job *j)
 		if (!j->sock->peer.af && sl > 0) {
 			struct rlt__peer p;
 			rlt__peer_from_sockaddr(&p, (struct sockaddr *)&ss, sl);
-			if (p.af)
+			if (p.af) {
 				j->mask = rlt__match(s->rs, RLT_VAR_RECV, &p);
+				j->kpeer = p;
+			}
 		}
 		if (!j->mask) {
 			rlt_sup_notif_continue(s->notify_fd, j->id);

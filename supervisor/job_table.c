@@ -271,7 +271,10 @@ void rlt_sup_job_settle(struct rlt_sup_job *j, uint64_t bytes, uint64_t msgs)
 
 int rlt_sup_job_piece_charge(struct rlt_sup *s, struct rlt_sup_job *j)
 {
-	uint64_t piece = rlt__pace_piece(&j->pace, j->proc->rs, j->sock->conn_block, rlt__now());
+	uint64_t piece;
+
+	j->pace.peer = &j->kpeer; /* set here, once for every kind of paced job */
+	piece = rlt__pace_piece(&j->pace, j->proc->rs, j->sock->conn_block, rlt__now());
 	int rc = rlt_sup_job_buf(j, piece) != 0 ? -ENOMEM : 0;
 
 	/* charged after: a receive that waits for data holding no reservation */
@@ -339,7 +342,8 @@ struct rlt_sup_job *rlt_sup_job_new(struct rlt_sup *s, const struct seccomp_noti
 	p->jobs++;
 	j->fd = fd;
 	j->sock = rlt_sup_sock_hold(k);
-	j->kpeer = k->peer; /* as the call found it (a connect's: the address it asked for) */
+	if (k) /* as the call found it (a connect's: the address it asked for) */
+		j->kpeer = k->peer;
 	j->op = op;
 	j->var = var;
 	j->mask = mask;

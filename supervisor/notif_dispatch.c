@@ -233,8 +233,10 @@ static void on_send(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 	if (k->type != SOCK_STREAM && !k->peer.af && tolen) {
 		struct rlt__peer pe;
 		rlt__peer_from_sockaddr(&pe, (struct sockaddr *)&to, tolen);
-		if (pe.af)
+		if (pe.af) {
 			j->mask = rlt__match(s->rs, RLT_VAR_SEND, &pe);
+			j->kpeer = pe;
+		}
 	}
 	/* TOCTOU: the address and lengths we read are only acted on for a live call */
 	if (!j->mask || !rlt_sup_notif_valid(s->notify_fd, req->id)) {

@@ -39,7 +39,7 @@ static double run(struct rlt__ruleset *rs)
 	for (int k = 0; k < ROUNDS; k++) {
 		rlt_ns_t now = rlt__now(), t0 = now;
 		for (uint64_t i = 0; i < CALLS; i++) {
-			if (rlt__charge_wait_at(rs, &t, RLT_VAR_SEND, 1, NULL, 1, 0, now) != 0)
+			if (rlt__charge_wait_at(rs, &t, RLT_VAR_SEND, 1, NULL, NULL, 1, 0, now) != 0)
 				abort();
 			rlt__settle(rs, &t, 1, 0);
 		}

@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "clock.h"
 #include "keytab.h"
+#include "pacing.h"
 #include "policy.h"
 #include "stats.h"
 #include "wait.h"
@@ -198,6 +199,49 @@ static void keyed_charge(void **s)
 	assert_int_equal(atomic_load(&kt->a->tracked), 5);
 }
 
+/* key=peer on a send: a key's budget is its own in what a piece may take (rlt__available_peer,
+ * rlt__pace_piece), in the charge and in the settle; a call with no address has a key of its
+ * own. 1000 B/h refills a byte in 3.6 s: a figure may gain one byte while the test runs. */
+static void keyed_send_available(void **s)
+{
+	struct rlt__peer a = peer4(2), b = peer4(3);
+	struct rlt__ticket t;
+	struct rlt__pace p;
+	(void)s;
+	load("1000B/h burst=3000 key=peer", NULL);
+	assert_non_null(rs.rules[RLT_VAR_SEND][0].keytab);
+	assert_int_equal(rlt__available_peer(&rs, RLT_VAR_SEND, 0x1, NULL, &a, rlt__now()), 3000);
+	assert_int_equal(rlt__charge_peer(&rs, &t, RLT_VAR_SEND, 0x1, NULL, &a, 2500, 1), 0);
+	assert_int_equal(t.go, t.start);
+	rlt__settle(&rs, &t, 2000, 1); /* a short send: 500 go back to a */
+	assert_in_range(rlt__available_peer(&rs, RLT_VAR_SEND, 0x1, NULL, &a, rlt__now()), 1000,
+	                1001);
+	assert_int_equal(rlt__available_peer(&rs, RLT_VAR_SEND, 0x1, NULL, &b, rlt__now()), 3000);
+	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, rlt__now()), 3000);
+	/* a non-blocking send in pieces sends what its key's budget allows (a piece is 256) */
+	rlt__pace_begin(&p, &rs, RLT_VAR_SEND, 0x1, 2500, RLT_PACE_NONBLOCK);
+	p.peer = &a;
+	assert_in_range(rlt__pace_piece(&p, &rs, NULL, rlt__now()), 1000, 1001);
+	p.peer = &b;
+	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, rlt__now()), 2500);
+	/* the same through the blocking charge a stream send makes: b's full budget, a's waits */
+	assert_int_equal(rlt__charge_wait_at(&rs, &t, RLT_VAR_SEND, 0x1, NULL, &b, 3000, 1,
+	                                     rlt__now()), 0);
+	assert_int_equal(t.go, t.start);
+	rlt__settle(&rs, &t, 3000, 1);
+	assert_int_equal(rlt__charge_peer(&rs, &t, RLT_VAR_SEND, 0x1, NULL, &a, 2000, 1), 0);
+	assert_true(t.go > t.start + 3000 * NS_S);
+	rlt__settle(&rs, &t, 0, 0);
+	/* key=port: the remote port makes the key */
+	load("1000B/h burst=3000 key=port", NULL);
+	struct rlt__peer a81 = a;
+	a81.port = 81;
+	assert_int_equal(rlt__charge_peer(&rs, &t, RLT_VAR_SEND, 0x1, NULL, &a, 3000, 1), 0);
+	rlt__settle(&rs, &t, 3000, 1);
+	assert_in_range(rlt__available_peer(&rs, RLT_VAR_SEND, 0x1, NULL, &b, rlt__now()), 0, 1);
+	assert_int_equal(rlt__available_peer(&rs, RLT_VAR_SEND, 0x1, NULL, &a81, rlt__now()), 3000);
+}
+
 /* action=dry-run: never waits nor fails; counts what delay would have waited (each call its
  * part of the budget's lag) and what reject would have refused; never cuts a send. */
 static void dry_run_counts(void **s)
@@ -267,6 +311,7 @@ int main(void)
 		cmocka_unit_test(conns_reject),
 		cmocka_unit_test(conns_delay_waits_for_a_close),
 		cmocka_unit_test(keyed_charge),
+		cmocka_unit_test(keyed_send_available),
 		cmocka_unit_test(dry_run_counts),
 		cmocka_unit_test(stats_json),
 	};

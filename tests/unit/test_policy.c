@@ -175,11 +175,11 @@ static void unsupported_and_bad(void **s)
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "needs a unit"));
 	/* parsed but not built yet: refused at load, never accepted and ignored */
-	v[2] = "1MiB/s key=peer";
+	v[2] = "1MiB/s key=peer algo=sliding-window";
 	memset(&rs, 0, sizeof rs);
 	assert_int_equal(rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err), -ENOTSUP);
-	assert_non_null(strstr(err.msg, "RLT_SEND=\"1MiB/s key=peer\": key= is supported on "
-	                                  "RLT_CONNECT, RLT_ACCEPT and RLT_CONNS only"));
+	assert_non_null(strstr(err.msg, "RLT_SEND=\"1MiB/s key=peer algo=sliding-window\": key= is "
+	                                  "supported with algo=token, leaky or fixed-window only"));
 	v[2] = NULL;
 	v[4] = "2 action=dry-run"; /* built: a count that never refuses */
 	memset(&rs, 0, sizeof rs);

@@ -322,11 +322,11 @@ static void a_request_applies_at_the_tick(void **s)
 	assert_int_equal(rlt__ctl_request(rlt__pub_ctl(rs.pub), RLT_VAR_SEND, -1,
 	                                  "100B/s burst=100", 0, &e),
 	                 1);
-	assert_int_equal(rlt__charge_wait_at(&rs, &t, RLT_VAR_SEND, 1, NULL, 1, 0, now), 0);
+	assert_int_equal(rlt__charge_wait_at(&rs, &t, RLT_VAR_SEND, 1, NULL, NULL, 1, 0, now), 0);
 	rlt__settle(&rs, &t, 1, 0);
 	assert_ptr_equal(rlt__ver(&rs.rules[RLT_VAR_SEND][0]), v0);
 	now += RLT_PUB_CHECK_NS;
-	assert_int_equal(rlt__charge_wait_at(&rs, &t, RLT_VAR_SEND, 1, NULL, 1, 0, now), 0);
+	assert_int_equal(rlt__charge_wait_at(&rs, &t, RLT_VAR_SEND, 1, NULL, NULL, 1, 0, now), 0);
 	rlt__settle(&rs, &t, 1, 0);
 	assert_ptr_not_equal(rlt__ver(&rs.rules[RLT_VAR_SEND][0]), v0);
 	assert_string_equal(rs.rules[RLT_VAR_SEND][0].rule.text, "100B/s burst=100");

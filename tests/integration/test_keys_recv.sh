@@ -1,0 +1,33 @@
+#!/bin/bash
+# fronts: preload seccomp
+# matrix-only: seccomp (slow; the supervisor's keyed charge, the job's kpeer, runs in test_keys_send and test_keys_udp: make matrix runs this one)
+# Issue 11, SPEC §3 `key` on RLT_RECV: a python3 receiver throttled with RLT_RECV="1MiB/s
+# key=peer" takes two 3 MiB uploads at once, from 127.0.0.2 and 127.0.0.3. Each is read at its
+# own 1 MiB/s (+-15%, measured after its 1 MiB burst, over ~2 s): independent budgets (the two
+# together > 1.6 MiB/s, where one shared budget would give them 1 MiB/s). Every byte arrives
+# (sha256).
+. "$(dirname "$0")/lib.sh"
+need_lib
+need_cmd python3
+IO=$ITEST_DIR/keys_io.py
+MIB=1048576
+head -c $((3 * MIB)) /dev/urandom >"$T/file"
+mkdir "$T/in"
+RLT_RECV="1MiB/s key=peer" bg sink throttled python3 "$IO" sink "$T/port" "$T/in" 2 $MIB
+spid=$LAST_PID
+wait_file "$T/port"
+port=$(cat "$T/port")
+for a in 2 3; do
+	bg "put$a" python3 "$IO" put "$port" "127.0.0.$a" "$T/file"
+done
+wait_pid "$spid" 15 || { show "$T/sink.out" "$T/sink.err" "$T/put2.err" "$T/put3.err"; fail "receiver did not finish"; }
+sum=0
+for a in 2 3; do
+	out=$(grep "addr=127.0.0.$a " "$T/sink.out")
+	[ -n "$out" ] || { show "$T/sink.out" "$T/sink.err"; fail "no upload from 127.0.0.$a"; }
+	sha256_eq "$T/file" "$T/in/127.0.0.$a"
+	bytes=$(kv bytes "$out"); span=$(kv span_ns "$out")
+	MIN_SPAN_S=1.6 assert_rate "127.0.0.$a upload" $((bytes - MIB)) "$span" $MIB 0.85 1.15
+	sum=$(calc "$sum + ($bytes - $MIB) * 1e9 / $span")
+done
+assert_ge "the two uploads together (B/s): independent budgets" $((MIB * 16 / 10)) "$sum"
