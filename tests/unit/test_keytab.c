@@ -561,11 +561,38 @@ static void test_shared_dead_holder(void **s)
 	munmap(base, bytes);
 }
 
+/* rlt__key_of's word masks against a byte-by-byte cut of the prefix, for every prefix of
+ * both families: the same key words (so formats and Redis names stay as they were). */
+static void test_key_of_prefixes(void **s)
+{
+	struct rlt__peer p = {.af = AF_INET6};
+	(void)s;
+	for (unsigned b = 0; b < 16; b++)
+		p.addr[b] = (uint8_t)(0xa5 ^ (b * 37));
+	for (int fam = 0; fam < 2; fam++) {
+		unsigned max = fam ? 128 : 32;
+		p.af = fam ? AF_INET6 : AF_INET;
+		for (unsigned bits = 0; bits <= max; bits++) {
+			uint8_t a[16] = {0};
+			struct rlt__key k, want;
+			memcpy(a, p.addr, (bits + 7) / 8);
+			if (bits % 8)
+				a[bits / 8] &= (uint8_t)(0xff00u >> (bits % 8));
+			want.w[0] = fam ? RLT_KEYKIND_V6 : RLT_KEYKIND_V4;
+			memcpy(&want.w[1], a, 8);
+			memcpy(&want.w[2], a + 8, 8);
+			rlt__key_of(RLT_KEY_PEER, fam ? 32 : bits, fam ? bits : 128, &p, 0, &k);
+			assert_memory_equal(&k, &want, sizeof k);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memory_stated),
 		cmocka_unit_test(test_key_of),
+		cmocka_unit_test(test_key_of_prefixes),
 		cmocka_unit_test(test_independent),
 		cmocka_unit_test(test_replacement),
 		cmocka_unit_test(test_eviction_bound),
