@@ -374,15 +374,18 @@ static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 	/* a set reaches a process only through its page or a shared segment: without either,
 	 * one sleep to the slot, not a wake-up every slice */
 	rlt_ns_t slice = rs->pub || rs->nshared ? RLT_SET_SLICE_NS : RLT_NS_NEVER;
+	struct rlt__intr_wait iw;
 	int rc = 0;
 
+	if (intr)
+		rlt__intr_begin(&iw);
 	for (;;) {
 		rlt_ns_t now = rlt__now();
 		if (now >= t->go)
 			break;
 		rlt_ns_t until = t->go - now > slice ? now + slice : t->go;
 		if (intr) {
-			if (rlt__sleep_until_intr(until) != 0) {
+			if (rlt__intr_sleep(&iw, until) != 0) {
 				rc = 1;
 				break;
 			}
@@ -391,6 +394,8 @@ static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 		}
 		rlt__ticket_refresh(rs, t);
 	}
+	if (intr && rlt__intr_end(&iw))
+		rc = 1;
 	rlt__charge_waiting_end(rs, t, counted);
 	return rc;
 }

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,16 +34,53 @@ void rlt__sleep_until(rlt_ns_t at)
 	errno = saved;
 }
 
-int rlt__sleep_until_intr(rlt_ns_t at)
-{
-	int saved = errno, rc;
-	struct timespec ts = ts_of(at);
+/* The kernel's signal set is 64 bits (rt_sigprocmask and ppoll take its size). */
+#define KSET_SIZE 8
 
-	/* clock_nanosleep is never restarted after a handler, SA_RESTART or not: EINTR here
-	 * means a handler ran */
-	rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+void rlt__intr_begin(struct rlt__intr_wait *w)
+{
+	uint64_t all = ~0ull;
+
+	w->old = 0;
+	/* raw system calls: the wrappers' sets are glibc's 1024-bit ones */
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &w->old, KSET_SIZE);
+}
+
+int rlt__intr_sleep(struct rlt__intr_wait *w, rlt_ns_t at)
+{
+	int saved = errno;
+	rlt_ns_t now = rlt__now();
+	rlt_ns_t left = at > now ? at - now : 0;
+	struct timespec ts = ts_of(left);
+	long rc = syscall(SYS_ppoll, NULL, 0, &ts, &w->old, KSET_SIZE);
+	int intr = rc < 0 && errno == EINTR;
+
 	errno = saved;
-	return rc == EINTR ? -EINTR : 0;
+	return intr ? -EINTR : 0;
+}
+
+int rlt__intr_end(struct rlt__intr_wait *w)
+{
+	int saved = errno, ran = 0;
+	uint64_t pending = 0;
+
+	if (syscall(SYS_rt_sigpending, &pending, KSET_SIZE) == 0) {
+		pending &= ~w->old;
+		/* a pending signal the thread lets in runs its handler at the restore below; one
+		 * with no handler (ignored, or a default that ignores) ends nothing */
+		for (int sig = 1; sig <= 64 && pending; sig++) {
+			struct sigaction sa;
+			if (!(pending & (1ull << (sig - 1))))
+				continue;
+			pending &= ~(1ull << (sig - 1));
+			if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+			    sa.sa_handler != SIG_IGN)
+				ran = 1;
+		}
+	}
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &w->old, NULL, KSET_SIZE);
+	errno = saved;
+	return ran;
 }
 
 int rlt__wait_change(_Atomic uint32_t *word, uint32_t val, rlt_ns_t deadline, int shared)

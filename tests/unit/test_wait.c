@@ -126,28 +126,56 @@ static void sleep_until_the_same_instant(void **s)
 	fake_sleep = 0;
 }
 
-/* The interruptible sleep: one call to the same absolute instant; a handler that ran (EINTR)
- * ends it with -EINTR, anything else with 0; errno as it was. */
-static void sleep_until_intr_once(void **s)
+static volatile sig_atomic_t intr_handled;
+static void on_usr1(int sig)
 {
-	static const int rets[] = {EINTR, 0, EINVAL};
-	static const int want[] = {-EINTR, 0, 0};
+	(void)sig;
+	intr_handled++;
+}
 
+/* The interruptible wait in sleeps: a signal that comes between two sleeps (here: raised while
+ * the thread runs, between begin and the sleep) is held and ends the next sleep; one that comes
+ * after the last sleep is found at the end, whose restore runs its handler; an ignored one ends
+ * nothing; the thread's mask is back afterwards. (A plain sleep after a handler that ran
+ * outside it would wait its whole length: the call would go on to its end.) */
+static void intr_wait_holds_signals(void **s)
+{
+	struct sigaction sa = {.sa_handler = on_usr1}, old1, old2;
+	struct rlt__intr_wait w;
+	sigset_t before, after;
 	(void)s;
-	fake_sleep = 1;
-	fake_calls = 0;
-	for (int i = 0; i < 3; i++) {
-		expect_value(__wrap_clock_nanosleep, clk, CLOCK_MONOTONIC);
-		expect_value(__wrap_clock_nanosleep, flags, TIMER_ABSTIME);
-		expect_value(__wrap_clock_nanosleep, req->tv_sec, 5);
-		expect_value(__wrap_clock_nanosleep, req->tv_nsec, 999999999);
-		will_return(__wrap_clock_nanosleep, rets[i]);
-		errno = EDOM;
-		assert_int_equal(rlt__sleep_until_intr(6 * SEC - 1), want[i]);
-		assert_int_equal(errno, EDOM);
-		assert_int_equal(fake_calls, i + 1);
-	}
-	fake_sleep = 0;
+
+	sigaction(SIGUSR1, &sa, &old1);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGUSR2, &sa, &old2);
+	pthread_sigmask(SIG_SETMASK, NULL, &before);
+	intr_handled = 0;
+
+	rlt__intr_begin(&w);
+	raise(SIGUSR1); /* between sleeps: held, its handler not run yet */
+	assert_int_equal(intr_handled, 0);
+	rlt_ns_t t0 = rlt__now();
+	assert_int_equal(rlt__intr_sleep(&w, t0 + 5 * SEC), -EINTR);
+	assert_true(rlt__now() - t0 < 2 * SEC); /* ended by it, not by the clock */
+	assert_int_equal(intr_handled, 1);
+	assert_int_equal(rlt__intr_end(&w), 0); /* nothing more came */
+
+	rlt__intr_begin(&w);
+	assert_int_equal(rlt__intr_sleep(&w, rlt__now() + 10 * MS), 0);
+	raise(SIGUSR1); /* after the last sleep */
+	assert_int_equal(intr_handled, 1);
+	assert_int_equal(rlt__intr_end(&w), 1);
+	assert_int_equal(intr_handled, 2); /* run by the restore */
+
+	rlt__intr_begin(&w);
+	raise(SIGUSR2); /* ignored: ends nothing */
+	assert_int_equal(rlt__intr_end(&w), 0);
+
+	pthread_sigmask(SIG_SETMASK, NULL, &after);
+	assert_int_equal(sigismember(&after, SIGUSR1), sigismember(&before, SIGUSR1));
+	assert_int_equal(sigismember(&after, SIGALRM), sigismember(&before, SIGALRM));
+	sigaction(SIGUSR1, &old1, NULL);
+	sigaction(SIGUSR2, &old2, NULL);
 }
 
 static void sleep_until_real(void **s)
@@ -361,8 +389,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sleep_until_the_same_instant),
-		cmocka_unit_test(sleep_until_intr_once),
 		cmocka_unit_test(sleep_until_real),
+		cmocka_unit_test(intr_wait_holds_signals),
 		cmocka_unit_test(sleep_until_through_signals),
 		cmocka_unit_test(wait_change_already_changed),
 		cmocka_unit_test(wait_change_woken),
