@@ -102,6 +102,24 @@ static int same_text_before(const struct rlt_cli_proc *p, unsigned k)
 	return 0;
 }
 
+/* A sample's name and its rule's labels, the brace left open: pid, var, rule, and an `index`
+ * when a rule of the same variable before it reads the same (dup: known already, -1: ask). */
+static void rule_labels(FILE *f, const char *name, const char *pid, const struct rlt_cli_proc *pr,
+                        unsigned k, int dup)
+{
+	const struct rlt__pub_rule *r = &pr->rules[k];
+
+	fprintf(f, "%s{", name);
+	prom_label(f, "pid", pid, 1);
+	prom_label(f, "var", rlt_var_name(r->var), 0);
+	prom_label(f, "rule", r->params.text, 0);
+	if (dup < 0 ? same_text_before(pr, k) : dup) {
+		char idx[16];
+		snprintf(idx, sizeof idx, "%u", r->index);
+		prom_label(f, "index", idx, 0);
+	}
+}
+
 /* The busiest keys of keyed rules (RLT_PUB_BUSIEST per rule at most): one family per figure,
  * a `key` label on each sample. which: 0 units, 1 would-delay seconds, 2 would-reject (the last
  * two for action=dry-run rules only). */
@@ -127,15 +145,7 @@ static void prom_keys(FILE *f, const struct rlt_cli_snap *sn, const unsigned cha
 			    (which && r->params.action != RLT_ACTION_DRY_RUN))
 				continue;
 			for (unsigned j = 0; j < r->nbusy; j++) {
-				fprintf(f, "%s{", names[which]);
-				prom_label(f, "pid", pid, 1);
-				prom_label(f, "var", rlt_var_name(r->var), 0);
-				prom_label(f, "rule", r->params.text, 0);
-				if (dup ? dup[at + k] : same_text_before(pr, k)) {
-					char idx[16];
-					snprintf(idx, sizeof idx, "%u", r->index);
-					prom_label(f, "index", idx, 0);
-				}
+				rule_labels(f, names[which], pid, pr, k, dup ? dup[at + k] : -1);
 				prom_label(f, "key", r->busy[j].key, 0);
 				if (which == 0)
 					fprintf(f, "} %llu\n", (unsigned long long)r->busy[j].units);
@@ -174,15 +184,7 @@ static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 				const struct rlt__pub_rule *r = &pr->rules[k];
 				if (r->var >= RLT_VAR_COUNT || r->params_torn)
 					continue; /* a malformed record: nothing true to say */
-				fprintf(f, "%s{", fa->name);
-				prom_label(f, "pid", pid, 1);
-				prom_label(f, "var", rlt_var_name(r->var), 0);
-				prom_label(f, "rule", r->params.text, 0);
-				if (dup ? dup[at + k] : same_text_before(pr, k)) {
-					char idx[16];
-					snprintf(idx, sizeof idx, "%u", r->index);
-					prom_label(f, "index", idx, 0);
-				}
+				rule_labels(f, fa->name, pid, pr, k, dup ? dup[at + k] : -1);
 				fputs("} ", f);
 				prom_value(f, r, fa->field);
 				fputc('\n', f);

@@ -110,7 +110,7 @@ uint64_t rlt__available_peer(struct rlt__ruleset *rs, enum rlt_var var, uint32_t
 		void *st = state_of(r, v, conn_block);
 		if (!(mask & (1u << i)) || r->rule.unit != RLT_UNIT_BYTES || (!st && !r->keytab))
 			continue;
-		if (r->rule.action == RLT_ACTION_DRY_RUN)
+		if (v->action == RLT_ACTION_DRY_RUN)
 			continue; /* it never holds a call back, so it never cuts one either */
 		uint64_t a = r->keytab  ? available_keyed(r, v, peer, now)
 		             : r->redis ? rlt__redis_available(r->redis, now)
@@ -309,17 +309,11 @@ int rlt__charge_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	return charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, rlt__now());
 }
 
-static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
-
 int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                           uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                           uint64_t bytes, uint64_t msgs)
 {
-	if (charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, rlt__now()) != 0)
-		return -1;
-	if (t->go > t->start)
-		wait_ticket(rs, t, 0);
-	return 0;
+	return rlt__charge_wait_at(rs, t, var, mask, conn_block, peer, bytes, msgs, rlt__now());
 }
 
 int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,

@@ -273,6 +273,24 @@ static int check_supported(const struct rlt_rule *r, struct rlt_error *err)
 	return -ENOTSUP;
 }
 
+/* Rule r's table of keys in process memory, for params p (NULL: counts or leases). Seeded at
+ * load so that clients cannot aim their addresses at one set; each key's units (the busiest
+ * keys) counted with statistics on (RLT_STATS here, the page at rlt__pub_create). */
+static int new_keytab(struct rlt__ruleset *rs, struct rlt__rt_rule *r, const struct rlt_params *p,
+                      struct rlt_error *err)
+{
+	r->keytab = rlt__keytab_new(p, r->rule.keys, rlt__now() ^ (uint64_t)(uintptr_t)r,
+	                            rs->stats_on);
+	if (!r->keytab) {
+		snprintf(err->msg, sizeof err->msg,
+		         "%s=\"%.300s\": no memory for the table of %u keys (%zu bytes)",
+		         rlt_var_name(r->rule.var), r->rule.text, (unsigned)r->rule.keys,
+		         rlt__keytab_bytes(r->rule.keys));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct rlt_error *err)
 {
 	enum rlt_var v = rule->var;
@@ -308,7 +326,7 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 		} else if (rule->key != RLT_KEY_NONE) {
 			/* the segment holds the table; `rlthrottle set` leaves a keyed segment alone,
 			 * so there is no set to follow */
-			r->keytab = rlt__keytab_attach(r->v0.state, &r->rule.params, rule->keys,
+			r->keytab = rlt__keytab_attach(r->v0.state, &r->v0.params, rule->keys,
 			                               rs->stats_on);
 			r->v0.state = NULL;
 			if (!r->keytab) {
@@ -318,7 +336,6 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 				         rlt_var_name(v), rule->text, rule->scope_name);
 				return -ENOMEM;
 			}
-			r->keytab->mirror = (struct rlt__stats *const *)&r->st;
 		} else {
 			/* a set made before this process came follows at its first call */
 			r->shm = rlt__shm_hdr_of(r->v0.state);
@@ -329,37 +346,19 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 		if (rc)
 			return rc;
 		if (rule->key != RLT_KEY_NONE) {
-			/* each key's lease: no params (Redis holds the budget), units kept per key
-			 * for the busiest keys only with RLT_STATS */
-			r->keytab = rlt__keytab_new(NULL, rule->keys,
-			                            rlt__now() ^ (uint64_t)(uintptr_t)r, rs->stats_on);
-			if (!r->keytab) {
-				snprintf(err->msg, sizeof err->msg,
-				         "%s=\"%.300s\": no memory for the table of %u keys (%zu bytes)",
-				         rlt_var_name(v), rule->text, (unsigned)rule->keys,
-				         rlt__keytab_bytes(rule->keys));
-				return -ENOMEM;
-			}
-			r->keytab->mirror = (struct rlt__stats *const *)&r->st;
+			/* each key's lease: no params (Redis holds the budget) */
+			rc = new_keytab(rs, r, NULL, err);
+			if (rc)
+				return rc;
 			rc = rlt__redis_keyed(r->redis, r->keytab, err);
 			if (rc)
 				return rc;
 		}
 	} else if (rule->key != RLT_KEY_NONE) {
-		/* Seeded at load so that clients cannot aim their addresses at one set. */
-		/* RLT_CONNS: a count per key, no engine. Each key's units (the busiest keys) are
-		 * counted with statistics on (RLT_STATS here, the page at rlt__pub_create). */
-		r->keytab = rlt__keytab_new(v == RLT_VAR_CONNS ? NULL : &r->rule.params, rule->keys,
-		                            rlt__now() ^ (uint64_t)(uintptr_t)r,
-		                            rs->stats_on);
-		if (!r->keytab) {
-			snprintf(err->msg, sizeof err->msg,
-			         "%s=\"%.300s\": no memory for the table of %u keys (%zu bytes)",
-			         rlt_var_name(v), rule->text, (unsigned)rule->keys,
-			         rlt__keytab_bytes(rule->keys));
-			return -ENOMEM;
-		}
-		r->keytab->mirror = (struct rlt__stats *const *)&r->st;
+		/* RLT_CONNS: a count per key, no engine */
+		rc = new_keytab(rs, r, v == RLT_VAR_CONNS ? NULL : &r->v0.params, err);
+		if (rc)
+			return rc;
 	} else if (v != RLT_VAR_CONNS) {
 		size_t size = rlt_state_size(&rule->params);
 		if (rule->scope == RLT_SCOPE_CONNECTION) {
@@ -377,6 +376,8 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 		}
 	}
 	if (r->keytab) {
+		/* the key counts go where the rule counts (its page, once it has one) */
+		r->keytab->mirror = (struct rlt__stats *const *)&r->st;
 		rs->nkeyed++;
 		if (rule->action == RLT_ACTION_DRY_RUN && v != RLT_VAR_CONNS) {
 			r->keydry = rlt__map_anon((size_t)rule->keys * sizeof *r->keydry);

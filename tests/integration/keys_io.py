@@ -140,21 +140,29 @@ def udp_sink(portfile, n, addrs):
     report(seen)
 
 
-def udp_send(dests, n, rate):
-    """One socket, unconnected: the destinations take turns (the key is each datagram's)."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    dests = [(d.split(":")[0], int(d.split(":")[1])) for d in dests]
+def paced(n, rate, send_round):
+    """send_round(i) for i in 0..n-1, rate rounds a second, until DEADLINE."""
     gap = 1.0 / rate
     nxt = time.monotonic()
     for i in range(n):
-        for d in dests:
-            s.sendto(b"d%05d" % i, d)
+        send_round(i)
         nxt += gap
         d = nxt - time.monotonic()
         if d > 0:
             time.sleep(d)
         if time.monotonic() > DEADLINE:
             break
+
+
+def udp_send(dests, n, rate):
+    """One socket, unconnected: the destinations take turns (the key is each datagram's)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    dests = [(d.split(":")[0], int(d.split(":")[1])) for d in dests]
+
+    def round_(i):
+        for d in dests:
+            s.sendto(b"d%05d" % i, d)
+    paced(n, rate, round_)
 
 
 def udp_blast(port, srcs, n, rate):
@@ -163,17 +171,11 @@ def udp_blast(port, srcs, n, rate):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.bind((a, 0))
         socks.append(s)
-    gap = 1.0 / rate
-    nxt = time.monotonic()
-    for i in range(n):
+
+    def round_(i):
         for s in socks:
             s.sendto(b"d%05d" % i, ("127.0.0.1", port))
-        nxt += gap
-        d = nxt - time.monotonic()
-        if d > 0:
-            time.sleep(d)
-        if time.monotonic() > DEADLINE:
-            break
+    paced(n, rate, round_)
 
 
 def main(a):
