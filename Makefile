@@ -20,7 +20,7 @@ CFLAGS_ALL   = -std=c11 $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -pthread
 LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
 
 LIB_SRC     := $(sort $(wildcard src/*.c))
-PRELOAD_SRC := $(sort $(wildcard preload/*.c))
+PRELOAD_SRC := $(filter-out preload/trap_%,$(sort $(wildcard preload/*.c)))
 SUP_SRC     := $(sort $(wildcard supervisor/*.c))
 CLI_SRC     := $(sort $(wildcard launcher/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))

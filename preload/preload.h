@@ -77,6 +77,20 @@ extern unsigned rlt_pre_vars_in_use;
 extern int rlt_pre_loglevel;
 void rlt_pre_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Loads the rules and what goes with them (load.c), for both ways in; the process is not
+ * throttled until rlt_pre_go. -1 with err set on a bad variable. */
+int rlt_pre_load(const struct rlt__settings *set, struct rlt_error *err);
+void rlt_pre_go(void);
+/* stderr through the real write, never through a hook or stdio's buffer. */
+void rlt_pre_say(const char *s, size_t n);
+/* The RLT_STATS summary, once per process (SPEC §6); whether one is wanted, whether we
+ * publish a page. */
+void rlt_pre_write_stats(void);
+int rlt_pre_summary_wanted(void);
+int rlt_pre_publishing(void);
+/* In a forked child, before anything else of ours runs: our state becomes the child's own. */
+void rlt_pre_forked(void);
+
 /* 1 when the caller runs in our memory without being the process our state describes: the
  * child of vfork() or posix_spawn() (CPython's subprocess), before it execs. Its fd table is
  * its own, so what it closes or duplicates says nothing about ours, and it must change none

@@ -1,0 +1,53 @@
+/*
+ * trap_entry.S: the way into the handler of the system-call front (trap.h).
+ *
+ * The kernel pushes the SIGSYS frame where it can: a Go thread's 32 KiB signal stack, a C
+ * thread's own stack, whatever a raw clone left. The decision needs more room than that (a
+ * pacing call's iovec slice alone is 16 KiB), so the handler moves to a stack of its own,
+ * claimed from a pool for this call only, and leaves it before it gives it back.
+ */
+	.text
+
+	/* void rlt_trap_entry(int sig, siginfo_t *si, ucontext_t *uc): the SIGSYS handler */
+	.globl	rlt_trap_entry
+	.hidden	rlt_trap_entry
+	.type	rlt_trap_entry, @function
+rlt_trap_entry:
+	.cfi_startproc
+	pushq	%rbp
+	pushq	%rbx
+	movq	%rsp, %rbp
+	pushq	%rdi
+	pushq	%rsi
+	pushq	%rdx
+	movq	%rdx, %rdi
+	call	rlt_trap_stack_claim	/* top of a stack of our own, or 0 (the call is answered) */
+	popq	%rdx
+	popq	%rsi
+	popq	%rdi
+	movq	%rax, %rbx
+	testq	%rax, %rax
+	jz	1f
+	movq	%rax, %rsp
+	call	rlt_trap_sigsys
+	leaq	-8(%rbp), %rsp		/* 16-byte aligned for the call */
+	movq	%rbx, %rdi
+	call	rlt_trap_stack_release	/* on the kernel's frame again: the stack is free */
+1:	movq	%rbp, %rsp
+	popq	%rbx
+	popq	%rbp
+	ret				/* to the restorer below */
+	.cfi_endproc
+	.size	rlt_trap_entry, .-rlt_trap_entry
+
+	/* the SIGSYS action's sa_restorer: its rt_sigreturn is made from our range, so allowed */
+	.globl	rlt_trap_restorer
+	.hidden	rlt_trap_restorer
+	.type	rlt_trap_restorer, @function
+rlt_trap_restorer:
+	movl	$15, %eax
+	syscall
+	hlt
+	.size	rlt_trap_restorer, .-rlt_trap_restorer
+
+	.section .note.GNU-stack,"",@progbits
