@@ -60,6 +60,20 @@ long rlt_trap_masked_wait(long nr, const long a[6]);
 /* the program's own SIGSYS action, kept aside: a SIGSYS that is not the filter's goes there */
 void rlt_trap_forward(int sig, siginfo_t *si, ucontext_t *uc);
 
+/* trap_init.c: the start in a new image (rlt_trap_start calls it), exec, exit. */
+int rlt_trap_init(struct rlt__trap_cfg *cfg);
+long rlt_trap_exec(long nr, const long a[6]);
+void rlt_trap_exit(int status) __attribute__((noreturn));
+void rlt_trap_start(void);
+
+/* trap_exec.c: asking the launcher to attach before an exec, and to let go after a failed one:
+ * 0, or a negative errno (-EPERM when the launcher is gone). */
+long rlt_trap_exec_request(const char *sock, unsigned len, int tid);
+void rlt_trap_exec_done(const char *sock, unsigned len, int tid);
+
+/* the C library subset (nolibc/): environ and the vDSO from the new image's first stack */
+void rlt_nolibc_start(void *sp);
+
 /* trap_band.c: sockets live at fds from the band up, so that file I/O is never trapped. */
 extern int rlt_trap_band;
 int rlt_trap_to_band(int fd, int cloexec);

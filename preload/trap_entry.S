@@ -40,6 +40,17 @@ rlt_trap_entry:
 	.cfi_endproc
 	.size	rlt_trap_entry, .-rlt_trap_entry
 
+	/* the image's entry while the launcher holds it: rdi = the config block; the result of
+	 * rlt_trap_init goes back in rax, at the int3 the launcher waits for */
+	.globl	rlt_trap_start
+	.hidden	rlt_trap_start
+	.type	rlt_trap_start, @function
+rlt_trap_start:
+	andq	$-16, %rsp
+	call	rlt_trap_init
+	int3
+	.size	rlt_trap_start, .-rlt_trap_start
+
 	/* the SIGSYS action's sa_restorer: its rt_sigreturn is made from our range, so allowed */
 	.globl	rlt_trap_restorer
 	.hidden	rlt_trap_restorer

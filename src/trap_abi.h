@@ -27,6 +27,7 @@ struct rlt__trap_cfg {
 	uint64_t sp;          /* the new image's first stack pointer: argc, argv, envp, auxv */
 	int32_t band;         /* the filter's band: the handler places sockets from here */
 	int32_t launcher;     /* the launcher's pid: the tracer a later exec asks for */
+	uint32_t generation;  /* 0 for the command itself, 1 and up for an image exec'd later */
 	char sock[108];       /* its abstract socket name (sock[0] is the NUL of the abstract form) */
 	uint32_t sock_len;
 	uint32_t nfilter;

@@ -1,0 +1,117 @@
+/*
+ * trap_init.c: the handler's start in a new image, and the calls that end an image (exec,
+ * exit).
+ *
+ * The launcher stops the program at its exec, maps our code at RLT_TRAP_BASE and runs
+ * rlt_trap_start (trap_entry.S) on a stack of its own with the config block: we load the rules
+ * as the preload does, put our SIGSYS handler in, and install the filter, last, so that
+ * nothing of the init is trapped. Then the launcher lets go and the program starts.
+ */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "preload.h"
+#include "settings.h"
+#include "trap.h"
+
+/* What a later exec needs of the block: the launcher to ask for the next injection. */
+static struct {
+	int32_t launcher;
+	char sock[108];
+	uint32_t sock_len;
+} home;
+
+static int failed(struct rlt__trap_cfg *cfg, int code, const char *msg)
+{
+	size_t n = strlen(msg);
+	if (n >= sizeof cfg->msg)
+		n = sizeof cfg->msg - 1;
+	memcpy(cfg->msg, msg, n);
+	cfg->msg[n] = '\0';
+	return code;
+}
+
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+int rlt_trap_init(struct rlt__trap_cfg *cfg)
+{
+	struct rlt_error err = {{0}};
+	struct rlt__settings set;
+	struct ksigaction sa = {
+		.handler = (void *)rlt_trap_entry,
+		/* SA_NODEFER: a handler of the program that runs while we wait, and makes a
+		 * trapped call, must find SIGSYS deliverable */
+		.flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTORER,
+		.restorer = (void *)rlt_trap_restorer,
+		.mask = 0,
+	};
+	struct sock_fprog prog;
+	long rc;
+
+	if (cfg->magic != RLT_TRAP_MAGIC || cfg->version != RLT_TRAP_VERSION)
+		return failed(cfg, -EPROTO, "the handler and the launcher are not of one build");
+	rlt_nolibc_start((void *)cfg->sp);
+	home.launcher = cfg->launcher;
+	home.sock_len = cfg->sock_len < sizeof home.sock ? cfg->sock_len : sizeof home.sock;
+	memcpy(home.sock, cfg->sock, home.sock_len);
+	rlt_trap_band = cfg->band;
+
+	if (rlt__settings_read(&set, &err) != 0)
+		return failed(cfg, -EINVAL, err.msg);
+	/* RLT_INHERIT=0: a program exec'd by the command runs unthrottled; the filter outlives
+	 * the exec, so the handler is there all the same, passing every call through */
+	if (cfg->generation == 0 || set.inherit) {
+		if (rlt_pre_load(&set, &err) != 0)
+			return failed(cfg, -EINVAL, err.msg);
+	}
+
+	rc = rlt_trap_sys6(SYS_rt_sigaction, SIGSYS, (long)&sa, 0, sizeof(uint64_t), 0, 0);
+	if (rc < 0)
+		return failed(cfg, (int)rc, "cannot install the SIGSYS handler");
+	if (cfg->generation == 0) {
+		rlt_trap_sys6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
+		prog.len = (unsigned short)cfg->nfilter;
+		prog.filter = cfg->filter;
+		rc = rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0);
+		if (rc < 0)
+			return failed(cfg, (int)rc, "the kernel refused the seccomp filter");
+	}
+	if (cfg->generation == 0 || set.inherit)
+		rlt_pre_go();
+	return 0;
+}
+
+long rlt_trap_exec(long nr, const long a[6])
+{
+	long tid = rlt_trap_sys6(SYS_gettid, 0, 0, 0, 0, 0, 0), rc;
+
+	/* The new image keeps the filter but not the handler: without the launcher to put one
+	 * in, its first trapped call would kill it. So the exec waits for the launcher to
+	 * attach, and fails (EPERM) when the launcher is gone. */
+	rlt_trap_sys6(SYS_prctl, PR_SET_PTRACER, home.launcher, 0, 0, 0, 0);
+	rc = rlt_trap_exec_request(home.sock, home.sock_len, (int)tid);
+	if (rc < 0)
+		return rc;
+	rc = rlt_trap_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	/* still here: the exec failed, and the launcher lets go of us */
+	rlt_trap_exec_done(home.sock, home.sock_len, (int)tid);
+	return rc;
+}
+
+void rlt_trap_exit(int status)
+{
+	rlt_pre_write_stats();
+	rlt_pre_unpublish();
+	for (;;)
+		rlt_trap_sys6(SYS_exit_group, status, 0, 0, 0, 0, 0);
+}
