@@ -22,14 +22,11 @@
 /* Sockets start here unless the fd limit is lower (then at half of it). */
 #define RLT_TRAP_BAND 512
 
+/* The front's part of the block the injector hands to the handler's init (the opaque bytes
+ * after struct rlt_inject_hdr, inject_proto.h): what the handler cannot work out itself. */
 struct rlt__trap_cfg {
 	uint32_t magic, version;
-	uint64_t sp;          /* the new image's first stack pointer: argc, argv, envp, auxv */
 	int32_t band;         /* the filter's band: the handler places sockets from here */
-	int32_t launcher;     /* the launcher's pid: the tracer a later exec asks for */
-	uint32_t generation;  /* 0 for the command itself, 1 and up for an image exec'd later */
-	char sock[108];       /* its abstract socket name (sock[0] is the NUL of the abstract form) */
-	uint32_t sock_len;
 	uint32_t nfilter;
 	struct sock_filter filter[RLT_TRAP_FILTER_MAX];
 	char msg[256];        /* why the init failed (init returns a negative errno) */
