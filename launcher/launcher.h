@@ -22,4 +22,13 @@ int rlt_cli_set_cmd(int argc, char **argv);
 /* A PID as given: digits only, 1 .. 2^31-1 (stats_cmd.c). 0, or -1. */
 int rlt_cli_parse_pid(const char *s, pid_t *pid);
 
+/* 1 when cmd (looked up in PATH as execvp does) is an ELF with no program interpreter: a
+ * static binary, which a preload cannot reach; 0 for anything else (a dynamic binary, a
+ * script, a file not found: exec reports those). (elf_kind.c) */
+int rlt_cli_is_static(const char *cmd);
+
+/* `rlthrottle --seccomp`: the command with the system-call front injected into it; returns
+ * the launcher's exit status (trap_run.c). */
+int rlt_cli_trap_run(char **cmd);
+
 #endif

@@ -34,8 +34,9 @@ static void usage(FILE *f)
 	      "  -d, --recv RULE      limit data received (download)      (RLT_RECV)\n"
 	      "  -n, --conns N        limit connections open at once      (RLT_CONNS)\n"
 	      "      --stats PATH     write a JSON summary at exit        (RLT_STATS)\n"
-	      "      --seccomp        throttle through a seccomp supervisor (static and\n"
-	      "                       raw-syscall programs: Go, busybox-static)\n"
+	      "      --seccomp        throttle through the system-call front (static and\n"
+	      "                       raw-syscall programs: Go, busybox-static; a static\n"
+	      "                       COMMAND gets it without the option)\n"
 	      "      --check          print the rules as understood and exit (0 valid, 2 not)\n"
 	      "  -h, --help           this text\n"
 	      "  -V, --version        the version\n"
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
 		{"recv", required_argument, NULL, 'd'},
 		{"conns", required_argument, NULL, 'n'},
 		{"stats", required_argument, NULL, OPT_STATS},
-		{"seccomp", no_argument, NULL, OPT_SECCOMP},
+		{"seccomp", optional_argument, NULL, OPT_SECCOMP},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -201,7 +202,13 @@ int main(int argc, char **argv)
 				die("--stats needs a path (or stderr)");
 			setenv("RLT_STATS", optarg, 1);
 			break;
-		case OPT_SECCOMP: seccomp = 1; break;
+		case OPT_SECCOMP:
+			/* the supervisor stays reachable until the front inside the program has
+			 * passed the whole matrix (it then goes) */
+			if (optarg && strcmp(optarg, "supervisor"))
+				die("--seccomp takes no value but \"supervisor\" (see --help)");
+			seccomp = optarg ? 2 : 1;
+			break;
 		case OPT_CHECK: check = 1; break;
 		case 'h':
 		case 'V':
@@ -232,10 +239,20 @@ int main(int argc, char **argv)
 		return rlt_cli_check_rules(1, seccomp) == 0 ? 0 : 2;
 	if (optind >= argc)
 		die("no command to run (see --help)");
+	if (!seccomp && rlt_cli_is_static(argv[optind]) == 1) {
+		/* a preload cannot reach it: never run it unthrottled without a word */
+		const char *lv = getenv("RLT_LOG");
+		if (lv && (!strcmp(lv, "info") || !strcmp(lv, "debug")))
+			fprintf(stderr, "rlthrottle: %s is a static binary: throttled through the "
+			                "system-call front (--seccomp)\n", argv[optind]);
+		seccomp = 1;
+	}
 	if (rlt_cli_check_rules(0, seccomp) != 0)
 		return RLT_EXIT_OWN;
-	if (seccomp)
+	if (seccomp == 2)
 		return rlt_sup_run(argv + optind);
+	if (seccomp)
+		return rlt_cli_trap_run(argv + optind);
 	preload_and_exec(argv + optind);
 	return RLT_EXIT_OWN;
 }
