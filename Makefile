@@ -20,7 +20,8 @@ CFLAGS_ALL   = -std=c11 $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -pthread
 LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
 
 LIB_SRC     := $(sort $(wildcard src/*.c))
-PRELOAD_SRC := $(sort $(wildcard preload/*.c))
+# real_sys.c is the freestanding build's real.c (see trap-elf)
+PRELOAD_SRC := $(filter-out preload/real_sys.c,$(sort $(wildcard preload/*.c)))
 SUP_SRC     := $(sort $(wildcard supervisor/*.c))
 CLI_SRC     := $(sort $(wildcard launcher/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
@@ -39,8 +40,8 @@ STATIC_LIB  := $(BUILD)/librlt.a
 SHARED_LIB  := $(if $(PRELOAD_SRC),$(BUILD)/librlthrottle.so)
 LAUNCHER    := $(if $(CLI_SRC),$(BUILD)/rlthrottle)
 
-.PHONY: all test layering unit integration matrix matrix-rest reliability bench fuzz asan ubsan tsan clean install
-all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER)
+.PHONY: all trap-elf trap-test test layering unit integration matrix matrix-rest reliability bench fuzz asan ubsan tsan clean install
+all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER) trap-elf
 
 # Each compile writes the headers it read into a .d file beside its output (-MMD; -MP adds an
 # empty rule per header, so that a header removed or renamed does not stop the build); the
@@ -77,6 +78,45 @@ $(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 
 # The installed launcher finds the library in $(PREFIX)/lib when it is not beside it.
 $(CLI_OBJ): CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PREFIX)/lib\"
+
+# ----- The in-process handler's code (issue 21): the core and the hooks built a second way ---
+# No C library: preload/nolibc/ is the subset they call, made of raw system calls; real_sys.c
+# stands for real.c; the Redis scope is left out (refused at load). Linked into one static ELF
+# whose every PT_LOAD lies in [TRAP_BASE, TRAP_BASE + 64 MiB), mapped there by the launcher.
+# -fpie, not -fno-pic: -fno-pic code assumes its addresses fit in 32 bits (the small code
+# model), which TRAP_BASE does not; -fpie code is RIP-relative and -static -no-pie links it at
+# one fixed address. Builtins stay on for the core and the hooks (their code is the preload's:
+# small copies inlined); nolibc itself is -ffreestanding, so that a loop in memset is never
+# turned into a call to memset. No -mno-red-zone: the kernel skips the red zone when it puts a
+# signal frame on a stack, ours included. nolibc.h is pre-included: the core's per-thread
+# variables (policy.h, engine.h) and errno live in the thread block it defines.
+TRAP_BASE   := 0x5a5a00000000
+TRAP_ELF    := $(BUILD)/rlthrottle-trap.elf
+TRAP_CORE_SRC := $(filter-out src/hiredis_dl.c src/redis_client.c src/redis_scripts.c \
+	src/scope_redis.c,$(LIB_SRC))
+TRAP_PRE_SRC  := $(filter-out preload/real.c,$(sort $(wildcard preload/*.c)))
+NOLIBC_SRC    := $(sort $(wildcard preload/nolibc/*.c))
+TRAP_CORE_OBJ := $(TRAP_CORE_SRC:%.c=$(BUILD)/trap/%.o)
+TRAP_PRE_OBJ  := $(TRAP_PRE_SRC:%.c=$(BUILD)/trap/%.o)
+NOLIBC_OBJ    := $(NOLIBC_SRC:%.c=$(BUILD)/trap/%.o)
+TRAP_OBJ      := $(TRAP_CORE_OBJ) $(TRAP_PRE_OBJ) $(NOLIBC_OBJ)
+TRAP_CFLAGS = -std=c11 $(WARN) $(OPT) -DRLT_NOLIBC -D_GNU_SOURCE -U_FORTIFY_SOURCE \
+	-include preload/nolibc/nolibc.h -fpie -fvisibility=hidden -fno-stack-protector \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables -fcf-protection=none -fno-plt \
+	-ftls-model=local-exec
+TRAP_LDFLAGS = -nostdlib -static -no-pie -Wl,-Ttext-segment=$(TRAP_BASE) -Wl,-z,noexecstack \
+	-Wl,-z,norelro -Wl,-z,max-page-size=4096 -Wl,--build-id=none -Wl,-e,rlt_trap_init
+$(TRAP_CORE_OBJ): TRAP_INC = -Iinclude -Isrc
+$(TRAP_PRE_OBJ): TRAP_INC = -Ipreload -Ipreload/nolibc -Isrc -Iinclude
+$(NOLIBC_OBJ): TRAP_INC = -Ipreload/nolibc
+$(NOLIBC_OBJ): TRAP_CFLAGS += -ffreestanding -fno-tree-loop-distribute-patterns
+$(BUILD)/trap/%.o: %.c $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) $(TRAP_INC) $(TRAP_CFLAGS) -c $< -o $@
+
+trap-elf: $(TRAP_ELF)
+$(TRAP_ELF): $(TRAP_OBJ)
+	$(CC) $(TRAP_LDFLAGS) -o $@ $(TRAP_OBJ) -lgcc
 
 # The supervisor's objects, for the launcher and for the unit tests of supervisor/ modules.
 SUP_LIB := $(BUILD)/libsupervisor.a
@@ -197,5 +237,6 @@ clean:
 
 # The header dependencies of everything built so far (none yet in a fresh tree: then everything
 # is built anyway).
--include $(wildcard $(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/supervisor/*.d $(BUILD)/launcher/*.d \
+-include $(wildcard $(BUILD)/trap/src/*.d $(BUILD)/trap/preload/*.d $(BUILD)/trap/preload/nolibc/*.d \
+	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/supervisor/*.d $(BUILD)/launcher/*.d \
 	$(BUILD)/tests/*.d $(BUILD)/bench/*.d $(BUILD)/itest/*.d)

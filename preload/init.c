@@ -175,8 +175,11 @@ static void atfork_child(void)
 			rlt__stats_zero(rlt_pre_rules.rules[v][i].st);
 }
 
+#ifndef RLT_NOLIBC
 /* RLT_INHERIT=0: programs this one executes do not load us. Removing our entry from
- * LD_PRELOAD here covers every exec* call and every environment copied from environ. */
+ * LD_PRELOAD here covers every exec* call and every environment copied from environ. (The
+ * freestanding build's environment is a copy the launcher handed it, not the program's: the
+ * launcher decides there whether an exec is throttled.) */
 static void drop_from_ld_preload(void)
 {
 	const char *lp = getenv("LD_PRELOAD");
@@ -207,6 +210,7 @@ static void drop_from_ld_preload(void)
 	else
 		unsetenv("LD_PRELOAD");
 }
+#endif
 
 __attribute__((constructor)) static void rlt_load(void)
 {
@@ -219,8 +223,10 @@ __attribute__((constructor)) static void rlt_load(void)
 	if (rlt__settings_read(&set, &err) != 0)
 		fatal(err.msg);
 	rlt_pre_loglevel = set.loglevel;
+#ifndef RLT_NOLIBC
 	if (!set.inherit)
 		drop_from_ld_preload();
+#endif
 	strcpy(stats_tmpl, set.stats);
 	if (rlt__ruleset_from_env(&rlt_pre_rules, &set, rlt_pre_log, &err) != 0)
 		fatal(err.msg);

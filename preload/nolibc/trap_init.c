@@ -1,0 +1,83 @@
+/*
+ * trap_init.c: the blob's entry point and the process-wide state the C library would keep:
+ * environ and getenv, the handlers atexit and pthread_atfork record (nothing runs them by
+ * itself here: the SIGSYS entry does, at exit and in a fork's child).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elf.h>
+
+#include "trap_init.h"
+
+char **environ;
+
+#define MAX_HANDLERS 32
+static void (*at_exit[MAX_HANDLERS])(void);
+static unsigned n_exit;
+static void (*at_child[MAX_HANDLERS])(void);
+static unsigned n_child;
+
+char *getenv(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!environ || !n || strchr(name, '='))
+		return NULL;
+	for (char **e = environ; *e; e++)
+		if (!strncmp(*e, name, n) && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
+/* Load time only (the core's and init.c's registrations), before any thread of ours races. */
+int atexit(void (*fn)(void))
+{
+	if (n_exit == MAX_HANDLERS)
+		return -1;
+	at_exit[n_exit++] = fn;
+	return 0;
+}
+
+int pthread_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+	/* the core and the preload register child handlers only */
+	if (prepare || parent)
+		return EINVAL;
+	if (child) {
+		if (n_child == MAX_HANDLERS)
+			return ENOMEM;
+		at_child[n_child++] = child;
+	}
+	return 0;
+}
+
+void rlt_trap_run_atexit(void)
+{
+	while (n_exit)
+		at_exit[--n_exit]();
+}
+
+void rlt_trap_run_atfork_child(void)
+{
+	for (unsigned i = 0; i < n_child; i++)
+		at_child[i]();
+}
+
+/* The linker's bounds of the constructors' table (the default script provides them). */
+extern void (*__init_array_start[])(void) __attribute__((visibility("hidden")));
+extern void (*__init_array_end[])(void) __attribute__((visibility("hidden")));
+
+void rlt_trap_init(const struct rlt_trap_cfg *cfg)
+{
+	const void *vdso = NULL;
+
+	environ = cfg ? cfg->environ : NULL;
+	for (const unsigned long *a = cfg ? cfg->auxv : NULL; a && a[0] != AT_NULL; a += 2)
+		if (a[0] == AT_SYSINFO_EHDR)
+			vdso = (const void *)a[1];
+	rlt_trap_clock_init(vdso);
+	for (void (**f)(void) = __init_array_start; f < __init_array_end; f++)
+		(*f)();
+}
