@@ -105,7 +105,8 @@ TRAP_CFLAGS = -std=c11 $(WARN) $(OPT) -DRLT_NOLIBC -D_GNU_SOURCE -U_FORTIFY_SOUR
 	-fno-asynchronous-unwind-tables -fno-unwind-tables -fcf-protection=none -fno-plt \
 	-ftls-model=local-exec
 TRAP_LDFLAGS = -nostdlib -static -no-pie -Wl,-Ttext-segment=$(TRAP_BASE) -Wl,-z,noexecstack \
-	-Wl,-z,norelro -Wl,-z,max-page-size=4096 -Wl,--build-id=none -Wl,-e,rlt_trap_init
+	-Wl,-z,norelro -Wl,-z,max-page-size=4096 -Wl,--build-id=none -Wl,-e,$(TRAP_ENTRY)
+TRAP_ENTRY = rlt_trap_init
 $(TRAP_CORE_OBJ): TRAP_INC = -Iinclude -Isrc
 $(TRAP_PRE_OBJ): TRAP_INC = -Ipreload -Ipreload/nolibc -Isrc -Iinclude
 $(NOLIBC_OBJ): TRAP_INC = -Ipreload/nolibc
@@ -117,6 +118,34 @@ $(BUILD)/trap/%.o: %.c $(BUILD_STAMP)
 trap-elf: $(TRAP_ELF)
 $(TRAP_ELF): $(TRAP_OBJ)
 	$(CC) $(TRAP_LDFLAGS) -o $@ $(TRAP_OBJ) -lgcc
+
+# Its tests (tests/trap/, part of make test): the blob's shape (check_elf.sh); the subset against
+# glibc in a hosted program, linked with its symbols renamed nl_<name>; and the blob run by a
+# loader of our own, with a probe entry linked into a copy of it (rlthrottle-trap-probe.elf).
+TRAP_TEST := $(BUILD)/trap/tests
+NOLIBC_NL := $(patsubst $(BUILD)/trap/preload/nolibc/%.o,$(BUILD)/trap/nl/%.o,\
+	$(filter-out %/trap_init.o,$(NOLIBC_OBJ)))
+$(BUILD)/trap/nl/%.o: $(BUILD)/trap/preload/nolibc/%.o
+	@mkdir -p $(dir $@)
+	objcopy --prefix-symbols=nl_ $< $@
+$(TRAP_TEST)/test_nolibc: tests/trap/test_nolibc.c $(NOLIBC_NL) $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) -D_GNU_SOURCE -Ipreload/nolibc -Itests/trap -std=c11 $(WARN) $(OPT) \
+		-pthread -o $@ $< $(NOLIBC_NL) -pthread
+$(BUILD)/trap/tests/trap/trap_probe.o: TRAP_INC = -Itests/trap -Ipreload -Ipreload/nolibc -Isrc -Iinclude
+$(TRAP_TEST)/rlthrottle-trap-probe.elf: TRAP_ENTRY = rlt_trap_probe
+$(TRAP_TEST)/rlthrottle-trap-probe.elf: $(TRAP_OBJ) $(BUILD)/trap/tests/trap/trap_probe.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TRAP_LDFLAGS) -o $@ $^ -lgcc
+$(TRAP_TEST)/test_trap_load: tests/trap/test_trap_load.c $(STATIC_LIB) $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) -Ipreload/nolibc -Itests/trap $(CFLAGS_ALL) -o $@ $< \
+		$(STATIC_LIB) $(LDFLAGS_ALL)
+trap-test: $(TRAP_ELF) $(TRAP_TEST)/test_nolibc $(TRAP_TEST)/rlthrottle-trap-probe.elf \
+		$(TRAP_TEST)/test_trap_load
+	@sh tests/trap/check_elf.sh $(TRAP_ELF) $(TRAP_BASE)
+	@$(TRAP_TEST)/test_nolibc
+	@$(TRAP_TEST)/test_trap_load $(TRAP_TEST)/rlthrottle-trap-probe.elf
 
 # The supervisor's objects, for the launcher and for the unit tests of supervisor/ modules.
 SUP_LIB := $(BUILD)/libsupervisor.a
@@ -159,7 +188,7 @@ $(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(ITEST_CC)
 
-test: layering unit integration reliability
+test: layering trap-test unit integration reliability
 
 # No internal name defined in two folders, each with its folder's prefix; each folder includes
 # only what its layer may.
@@ -237,6 +266,6 @@ clean:
 
 # The header dependencies of everything built so far (none yet in a fresh tree: then everything
 # is built anyway).
--include $(wildcard $(BUILD)/trap/src/*.d $(BUILD)/trap/preload/*.d $(BUILD)/trap/preload/nolibc/*.d \
+-include $(wildcard $(BUILD)/trap/tests/*.d $(BUILD)/trap/tests/trap/*.d $(BUILD)/trap/src/*.d $(BUILD)/trap/preload/*.d $(BUILD)/trap/preload/nolibc/*.d \
 	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/supervisor/*.d $(BUILD)/launcher/*.d \
 	$(BUILD)/tests/*.d $(BUILD)/bench/*.d $(BUILD)/itest/*.d)

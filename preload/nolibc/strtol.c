@@ -38,9 +38,7 @@ static unsigned long long scan(const char *s, char **end, int base, int *neg, in
 		base = *p == '0' ? 8 : 10;
 	}
 	if (base < 2 || base > 36) {
-		errno = EINVAL;
-		if (end)
-			*end = (char *)s;
+		errno = EINVAL; /* *end untouched, as glibc */
 		return 0;
 	}
 	first = p;

@@ -1,7 +1,6 @@
 /*
- * trap_init.c: the blob's entry point and the process-wide state the C library would keep:
- * environ and getenv, the handlers atexit and pthread_atfork record (nothing runs them by
- * itself here: the SIGSYS entry does, at exit and in a fork's child).
+ * trap_init.c: the blob's entry point, and the handlers atexit and pthread_atfork record
+ * (nothing runs them by itself here: the SIGSYS entry does, at exit and in a fork's child).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -11,25 +10,11 @@
 
 #include "trap_init.h"
 
-char **environ;
-
 #define MAX_HANDLERS 32
 static void (*at_exit[MAX_HANDLERS])(void);
 static unsigned n_exit;
 static void (*at_child[MAX_HANDLERS])(void);
 static unsigned n_child;
-
-char *getenv(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!environ || !n || strchr(name, '='))
-		return NULL;
-	for (char **e = environ; *e; e++)
-		if (!strncmp(*e, name, n) && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
-}
 
 /* Load time only (the core's and init.c's registrations), before any thread of ours races. */
 int atexit(void (*fn)(void))
@@ -73,7 +58,7 @@ void rlt_trap_init(const struct rlt_trap_cfg *cfg)
 {
 	const void *vdso = NULL;
 
-	environ = cfg ? cfg->environ : NULL;
+	rlt_trap_env_init(cfg ? cfg->environ : NULL);
 	for (const unsigned long *a = cfg ? cfg->auxv : NULL; a && a[0] != AT_NULL; a += 2)
 		if (a[0] == AT_SYSINFO_EHDR)
 			vdso = (const void *)a[1];

@@ -12,6 +12,9 @@ void *rlt_trap_vdso_sym(const void *image, const char *name);
 /* clock_gettime goes through the vDSO at `image` from now on (NULL: the system call). */
 void rlt_trap_clock_init(const void *image);
 
+/* environ is env from now on (env.c). */
+void rlt_trap_env_init(char **env);
+
 /* The entry point (the ELF's e_entry): environ and the vDSO from cfg, then the constructors
  * (the core's fork handler, the preload's load of the rules). Runs on a thread-block stack.
  * A bad configuration ends the process (status 125, one line), as the preload does. */
