@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "redis_client.h" /* rlt__redis_ping, for --check */
 #include "rlthrottle.h"
@@ -43,7 +44,8 @@ struct rlt__keytab;
 static inline int rlt__redis_new(const struct rlt_rule *r, struct rlt__redis **out,
                                  struct rlt_error *err)
 {
-	(void)r, (void)out, (void)err;
+	(void)out;
+	snprintf(err->msg, sizeof err->msg, "%.200s: scope=redis:// is not built in", r->text);
 	return -ENOTSUP;
 }
 static inline int rlt__redis_keyed(struct rlt__redis *rd, struct rlt__keytab *t,
