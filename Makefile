@@ -102,7 +102,7 @@ NOLIBC_OBJ    := $(NOLIBC_SRC:%.c=$(BUILD)/trap/%.o)
 TRAP_OBJ      := $(TRAP_CORE_OBJ) $(TRAP_PRE_OBJ) $(NOLIBC_OBJ)
 TRAP_CFLAGS = -std=c11 $(WARN) $(OPT) -DRLT_NOLIBC -D_GNU_SOURCE -U_FORTIFY_SOURCE \
 	-include preload/nolibc/nolibc.h -fpie -fvisibility=hidden -fno-stack-protector \
-	-fno-asynchronous-unwind-tables -fno-unwind-tables -fcf-protection=none -fno-plt \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables -fcf-protection=none \
 	-ftls-model=local-exec
 TRAP_LDFLAGS = -nostdlib -static -no-pie -Wl,-Ttext-segment=$(TRAP_BASE) -Wl,-z,noexecstack \
 	-Wl,-z,norelro -Wl,-z,max-page-size=4096 -Wl,--build-id=none -Wl,-e,$(TRAP_ENTRY)
@@ -110,7 +110,11 @@ TRAP_ENTRY = rlt_trap_init
 $(TRAP_CORE_OBJ): TRAP_INC = -Iinclude -Isrc
 $(TRAP_PRE_OBJ): TRAP_INC = -Ipreload -Ipreload/nolibc -Isrc -Iinclude
 $(NOLIBC_OBJ): TRAP_INC = -Ipreload/nolibc
-$(NOLIBC_OBJ): TRAP_CFLAGS += -ffreestanding -fno-tree-loop-distribute-patterns
+# gcc turns a byte loop into a call to memset or memcpy even freestanding, unless told not to
+# (clang's -ffreestanding is enough)
+NOLIBC_NODIST := $(shell $(CC) -Werror -fno-tree-loop-distribute-patterns -x c -c /dev/null \
+	-o /dev/null 2>/dev/null && echo -fno-tree-loop-distribute-patterns)
+$(NOLIBC_OBJ): TRAP_CFLAGS += -ffreestanding $(NOLIBC_NODIST)
 $(BUILD)/trap/%.o: %.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(DEPFLAGS) $(TRAP_INC) $(TRAP_CFLAGS) -c $< -o $@

@@ -16,7 +16,11 @@
 #include "policy.h"
 #include "settings.h"
 
+#ifdef RLT_NOLIBC /* the freestanding blob exports nothing: its caller jumps to fixed addresses */
+#define RLT_EXPORT
+#else
 #define RLT_EXPORT __attribute__((visibility("default")))
+#endif
 /* The part of a hook past its gate (rlt_pre_passes): kept out of the hook, so that the hook's
  * way to the real function builds no frame and saves no register. */
 #define RLT_SLOW __attribute__((noinline))

@@ -16,6 +16,13 @@
 #error "preload/nolibc is x86_64 only (raw system calls, the vDSO, the signal restorer): build trap-elf on x86_64"
 #endif
 
+#ifdef RLT_NOLIBC
+/* Every name of the blob is its own (no shared object, no symbol table to anyone): declared
+ * hidden too, every access is PC-relative (clang would go through a GOT for extern data, which
+ * the linker cannot relax above 2 GiB). */
+#pragma GCC visibility push(hidden)
+#endif
+
 #include <stdint.h>
 
 #define RLT_TRAP_STACK (64 * 1024)

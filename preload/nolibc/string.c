@@ -1,9 +1,10 @@
 /*
  * string.c: the mem* and str* functions the core and the hooks call (and those the compiler
- * emits on its own: memcpy, memmove, memset, memcmp). Byte loops: they run at load and on
+ * emits on its own: memcpy, memmove, memset, memcmp, bcmp). Byte loops: they run at load and on
  * short strings; the hot path's copies are small and inlined by the compiler.
  */
 #include <string.h>
+#include <strings.h>
 
 void *memcpy(void *restrict d, const void *restrict s, size_t n)
 {
@@ -49,6 +50,12 @@ int memcmp(const void *a, const void *b, size_t n)
 		if (*x != *y)
 			return *x - *y;
 	return 0;
+}
+
+/* clang calls it for a memcmp whose result is only compared with 0 */
+int bcmp(const void *a, const void *b, size_t n)
+{
+	return memcmp(a, b, n);
 }
 
 void *memchr(const void *s, int c, size_t n)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/limits.h> /* NAME_MAX: a freestanding <limits.h> (clang's) leaves it out */
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>

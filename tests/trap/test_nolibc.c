@@ -90,8 +90,10 @@ static int nl_errno(void)
  * string): glibc gives them a meaning, which ours must match. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat"
+#ifndef __clang__
 #pragma GCC diagnostic ignored "-Wformat-overflow"
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 static void t_format(void *unused)
 {
 	(void)unused;
