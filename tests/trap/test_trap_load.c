@@ -103,6 +103,18 @@ static void run_probe(void *arg)
 	probe(arg);
 }
 
+/* Runs the probe on stk painted below the thread block; returns the bytes it used. */
+static size_t run_measured(void *stk, struct rlt_probe *p)
+{
+	size_t untouched = sizeof(struct rlt_trap_thread);
+
+	memset((char *)stk + untouched, 0xa5, RLT_TRAP_STACK - untouched);
+	trap_stack_call(stk, run_probe, p);
+	while (untouched < RLT_TRAP_STACK && ((unsigned char *)stk)[untouched] == 0xa5)
+		untouched++;
+	return RLT_TRAP_STACK - untouched;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -123,7 +135,7 @@ static void redis_refused(const char *path)
 	if (pid == 0) {
 		static char *env[] = {"RLT_PUBLISH=0", "RLT_SEND=10B/s scope=redis://127.0.0.1:6379/x",
 		                      NULL};
-		static struct rlt_probe p = {.cfg = {env, auxv}, .rule = "1msg/s", .sock = -1};
+		static struct rlt_probe p = {.phase = 1, .cfg = {env, auxv}, .rule = "1msg/s", .sock = -1};
 		dup2(pfd[1], 2);
 		probe = map_blob(path);
 		trap_stack_call(trap_stack_new(), run_probe, &p);
@@ -169,11 +181,20 @@ int main(int argc, char **argv)
 	p.t0 = 1000000000000ull;
 	p.sock = sv[0];
 	errno = 0;
+	/* the load, then the calls, each on a painted stack: how deep each goes */
+	p.phase = 1;
+	size_t load_depth = run_measured(stk, &p);
+	p.phase = 2;
 	uint64_t before = now_ns();
-	trap_stack_call(stk, run_probe, &p);
+	size_t call_depth = run_measured(stk, &p);
 	uint64_t after = now_ns();
 	int glibc_errno = errno;
 
+	printf("test_trap_load: stack used: the load %zu bytes, a parse, 8 decisions and a send %zu "
+	       "bytes (of %d)\n", load_depth, call_depth, RLT_TRAP_STACK);
+	CHECK(load_depth <= RLT_TRAP_STACK - 8192 && call_depth <= RLT_TRAP_STACK / 2,
+	      "stack: the load %zu, the calls %zu bytes of %d", load_depth, call_depth,
+	      RLT_TRAP_STACK);
 	CHECK(p.rc == 0, "probe failed at step %d: %s", p.rc, p.msg);
 	CHECK(p.self_ok, "rlt_trap_self is the base of the 64 KiB stack");
 	CHECK(p.active == 1 && p.send_rules == 1, "the load found RLT_SEND (active %d, rules %u)",

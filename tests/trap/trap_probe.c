@@ -1,8 +1,8 @@
 /*
  * trap_probe.c: the test entry linked into a copy of the freestanding blob (see trap_probe.h):
- * the blob's own load (rlt_trap_init: environ, the vDSO, the constructors, the rules), then
- * the core's parser and a token bucket's decisions, the clock, a send through the hook and a
- * close's errno, all with the blob's code only.
+ * the blob's own load (rlt_trap_init: environ, the vDSO, the constructors, the rules) in a
+ * first call, then the core's parser and a token bucket's decisions, the clock, a send through
+ * the hook and a close's errno, all with the blob's code only.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,9 +26,12 @@ void rlt_trap_probe(struct rlt_probe *p)
 	int local;
 
 	p->self_ok = (uintptr_t)rlt_trap_self() == ((uintptr_t)&local & ~(uintptr_t)(RLT_TRAP_STACK - 1));
-	rlt_trap_init(&p->cfg);
-	p->active = atomic_load(&rlt_pre_active);
-	p->send_rules = rlt_pre_rules.n[RLT_VAR_SEND];
+	if (p->phase == 1) {
+		rlt_trap_init(&p->cfg);
+		p->active = atomic_load(&rlt_pre_active);
+		p->send_rules = rlt_pre_rules.n[RLT_VAR_SEND];
+		return;
+	}
 
 	if (rlt_rules_parse(RLT_VAR_SEND, p->rule, rules, 4, &n, &err) != 0 || n != 1) {
 		p->rc = 1;

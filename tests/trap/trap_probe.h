@@ -14,6 +14,7 @@
 
 struct rlt_probe {
 	/* in */
+	int phase;               /* 1: the load (rlt_trap_init) only; 2: the rest */
 	struct rlt_trap_cfg cfg; /* environ (RLT_SEND ...) and auxv for rlt_trap_init */
 	const char *rule;        /* a rule to parse with the core */
 	uint64_t t0;             /* the time of the decisions */
