@@ -70,7 +70,7 @@ static void fmt_int(struct out *o, const struct spec *sp, unsigned long long v, 
 	char digits[24], prefix[4] = "";
 	const char *set = sp->conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
 	unsigned base = sp->conv == 'o' ? 8 : (sp->conv == 'x' || sp->conv == 'X' || sp->conv == 'p') ? 16 : 10;
-	int n = 0, zeros;
+	int n = 0, zeros, nonzero = v != 0;
 
 	while (v) {
 		digits[sizeof digits - 1 - n++] = set[v % base];
@@ -84,7 +84,7 @@ static void fmt_int(struct out *o, const struct spec *sp, unsigned long long v, 
 		strcpy(prefix, "+");
 	else if (sp->flags & F_SPACE && (sp->conv == 'd' || sp->conv == 'i'))
 		strcpy(prefix, " ");
-	if (sp->conv == 'p' || (sp->flags & F_ALT && base == 16 && digits[sizeof digits - 1] != '0'))
+	if (sp->conv == 'p' || (sp->flags & F_ALT && base == 16 && nonzero))
 		strcpy(prefix, sp->conv == 'X' ? "0X" : "0x");
 	zeros = sp->prec > n ? sp->prec - n : 0;
 	if (sp->flags & F_ALT && base == 8 && zeros == 0 && (n == 0 || digits[sizeof digits - n] != '0'))

@@ -107,6 +107,7 @@ static void t_format(void *unused)
 	SAME("%ld %lu %lld %llu", LONG_MIN, ULONG_MAX, LLONG_MIN, ULLONG_MAX);
 	SAME("%zu %zu %zd", (size_t)0, SIZE_MAX, (ssize_t)-5);
 	SAME("%x %X %02x %02X %#x %#X %#o %04o %o", 255u, 255u, 7u, 0xabu, 0u, 0x1fu, 8u, 0600u, 0u);
+	SAME("%#x %#X %#o %#o %#08x %#.4x %#5o", 0x10u, 0xA0u, 0u, 010u, 0x10u, 0x10u, 010u);
 	SAME("%p %p", (void *)0x5a5a00001000, (void *)NULL);
 	SAME("%c%c|%3c|%-3c|", 'a', 'b', 'c', 'd');
 	SAME("%% %5d%% %-5d| %+d % d %+d", 7, 7, 3, 3, -3);
