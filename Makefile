@@ -20,7 +20,8 @@ CFLAGS_ALL   = -std=c11 $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -pthread
 LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
 
 LIB_SRC     := $(sort $(wildcard src/*.c))
-PRELOAD_SRC := $(filter-out preload/trap_%,$(sort $(wildcard preload/*.c)))
+# trap_*.c and real_sys.c are the system-call front's (see trap-elf)
+PRELOAD_SRC := $(filter-out preload/trap_% preload/real_sys.c,$(sort $(wildcard preload/*.c)))
 SUP_SRC     := $(sort $(wildcard supervisor/*.c))
 CLI_SRC     := $(sort $(wildcard launcher/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
@@ -39,8 +40,8 @@ STATIC_LIB  := $(BUILD)/librlt.a
 SHARED_LIB  := $(if $(PRELOAD_SRC),$(BUILD)/librlthrottle.so)
 LAUNCHER    := $(if $(CLI_SRC),$(BUILD)/rlthrottle)
 
-.PHONY: all test layering unit integration matrix matrix-rest reliability bench fuzz asan ubsan tsan clean install
-all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER)
+.PHONY: all trap-elf trap-test test layering unit integration matrix matrix-rest reliability bench fuzz asan ubsan tsan clean install
+all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER) trap-elf
 
 # Each compile writes the headers it read into a .d file beside its output (-MMD; -MP adds an
 # empty rule per header, so that a header removed or renamed does not stop the build); the
@@ -77,6 +78,82 @@ $(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 
 # The installed launcher finds the library in $(PREFIX)/lib when it is not beside it.
 $(CLI_OBJ): CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PREFIX)/lib\"
+
+# ----- The in-process handler's code (issue 21): the core and the hooks built a second way ---
+# No C library: preload/nolibc/ is the subset they call, made of raw system calls; real_sys.c
+# stands for real.c; the Redis scope is left out (refused at load). Linked into one static ELF
+# whose every PT_LOAD lies in [TRAP_BASE, TRAP_BASE + 64 MiB), mapped there by the launcher.
+# -fpie, not -fno-pic: -fno-pic code assumes its addresses fit in 32 bits (the small code
+# model), which TRAP_BASE does not; -fpie code is RIP-relative and -static -no-pie links it at
+# one fixed address. Builtins stay on for the core and the hooks (their code is the preload's:
+# small copies inlined); nolibc itself is -ffreestanding, so that a loop in memset is never
+# turned into a call to memset. No -mno-red-zone: the kernel skips the red zone when it puts a
+# signal frame on a stack, ours included. nolibc.h is pre-included: the core's per-thread
+# variables (policy.h, engine.h) and errno live in the thread block it defines.
+TRAP_BASE   := 0x5a5a00000000
+TRAP_ELF    := $(BUILD)/rlthrottle-trap.elf
+TRAP_CORE_SRC := $(filter-out src/hiredis_dl.c src/redis_client.c src/redis_scripts.c \
+	src/scope_redis.c,$(LIB_SRC))
+TRAP_PRE_SRC  := $(filter-out preload/real.c preload/init.c,$(sort $(wildcard preload/*.c))) \
+	preload/trap_entry.S
+NOLIBC_SRC    := $(sort $(wildcard preload/nolibc/*.c))
+TRAP_CORE_OBJ := $(TRAP_CORE_SRC:%.c=$(BUILD)/trap/%.o)
+TRAP_PRE_OBJ  := $(patsubst %.S,$(BUILD)/trap/%.o,$(TRAP_PRE_SRC:%.c=$(BUILD)/trap/%.o))
+NOLIBC_OBJ    := $(NOLIBC_SRC:%.c=$(BUILD)/trap/%.o)
+TRAP_OBJ      := $(TRAP_CORE_OBJ) $(TRAP_PRE_OBJ) $(NOLIBC_OBJ)
+TRAP_CFLAGS = -std=c11 $(WARN) $(OPT) -DRLT_NOLIBC -D_GNU_SOURCE -U_FORTIFY_SOURCE \
+	-include preload/nolibc/nolibc.h -fpie -fvisibility=hidden -fno-stack-protector \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables -fcf-protection=none \
+	-ftls-model=local-exec
+TRAP_LDFLAGS = -nostdlib -static -no-pie -Wl,-Ttext-segment=$(TRAP_BASE) -Wl,-z,noexecstack \
+	-Wl,-z,norelro -Wl,-z,max-page-size=4096 -Wl,--build-id=none -Wl,-e,$(TRAP_ENTRY)
+TRAP_ENTRY = rlt_trap_init
+$(TRAP_CORE_OBJ): TRAP_INC = -Iinclude -Isrc
+$(TRAP_PRE_OBJ): TRAP_INC = -Ipreload -Ipreload/nolibc -Isrc -Iinclude
+$(NOLIBC_OBJ): TRAP_INC = -Ipreload/nolibc
+# gcc turns a byte loop into a call to memset or memcpy even freestanding, unless told not to
+# (clang's -ffreestanding is enough)
+NOLIBC_NODIST := $(shell $(CC) -Werror -fno-tree-loop-distribute-patterns -x c -c /dev/null \
+	-o /dev/null 2>/dev/null && echo -fno-tree-loop-distribute-patterns)
+$(NOLIBC_OBJ): TRAP_CFLAGS += -ffreestanding $(NOLIBC_NODIST)
+$(BUILD)/trap/%.o: %.c $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) $(TRAP_INC) $(TRAP_CFLAGS) -c $< -o $@
+$(BUILD)/trap/%.o: %.S $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) -c $< -o $@
+
+trap-elf: $(TRAP_ELF)
+$(TRAP_ELF): $(TRAP_OBJ)
+	$(CC) $(TRAP_LDFLAGS) -o $@ $(TRAP_OBJ) -lgcc
+
+# Its tests (tests/trap/, part of make test): the blob's shape (check_elf.sh); the subset against
+# glibc in a hosted program, linked with its symbols renamed nl_<name>; and the blob run by a
+# loader of our own, with a probe entry linked into a copy of it (rlthrottle-trap-probe.elf).
+TRAP_TEST := $(BUILD)/trap/tests
+NOLIBC_NL := $(patsubst $(BUILD)/trap/preload/nolibc/%.o,$(BUILD)/trap/nl/%.o,\
+	$(filter-out %/trap_init.o,$(NOLIBC_OBJ)))
+$(BUILD)/trap/nl/%.o: $(BUILD)/trap/preload/nolibc/%.o
+	@mkdir -p $(dir $@)
+	objcopy --prefix-symbols=nl_ $< $@
+$(TRAP_TEST)/test_nolibc: tests/trap/test_nolibc.c $(NOLIBC_NL) $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) -D_GNU_SOURCE -Ipreload/nolibc -Itests/trap -std=c11 $(WARN) $(OPT) \
+		-pthread -o $@ $< $(NOLIBC_NL) -pthread
+$(BUILD)/trap/tests/trap/trap_probe.o: TRAP_INC = -Itests/trap -Ipreload -Ipreload/nolibc -Isrc -Iinclude
+$(TRAP_TEST)/rlthrottle-trap-probe.elf: TRAP_ENTRY = rlt_trap_probe
+$(TRAP_TEST)/rlthrottle-trap-probe.elf: $(TRAP_OBJ) $(BUILD)/trap/tests/trap/trap_probe.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TRAP_LDFLAGS) -o $@ $^ -lgcc
+$(TRAP_TEST)/test_trap_load: tests/trap/test_trap_load.c $(STATIC_LIB) $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) -Ipreload/nolibc -Itests/trap $(CFLAGS_ALL) -o $@ $< \
+		$(STATIC_LIB) $(LDFLAGS_ALL)
+trap-test: $(TRAP_ELF) $(TRAP_TEST)/test_nolibc $(TRAP_TEST)/rlthrottle-trap-probe.elf \
+		$(TRAP_TEST)/test_trap_load
+	@sh tests/trap/check_elf.sh $(TRAP_ELF) $(TRAP_BASE)
+	@$(TRAP_TEST)/test_nolibc
+	@$(TRAP_TEST)/test_trap_load $(TRAP_TEST)/rlthrottle-trap-probe.elf
 
 # The supervisor's objects, for the launcher and for the unit tests of supervisor/ modules.
 SUP_LIB := $(BUILD)/libsupervisor.a
@@ -119,7 +196,7 @@ $(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(ITEST_CC)
 
-test: layering unit integration reliability
+test: layering trap-test unit integration reliability
 
 # No internal name defined in two folders, each with its folder's prefix; each folder includes
 # only what its layer may.
@@ -197,5 +274,6 @@ clean:
 
 # The header dependencies of everything built so far (none yet in a fresh tree: then everything
 # is built anyway).
--include $(wildcard $(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/supervisor/*.d $(BUILD)/launcher/*.d \
+-include $(wildcard $(BUILD)/trap/tests/*.d $(BUILD)/trap/tests/trap/*.d $(BUILD)/trap/src/*.d $(BUILD)/trap/preload/*.d $(BUILD)/trap/preload/nolibc/*.d \
+	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/supervisor/*.d $(BUILD)/launcher/*.d \
 	$(BUILD)/tests/*.d $(BUILD)/bench/*.d $(BUILD)/itest/*.d)

@@ -98,6 +98,7 @@ RLT_EXPORT void closefrom(int lowfd)
 	errno = saved;
 }
 
+#ifndef RLT_NOLIBC /* the freestanding build has no stdio */
 RLT_EXPORT int fclose(FILE *f)
 {
 	rlt_pre_ensure_real();
@@ -107,6 +108,7 @@ RLT_EXPORT int fclose(FILE *f)
 		rlt_pre_fd_forget(fd);
 	return real_fclose(f);
 }
+#endif
 
 RLT_EXPORT int dup(int oldfd)
 {

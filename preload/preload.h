@@ -16,12 +16,22 @@
 #include "policy.h"
 #include "settings.h"
 
+#ifdef RLT_NOLIBC /* the freestanding blob exports nothing: its caller jumps to fixed addresses */
+#define RLT_EXPORT
+#else
 #define RLT_EXPORT __attribute__((visibility("default")))
+#endif
 /* The part of a hook past its gate (rlt_pre_passes): kept out of the hook, so that the hook's
  * way to the real function builds no frame and saves no register. */
 #define RLT_SLOW __attribute__((noinline))
 
-/* The real functions, resolved once at load with dlsym(RTLD_NEXT). */
+/* The real functions, resolved once at load with dlsym(RTLD_NEXT) (real.c), or raw system calls
+ * in the freestanding build (real_sys.c), which has no stdio and so no fclose. */
+#ifdef RLT_NOLIBC
+#define RLT_REAL_FCLOSE(X)
+#else
+#define RLT_REAL_FCLOSE(X) X(int, fclose, (FILE *))
+#endif
 #define RLT_REAL_SYMBOLS(X)                                                                      \
 	X(int, socket, (int, int, int))                                                          \
 	X(int, socketpair, (int, int, int, int[2]))                                             \
@@ -46,7 +56,7 @@
 	X(int, close, (int))                                                                     \
 	X(int, close_range, (unsigned int, unsigned int, int))                                   \
 	X(void, closefrom, (int))                                                                \
-	X(int, fclose, (FILE *))                                                                 \
+	RLT_REAL_FCLOSE(X)                                                                       \
 	X(int, dup, (int))                                                                       \
 	X(int, dup2, (int, int))                                                                 \
 	X(int, dup3, (int, int, int))                                                            \

@@ -13,22 +13,11 @@
 #include <stdint.h>
 #include <ucontext.h>
 
+#include "rlthrottle.h"
+
+#include "nolibc.h"
+#include "start.h"
 #include "trap_abi.h"
-
-/* The call in progress, at the base of the stack it runs on (trap_stack.c). */
-struct rlt_trap_thread {
-	ucontext_t *uc;  /* the program's context: the answer goes in its rax */
-	int alt_moved;   /* the thread's signal stack is ours while the call runs */
-	int err;         /* errno of the hooks */
-	uint32_t lock_self;
-	int internal;
-};
-
-static inline struct rlt_trap_thread *rlt_trap_self(void)
-{
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	return (struct rlt_trap_thread *)(sp & ~(uintptr_t)(RLT_TRAP_STACK - 1));
-}
 
 static inline long rlt_trap_sys6(long nr, long a, long b, long c, long d, long e, long f)
 {
@@ -61,18 +50,19 @@ long rlt_trap_masked_wait(long nr, const long a[6]);
 void rlt_trap_forward(int sig, siginfo_t *si, ucontext_t *uc);
 
 /* trap_init.c: the start in a new image (rlt_trap_start calls it), exec, exit. */
-int rlt_trap_init(struct rlt__trap_cfg *cfg);
+struct rlt_inject_hdr;
+long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp);
+/* The rules from the environment, as the preload loads them (generation: 0 for the command's
+ * own image, 1 and up for later ones, which RLT_INHERIT=0 leaves unthrottled). */
+int rlt_trap_load(unsigned generation, struct rlt_error *err);
 long rlt_trap_exec(long nr, const long a[6]);
 void rlt_trap_exit(int status) __attribute__((noreturn));
 void rlt_trap_start(void);
 
 /* trap_exec.c: asking the launcher to attach before an exec, and to let go after a failed one:
  * 0, or a negative errno (-EPERM when the launcher is gone). */
-long rlt_trap_exec_request(const char *sock, unsigned len, int tid);
-void rlt_trap_exec_done(const char *sock, unsigned len, int tid);
-
-/* the C library subset (nolibc/): environ and the vDSO from the new image's first stack */
-void rlt_nolibc_start(void *sp);
+long rlt_trap_exec_request(const char *sock, int tid);
+void rlt_trap_exec_done(const char *sock, int tid);
 
 /* trap_band.c: sockets live at fds from the band up, so that file I/O is never trapped. */
 extern int rlt_trap_band;

@@ -40,7 +40,8 @@ rlt_trap_entry:
 	.cfi_endproc
 	.size	rlt_trap_entry, .-rlt_trap_entry
 
-	/* the image's entry while the launcher holds it: rdi = the config block; the result of
+	/* the image's entry while the launcher holds it: rdi = the config block, rsi = the
+	 * image's first stack pointer (argc, argv, envp, auxv); the result of
 	 * rlt_trap_init goes back in rax, at the int3 the launcher waits for */
 	.globl	rlt_trap_start
 	.hidden	rlt_trap_start

@@ -17,16 +17,16 @@
 
 #include "preload.h"
 #include "settings.h"
+#include "inject_proto.h"
 #include "trap.h"
 
-/* What a later exec needs of the block: the launcher to ask for the next injection. */
+/* What a later exec needs of the block: the launcher, to ask for the next injection. */
 static struct {
 	int32_t launcher;
-	char sock[108];
-	uint32_t sock_len;
+	char sock[64];
 } home;
 
-static int failed(struct rlt__trap_cfg *cfg, int code, const char *msg)
+static long failed(struct rlt__trap_cfg *cfg, long code, const char *msg)
 {
 	size_t n = strlen(msg);
 	if (n >= sizeof cfg->msg)
@@ -43,10 +43,26 @@ struct ksigaction {
 	uint64_t mask;
 };
 
-int rlt_trap_init(struct rlt__trap_cfg *cfg)
+int rlt_trap_load(unsigned generation, struct rlt_error *err)
 {
-	struct rlt_error err = {{0}};
 	struct rlt__settings set;
+
+	if (rlt__settings_read(&set, err) != 0)
+		return -1;
+	/* RLT_INHERIT=0: a program exec'd by the command runs unthrottled; the filter outlives
+	 * the exec, so the handler is there all the same, passing every call through */
+	if (generation == 0 || set.inherit) {
+		if (rlt_pre_load(&set, err) != 0)
+			return -1;
+	}
+	rlt_pre_go();
+	return 0;
+}
+
+long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
+{
+	struct rlt__trap_cfg *cfg = (struct rlt__trap_cfg *)((char *)hdr + hdr->opaque_off);
+	struct rlt_error err = {{0}};
 	struct ksigaction sa = {
 		.handler = (void *)rlt_trap_entry,
 		/* SA_NODEFER: a handler of the program that runs while we wait, and makes a
@@ -55,39 +71,32 @@ int rlt_trap_init(struct rlt__trap_cfg *cfg)
 		.restorer = (void *)rlt_trap_restorer,
 		.mask = 0,
 	};
+	int first = (hdr->flags & RLT_INJECT_FIRST) != 0;
 	struct sock_fprog prog;
 	long rc;
 
-	if (cfg->magic != RLT_TRAP_MAGIC || cfg->version != RLT_TRAP_VERSION)
-		return failed(cfg, -EPROTO, "the handler and the launcher are not of one build");
-	rlt_nolibc_start((void *)cfg->sp);
-	home.launcher = cfg->launcher;
-	home.sock_len = cfg->sock_len < sizeof home.sock ? cfg->sock_len : sizeof home.sock;
-	memcpy(home.sock, cfg->sock, home.sock_len);
+	if (hdr->opaque_len < sizeof *cfg || cfg->magic != RLT_TRAP_MAGIC ||
+	    cfg->version != RLT_TRAP_VERSION)
+		return -EPROTO; /* no message: the block is not ours to write in */
+	rlt_nolibc_start(sp);
+	home.launcher = hdr->launcher_pid;
+	memcpy(home.sock, hdr->sockname, sizeof home.sock);
 	rlt_trap_band = cfg->band;
 
-	if (rlt__settings_read(&set, &err) != 0)
+	if (rlt_trap_load(first ? 0 : 1, &err) != 0)
 		return failed(cfg, -EINVAL, err.msg);
-	/* RLT_INHERIT=0: a program exec'd by the command runs unthrottled; the filter outlives
-	 * the exec, so the handler is there all the same, passing every call through */
-	if (cfg->generation == 0 || set.inherit) {
-		if (rlt_pre_load(&set, &err) != 0)
-			return failed(cfg, -EINVAL, err.msg);
-	}
-
 	rc = rlt_trap_sys6(SYS_rt_sigaction, SIGSYS, (long)&sa, 0, sizeof(uint64_t), 0, 0);
 	if (rc < 0)
-		return failed(cfg, (int)rc, "cannot install the SIGSYS handler");
-	if (cfg->generation == 0) {
+		return failed(cfg, rc, "cannot install the SIGSYS handler");
+	if (first) {
+		/* last: nothing of the init above is trapped */
 		rlt_trap_sys6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
 		prog.len = (unsigned short)cfg->nfilter;
 		prog.filter = cfg->filter;
 		rc = rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0);
 		if (rc < 0)
-			return failed(cfg, (int)rc, "the kernel refused the seccomp filter");
+			return failed(cfg, rc, "the kernel refused the seccomp filter");
 	}
-	if (cfg->generation == 0 || set.inherit)
-		rlt_pre_go();
 	return 0;
 }
 
@@ -99,17 +108,18 @@ long rlt_trap_exec(long nr, const long a[6])
 	 * in, its first trapped call would kill it. So the exec waits for the launcher to
 	 * attach, and fails (EPERM) when the launcher is gone. */
 	rlt_trap_sys6(SYS_prctl, PR_SET_PTRACER, home.launcher, 0, 0, 0, 0);
-	rc = rlt_trap_exec_request(home.sock, home.sock_len, (int)tid);
+	rc = rlt_trap_exec_request(home.sock, (int)tid);
 	if (rc < 0)
 		return rc;
 	rc = rlt_trap_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	/* still here: the exec failed, and the launcher lets go of us */
-	rlt_trap_exec_done(home.sock, home.sock_len, (int)tid);
+	rlt_trap_exec_done(home.sock, (int)tid);
 	return rc;
 }
 
 void rlt_trap_exit(int status)
 {
+	rlt_trap_run_atexit();
 	rlt_pre_write_stats();
 	rlt_pre_unpublish();
 	for (;;)

@@ -109,7 +109,7 @@ void rlt_trap_stack_release(uintptr_t top)
 
 	if (t->alt_moved) {
 		/* the thread's own signal stack again, as the kernel saved it in the frame */
-		stack_t old = t->uc->uc_stack;
+		stack_t old = ((ucontext_t *)t->uc)->uc_stack;
 		old.ss_flags &= SS_AUTODISARM;
 		rlt_trap_sys6(SYS_sigaltstack, (long)&old, 0, 0, 0, 0, 0);
 	}
@@ -132,7 +132,7 @@ void rlt_trap_stack_enter(void)
 	 * pushed at the top of it, over the SIGSYS frame this call returns through: while we run,
 	 * this stack is its signal stack, so a nested signal lands below us, and a Go handler
 	 * finds itself on the signal stack it expects. */
-	if (!(t->uc->uc_stack.ss_flags & SS_DISABLE) &&
+	if (!(((ucontext_t *)t->uc)->uc_stack.ss_flags & SS_DISABLE) &&
 	    rlt_trap_sys6(SYS_sigaltstack, (long)&ours, 0, 0, 0, 0, 0) == 0)
 		t->alt_moved = 1;
 }

@@ -88,7 +88,11 @@ void rlt__lock_wake(struct rlt__lock *l);
 /* The fast paths, inline: a decision pays one compare-and-swap and one store for its lock,
  * no call. The thread's id is 0 until its first slow path hands it one. */
 extern _Atomic uint32_t rlt__lock_generation;
+#ifdef RLT_NOLIBC /* no TLS: the thread block (preload/nolibc/nolibc.h, pre-included) */
+#define rlt__lock_self (rlt_trap_self()->lock_self)
+#else
 extern _Thread_local uint32_t rlt__lock_self __attribute__((tls_model("initial-exec")));
+#endif
 
 static inline int rlt__lock_take(struct rlt__lock *l)
 {

@@ -105,8 +105,13 @@ static inline const struct rlt__rule_ver *rlt__ver(const struct rlt__rt_rule *r)
 
 /* Set (per thread) while the library itself makes network calls (the Redis client): the hooks
  * then pass every call straight through, so that the throttle never charges or re-enters
- * itself. Defined in scope_redis.c. */
+ * itself. Defined in scope_redis.c; in the freestanding build (RLT_NOLIBC, which has no TLS
+ * and no Redis scope) a field of the thread block (preload/nolibc/nolibc.h, pre-included). */
+#ifdef RLT_NOLIBC
+#define rlt__internal (rlt_trap_self()->internal)
+#else
 extern _Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
+#endif
 
 struct rlt__ruleset {
 	struct rlt__rt_rule rules[RLT_VAR_COUNT][RLT_MAX_RULES_PER_VAR];
