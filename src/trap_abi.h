@@ -17,10 +17,11 @@
 #define RLT_TRAP_MAGIC 0x726c7474u /* "rltt" */
 #define RLT_TRAP_VERSION 1
 #define RLT_TRAP_FILTER_MAX 512
-#define RLT_TRAP_STACK (64u << 10) /* the handler's stacks: this size, aligned to it */
 
 /* Sockets start here unless the fd limit is lower (then at half of it). */
 #define RLT_TRAP_BAND 512
+/* The handler's stacks, RLT_TRAP_STACK bytes each, are defined with their thread block in
+ * preload/nolibc/nolibc.h. */
 
 /* The front's part of the block the injector hands to the handler's init (the opaque bytes
  * after struct rlt_inject_hdr, inject_proto.h): what the handler cannot work out itself. */
