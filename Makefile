@@ -119,6 +119,31 @@ $(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(ITEST_CC)
 
+# The injector's fixtures (issue 21): the minimal handler blob (freestanding, linked in the
+# blob's window RLT_INJECT_BASE of src/inject_proto.h), the injector's driver (injectrun: the
+# injector alone, until the launcher uses it), and static programs to inject into.
+INJ_BIN := $(BUILD)/itest/injectrun $(BUILD)/itest/trapblob_min $(BUILD)/itest/trapprog \
+	$(BUILD)/itest/trapprog_taken
+BLOB_FLAGS = -std=c11 $(WARN) -O2 -ffreestanding -nostdlib -static -fpie -no-pie \
+	-fno-stack-protector -fno-asynchronous-unwind-tables -Wl,-Ttext-segment=0x5a5a00000000 \
+	-Wl,-e,rlt_blob_entry -Wl,--build-id=none -Isrc -Itrap -Itests/inject
+$(BUILD)/itest/trapblob_min: tests/inject/trapblob_min.c tests/inject/trapblob_min.h \
+		src/inject_proto.h trap/trap_exec.h $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BLOB_FLAGS) -o $@ $<
+$(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(BUILD)/launcher/inject.o
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -Ilauncher -Isrc -Iinclude -Itests/inject $(CFLAGS_ALL) -o $@ $< \
+		$(BUILD)/launcher/inject.o $(LDFLAGS_ALL)
+$(BUILD)/itest/trapprog: tests/inject/trapprog.c $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -static -o $@ $<
+# the same program linked where the blob goes: the injection must fail cleanly (EEXIST)
+$(BUILD)/itest/trapprog_taken: tests/inject/trapprog.c $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -DTAKEN $(WARN) -O2 -static -Wl,--section-start=.taken=0x5a5a00000000 \
+		-o $@ $<
+
 test: layering unit integration reliability
 
 # No internal name defined in two folders, each with its folder's prefix; each folder includes
@@ -131,19 +156,19 @@ unit: $(UNIT_BIN)
 
 # Each test runs once per front it declares (# fronts:), as NAME[preload] and NAME[seccomp];
 # `integration` leaves out the seccomp runs of slow tests (# matrix-only:), `matrix` runs them all.
-integration: all $(ITEST_BIN)
+integration: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) sh tests/run-integration.sh
 
-matrix: all $(ITEST_BIN)
+matrix: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) ITEST_MATRIX=1 sh tests/run-integration.sh
 
 # what `make test` left of the matrix: make test then make matrix-rest is the whole matrix
-matrix-rest: all $(ITEST_BIN)
+matrix-rest: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) ITEST_MATRIX=rest sh tests/run-integration.sh
 
 # Everyday programs doing ordinary things (signals, subprocesses, fork beside threads, threads
 # sharing a socket) under the preload and --seccomp: every byte exact, nothing hung.
-reliability: all $(ITEST_BIN)
+reliability: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) ITEST_SUITE=reliability sh tests/run-integration.sh
 
 # A write() and read() that enter no kernel: the bench measures a hook alone against it.
@@ -151,7 +176,7 @@ $(BUILD)/bench/libnullsys.so: tests/bench/nullsys.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -shared -o $@ $< $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BIN) $(BUILD)/bench/libnullsys.so
+bench: all $(BENCH_BIN) $(BUILD)/bench/libnullsys.so $(INJ_BIN)
 	@BUILD=$(BUILD) sh tests/bench/run.sh $(BENCH_BIN)
 
 # The sanitizer builds are test targets: the same tests, another build directory.

@@ -1,0 +1,92 @@
+/* trapprog: a static C program for the injector's tests (built -static: no loader).
+ *   trapprog calls N             N raw getppid, N writes to fd 600 (/dev/null), N to fd 1
+ *   trapprog self                prints what must stay the program's own: /proc/self/exe,
+ *                                argv, AT_EXECFN, AT_ENTRY (and whether it is _start), AT_PHDR
+ *   trapprog exec N PROG ARG...  N getppid, then execv(PROG, ARG...)
+ *   trapprog waitexec FILE PROG ARG...   waits (at most 30 s) for FILE to exist, then
+ *                                execv; on failure prints "exec failed: errno=E (text)", exit 3
+ *   trapprog loop MS             getppid every 10 ms for MS milliseconds; prints the count */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char _start[];
+
+#ifdef TAKEN
+/* trapprog_taken: a segment of its own where the blob goes (placed by the Makefile) */
+__attribute__((used, section(".taken"))) static char taken[4096] = {1};
+#endif
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	int i, n;
+
+	if (argc >= 3 && strcmp(argv[1], "calls") == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		n = atoi(argv[2]);
+		if (fd < 0 || dup2(fd, 600) != 600)
+			return 2;
+		for (i = 0; i < n; i++) {
+			if (syscall(SYS_getppid) != getppid())
+				return 2;
+			if (write(600, "x", 1) != 1)
+				return 2;
+		}
+		printf("ok %d\n", n);
+		return 0;
+	}
+	if (argc >= 2 && strcmp(argv[1], "self") == 0) {
+		char exe[512];
+		ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[k > 0 ? k : 0] = 0;
+		printf("exe=%s\nargc=%d\n", exe, argc);
+		for (i = 0; i < argc; i++)
+			printf("argv[%d]=%s\n", i, argv[i]);
+		printf("execfn=%s\n", (const char *)getauxval(AT_EXECFN));
+		printf("entry_is_start=%d\n", getauxval(AT_ENTRY) == (unsigned long)_start);
+		printf("phdr=%lx phnum=%lu pagesz=%lu uid=%lu\n", getauxval(AT_PHDR),
+		       getauxval(AT_PHNUM), getauxval(AT_PAGESZ), getauxval(AT_UID));
+		return 0;
+	}
+	if (argc >= 4 && strcmp(argv[1], "exec") == 0) {
+		n = atoi(argv[2]);
+		for (i = 0; i < n; i++)
+			syscall(SYS_getppid);
+		fflush(stdout);
+		execv(argv[3], argv + 3);
+		printf("exec failed: errno=%d (%s)\n", errno, strerror(errno));
+		return 3;
+	}
+	if (argc >= 4 && strcmp(argv[1], "waitexec") == 0) {
+		for (i = 0; i < 3000 && access(argv[2], F_OK) != 0; i++)
+			sleep_ms(10);
+		execv(argv[3], argv + 3);
+		printf("exec failed: errno=%d (%s)\n", errno, strerror(errno));
+		fflush(stdout);
+		return 3;
+	}
+	if (argc >= 3 && strcmp(argv[1], "loop") == 0) {
+		long ms = atol(argv[2]), k = 0;
+		for (k = 0; k * 10 < ms; k++) {
+			syscall(SYS_getppid);
+			sleep_ms(10);
+		}
+		printf("loop %ld\n", k);
+		return 0;
+	}
+	fprintf(stderr, "usage: trapprog calls N | self | exec N PROG ARG... | waitexec FILE PROG "
+	                "ARG... | loop MS\n");
+	return 2;
+}
