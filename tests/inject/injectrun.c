@@ -1,8 +1,9 @@
 /* injectrun: the injector alone (launcher/inject.c), for the tests and benchmarks of issue 21
  * until `rlthrottle --seccomp` uses it.
- *   injectrun [-r REPORT] BLOB -- CMD [ARG...]
+ *   injectrun [-r REPORT] [-n] BLOB -- CMD [ARG...]
  * runs CMD with BLOB injected; the opaque config is the minimal blob's (trapblob_min.h):
- * REPORT is where it appends its counts at exit. A setup failure: one line, status 125. */
+ * REPORT is where it appends its counts at exit; -n: it leaves the program's signal masks
+ * as asked (SIGSYS not kept out). A setup failure: one line, status 125. */
 #include "inject.h"
 #include "inject_proto.h"
 #include "trapblob_min.h"
@@ -31,15 +32,19 @@ int main(int argc, char **argv)
 	int c, status;
 
 	memset(&cfg, 0, sizeof cfg);
-	while ((c = getopt(argc, argv, "+r:")) != -1) {
+	while ((c = getopt(argc, argv, "+r:n")) != -1) {
+		if (c == 'n') {
+			cfg.no_strip = 1;
+			continue;
+		}
 		if (c != 'r' || strlen(optarg) >= sizeof cfg.report) {
-			fprintf(stderr, "usage: injectrun [-r REPORT] BLOB -- CMD [ARG...]\n");
+			fprintf(stderr, "usage: injectrun [-r REPORT] [-n] BLOB -- CMD [ARG...]\n");
 			return 125;
 		}
 		strcpy(cfg.report, optarg);
 	}
 	if (optind + 1 >= argc) {
-		fprintf(stderr, "usage: injectrun [-r REPORT] BLOB -- CMD [ARG...]\n");
+		fprintf(stderr, "usage: injectrun [-r REPORT] [-n] BLOB -- CMD [ARG...]\n");
 		return 125;
 	}
 	if (!(f = fopen(argv[optind], "rb"))) {

@@ -238,6 +238,8 @@ static void handler(int sig, struct ksiginfo *si, void *ctx)
 	(void)sig;
 	if (nr >= 0 && nr < 511)
 		__atomic_fetch_add(&counts[nr], 1, __ATOMIC_RELAXED);
+	if (bcfg->no_strip && (nr == NR_RT_SIGPROCMASK || nr == NR_RT_SIGACTION))
+		nr = -nr; /* the default: made as asked */
 	switch (nr) {
 	case NR_RT_SIGPROCMASK:
 		r = on_sigprocmask(uc, (long)g[RDI], (const uint64_t *)g[RSI], (uint64_t *)g[RDX],
@@ -255,6 +257,8 @@ static void handler(int sig, struct ksiginfo *si, void *ctx)
 		report();
 		/* fall through */
 	default:
+		if (nr < 0)
+			nr = -nr;
 		r = sys(nr, (long)g[RDI], (long)g[RSI], (long)g[RDX], (long)g[R10], (long)g[R8],
 		        (long)g[R9]);
 	}

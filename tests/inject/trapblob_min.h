@@ -7,6 +7,8 @@
 struct trapblob_cfg {
 	char report[256]; /* a file the blob appends one line to at exit_group; "" for none */
 	char msg[128];    /* the init's message on failure, NUL-terminated */
+	int no_strip;     /* 1: make rt_sigprocmask and rt_sigaction as asked, SIGSYS not kept
+	                   * out (to show what happens then: the benchmark) */
 };
 
 #endif

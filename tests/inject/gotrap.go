@@ -1,0 +1,100 @@
+// gotrap: a Go program for the injector's tests and benchmark (issue 21): under the minimal blob
+// its rt_sigaction and rt_sigprocmask calls, getppid and UDP sendto are trapped and made by the
+// blob's SIGSYS handler. It must run its GC, goroutines and SIGURG preemption and receive 30
+// SIGUSR1 through os/signal without dying of SIGSYS. Prints key=value words.
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+var sink [][]byte
+
+func main() {
+	// goroutines and the GC
+	var wg sync.WaitGroup
+	var sum int64
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			b := make([]byte, 64<<10)
+			b[i] = byte(i)
+			atomic.AddInt64(&sum, int64(len(b)))
+		}(i)
+	}
+	wg.Wait()
+	for i := 0; i < 200; i++ {
+		sink = append(sink, make([]byte, 256<<10))
+		if len(sink) > 16 {
+			sink = sink[:0]
+		}
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+
+	// SIGURG preemption: with one P, main runs again only if the spinning goroutine is
+	// preempted asynchronously (it makes no call the scheduler could stop it at)
+	prev := runtime.GOMAXPROCS(1)
+	var stop int32
+	var spins int64
+	done := make(chan struct{})
+	go func() {
+		n := int64(0)
+		for atomic.LoadInt32(&stop) == 0 {
+			n++
+		}
+		spins = n
+		close(done)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	atomic.StoreInt32(&stop, 1)
+	<-done
+	runtime.GOMAXPROCS(prev)
+
+	// os/signal: 30 SIGUSR1, each received before the next is sent
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR1)
+	got := 0
+	for i := 0; i < 30; i++ {
+		syscall.Kill(os.Getpid(), syscall.SIGUSR1)
+		select {
+		case <-ch:
+			got++
+		case <-time.After(5 * time.Second):
+		}
+	}
+
+	// trapped calls the program makes on purpose
+	ppid := 0
+	for i := 0; i < 1000; i++ {
+		if syscall.Getppid() > 0 {
+			ppid++
+		}
+	}
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	udp := 0
+	if err == nil {
+		s, _ := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		buf := make([]byte, 16)
+		for i := 0; i < 100 && s != nil; i++ {
+			if _, err := s.WriteTo([]byte("x"), pc.LocalAddr()); err == nil {
+				pc.SetReadDeadline(time.Now().Add(2 * time.Second))
+				if _, _, err := pc.ReadFrom(buf); err == nil {
+					udp++
+				}
+			}
+		}
+	}
+	fmt.Printf("gotrap goroutines=100 bytes=%d gc=%d preempted=%d sigusr1=%d ppid=%d udp=%d\n",
+		sum, ms.NumGC, map[bool]int{true: 1, false: 0}[spins > 0], got, ppid, udp)
+}
