@@ -1,13 +1,15 @@
 // gotrap: a Go program for the injector's tests and benchmark (issue 21): under the minimal blob
 // its rt_sigaction and rt_sigprocmask calls, getppid and UDP sendto are trapped and made by the
 // blob's SIGSYS handler. It must run its GC, goroutines and SIGURG preemption and receive 30
-// SIGUSR1 through os/signal without dying of SIGSYS. Prints key=value words.
+// SIGUSR1 through os/signal without dying of SIGSYS. With arguments, it then runs them as a
+// command (os/exec) and prints its output. Prints key=value words.
 package main
 
 import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"sync"
@@ -95,6 +97,24 @@ func main() {
 			}
 		}
 	}
+	// with an argument: run it (os/exec: a vfork'd child whose execve is trapped)
+	execd := "none"
+	if len(os.Args) > 1 {
+		out, err := exec.Command(os.Args[1], os.Args[2:]...).Output()
+		if err != nil {
+			execd = "error:" + err.Error()
+		} else {
+			execd = "ok:" + string(out[:len(out)-min(1, len(out))])
+		}
+	}
+	fmt.Printf("gotrap exec=%q\n", execd)
 	fmt.Printf("gotrap goroutines=100 bytes=%d gc=%d preempted=%d sigusr1=%d ppid=%d udp=%d\n",
 		sum, ms.NumGC, map[bool]int{true: 1, false: 0}[spins > 0], got, ppid, udp)
+}
+
+func min(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
 }

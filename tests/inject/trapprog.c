@@ -2,7 +2,8 @@
  *   trapprog calls N             N raw getppid, N writes to fd 600 (/dev/null), N to fd 1
  *   trapprog self                prints what must stay the program's own: /proc/self/exe,
  *                                argv, AT_EXECFN, AT_ENTRY (and whether it is _start), AT_PHDR
- *   trapprog exec N PROG ARG...  N getppid, then execv(PROG, ARG...)
+ *   trapprog exec N PROG ARG...  N getppid, then execv(PROG, ARG...); on failure prints
+ *                                "exec failed: errno=E (text)" and "tracer=PID", exit 3
  *   trapprog waitexec FILE PROG ARG...   waits (at most 30 s) for FILE to exist, then
  *                                execv; on failure prints "exec failed: errno=E (text)", exit 3
  *   trapprog loop MS             getppid every 10 ms for MS milliseconds; prints the count */
@@ -22,6 +23,18 @@ extern char _start[];
 /* trapprog_taken: a segment of its own where the blob goes (placed by the Makefile) */
 __attribute__((used, section(".taken"))) static char taken[4096] = {1};
 #endif
+
+/* TracerPid from /proc/self/status: after a failed exec, the launcher must have detached */
+static void print_tracer(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "TracerPid:", 10) == 0)
+			printf("tracer=%d\n", atoi(line + 10));
+	if (f)
+		fclose(f);
+}
 
 static void sleep_ms(long ms)
 {
@@ -67,6 +80,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		execv(argv[3], argv + 3);
 		printf("exec failed: errno=%d (%s)\n", errno, strerror(errno));
+		print_tracer();
 		return 3;
 	}
 	if (argc >= 4 && strcmp(argv[1], "waitexec") == 0) {
