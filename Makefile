@@ -124,7 +124,7 @@ $(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 # injector alone, until the launcher uses it), and static programs to inject into.
 INJ_BIN := $(BUILD)/itest/injectrun $(BUILD)/itest/trapblob_min $(BUILD)/itest/trapprog \
 	$(BUILD)/itest/trapprog_taken
-BLOB_FLAGS = -std=c11 $(WARN) -O2 -ffreestanding -nostdlib -static -fpie -no-pie \
+BLOB_FLAGS = -std=c11 $(WARN) -O2 -ffreestanding -nostdlib -static -fpie \
 	-fno-stack-protector -fno-asynchronous-unwind-tables -Wl,-Ttext-segment=0x5a5a00000000 \
 	-Wl,-e,rlt_blob_entry -Wl,--build-id=none -Isrc -Itrap -Itests/inject
 $(BUILD)/itest/trapblob_min: tests/inject/trapblob_min.c tests/inject/trapblob_min.h \

@@ -94,9 +94,10 @@ void *memset(void *d, int c, size_t n)
 	return d;
 }
 
-/* The init's entry: the init, then an int3 that hands its result (rax) to the injector. */
+/* The init's entry, entered as if called (rsp + 8 aligned to 16): the init, then an int3 that
+ * hands its result (rax) to the injector. The push keeps the init's stack aligned. */
 __asm__(".text\n.globl rlt_blob_entry\n.globl rlt_blob_restorer\n.hidden rlt_blob_restorer\n"
-        "rlt_blob_entry:\n  call rlt_blob_init\n  int3\n"
+        "rlt_blob_entry:\n  push %rbp\n  call rlt_blob_init\n  int3\n"
         "rlt_blob_restorer:\n  mov $15, %eax\n  syscall\n  hlt\n");
 __attribute__((visibility("hidden"))) void rlt_blob_restorer(void);
 
