@@ -2,7 +2,8 @@
 // its rt_sigaction and rt_sigprocmask calls, getppid and UDP sendto are trapped and made by the
 // blob's SIGSYS handler. It must run its GC, goroutines and SIGURG preemption and receive 30
 // SIGUSR1 through os/signal without dying of SIGSYS. With arguments, it then runs them as a
-// command (os/exec) and prints its output. Prints key=value words.
+// command (os/exec) and prints its output; with -threadexec PROG ARG..., it only execs PROG
+// from a thread that is not the main one. Prints key=value words.
 package main
 
 import (
@@ -20,7 +21,23 @@ import (
 
 var sink [][]byte
 
+// The main goroutine keeps the main thread: a goroutine that locks a thread of its own then
+// runs on another one (-threadexec execs from there).
+func init() { runtime.LockOSThread() }
+
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "-threadexec" {
+		// execve from a thread that is not the group's leader: the kernel reports the exec
+		// under the leader's id
+		done := make(chan error)
+		go func() {
+			runtime.LockOSThread()
+			fmt.Printf("gotrap leader=%v\n", syscall.Gettid() == os.Getpid())
+			done <- syscall.Exec(os.Args[2], os.Args[2:], os.Environ())
+		}()
+		fmt.Println("gotrap exec failed:", <-done)
+		os.Exit(3)
+	}
 	// goroutines and the GC
 	var wg sync.WaitGroup
 	var sum int64

@@ -4,7 +4,7 @@
 # runs its GC, goroutines and SIGURG preemption and receives 30 SIGUSR1 through os/signal: its
 # rt_sigaction and rt_sigprocmask calls are trapped and answered with SIGSYS kept out of every
 # mask, its own SIGSYS action kept aside. Its os/exec (a vfork'd child's trapped execve) runs a
-# command that is injected in turn.
+# command that is injected in turn; an exec from a thread that is not the leader is injected.
 . "$(dirname "$0")/lib.sh"
 . "$ITEST_DIR/inject_lib.sh"
 command -v go >/dev/null 2>&1 || skip "go is not installed"
@@ -33,6 +33,17 @@ assert_eq "Go's UDP sendto trapped" 100 "$(rep sendto 2)"
 assert_ge "Go's rt_sigaction trapped" 50 "$(rep rt_sigaction 2)"
 assert_ge "Go's rt_sigprocmask trapped" 5 "$(rep rt_sigprocmask 2)"
 assert_eq "Go's execve trapped" 1 "$(rep execve 2)"
+
+# An execve from a thread that is not the group's leader (syscall.Exec on a locked thread): the
+# new image (under the leader's pid) is injected.
+rm -f "$T/rep"
+rc=0
+timeout -k 2 60 "$INJ" -r "$T/rep" "$BLOB" -- "$gdir/gotrap" -threadexec "$PROG" calls 2 >"$T/out" 2>"$T/err" || rc=$?
+show "$T/out" "$T/err" "$T/rep"
+assert_eq "thread exec: status" 0 "$rc"
+assert_eq "thread exec: from a thread not the leader" false "$(kv leader "$T/out")"
+assert_eq "thread exec: the new image's output" "ok 2" "$(tail -n 1 "$T/out")"
+assert_eq "thread exec: the new image's getppid trapped" 4 "$(rep getppid)"
 
 # Without SIGSYS kept out of its masks and its own SIGSYS action kept aside, Go dies of SIGSYS
 # (what the stripping is for: the check that the test above could fail).

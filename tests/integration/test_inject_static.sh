@@ -29,6 +29,11 @@ assert_eq "its output" done "$(cat "$T/out")"
 assert_eq "busybox's exit_group trapped" 1 "$(rep exit_group)"
 assert_eq "its writes below fd 512 not trapped" 0 "$(rep write)"
 
+# The launcher exits with the command's status, 128 + the signal that killed it.
+rc=0
+injected "$BB" sh -c 'kill -TERM $$' >"$T/out" 2>"$T/err" || rc=$?
+assert_eq "killed by SIGTERM: the launcher's status" 143 "$rc"
+
 # What the program sees of itself, plain and injected: the same, word for word.
 "$PROG" self a 'b c' >"$T/plain" 2>&1
 injected "$PROG" self a 'b c' >"$T/inj" 2>&1 || fail "trapprog self failed injected: $(cat "$T/inj")"
