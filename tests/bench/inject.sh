@@ -4,6 +4,7 @@
 #   (b) start-up: ms per `busybox true` plain and under the injector (the minimal blob), and
 #       `busybox dd if=/dev/zero of=/dev/null bs=512 count=200000` plain and injected (its calls
 #       are let through by the filter: what the filter alone costs)
+#   1-byte TCP send: plain, injected (sendto trapped, made by the handler), today's --seccomp
 #   (c) a Go program (tests/inject/gotrap.go: GC, goroutines, SIGURG preemption, 30 SIGUSR1 by
 #       os/signal, getppid and UDP sendto) and busybox sh running injected: the blob's counts;
 #       and Go without the blob keeping SIGSYS out of its masks (-n): how it dies
@@ -44,6 +45,15 @@ t4=$(ns); "$BB" dd if=/dev/zero of=/dev/null bs=512 count=200000 2>/dev/null; t5
 d0=$(calc "(($t1 - $t0) + ($t5 - $t4)) / 2e9"); d1=$(calc "($t3 - $t2) / 1e9")
 printf '  %-40s %8.3f s\n' "dd bs=512 count=200000, plain" "$d0"
 printf '  %-40s %8.3f s  (%.2fx; its calls let through)\n' "dd, injected" "$d1" "$(calc "$d1 / $d0")"
+
+echo "== 1-byte TCP send and raw getppid, ns per call (trapprog sendcost: best of 5 rounds of $((RUNS * 100)); 3 alternating runs)"
+printf '  %-44s %s\n' "run" "getppid_ns send_ns"
+for r in 1 2 3; do
+	printf '  %-44s %s\n' "plain" "$("$BIN/trapprog" sendcost $((RUNS * 100)) 2>&1)"
+	printf '  %-44s %s\n' "injected (both trapped)" "$($INJ "$BIN/trapprog" sendcost $((RUNS * 100)) 2>&1)"
+	[ -x "$BUILD/rlthrottle" ] && printf '  %-44s %s\n' "today's --seccomp, RLT_SEND=16GB/s" \
+		"$(RLT_SEND=16GB/s "$BUILD/rlthrottle" --seccomp -- "$BIN/trapprog" sendcost $((RUNS * 100)) 2>&1)"
+done
 
 echo "== (c) injected Go and busybox: what the minimal blob's handler counted"
 if command -v go >/dev/null 2>&1; then

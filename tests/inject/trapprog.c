@@ -6,13 +6,22 @@
  *                                "exec failed: errno=E (text)" and "tracer=PID", exit 3
  *   trapprog waitexec FILE PROG ARG...   waits (at most 30 s) for FILE to exist, then
  *                                execv; on failure prints "exec failed: errno=E (text)", exit 3
- *   trapprog loop MS             getppid every 10 ms for MS milliseconds; prints the count */
+ *   trapprog loop MS             getppid every 10 ms for MS milliseconds; prints the count
+ *   trapprog sendcost N          ns per call, best of 5 rounds of N: a raw getppid, and a
+ *                                1-byte send on a loopback TCP connection (a forked child
+ *                                reads): "getppid_ns=G send_ns=S" */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/auxv.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +49,58 @@ static void sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int sendcost(int n)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t al = sizeof a;
+	double best_g = 1e18, best_s = 1e18, t0, v;
+	int l, c, s, one = 1, r, i;
+	pid_t pid;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 1) != 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) != 0)
+		return 2;
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof a) != 0 || (s = accept(l, NULL, NULL)) < 0)
+		return 2;
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	pid = fork();
+	if (pid == 0) {
+		char buf[65536];
+		close(c);
+		while (read(s, buf, sizeof buf) > 0)
+			;
+		_exit(0);
+	}
+	close(s);
+	for (r = 0; r < 5; r++) {
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			syscall(SYS_getppid);
+		v = (now_ns() - t0) / n;
+		best_g = v < best_g ? v : best_g;
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			if (send(c, "x", 1, 0) != 1)
+				return 2;
+		v = (now_ns() - t0) / n;
+		best_s = v < best_s ? v : best_s;
+	}
+	close(c);
+	waitpid(pid, NULL, 0);
+	printf("getppid_ns=%.0f send_ns=%.0f\n", best_g, best_s);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -100,7 +161,9 @@ int main(int argc, char **argv)
 		printf("loop %ld\n", k);
 		return 0;
 	}
+	if (argc >= 3 && strcmp(argv[1], "sendcost") == 0)
+		return sendcost(atoi(argv[2]));
 	fprintf(stderr, "usage: trapprog calls N | self | exec N PROG ARG... | waitexec FILE PROG "
-	                "ARG... | loop MS\n");
+	                "ARG... | loop MS | sendcost N\n");
 	return 2;
 }
