@@ -96,6 +96,11 @@ SUP_UNIT := $(BUILD)/tests/test_timer_heap
 $(SUP_UNIT): INC = -Isupervisor $(INC_CORE)
 $(SUP_UNIT): UNIT_LIBS = $(SUP_LIB) $(STATIC_LIB) -lseccomp
 $(SUP_UNIT): $(SUP_LIB)
+# the injector's blob checks (launcher/inject.c)
+CLI_UNIT := $(BUILD)/tests/test_inject_blob
+$(CLI_UNIT): INC = -Ilauncher $(INC_CORE)
+$(CLI_UNIT): UNIT_LIBS = $(BUILD)/launcher/inject.o $(STATIC_LIB)
+$(CLI_UNIT): $(BUILD)/launcher/inject.o
 UNIT_LIBS = $(STATIC_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
