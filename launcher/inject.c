@@ -50,6 +50,9 @@
 #define INIT_STACK (64 * 1024)
 /* how many unrelated stops (signals for the program) one injected step may meet */
 #define MAX_OTHER_STOPS 64
+/* how long one injected step (a call, the blob's init) may take: a blob whose init hangs turns
+ * into an error rather than a hung launcher */
+#define STEP_MS 10000
 /* after the command has exited: how long tracees still waiting for their exec are served */
 #define DRAIN_MS 5000
 
@@ -205,16 +208,53 @@ static int wait_for(pid_t pid, int *st)
 	return 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* waitpid for pid until deadline (ms): -ETIMEDOUT then. SIGCHLD is blocked while the launcher
+ * runs (rlt_cli_inject_run), and a tracee's stop sends one: we sleep in sigtimedwait for it,
+ * 50 ms at most, since one may have been taken by an earlier wait. */
+static int wait_until(pid_t pid, int *st, long long deadline)
+{
+	sigset_t chld;
+	pid_t r;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		long long left;
+		r = waitpid(pid, st, WNOHANG | __WALL);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct timespec ts = {0, (left < 50 ? left : 50) * 1000000L};
+		sigtimedwait(&chld, NULL, &ts);
+	}
+}
+
 /* Continues the image until its next int3 (SIGTRAP), setting aside the signals for the
  * program that come first (delivered at the detach). */
 static int run_to_trap(struct img *im, struct rlt_cli_inject_err *err, const char *what)
 {
+	long long deadline = now_ms() + STEP_MS;
 	int st, i, rc;
 
 	if (ptrace(PTRACE_CONT, im->pid, 0, 0) != 0)
 		return seterr(err, -errno, "cannot continue the command (%s): %s", what, strerror(errno));
 	for (i = 0; i < MAX_OTHER_STOPS; i++) {
-		if ((rc = wait_for(im->pid, &st)) != 0)
+		if ((rc = wait_until(im->pid, &st, deadline)) == -ETIMEDOUT)
+			return seterr(err, rc, "the command did not come back within %d s (%s)",
+			              STEP_MS / 1000, what);
+		if (rc != 0)
 			return seterr(err, rc, "cannot wait for the command (%s): %s", what, strerror(-rc));
 		if (WIFEXITED(st) || WIFSIGNALED(st))
 			return seterr(err, -ESRCH, "the command ended while the handler was put in (%s)",
@@ -662,14 +702,6 @@ static void reap(struct run *r)
 			}
 		}
 	}
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* Starts the command seized before its exec; returns at its exec stop. */

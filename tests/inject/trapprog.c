@@ -7,6 +7,8 @@
  *   trapprog waitexec FILE PROG ARG...   waits (at most 30 s) for FILE to exist, then
  *                                execv; on failure prints "exec failed: errno=E (text)", exit 3
  *   trapprog loop MS             getppid every 10 ms for MS milliseconds; prints the count
+ *   trapprog deny ptrace|seccomp CMD ARG...   runs CMD where that system call fails with EPERM
+ *                                (a filter of its own, as a container's would)
  *   trapprog sendcost N          ns per call, best of 5 rounds of N: a raw getppid, and a
  *                                1-byte send on a loopback TCP connection (a forked child
  *                                reads): "getppid_ns=G send_ns=S" */
@@ -19,7 +21,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/syscall.h>
@@ -160,6 +166,21 @@ int main(int argc, char **argv)
 		}
 		printf("loop %ld\n", k);
 		return 0;
+	}
+	if (argc >= 4 && strcmp(argv[1], "deny") == 0) {
+		unsigned nr = strcmp(argv[2], "ptrace") == 0 ? SYS_ptrace : SYS_seccomp;
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {4, f};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+			return 2;
+		execvp(argv[3], argv + 3);
+		return 127;
 	}
 	if (argc >= 3 && strcmp(argv[1], "sendcost") == 0)
 		return sendcost(atoi(argv[2]));

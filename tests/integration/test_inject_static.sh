@@ -53,7 +53,24 @@ assert_eq "window taken: one line" 1 "$(wc -l <"$T/err")"
 assert_match "window taken: the message" "0x5a5a00000000.* is taken" "$(cat "$T/err")"
 assert_eq "window taken: the program did not run" "" "$(cat "$T/out")"
 
-# No ptrace: under strace -f the launcher's child is traced already, PTRACE_SEIZE fails.
+# No ptrace, no seccomp (a filter that answers them EPERM, as a container's may): one line, 125.
+rc=0
+"$PROG" deny ptrace "$INJ" "$BLOB" -- "$PROG" calls 1 >"$T/out" 2>"$T/err" || rc=$?
+show "$T/out" "$T/err"
+assert_eq "ptrace denied: status" 125 "$rc"
+assert_eq "ptrace denied: the message" \
+	"injectrun: ptrace is not allowed here (PTRACE_SEIZE: Operation not permitted)" "$(cat "$T/err")"
+assert_eq "ptrace denied: the program did not run" "" "$(cat "$T/out")"
+rc=0
+"$PROG" deny seccomp "$INJ" "$BLOB" -- "$PROG" calls 1 >"$T/out" 2>"$T/err" || rc=$?
+show "$T/out" "$T/err"
+assert_eq "seccomp denied: status" 125 "$rc"
+assert_eq "seccomp denied: one line" 1 "$(wc -l <"$T/err")"
+assert_match "seccomp denied: the message, the blob's own after it" \
+	"^injectrun: the handler's init failed: Operation not permitted \(seccomp\(SET_MODE_FILTER\) failed\)" "$(cat "$T/err")"
+assert_eq "seccomp denied: the program did not run" "" "$(cat "$T/out")"
+
+# Already traced: under strace -f the launcher's child is traced already, PTRACE_SEIZE fails.
 if command -v strace >/dev/null 2>&1; then
 	rc=0
 	strace -f -o /dev/null "$INJ" "$BLOB" -- "$PROG" calls 1 >"$T/out" 2>"$T/err" || rc=$?
