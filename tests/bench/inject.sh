@@ -30,15 +30,17 @@ ns() { date +%s%N; }
 # second to second): the median of each, in ms ($EPOCHREALTIME: no fork to read the clock).
 median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] / 1000 }'; }
 echo "== (b) start-up: ms per run, median of $RUNS alternating runs"
-: >"$T/plain"; : >"$T/inj"
+: >"$T/plain"; : >"$T/inj"; : >"$T/sup"
 for ((i = 0; i < RUNS; i++)); do
 	a=${EPOCHREALTIME/[.,]/}; "$BB" true >/dev/null 2>&1; b=${EPOCHREALTIME/[.,]/}
 	$INJ "$BB" true >/dev/null 2>&1; c=${EPOCHREALTIME/[.,]/}
-	echo $((b - a)) >>"$T/plain"; echo $((c - b)) >>"$T/inj"
+	RLT_SEND=16GB/s "$BUILD/rlthrottle" --seccomp -- "$BB" true >/dev/null 2>&1; d=${EPOCHREALTIME/[.,]/}
+	echo $((b - a)) >>"$T/plain"; echo $((c - b)) >>"$T/inj"; echo $((d - c)) >>"$T/sup"
 done
-plain=$(median <"$T/plain"); inj=$(median <"$T/inj")
+plain=$(median <"$T/plain"); inj=$(median <"$T/inj"); sup=$(median <"$T/sup")
 printf '  %-40s %8.3f ms\n' "busybox true" "$plain"
 printf '  %-40s %8.3f ms  (+%.3f ms)\n' "busybox true, injected" "$inj" "$(calc "$inj - $plain")"
+printf '  %-40s %8.3f ms  (+%.3f ms)\n' "busybox true, today's --seccomp" "$sup" "$(calc "$sup - $plain")"
 t0=$(ns); "$BB" dd if=/dev/zero of=/dev/null bs=512 count=200000 2>/dev/null; t1=$(ns)
 t2=$(ns); $INJ "$BB" dd if=/dev/zero of=/dev/null bs=512 count=200000 2>/dev/null; t3=$(ns)
 t4=$(ns); "$BB" dd if=/dev/zero of=/dev/null bs=512 count=200000 2>/dev/null; t5=$(ns)
