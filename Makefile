@@ -107,7 +107,7 @@ TRAP_CFLAGS = -std=c11 $(WARN) $(OPT) -DRLT_NOLIBC -D_GNU_SOURCE -U_FORTIFY_SOUR
 	-ftls-model=local-exec
 TRAP_LDFLAGS = -nostdlib -static -no-pie -Wl,-Ttext-segment=$(TRAP_BASE) -Wl,-z,noexecstack \
 	-Wl,-z,norelro -Wl,-z,max-page-size=4096 -Wl,--build-id=none -Wl,-e,$(TRAP_ENTRY)
-TRAP_ENTRY = rlt_trap_init
+TRAP_ENTRY = rlt_trap_start
 $(TRAP_CORE_OBJ): TRAP_INC = -Iinclude -Isrc
 $(TRAP_PRE_OBJ): TRAP_INC = -Ipreload -Ipreload/nolibc -Isrc -Iinclude
 $(NOLIBC_OBJ): TRAP_INC = -Ipreload/nolibc
@@ -162,8 +162,12 @@ $(SUP_LIB): $(SUP_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/rlthrottle: $(CLI_OBJ) $(SUP_LIB) $(STATIC_LIB)
-	$(CC) -o $@ $(CLI_OBJ) $(SUP_LIB) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
+# The launcher carries the handler's ELF (trap_blob.S), so that they come from one build.
+$(BUILD)/launcher/trap_blob.o: launcher/trap_blob.S $(TRAP_ELF)
+	@mkdir -p $(dir $@)
+	$(CC) -DRLT_TRAP_ELF='"$(TRAP_ELF)"' -c $< -o $@
+$(BUILD)/rlthrottle: $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(SUP_LIB) $(STATIC_LIB)
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(SUP_LIB) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
 
 # UNIT_WRAP: functions a unit test stands in for (-Wl,--wrap: the test defines __wrap_NAME and
 # reaches the real one as __real_NAME), set per test below.
@@ -173,6 +177,11 @@ SUP_UNIT := $(BUILD)/tests/test_timer_heap
 $(SUP_UNIT): INC = -Isupervisor $(INC_CORE)
 $(SUP_UNIT): UNIT_LIBS = $(SUP_LIB) $(STATIC_LIB) -lseccomp
 $(SUP_UNIT): $(SUP_LIB)
+# the injector's blob checks (launcher/inject.c)
+CLI_UNIT := $(BUILD)/tests/test_inject_blob
+$(CLI_UNIT): INC = -Ilauncher $(INC_CORE)
+$(CLI_UNIT): UNIT_LIBS = $(BUILD)/launcher/inject.o $(STATIC_LIB)
+$(CLI_UNIT): $(BUILD)/launcher/inject.o
 UNIT_LIBS = $(STATIC_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
@@ -196,6 +205,31 @@ $(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(ITEST_CC)
 
+# The injector's fixtures (issue 21): the minimal handler blob (freestanding, linked in the
+# blob's window RLT_INJECT_BASE of src/inject_proto.h), the injector's driver (injectrun: the
+# injector alone, until the launcher uses it), and static programs to inject into.
+INJ_BIN := $(BUILD)/itest/injectrun $(BUILD)/itest/trapblob_min $(BUILD)/itest/trapprog \
+	$(BUILD)/itest/trapprog_taken
+BLOB_FLAGS = -std=c11 $(WARN) -O2 -ffreestanding -nostdlib -static -fpie \
+	-fno-stack-protector -fno-asynchronous-unwind-tables -Wl,-Ttext-segment=0x5a5a00000000 \
+	-Wl,-e,rlt_blob_entry -Wl,--build-id=none -Isrc -Ipreload -Itests/inject
+$(BUILD)/itest/trapblob_min: tests/inject/trapblob_min.c tests/inject/trapblob_min.h \
+		src/inject_proto.h preload/trap_exec.h $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BLOB_FLAGS) -o $@ $<
+$(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(BUILD)/launcher/inject.o
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -Ilauncher -Isrc -Iinclude -Itests/inject $(CFLAGS_ALL) -o $@ $< \
+		$(BUILD)/launcher/inject.o $(LDFLAGS_ALL)
+$(BUILD)/itest/trapprog: tests/inject/trapprog.c $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -static -o $@ $<
+# the same program linked where the blob goes: the injection must fail cleanly (EEXIST)
+$(BUILD)/itest/trapprog_taken: tests/inject/trapprog.c $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -DTAKEN $(WARN) -O2 -static -Wl,--section-start=.taken=0x5a5a00000000 \
+		-o $@ $<
+
 test: layering trap-test unit integration reliability
 
 # No internal name defined in two folders, each with its folder's prefix; each folder includes
@@ -208,19 +242,19 @@ unit: $(UNIT_BIN)
 
 # Each test runs once per front it declares (# fronts:), as NAME[preload] and NAME[seccomp];
 # `integration` leaves out the seccomp runs of slow tests (# matrix-only:), `matrix` runs them all.
-integration: all $(ITEST_BIN)
+integration: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) sh tests/run-integration.sh
 
-matrix: all $(ITEST_BIN)
+matrix: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) ITEST_MATRIX=1 sh tests/run-integration.sh
 
 # what `make test` left of the matrix: make test then make matrix-rest is the whole matrix
-matrix-rest: all $(ITEST_BIN)
+matrix-rest: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) ITEST_MATRIX=rest sh tests/run-integration.sh
 
 # Everyday programs doing ordinary things (signals, subprocesses, fork beside threads, threads
 # sharing a socket) under the preload and --seccomp: every byte exact, nothing hung.
-reliability: all $(ITEST_BIN)
+reliability: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) ITEST_SUITE=reliability sh tests/run-integration.sh
 
 # A write() and read() that enter no kernel: the bench measures a hook alone against it.
@@ -228,7 +262,7 @@ $(BUILD)/bench/libnullsys.so: tests/bench/nullsys.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -shared -o $@ $< $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BIN) $(BUILD)/bench/libnullsys.so
+bench: all $(BENCH_BIN) $(BUILD)/bench/libnullsys.so $(INJ_BIN)
 	@BUILD=$(BUILD) sh tests/bench/run.sh $(BENCH_BIN)
 
 # The sanitizer builds are test targets: the same tests, another build directory.

@@ -32,7 +32,7 @@ static inline long rlt_trap_sys6(long nr, long a, long b, long c, long d, long e
 
 /* trap_entry.S */
 void rlt_trap_entry(int sig, siginfo_t *si, void *uc);
-void rlt_trap_restorer(void);
+void rlt_trap_restorer(void); /* nolibc/signal.c: its rt_sigreturn is made from our range */
 
 /* trap_stack.c */
 uintptr_t rlt_trap_stack_claim(ucontext_t *uc);
@@ -58,11 +58,6 @@ int rlt_trap_load(unsigned generation, struct rlt_error *err);
 long rlt_trap_exec(long nr, const long a[6]);
 void rlt_trap_exit(int status) __attribute__((noreturn));
 void rlt_trap_start(void);
-
-/* trap_exec.c: asking the launcher to attach before an exec, and to let go after a failed one:
- * 0, or a negative errno (-EPERM when the launcher is gone). */
-long rlt_trap_exec_request(const char *sock, int tid);
-void rlt_trap_exec_done(const char *sock, int tid);
 
 /* trap_band.c: sockets live at fds from the band up, so that file I/O is never trapped. */
 extern int rlt_trap_band;

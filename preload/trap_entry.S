@@ -52,14 +52,4 @@ rlt_trap_start:
 	int3
 	.size	rlt_trap_start, .-rlt_trap_start
 
-	/* the SIGSYS action's sa_restorer: its rt_sigreturn is made from our range, so allowed */
-	.globl	rlt_trap_restorer
-	.hidden	rlt_trap_restorer
-	.type	rlt_trap_restorer, @function
-rlt_trap_restorer:
-	movl	$15, %eax
-	syscall
-	hlt
-	.size	rlt_trap_restorer, .-rlt_trap_restorer
-
 	.section .note.GNU-stack,"",@progbits

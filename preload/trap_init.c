@@ -19,6 +19,7 @@
 #include "settings.h"
 #include "inject_proto.h"
 #include "trap.h"
+#include "trap_exec.h"
 
 /* What a later exec needs of the block: the launcher, to ask for the next injection. */
 static struct {
@@ -35,6 +36,10 @@ static long failed(struct rlt__trap_cfg *cfg, long code, const char *msg)
 	cfg->msg[n] = '\0';
 	return code;
 }
+
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
 
 struct ksigaction {
 	void *handler;
@@ -102,18 +107,19 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 
 long rlt_trap_exec(long nr, const long a[6])
 {
-	long tid = rlt_trap_sys6(SYS_gettid, 0, 0, 0, 0, 0, 0), rc;
+	int tid = (int)rlt_trap_sys6(SYS_gettid, 0, 0, 0, 0, 0, 0), fd;
+	long rc;
 
 	/* The new image keeps the filter but not the handler: without the launcher to put one
 	 * in, its first trapped call would kill it. So the exec waits for the launcher to
-	 * attach, and fails (EPERM) when the launcher is gone. */
-	rlt_trap_sys6(SYS_prctl, PR_SET_PTRACER, home.launcher, 0, 0, 0, 0);
-	rc = rlt_trap_exec_request(home.sock, (int)tid);
-	if (rc < 0)
-		return rc;
+	 * attach, and fails with EPERM (what a denied call gets from a seccomp policy) when the
+	 * launcher is gone. */
+	fd = rlt_trap_exec_request(home.sock, tid);
+	if (fd < 0)
+		return -EPERM;
 	rc = rlt_trap_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	/* still here: the exec failed, and the launcher lets go of us */
-	rlt_trap_exec_done(home.sock, (int)tid);
+	rlt_trap_exec_failed(fd, tid, (int)rc);
 	return rc;
 }
 

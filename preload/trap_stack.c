@@ -19,6 +19,10 @@
 
 #include "trap.h"
 
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1u << 31)
+#endif
+
 #define PER_CHUNK 64
 #define MAX_CHUNKS 1024 /* 65,536 calls in progress at once */
 

@@ -2,7 +2,7 @@
 # check_elf.sh ELF BASE: the freestanding blob is what the launcher can map into a program that
 # has no C library for it (make trap-test): a static ET_EXEC with no undefined symbol, no
 # relocation left, no interpreter, no dynamic section, no TLS segment and no %fs access (the
-# program owns %fs), every PT_LOAD inside [BASE, BASE + 64 MiB), its entry rlt_nolibc_init.
+# program owns %fs), every PT_LOAD inside [BASE, BASE + 64 MiB), its entry rlt_trap_start.
 elf=$1
 base=$2
 bad=0
@@ -30,8 +30,8 @@ done
 [ "$nload" -gt 0 ] || fail "no PT_LOAD"
 
 entry=$(readelf -hW "$elf" | awk '/Entry point/ { print $4 }')
-init=$(nm "$elf" | awk '$3 == "rlt_nolibc_init" { print "0x" $1 }')
-[ -n "$init" ] && [ $((entry)) -eq $((init)) ] || fail "entry $entry is not rlt_nolibc_init ($init)"
+init=$(nm "$elf" | awk '$3 == "rlt_trap_start" { print "0x" $1 }')
+[ -n "$init" ] && [ $((entry)) -eq $((init)) ] || fail "entry $entry is not rlt_trap_start ($init)"
 
 [ "$bad" -eq 0 ] && echo "check_elf: ok ($nload PT_LOAD in the window at $base, no undefined symbol, no TLS, no %fs)"
 exit "$bad"
