@@ -47,8 +47,29 @@ rlt_trap_entry:
 	.hidden	rlt_trap_start
 	.type	rlt_trap_start, @function
 rlt_trap_start:
+	/* the init runs on a stack of the pool too: the thread block at its base holds errno */
 	andq	$-16, %rsp
+	pushq	%rdi
+	pushq	%rsi
+	xorl	%edi, %edi
+	call	rlt_trap_stack_claim
+	popq	%rsi
+	popq	%rdi
+	testq	%rax, %rax
+	jz	2f
+	movq	%rsp, %rbx
+	movq	%rax, %rsp
+	pushq	%rbx
+	pushq	%rax
 	call	rlt_trap_init
+	popq	%rdi			/* the stack's top, to give back */
+	popq	%rbx
+	movq	%rax, %r12
+	movq	%rbx, %rsp
+	call	rlt_trap_stack_release
+	movq	%r12, %rax
+	int3
+2:	movq	$-12, %rax		/* -ENOMEM */
 	int3
 	.size	rlt_trap_start, .-rlt_trap_start
 

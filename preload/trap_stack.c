@@ -96,7 +96,8 @@ uintptr_t rlt_trap_stack_claim(ucontext_t *uc)
 
 	if (!base) {
 		/* no stack, no decision: the call fails as a call short of memory does */
-		uc->uc_mcontext.gregs[REG_RAX] = -ENOMEM;
+		if (uc)
+			uc->uc_mcontext.gregs[REG_RAX] = -ENOMEM;
 		return 0;
 	}
 	t = (struct rlt_trap_thread *)base;
