@@ -62,5 +62,9 @@ void rlt_trap_start(void);
 /* trap_band.c: sockets live at fds from the band up, so that file I/O is never trapped. */
 extern int rlt_trap_band;
 int rlt_trap_to_band(int fd, int cloexec);
+/* fds below the band that are sockets all the same: their fd calls trap too (a small filter
+ * stacked on the first); at the start, those the image inherited. */
+int rlt_trap_watch(const int *fds, int n);
+void rlt_trap_watch_inherited(void);
 
 #endif

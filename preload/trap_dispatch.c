@@ -35,6 +35,20 @@ static long new_fd(long fd, int cloexec)
 	return fd < 0 ? fd : rlt_trap_to_band((int)fd, cloexec);
 }
 
+/* A socket copied below the band (inetd style): its fd calls trap there too. */
+static long copied_down(long oldfd, long fd)
+{
+	struct rlt_pre_fd *e;
+	int n = (int)fd;
+
+	if (fd < 0 || fd >= rlt_trap_band)
+		return fd;
+	e = rlt_pre_fd_slot((int)oldfd);
+	if (e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET)
+		rlt_trap_watch(&n, 1);
+	return fd;
+}
+
 static long call(long nr, const long a[6])
 {
 	switch (nr) {
@@ -95,9 +109,9 @@ static long call(long nr, const long a[6])
 		/* a copy of a band fd stays in the band */
 		return answer(fcntl((int)a[0], F_DUPFD, rlt_trap_band));
 	case SYS_dup2:
-		return answer(dup2((int)a[0], (int)a[1]));
+		return copied_down(a[0], answer(dup2((int)a[0], (int)a[1])));
 	case SYS_dup3:
-		return answer(dup3((int)a[0], (int)a[1], (int)a[2]));
+		return copied_down(a[0], answer(dup3((int)a[0], (int)a[1], (int)a[2])));
 	case SYS_fcntl: {
 		long arg = a[2];
 		if ((a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC) && arg < rlt_trap_band)

@@ -102,6 +102,7 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 		if (rc < 0)
 			return failed(cfg, rc, "the kernel refused the seccomp filter");
 	}
+	rlt_trap_watch_inherited();
 	return 0;
 }
 
