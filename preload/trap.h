@@ -32,6 +32,7 @@ static inline long rlt_trap_sys6(long nr, long a, long b, long c, long d, long e
 
 /* trap_entry.S */
 void rlt_trap_entry(int sig, siginfo_t *si, void *uc);
+void rlt_trap_fatal_entry(int sig, siginfo_t *si, void *uc);
 void rlt_trap_restorer(void); /* nolibc/signal.c: its rt_sigreturn is made from our range */
 
 /* trap_stack.c */
@@ -56,6 +57,7 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp);
  * own image, 1 and up for later ones, which RLT_INHERIT=0 leaves unthrottled). */
 int rlt_trap_load(unsigned generation, struct rlt_error *err);
 long rlt_trap_exec(long nr, const long a[6]);
+void rlt_trap_fatal(int sig, siginfo_t *si, ucontext_t *uc);
 void rlt_trap_exit(int status) __attribute__((noreturn));
 void rlt_trap_start(void);
 

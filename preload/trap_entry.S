@@ -8,11 +8,12 @@
  */
 	.text
 
-	/* void rlt_trap_entry(int sig, siginfo_t *si, ucontext_t *uc): the SIGSYS handler */
-	.globl	rlt_trap_entry
-	.hidden	rlt_trap_entry
-	.type	rlt_trap_entry, @function
-rlt_trap_entry:
+	/* ENTRY name, target: a signal handler that runs target(sig, si, uc) on a stack of ours */
+	.macro	ENTRY name, target
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
+\name:
 	.cfi_startproc
 	pushq	%rbp
 	pushq	%rbx
@@ -29,16 +30,22 @@ rlt_trap_entry:
 	testq	%rax, %rax
 	jz	1f
 	movq	%rax, %rsp
-	call	rlt_trap_sigsys
+	call	\target
 	leaq	-8(%rbp), %rsp		/* 16-byte aligned for the call */
 	movq	%rbx, %rdi
 	call	rlt_trap_stack_release	/* on the kernel's frame again: the stack is free */
 1:	movq	%rbp, %rsp
 	popq	%rbx
 	popq	%rbp
-	ret				/* to the restorer below */
+	ret				/* to the restorer */
 	.cfi_endproc
-	.size	rlt_trap_entry, .-rlt_trap_entry
+	.size	\name, .-\name
+	.endm
+
+	/* the SIGSYS handler */
+	ENTRY	rlt_trap_entry, rlt_trap_sigsys
+	/* the handler of SIGTERM, SIGHUP and SIGPIPE left at their default (trap_init.c) */
+	ENTRY	rlt_trap_fatal_entry, rlt_trap_fatal
 
 	/* the image's entry while the launcher holds it: rdi = the config block, rsi = the
 	 * image's first stack pointer (argc, argv, envp, auxv); the result of

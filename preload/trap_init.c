@@ -48,6 +48,8 @@ struct ksigaction {
 	uint64_t mask;
 };
 
+static void catch_fatal_signals(void);
+
 int rlt_trap_load(unsigned generation, struct rlt_error *err)
 {
 	struct rlt__settings set;
@@ -93,6 +95,8 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 	rc = rlt_trap_sys6(SYS_rt_sigaction, SIGSYS, (long)&sa, 0, sizeof(uint64_t), 0, 0);
 	if (rc < 0)
 		return failed(cfg, rc, "cannot install the SIGSYS handler");
+	if (rlt_pre_summary_wanted() || rlt_pre_publishing())
+		catch_fatal_signals();
 	if (first) {
 		/* last: nothing of the init above is trapped */
 		rlt_trap_sys6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
@@ -104,6 +108,42 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 	}
 	rlt_trap_watch_inherited();
 	return 0;
+}
+
+/* A fatal signal the program left at its default: the summary and the page go, then the
+ * process dies of the signal, as under the preload (init.c). Runs on a stack of ours
+ * (rlt_trap_fatal_entry). */
+void rlt_trap_fatal(int sig, siginfo_t *si, ucontext_t *uc)
+{
+	struct ksigaction dfl = {0};
+	uint64_t m = 1ull << (sig - 1);
+
+	(void)si;
+	(void)uc;
+	rlt_trap_stack_enter();
+	rlt_pre_write_stats();
+	rlt_pre_unpublish();
+	rlt_trap_sys6(SYS_rt_sigaction, sig, (long)&dfl, 0, sizeof(uint64_t), 0, 0);
+	rlt_trap_sys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&m, 0, sizeof m, 0, 0);
+	rlt_trap_sys6(SYS_tgkill, rlt_trap_sys6(SYS_getpid, 0, 0, 0, 0, 0, 0),
+	              rlt_trap_sys6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+}
+
+/* Only signals the image starts with at their default: a handler the program installs later
+ * replaces ours (its rt_sigaction is made as asked). */
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = {SIGTERM, SIGHUP, SIGPIPE};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct ksigaction old, sa = {
+			.handler = (void *)rlt_trap_fatal_entry,
+			.flags = SA_SIGINFO | SA_ONSTACK | SA_RESTORER,
+			.restorer = (void *)rlt_trap_restorer,
+		};
+		if (rlt_trap_sys6(SYS_rt_sigaction, sigs[i], 0, (long)&old, sizeof(uint64_t), 0, 0) == 0 &&
+		    old.handler == SIG_DFL)
+			rlt_trap_sys6(SYS_rt_sigaction, sigs[i], (long)&sa, 0, sizeof(uint64_t), 0, 0);
+	}
 }
 
 long rlt_trap_exec(long nr, const long a[6])
