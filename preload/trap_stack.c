@@ -113,10 +113,12 @@ void rlt_trap_stack_release(uintptr_t top)
 	unsigned n = atomic_load_explicit(&nchunks, memory_order_acquire);
 
 	if (t->alt_moved) {
-		/* the thread's own signal stack again, as the kernel saved it in the frame */
-		stack_t old = ((ucontext_t *)t->uc)->uc_stack;
+		/* the thread's own signal stack again, as the kernel saved it in the frame; never
+		 * ours left behind, where a later frame would land on a stack another call holds */
+		stack_t old = ((ucontext_t *)t->uc)->uc_stack, off = {.ss_flags = SS_DISABLE};
 		old.ss_flags &= SS_AUTODISARM;
-		rlt_trap_sys6(SYS_sigaltstack, (long)&old, 0, 0, 0, 0, 0);
+		if (rlt_trap_sys6(SYS_sigaltstack, (long)&old, 0, 0, 0, 0, 0) != 0)
+			rlt_trap_sys6(SYS_sigaltstack, (long)&off, 0, 0, 0, 0, 0);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		char *c = atomic_load_explicit(&chunks[i], memory_order_relaxed);
@@ -137,7 +139,9 @@ void rlt_trap_stack_enter(void)
 	 * pushed at the top of it, over the SIGSYS frame this call returns through: while we run,
 	 * this stack is its signal stack, so a nested signal lands below us, and a Go handler
 	 * finds itself on the signal stack it expects. */
-	if (!(((ucontext_t *)t->uc)->uc_stack.ss_flags & SS_DISABLE) &&
+	/* the kernel saves the thread's flags, not SS_DISABLE, in the frame: a thread with no
+	 * signal stack has a size of 0 there */
+	if (((ucontext_t *)t->uc)->uc_stack.ss_size != 0 &&
 	    rlt_trap_sys6(SYS_sigaltstack, (long)&ours, 0, 0, 0, 0, 0) == 0)
 		t->alt_moved = 1;
 }
