@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "trap_filter.h"
@@ -83,6 +84,21 @@ static int body(scmp_filter_ctx ctx, int band, struct rlt_error *err)
 		if (rule(ctx, trap, masks[i].name, 1, &m, err))
 			return -1;
 	}
+	/* A fork: the child's state of ours is made its own (load.c rlt_pre_forked), so the
+	 * handler makes it. A clone that shares memory (a thread, vfork) goes as it is; so does
+	 * one with a stack of its own, which could not return through the handler's. clone3
+	 * hides its flags in memory: refused, so that the C library falls back to clone. */
+	{
+		struct scmp_arg_cmp f[2] = {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_VM, 0),
+		                            SCMP_A1(SCMP_CMP_EQ, 0)};
+		if (rule(ctx, trap, "clone", 2, f, err) || rule(ctx, trap, "fork", 0, NULL, err) ||
+		    rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err))
+			return -1;
+	}
+	/* a filter of the program's own: said once (trap_dispatch.c), then installed */
+	c[0] = SCMP_A0(SCMP_CMP_EQ, PR_SET_SECCOMP);
+	if (rule(ctx, trap, "seccomp", 0, NULL, err) || rule(ctx, trap, "prctl", 1, c, err))
+		return -1;
 	/* io_uring moves data past every hook: programs fall back to ordinary calls */
 	if (rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "io_uring_setup", 0, NULL, err))
 		return -1;

@@ -49,6 +49,27 @@ static long copied_down(long oldfd, long fd)
 	return fd;
 }
 
+/* A fork made here: the child returns through the handler on its copy of our stack, and
+ * first makes our state its own, as the preload's fork handler does. */
+static long forked(long rc)
+{
+	if (rc == 0) {
+		rlt_trap_run_atfork_child();
+		rlt_pre_forked();
+	}
+	return rc;
+}
+
+/* A program that adds a seccomp filter of its own (sshd, a browser's sandbox) may refuse the
+ * calls the handler makes for it: said once, since what fails then is its filter's doing. */
+static void own_filter(void)
+{
+	static _Atomic int said;
+	if (!atomic_exchange(&said, 1))
+		rlt_pre_log(RLT_LOG_WARN, "the program installs a seccomp filter of its own: a call "
+		                          "it refuses fails as that filter says, throttled or not");
+}
+
 static long call(long nr, const long a[6])
 {
 	switch (nr) {
@@ -132,6 +153,13 @@ static long call(long nr, const long a[6])
 	case SYS_execve:
 	case SYS_execveat:
 		return rlt_trap_exec(nr, a);
+	case SYS_clone:
+	case SYS_fork:
+		return forked(rlt_trap_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+	case SYS_seccomp:
+	case SYS_prctl:
+		own_filter();
+		return rlt_trap_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	case SYS_exit_group:
 		rlt_trap_exit((int)a[0]);
 		return 0; /* not reached */

@@ -30,7 +30,7 @@ struct rlt__trap_cfg {
 	int32_t band;         /* the filter's band: the handler places sockets from here */
 	uint32_t nfilter;
 	struct sock_filter filter[RLT_TRAP_FILTER_MAX];
-	char msg[256];        /* why the init failed (init returns a negative errno) */
+	char msg[1024];       /* why the init failed (init returns a negative errno) */
 };
 
 #endif
