@@ -37,8 +37,9 @@ static int check_one(enum rlt_var v, const char *text, struct rlt_rule *rules, s
 	if (rlt_rules_parse(v, text, rules, RLT_MAX_RULES_PER_VAR, n, err) != 0)
 		return -1;
 	for (size_t i = 0; i < *n; i++) {
-		const char *why = seccomp ? rlt__rule_unsupported_seccomp(&rules[i])
-		                          : rlt__rule_unsupported(&rules[i]);
+		const char *why = seccomp == 2 ? rlt__rule_unsupported_seccomp(&rules[i])
+		                  : seccomp  ? rlt__rule_unsupported_trap(&rules[i])
+		                             : rlt__rule_unsupported(&rules[i]);
 		if (why) {
 			snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": %s", rlt_var_name(v),
 			         rules[i].text, why);
@@ -81,7 +82,9 @@ int rlt_cli_check_rules(int print, int seccomp)
 		fprintf(stderr, "rlthrottle: %s\n", err.msg);
 		return -1;
 	}
-	if (seccomp && !set.inherit) {
+	/* the supervisor's filter stays with every program the command executes; the front
+	 * inside the program gives those a handler that passes everything through */
+	if (seccomp == 2 && !set.inherit) {
 		fprintf(stderr, "rlthrottle: %s\n", RLT_SECCOMP_NO_INHERIT);
 		return -1;
 	}

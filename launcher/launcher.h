@@ -10,7 +10,8 @@ int rlt_cli_shm_cmd(int argc, char **argv);
 
 /*
  * Checks the settings and every variable as the library (or the supervisor) will at load
- * (check.c); print: --check, the rules as understood on stdout. seccomp: --seccomp was asked.
+ * (check.c); print: --check, the rules as understood on stdout. seccomp: 1 for --seccomp (the
+ * front inside the program), 2 for --seccomp=supervisor, 0 for the preload.
  * 0, or -1 with one line on stderr.
  */
 int rlt_cli_check_rules(int print, int seccomp);

@@ -103,6 +103,13 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 		prog.len = (unsigned short)cfg->nfilter;
 		prog.filter = cfg->filter;
 		rc = rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0);
+		if (rc == -EPERM || rc == -EACCES)
+			return failed(cfg, rc, "seccomp is forbidden here (a container profile or a "
+			                       "filter of the caller's refuses seccomp()): --seccomp "
+			                       "cannot throttle");
+		if (rc == -ENOSYS || rc == -EINVAL)
+			return failed(cfg, rc, "this kernel has no seccomp filters: --seccomp cannot "
+			                       "throttle");
 		if (rc < 0)
 			return failed(cfg, rc, "the kernel refused the seccomp filter");
 	}

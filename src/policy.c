@@ -268,6 +268,17 @@ const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r)
 	return why;
 }
 
+const char *rlt__rule_unsupported_trap(const struct rlt_rule *r)
+{
+	const char *why = rlt__rule_unsupported(r);
+
+	/* the handler inside a static program has no C library to load hiredis with */
+	if (!why && r->scope == RLT_SCOPE_REDIS)
+		why = "scope=redis:// is not available under --seccomp yet (the handler inside the "
+		      "program has no Redis client): use the preload, or --seccomp=supervisor";
+	return why;
+}
+
 static int check_supported(const struct rlt_rule *r, struct rlt_error *err)
 {
 	const char *why = rlt__rule_unsupported(r);

@@ -178,6 +178,8 @@ void rlt__ruleset_keys_forked(struct rlt__ruleset *rs);
  * `rlthrottle --seccomp`, which the launcher checks before the supervisor starts. */
 const char *rlt__rule_unsupported(const struct rlt_rule *r);
 const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r);
+/* ... and under the system-call front inside the program (trap_*.c): no redis:// yet. */
+const char *rlt__rule_unsupported_trap(const struct rlt_rule *r);
 
 /* The piece and the whole (rlt__piece, rlt__whole) of one bytes rule; UINT64_MAX for others. */
 uint64_t rlt__piece_of(enum rlt_unit unit, const struct rlt_params *p);
