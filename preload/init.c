@@ -102,7 +102,7 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
-static void catch_fatal_signals(void)
+static __attribute__((unused)) void catch_fatal_signals(void)
 {
 	/* Only signals the program has left at their default: a handler it installs later
 	 * replaces ours, which is what it asked for. SIGINT is left alone because interpreters
@@ -246,8 +246,13 @@ __attribute__((constructor)) static void rlt_load(void)
 		atexit(write_stats);
 	if (publishing)
 		atexit(rlt_pre_unpublish);
+#ifndef RLT_NOLIBC
+	/* Not in the freestanding build (yet): a handler of ours would run on the program's own
+	 * stack, where no thread block is (preload/nolibc/nolibc.h); it needs the SIGSYS entry's
+	 * switch to a handler stack first. */
 	if (stats_tmpl[0] || publishing)
 		catch_fatal_signals();
+#endif
 	rlt__ruleset_log(&rlt_pre_rules, rlt_pre_log, "");
 	atomic_store_explicit(&rlt_pre_active, 1, memory_order_release);
 	rlt_pre_gate_open();
