@@ -11,7 +11,8 @@
 #include "rawsys.h"
 #include "start.h"
 
-typedef long (*vdso_gettime_t)(clockid_t, struct timespec *);
+/* the vDSO's signature (arch/x86/entry/vdso/vclock_gettime.c): an int, 0 or -errno */
+typedef int (*vdso_gettime_t)(clockid_t, struct timespec *);
 static vdso_gettime_t vdso_gettime;
 
 /* The vDSO is a whole ELF image, its section headers included: its dynamic symbols are in
@@ -59,5 +60,5 @@ int clock_gettime(clockid_t clk, struct timespec *ts)
 {
 	vdso_gettime_t f = vdso_gettime;
 	/* the vDSO hands back what its fallback system call returned: 0 or -errno */
-	return (int)rlt_trap_ret(f ? f(clk, ts) : RLT_SYS2(SYS_clock_gettime, clk, ts));
+	return (int)rlt_trap_ret(f ? (long)f(clk, ts) : RLT_SYS2(SYS_clock_gettime, clk, ts));
 }

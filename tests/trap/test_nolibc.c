@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ void *nl_memmove(void *, const void *, size_t);
 char *nl_getenv(const char *);
 void nl_rlt_trap_env_init(char **);
 
-static int failures, checks;
+static _Atomic int failures, checks; /* two threads check at once (t_malloc_threads) */
 
 #define CHECK(cond, ...)                                                                         \
 	do {                                                                                     \
