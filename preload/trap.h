@@ -45,7 +45,7 @@ void rlt_trap_sigsys(int sig, siginfo_t *si, ucontext_t *uc);
 
 /* trap_signals.c: calls that set a signal mask or an action, SIGSYS left out of both. */
 long rlt_trap_sigaction(long sig, long act, long oact, long size);
-long rlt_trap_sigprocmask(long how, long set, long oset, long size);
+long rlt_trap_sigprocmask(ucontext_t *uc, long how, long set, long oset, long size);
 long rlt_trap_masked_wait(long nr, const long a[6]);
 /* the program's own SIGSYS action, kept aside: a SIGSYS that is not the filter's goes there */
 void rlt_trap_forward(int sig, siginfo_t *si, ucontext_t *uc);

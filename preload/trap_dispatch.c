@@ -70,7 +70,7 @@ static void own_filter(void)
 		                          "it refuses fails as that filter says, throttled or not");
 }
 
-static long call(long nr, const long a[6])
+static long call(long nr, const long a[6], ucontext_t *uc)
 {
 	switch (nr) {
 	case SYS_read:
@@ -144,7 +144,7 @@ static long call(long nr, const long a[6])
 	case SYS_rt_sigaction:
 		return rlt_trap_sigaction(a[0], a[1], a[2], a[3]);
 	case SYS_rt_sigprocmask:
-		return rlt_trap_sigprocmask(a[0], a[1], a[2], a[3]);
+		return rlt_trap_sigprocmask(uc, a[0], a[1], a[2], a[3]);
 	case SYS_ppoll:
 	case SYS_pselect6:
 	case SYS_epoll_pwait:
@@ -180,5 +180,5 @@ void rlt_trap_sigsys(int sig, siginfo_t *si, ucontext_t *uc)
 		rlt_trap_forward(sig, si, uc);
 		return;
 	}
-	g[REG_RAX] = call(si->si_syscall, a);
+	g[REG_RAX] = call(si->si_syscall, a, uc);
 }

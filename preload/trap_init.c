@@ -95,6 +95,11 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 	rc = rlt_trap_sys6(SYS_rt_sigaction, SIGSYS, (long)&sa, 0, sizeof(uint64_t), 0, 0);
 	if (rc < 0)
 		return failed(cfg, rc, "cannot install the SIGSYS handler");
+	{
+		/* a mask inherited across exec with SIGSYS blocked would kill at the first trap */
+		uint64_t m = 1ull << (SIGSYS - 1);
+		rlt_trap_sys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&m, 0, sizeof m, 0, 0);
+	}
 	if (rlt_pre_summary_wanted() || rlt_pre_publishing())
 		catch_fatal_signals();
 	if (first) {

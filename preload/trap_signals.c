@@ -69,15 +69,31 @@ long rlt_trap_sigaction(long sig, long act, long oact, long size)
 	return rlt_trap_sys6(SYS_rt_sigaction, sig, act, oact, size, 0, 0);
 }
 
-long rlt_trap_sigprocmask(long how, long set, long oset, long size)
+long rlt_trap_sigprocmask(ucontext_t *uc, long how, long set, long oset, long size)
 {
-	uint64_t m;
+	/* The mask the program had when it trapped is the one rt_sigreturn restores at the end
+	 * of the handler (uc_sigmask): a mask set in here would be undone. So the call is made on
+	 * that saved mask, SIGSYS left out. */
+	uint64_t m, old;
 
-	if (!set || how == SIG_UNBLOCK || size != sizeof m)
-		return rlt_trap_sys6(SYS_rt_sigprocmask, how, set, oset, size, 0, 0);
-	memcpy(&m, (const void *)set, sizeof m);
-	m &= ~SIGSYS_BIT;
-	return rlt_trap_sys6(SYS_rt_sigprocmask, how, (long)&m, oset, size, 0, 0);
+	memcpy(&old, &uc->uc_sigmask, sizeof old);
+	if (size != sizeof m)
+		return -EINVAL;
+	if (set) {
+		memcpy(&m, (const void *)set, sizeof m);
+		switch (how) {
+		case SIG_BLOCK: m = old | m; break;
+		case SIG_UNBLOCK: m = old & ~m; break;
+		case SIG_SETMASK: break;
+		default: return -EINVAL;
+		}
+		/* SIGKILL and SIGSTOP cannot be blocked; SIGSYS must not be */
+		m &= ~(SIGSYS_BIT | 1ull << (SIGKILL - 1) | 1ull << (SIGSTOP - 1));
+		memcpy(&uc->uc_sigmask, &m, sizeof m);
+	}
+	if (oset)
+		memcpy((void *)oset, &old, sizeof old);
+	return 0;
 }
 
 long rlt_trap_masked_wait(long nr, const long a[6])
