@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "clock.h"
+#include "engine.h"
 #include "keytab.h"
 #include "policy.h"
 #include "rule_set.h"
@@ -206,6 +207,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->msgs = msgs;
 	t->start = now;
 	t->err = 0;
+	t->posm = 0;
 	/* A set request is looked for at the page's tick (every RLT_PUB_CHECK_NS while calls come,
 	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
 	 * segment's set is followed at every call: until it is, this process would charge a
@@ -340,11 +342,16 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
 		     v = v->prev)
 			chain[n++] = v;
 		const struct rlt__rule_ver *from = t->ver[i];
+		uint64_t pos = t->posm & (1u << i) ? t->pos[i] : rlt__params_pos(&from->params, t->at[i]);
 		while (n--) {
-			t->at[i] = rlt_params_remap(&from->params, &chain[n]->params, chain[n]->since,
-			                            t->at[i]);
+			/* a set that carried the budget gave the rule a new state (rule_set.c) */
+			pos = rlt__params_remap_pos(&from->params, &chain[n]->params, chain[n]->since,
+			                            pos, chain[n]->state != from->state);
 			from = chain[n];
 		}
+		t->pos[i] = pos;
+		t->posm |= 1u << i;
+		t->at[i] = rlt__params_pos_ns(&cur->params, pos);
 		t->ver[i] = cur;
 		moved = 1;
 	}

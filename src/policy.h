@@ -237,6 +237,10 @@ struct rlt__ticket {
 	const struct rlt__rule_ver *ver[RLT_MAX_RULES_PER_VAR]; /* the block at[i] was decided by */
 	void *kstate[RLT_MAX_RULES_PER_VAR]; /* keyed rules: the key's state charged, for the
 	                                        refund of the settle */
+	uint64_t pos[RLT_MAX_RULES_PER_VAR]; /* at[i] as a position of ver[i]'s params, once a
+	                                        set moved it (rlt__ticket_refresh): a go time
+	                                        clamped by a far rate loses its place, this not */
+	uint32_t posm;                /* the rules whose pos[] holds their place */
 	uint32_t dry;                 /* rules of the mask with action=dry-run: charged, never
 	                                 waited for */
 	rlt_ns_t start;               /* when the call asked */
