@@ -226,9 +226,12 @@ __attribute__((constructor)) static void rlt_load(void)
 		fatal(err.msg);
 	rlt_pre_vars_in_use = rlt_pre_rules.vars_in_use;
 	if (set.publish) {
-		/* a process that cannot publish runs on, counting privately */
-		if (rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, &err) != 0)
-			rlt_pre_log(RLT_LOG_INFO, "%s (running unpublished)", err.msg);
+		/* a process that cannot publish runs on, counting privately; a full /dev/shm is
+		 * worth a warning (top, stats and set will not see it), a missing one not */
+		int prc = rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, &err);
+		if (prc != 0)
+			rlt_pre_log(prc == -ENOSPC ? RLT_LOG_WARN : RLT_LOG_INFO,
+			            "%s (running unpublished)", err.msg);
 		else if (rlt_pre_rules.pub)
 			publishing = 1;
 	}

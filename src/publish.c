@@ -98,9 +98,15 @@ static int make_file(const char *path, size_t size)
 				return -EEXIST;
 			continue;
 		}
-		/* the umask may have taken bits off; readers insist on exactly 0600 */
-		if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)size) != 0) {
-			int rc = -errno;
+		/* the umask may have taken bits off; readers insist on exactly 0600. The pages are
+		 * allocated now, not when first touched: a full /dev/shm then fails here, with a
+		 * warning, instead of raising SIGBUS in whatever call touches the page first. */
+		int rc = 0;
+		if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)size) != 0)
+			rc = -errno;
+		else
+			rc = -posix_fallocate(fd, 0, (off_t)size);
+		if (rc) {
 			unlink(path);
 			rlt__pub_raw_close(fd);
 			return rc;
