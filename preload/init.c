@@ -92,6 +92,23 @@ void rlt_pre_unpublish(void)
 		rlt__pub_unlink(p);
 }
 
+int rlt_pre_exec_begin(void)
+{
+	struct rlt__pub *p = rlt_pre_rules.pub;
+
+	if (!publishing || !p || rlt_pre_borrowed() || p->hdr->pid != (int32_t)syscall(SYS_getpid))
+		return 0;
+	rlt__pub_unlink(p);
+	return 1;
+}
+
+void rlt_pre_exec_failed(int hid)
+{
+	if (hid && rlt__pub_relink(rlt_pre_rules.pub) != 0)
+		rlt_pre_log(RLT_LOG_INFO, "publishing: the page could not be made again after a "
+		                          "failed exec (running unpublished)");
+}
+
 /* A fatal signal the program does not handle: write the summary and remove our page, then
  * die of the signal. */
 static void on_fatal_signal(int sig)

@@ -54,7 +54,13 @@
 	X(int, fcntl64, (int, int, ...))                                                         \
 	X(int, ioctl, (int, unsigned long, ...))                                                 \
 	X(void, _exit, (int))                                                                    \
-	X(void, _Exit, (int))
+	X(void, _Exit, (int))                                                                    \
+	X(int, execve, (const char *, char *const[], char *const[]))                             \
+	X(int, execv, (const char *, char *const[]))                                             \
+	X(int, execvp, (const char *, char *const[]))                                            \
+	X(int, execvpe, (const char *, char *const[], char *const[]))                            \
+	X(int, fexecve, (int, char *const[], char *const[]))                                     \
+	X(int, execveat, (int, const char *, char *const[], char *const[], int))
 
 #define RLT_DECLARE_REAL(ret, name, args)                                                        \
 	typedef ret(*name##_t) args;                                                             \
@@ -88,6 +94,13 @@ int rlt_pre_borrowed(void);
  * child and the child of a fork that ran no handlers share or copy their parent's. At exit, at
  * a fatal signal, and in the _exit hook (hook_exit.c). */
 void rlt_pre_unpublish(void);
+/* An exec (hook_exec.c): the page is this image's, so its name goes before the new image runs
+ * (a throttled one makes its own; a program not throttled, by RLT_INHERIT=0, its own
+ * environment, or a static or setuid binary, is then not listed as throttled, nor is a `set`
+ * left pending for it). _begin returns 1 when it removed the name; _failed(1) puts it back
+ * (the exec failed: this image goes on). */
+int rlt_pre_exec_begin(void);
+void rlt_pre_exec_failed(int hid);
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
  * constructor, from another library's constructor). */

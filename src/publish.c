@@ -216,6 +216,34 @@ void rlt__pub_unlink(struct rlt__pub *p)
 		unlink(p->path);
 }
 
+int rlt__pub_relink(struct rlt__pub *p)
+{
+	if (!p || !p->path[0])
+		return -EINVAL;
+	int fd = make_file(p->path, p->size);
+	if (fd < 0)
+		return fd;
+	/* the page as it stands into the new file, then the file mapped over the page at the
+	 * same address: every pointer into the page stays valid */
+	int rc = 0;
+	for (size_t done = 0; done < p->size && rc == 0;) {
+		ssize_t n = pwrite(fd, (char *)p->hdr + done, p->size - done, (off_t)done);
+		if (n > 0)
+			done += (size_t)n;
+		else if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n == 0)
+			rc = -EIO;
+	}
+	if (rc == 0 && mmap(p->hdr, p->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+	                    0) == MAP_FAILED)
+		rc = -errno;
+	if (rc)
+		unlink(p->path);
+	rlt__pub_raw_close(fd);
+	return rc;
+}
+
 /* The rules count privately again, carrying over what the page holds. */
 static void back_to_own(struct rlt__ruleset *rs)
 {

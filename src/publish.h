@@ -124,6 +124,10 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct r
 /* Removes the page's name (async-signal-safe: unlink only). The mapping stays, so that threads
  * still counting and a summary written afterwards read valid memory. */
 void rlt__pub_unlink(struct rlt__pub *p);
+/* The page's name again after rlt__pub_unlink (an exec that failed): a new file with the
+ * page's contents, mapped over it at the same address. A count another thread makes in that
+ * instant may be lost. 0 or -errno (the page then stays unnamed). */
+int rlt__pub_relink(struct rlt__pub *p);
 
 /* Unlinks and unmaps the page of rs, and points its rules back at their private counters,
  * carrying over the counts. For a ruleset no thread decides on any more. */
