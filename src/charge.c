@@ -212,12 +212,9 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
 	 * segment's set is followed at every call: until it is, this process would charge a
 	 * budget the others have left. */
-	if (rlt__pub_tick(rs->pub, now)) {
-		if (rlt__ctl_pending(rs))
-			rlt__ctl_serve(rs);
-		if (rs->nkeyed)
-			rlt__pub_keys(rs, now);
-	}
+	int ticked = rlt__pub_tick(rs->pub, now);
+	if (ticked && rlt__ctl_pending(rs))
+		rlt__ctl_serve(rs);
 	if (__builtin_expect(rs->nshared != 0, 0))
 		rlt__shm_follow_all(rs);
 	for (unsigned i = 0; i < rs->n[var]; i++) {
@@ -247,6 +244,8 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			undo(rs, t, i);
 			t->err = ver->err;
 			rlt__count_rejected(rs, r);
+			if (ticked && rs->nkeyed)
+				rlt__pub_keys(rs, now);
 			return -1;
 		}
 		t->at[i] = at;
@@ -255,6 +254,10 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	}
 	t->go = go;
 	t->dry = dry;
+	/* The busiest keys after this call's decisions, so that the view holds the last calls'
+	 * keys when the traffic stops (no later call comes to refresh it). */
+	if (ticked && rs->nkeyed)
+		rlt__pub_keys(rs, now);
 	if (rs->stats_on)
 		for (unsigned i = 0; i < rs->n[var]; i++)
 			if ((mask & ~dry) & (1u << i))

@@ -338,7 +338,7 @@ static void keys_write(struct rlt__pub_rec *rec, const struct rlt__rt_rule *r)
 void rlt__pub_keys(struct rlt__ruleset *rs, rlt_ns_t now)
 {
 	uint64_t next = atomic_load_explicit(&rs->keys_next, memory_order_relaxed);
-	uint64_t every = RLT_NS_PER_SEC;
+	uint64_t every = RLT_PUB_CHECK_NS;
 	struct rlt__pub *p = rs->pub;
 
 	if (!p || now < next)

@@ -26,7 +26,7 @@ assert_match "top shows the worker's keys" "keys: $worker RLT_ACCEPT rule 0: 3 t
 	"$("$LAUNCHER" top --once "$worker")"
 json=$("$LAUNCHER" stats "$worker" --format json)
 assert_match "stats --format json shows them" '"keys":4096,"keys_tracked":3,"keys_evicted":0' "$json"
-# the busiest keys (the page's, refreshed once a second while calls come)
+# the busiest keys (the page's, refreshed every 5 ms while calls come)
 prom=$("$LAUNCHER" stats "$worker" --format prometheus)
 for a in 127.0.0.2 127.0.0.3 127.0.0.4; do
 	assert_match "stats json: $a among the busiest" "{\"key\":\"$a\",\"units\":[1-9]" "$json"
