@@ -25,12 +25,12 @@ struct buf_ctx {
 	int use_write;
 };
 
-static ssize_t buf_send_piece(void *c, size_t off, size_t len)
+static ssize_t buf_send_piece(void *c, int fd, size_t off, size_t len)
 {
 	struct buf_ctx *b = c;
 	if (b->use_write)
-		return real_write(b->fd, b->buf + off, len);
-	return real_sendto(b->fd, b->buf + off, len, b->flags, b->to, b->tolen);
+		return real_write(fd, b->buf + off, len);
+	return real_sendto(fd, b->buf + off, len, b->flags, b->to, b->tolen);
 }
 
 /* The out-of-line part of send, sendto and write: the gate (rlt_pre_passes) did not let the call
@@ -55,7 +55,7 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 		                          rlt_pre_budget_states(e), rlt_pre_key_peer(e, &dest), len,
 		                          1) != 0)
 			return rlt_pre_fail(t.err);
-		ssize_t n = buf_send_piece(&c, 0, len);
+		ssize_t n = buf_send_piece(&c, fd, 0, len);
 		int err = errno;
 		rlt__settle(&rlt_pre_rules, &t, n >= 0 ? len : 0, n >= 0);
 		errno = err;
@@ -99,7 +99,7 @@ RLT_EXPORT ssize_t write(int fd, const void *buf, size_t len)
 	return write_slow(fd, buf, len);
 }
 
-static ssize_t msg_send_piece(void *c, size_t off, size_t len)
+static ssize_t msg_send_piece(void *c, int fd, size_t off, size_t len)
 {
 	struct rlt_pre_msg_ctx *m = c;
 	struct iovec iov[RLT_IOV_PIECE_MAX];
@@ -109,13 +109,13 @@ static ssize_t msg_send_piece(void *c, size_t off, size_t len)
 		(size_t)rlt_pre_iov_slice(m->msg->msg_iov, (int)m->msg->msg_iovlen, off, len, iov);
 	h.msg_iov = iov;
 	if (m->use_writev)
-		return real_writev(m->fd, iov, (int)h.msg_iovlen);
+		return real_writev(fd, iov, (int)h.msg_iovlen);
 	/* ancillary data (passed fds, credentials) goes with the first piece only */
 	if (off > 0) {
 		h.msg_control = NULL;
 		h.msg_controllen = 0;
 	}
-	return real_sendmsg(m->fd, &h, m->flags);
+	return real_sendmsg(fd, &h, m->flags);
 }
 
 static RLT_SLOW ssize_t send_msg(int fd, const struct msghdr *msg, int flags, int use_writev)
@@ -227,11 +227,11 @@ struct file_ctx {
 	off_t *off;
 };
 
-static ssize_t sendfile_piece(void *c, size_t off, size_t len)
+static ssize_t sendfile_piece(void *c, int out, size_t off, size_t len)
 {
 	struct file_ctx *f = c;
 	(void)off; /* the kernel advances the offset (or the file position) itself */
-	return real_sendfile(f->out, f->in, f->off, len);
+	return real_sendfile(out, f->in, f->off, len);
 }
 
 static RLT_SLOW ssize_t sendfile_slow(int out, int in, off_t *off, size_t count)
@@ -270,13 +270,15 @@ struct splice_ctx {
 	int in, out;
 	loff_t *off_in, *off_out;
 	unsigned flags;
+	int sock_out; /* the socket is `out` (a send), else `in` */
 };
 
-static ssize_t splice_piece(void *c, size_t off, size_t len)
+static ssize_t splice_piece(void *c, int sock, size_t off, size_t len)
 {
 	struct splice_ctx *s = c;
 	(void)off; /* the kernel moves the offsets (or the file positions) itself */
-	return real_splice(s->in, s->off_in, s->out, s->off_out, len, s->flags);
+	return real_splice(s->sock_out ? s->in : sock, s->off_in, s->sock_out ? sock : s->out,
+	                   s->off_out, len, s->flags);
 }
 
 /*
@@ -289,7 +291,7 @@ static ssize_t splice_piece(void *c, size_t off, size_t len)
 static RLT_SLOW ssize_t splice_slow(int in, loff_t *off_in, int out, loff_t *off_out,
                                     size_t len, unsigned flags)
 {
-	struct splice_ctx c = {in, out, off_in, off_out, flags};
+	struct splice_ctx c = {in, out, off_in, off_out, flags, 1};
 	struct rlt_pre_fd *e;
 	enum rlt_var var = RLT_VAR_SEND;
 
@@ -297,6 +299,7 @@ static RLT_SLOW ssize_t splice_slow(int in, loff_t *off_in, int out, loff_t *off
 	e = rlt_pre_socket_for(out, RLT_VAR_SEND);
 	if (!e || !e->mask[RLT_VAR_SEND]) {
 		var = RLT_VAR_RECV;
+		c.sock_out = 0;
 		e = rlt_pre_socket_for(in, RLT_VAR_RECV);
 		if (!e || !e->mask[RLT_VAR_RECV] || rlt_pre_is_dgram(e))
 			return real_splice(in, off_in, out, off_out, len, flags);

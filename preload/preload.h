@@ -277,8 +277,9 @@ int rlt_pre_iov_slice(const struct iovec *iov, int cnt, size_t off, size_t len,
 /* The bytes of iov (SSIZE_MAX at most). */
 size_t rlt_pre_iov_total(const struct iovec *iov, int cnt);
 
-/* One real call moving bytes [off, off + len) of the message, with extra flags. */
-typedef ssize_t (*rlt_pre_piece_fn)(void *ctx, size_t off, size_t len);
+/* One real call moving bytes [off, off + len) of the message on the socket `fd` (the call's
+ * own, or the duplicate a paced call holds: rlt_pre_stream_io). */
+typedef ssize_t (*rlt_pre_piece_fn)(void *ctx, int fd, size_t off, size_t len);
 
 /* The context of a piece of sendmsg/writev or recvmsg/readv (hook_send.c, hook_recv.c). */
 struct rlt_pre_msg_ctx {

@@ -404,6 +404,18 @@ static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 	return rc;
 }
 
+int rlt__charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                   uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                   uint64_t bytes, uint64_t msgs, rlt_ns_t now)
+{
+	return charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, now);
+}
+
+int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
+{
+	return t->go > t->start ? wait_ticket(rs, t, intr) : 0;
+}
+
 int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                         uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                         uint64_t bytes, uint64_t msgs, rlt_ns_t now)

@@ -285,6 +285,15 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
                           uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                           uint64_t bytes, uint64_t msgs, rlt_ns_t now);
 
+/* rlt__charge_wait_at in its two steps, for a front that must do something between them
+ * only when the call waits (the preload's paced call holds its socket: io_pacing.c): the
+ * charge (rlt__charge with the caller's clock reading and peer), then the wait until t->go
+ * (none when the call may go now; intr as rlt__charge_wait_intr: 1 when a handler ended it). */
+int rlt__charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                   uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                   uint64_t bytes, uint64_t msgs, rlt_ns_t now);
+int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
+
 /* How long a delayed call sleeps at most before it looks for a set that moved its go time. */
 #define RLT_SET_SLICE_NS (5 * 1000 * 1000ull)
 /* The most sets a waiting ticket follows back (older ones: the wait keeps its time). */
