@@ -296,6 +296,30 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
                           size_t total, int nonblock, int waitall, int keep_whole,
                           rlt_pre_piece_fn fn, void *ctx);
 
+/* A connection attempt's bookkeeping (hook_connect.c), shared by connect() and a send that
+ * connects (TCP Fast Open): _begin sets the socket's peer, charges RLT_CONNECT and takes the
+ * RLT_CONNS slots (0, or -1 with errno set: refused, nothing held); _end, after the real call
+ * (rc 0 or -1, err its errno), settles and keeps or gives back the slots by the outcome, and
+ * leaves errno err. */
+struct rlt_pre_attempt {
+	struct rlt__ticket t;
+	struct rlt__peer peer;
+	uint32_t nmask;
+	int charged;
+};
+int rlt_pre_attempt_begin(int fd, struct rlt_pre_fd *e, const struct rlt__peer *peer,
+                          struct rlt_pre_attempt *a);
+void rlt_pre_attempt_end(int fd, struct rlt_pre_fd *e, struct rlt_pre_attempt *a, int rc,
+                         int err);
+/* The entry of a stream socket a send with these flags and address connects (TCP Fast Open:
+ * rlt__connect_by_send), or NULL. */
+struct rlt_pre_fd *rlt_pre_fastopen_socket(int fd, int flags, const struct sockaddr *to,
+                                           socklen_t tolen);
+/* Such a send: charged as a connect, then sent (paced as any send to that peer). */
+ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockaddr *to,
+                              socklen_t tolen, size_t total, int flags, rlt_pre_piece_fn fn,
+                              void *ctx);
+
 /* After a datagram arrived (n, or -1) from `peer` (rlt_pre_key_peer): charge it whole and
  * hold it until its slot. */
 ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct rlt__peer *peer,

@@ -383,6 +383,12 @@ int rlt__connect_starts(int fd);
 void rlt__connect_counts(int fd, int type, int asked_before, int holds_slots, uint32_t *cmask,
                          uint32_t *nmask);
 
+/* connect_attempt.c: 1 when a send is a connect: TCP Fast Open (MSG_FASTOPEN in flags, an
+ * address `to`) on a stream socket (`type`) that has no peer yet. Charged as a connect (and its
+ * result read as a connect()'s, rlt__connect_outcome of 0 or -1), then as a send to that peer. */
+int rlt__connect_by_send(int type, int flags, const struct sockaddr *to, socklen_t tolen,
+                         int has_peer);
+
 /* What a connect()'s result (rc, and errno err when rc is -1) means for its socket. */
 enum rlt__connect_outcome {
 	RLT_CONNECT_GOING,     /* connected, or an attempt goes on: it holds its RLT_CONNS slots */
