@@ -265,6 +265,7 @@ __attribute__((constructor)) static void rlt_load(void)
 	rlt__ruleset_log(&rlt_pre_rules, rlt_pre_log, "");
 	atomic_store_explicit(&rlt_pre_active, 1, memory_order_release);
 	rlt_pre_gate_open();
+	rlt_pre_stdio_init();
 }
 
 /* A program that ends with _exit or returns from main after destructors: write the summary in

@@ -60,7 +60,9 @@
 	X(int, execvp, (const char *, char *const[]))                                            \
 	X(int, execvpe, (const char *, char *const[], char *const[]))                            \
 	X(int, fexecve, (int, char *const[], char *const[]))                                     \
-	X(int, execveat, (int, const char *, char *const[], char *const[], int))
+	X(int, execveat, (int, const char *, char *const[], char *const[], int))                 \
+	X(FILE *, fdopen, (int, const char *))                                                   \
+	X(int, vdprintf, (int, const char *, va_list))
 
 #define RLT_DECLARE_REAL(ret, name, args)                                                        \
 	typedef ret(*name##_t) args;                                                             \
@@ -100,6 +102,9 @@ void rlt_pre_unpublish(void);
  * left pending for it). _begin returns 1 when it removed the name; _failed(1) puts it back
  * (the exec failed: this image goes on). */
 int rlt_pre_exec_begin(void);
+/* stdin, stdout and stderr that are sockets a rule may pace become streams whose moves go
+ * through read and write (hook_stdio.c); at load. */
+void rlt_pre_stdio_init(void);
 void rlt_pre_exec_failed(int hid);
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
