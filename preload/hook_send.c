@@ -89,7 +89,9 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 		return n;
 	}
 	return rlt_pre_stream_io(fd, e, RLT_VAR_SEND, mask, len,
-	                         e->nonblock || (flags & MSG_DONTWAIT), 0, 1, buf_send_piece, &c);
+	                         e->nonblock || (flags & MSG_DONTWAIT), 0,
+	                         flags & RLT_PRE_UNSPLIT_FLAGS ? RLT_PRE_UNSPLIT : 1, buf_send_piece,
+	                         &c);
 }
 
 /* Six arguments at most, so that a hook reaches them by a jump, without a frame of its own. */
@@ -191,7 +193,9 @@ static RLT_SLOW ssize_t send_msg(int fd, const struct msghdr *msg, int flags, in
 		return n;
 	}
 	return rlt_pre_stream_io(fd, e, RLT_VAR_SEND, mask, total,
-	                         e->nonblock || (flags & MSG_DONTWAIT), 0, 1, msg_send_piece, &c);
+	                         e->nonblock || (flags & MSG_DONTWAIT), 0,
+	                         flags & RLT_PRE_UNSPLIT_FLAGS ? RLT_PRE_UNSPLIT : 1, msg_send_piece,
+	                         &c);
 straight:
 	return use_writev ? real_writev(fd, msg->msg_iov, (int)msg->msg_iovlen)
 	                  : real_sendmsg(fd, msg, flags);

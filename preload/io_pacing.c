@@ -229,7 +229,8 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 		return fn(ctx, fd, 0, 0);
 	rlt__pace_begin(&p, &rlt_pre_rules, var, mask, total,
 	                (nonblock ? RLT_PACE_NONBLOCK : 0) | (waitall ? RLT_PACE_WAITALL : 0) |
-	                        (keep_whole ? RLT_PACE_KEEP_WHOLE : 0));
+	                        (keep_whole ? RLT_PACE_KEEP_WHOLE : 0) |
+	                        (keep_whole == RLT_PRE_UNSPLIT ? RLT_PACE_UNSPLIT : 0));
 	p.peer = &peer; /* a stream's remote end: what a keyed rule's key is made of */
 	if (rlt__pace_charge_after(&p))
 		n = recv_then_charge(&pn, &peer, states, &p, fn, ctx);

@@ -296,7 +296,12 @@ struct rlt_pre_msg_ctx {
 
 /* A stream send or receive of total bytes, piece by piece, each when the budget allows.
  * keep_whole: a send made by send, sendto, write, sendmsg or writev, which goes out in one
- * real call when it is small enough (rlt__whole); sendfile and splice move in pieces. */
+ * real call when it is small enough (rlt__whole); sendfile and splice move in pieces.
+ * RLT_PRE_UNSPLIT: one real call whatever its size (a send whose flags the kernel reads per
+ * call, MSG_ZEROCOPY: RLT_PACE_UNSPLIT). */
+#define RLT_PRE_UNSPLIT 2
+/* The send flags under which a call is made whole (RLT_PRE_UNSPLIT). */
+#define RLT_PRE_UNSPLIT_FLAGS MSG_ZEROCOPY
 ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask,
                           size_t total, int nonblock, int waitall, int keep_whole,
                           rlt_pre_piece_fn fn, void *ctx);
