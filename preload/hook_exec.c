@@ -10,6 +10,7 @@
  * from their argument lists. posix_spawn's child is not this image (its page is never touched).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <unistd.h>
 
@@ -19,7 +20,7 @@
  * turn): the exec fails without our page moving. */
 static int runnable(const char *path)
 {
-	return path && access(path, X_OK) == 0;
+	return path && faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
 }
 
 #define AROUND(call)                                                                             \

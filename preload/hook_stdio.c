@@ -102,7 +102,8 @@ RLT_EXPORT FILE *fdopen(int fd, const char *mode)
 
 void rlt_pre_stdio_init(void)
 {
-	/* Only a std stream nothing was written to or read from yet (load time, before main). */
+	/* At load, before main: what another library's constructor may have written to the
+	 * stream it replaces goes first, in order. */
 	if (paced_socket(0)) {
 		FILE *f = paced_file(0, "r");
 		if (f)
@@ -110,12 +111,15 @@ void rlt_pre_stdio_init(void)
 	}
 	if (paced_socket(1)) {
 		FILE *f = paced_file(1, "w");
-		if (f)
+		if (f) {
+			fflush(stdout);
 			stdout = f;
+		}
 	}
 	if (paced_socket(2)) {
 		FILE *f = paced_file(2, "w");
 		if (f) {
+			fflush(stderr);
 			setvbuf(f, NULL, _IONBF, 0); /* stderr is unbuffered */
 			stderr = f;
 		}
