@@ -350,7 +350,8 @@ static uint64_t carry_state(const struct rlt_params *old, const struct rlt_param
 		t += (share * np->tau + old->tau - 1) / old->tau; /* emptiness rounds up */
 		d -= share;
 	}
-	if (flags & RLT_CARRY_DRY_RUN)
+	/* a TAT at the end of the ticks is a clamp (a rate set absurdly low), not a queue */
+	if ((flags & RLT_CARRY_DRY_RUN) || x >= TICK_LIMIT - 1)
 		d = 0;
 	return below_limit(t + units_in(old, np, d));
 }
@@ -363,7 +364,7 @@ static uint64_t carry_go(const struct rlt_params *old, const struct rlt_params *
 {
 	uint64_t o = rlt__gcra_ticks_of(old, since), n = rlt__gcra_ticks_of(np, since);
 
-	if (g <= o)
+	if (g <= o || g >= TICK_LIMIT - 1) /* due, or clamped: no queue to keep */
 		return n;
 	return below_limit(n + units_in(old, np, g - o));
 }

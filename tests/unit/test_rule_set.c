@@ -173,6 +173,22 @@ static void a_dry_run_lag_does_not_carry(void **s)
 	}
 }
 
+/* A TAT at the end of the ticks is a clamp, not a queue (issue 17 row 7: a rate set absurdly
+ * low): carried to a real rate it is an emptied bucket, not 2^62 ticks turned into units. */
+static void a_saturated_time_never_carries(void **s)
+{
+	(void)s;
+	struct rlt_params a = params(RLT_ALGO_TOKEN, MiB, 4 * KiB), b = params(RLT_ALGO_TOKEN, 100 * MiB, 0);
+	_Atomic uint64_t st = (1ull << 62) - 1, nst;
+	rlt_ns_t at, t0 = 90 * SEC;
+
+	assert_int_equal(rlt_params_retune(&b, &a, t0, NULL), 1);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0, 0), 0);
+	assert_int_equal(rlt_decide(&b, &nst, t0, MiB, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_true(at <= t0 + 10 * MS + 1); /* 1 MiB at 100 MiB/s */
+	assert_int_equal(rlt_params_remap(&a, &b, t0, RLT_NS_NEVER - 1, 1), t0);
+}
+
 /* A leaky bucket holds only waiting calls: what is ahead keeps its units, and an idle meter
  * stays idle. */
 static void leaky_keeps_its_queue_in_units(void **s)
@@ -530,6 +546,7 @@ int main(void)
 		cmocka_unit_test(raising_never_passes_more_than_the_new_burst),
 		cmocka_unit_test(a_dry_run_lag_does_not_carry),
 		cmocka_unit_test(leaky_keeps_its_queue_in_units),
+		cmocka_unit_test(a_saturated_time_never_carries),
 		cmocka_unit_test(an_absurd_rate_then_a_raise),
 		cmocka_unit_test(enforcing_a_dry_run_starts_fresh),
 		cmocka_unit_test(what_cannot_change),
