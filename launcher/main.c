@@ -19,8 +19,9 @@
 #include "rlthrottle.h"
 #include "supervisor.h"
 
+/* Where `make install` puts librlthrottle.so (PKGLIBDIR): the Makefile always says. */
 #ifndef RLT_LIBDIR
-#define RLT_LIBDIR "/usr/local/lib"
+#error "RLT_LIBDIR: the directory of the installed librlthrottle.so (the Makefile sets it)"
 #endif
 
 static void usage(FILE *f)
@@ -82,7 +83,9 @@ static int readable_at(char *out, size_t len, const char *dir, const char *rest)
 	return n > 0 && (size_t)n < len && access(out, R_OK) == 0;
 }
 
-/* librlthrottle.so beside the launcher (build tree), in ../lib (an install), or in RLT_LIBDIR. */
+/* librlthrottle.so beside the launcher (the build tree), or where the install put it
+ * (RLT_LIBDIR). Nothing else: a guess such as ../lib would hide a launcher built for
+ * another place. */
 static int find_library(char *out, size_t len)
 {
 	char self[PATH_MAX];
@@ -93,8 +96,7 @@ static int find_library(char *out, size_t len)
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			*slash = '\0';
-			if (readable_at(out, len, self, "/librlthrottle.so") ||
-			    readable_at(out, len, self, "/../lib/librlthrottle.so"))
+			if (readable_at(out, len, self, "/librlthrottle.so"))
 				return 0;
 		}
 	}
@@ -107,7 +109,7 @@ static void preload_and_exec(char **cmd)
 	const char *old = getenv("LD_PRELOAD");
 
 	if (find_library(lib, sizeof lib) != 0)
-		die("cannot find librlthrottle.so beside the launcher, in ../lib or in " RLT_LIBDIR);
+		die("cannot find librlthrottle.so beside the launcher nor in " RLT_LIBDIR);
 	if (old && *old) {
 		if (asprintf(&joined, "%s:%s", lib, old) < 0)
 			die("out of memory");
