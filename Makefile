@@ -140,6 +140,11 @@ $(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 
 test: layering install-check docs-check unit integration reliability
 
+# The README, the man pages and --help name the same variables, rule keys and options; the man
+# pages format without a groff warning (tests/docs_consistency.sh).
+docs-check: all
+	@BUILD=$(BUILD) sh tests/docs_consistency.sh
+
 # make install, install-strip, uninstall and clean, into a staging root (tests/install.sh).
 install-check: all
 	@BUILD=$(BUILD) MAKE="$(MAKE)" sh tests/install.sh

@@ -54,7 +54,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "A RULE is RATE [key=value ...], e.g. \"1MiB/s\", \"20/s action=reject\",\n"
 	      "\"100msg/s algo=leaky\"; repeat an option (or use ';') for several rules.\n"
-	      "Rules already in the environment are kept; an option adds to them.\n"
+	      "Rules already in the environment are kept; an option adds to them, and\n"
+	      "RLT_ON_ERROR=ignore there leaves a bad rule out with a warning.\n"
 	      "Exit status: COMMAND's; 125 for rlthrottle's own errors (126: COMMAND cannot\n"
 	      "be run, 127: not found); --check and the subcommands: 2 for a usage error.\n"
 	      "See rlthrottle(1) and rlthrottle(7).\n",

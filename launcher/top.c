@@ -235,7 +235,7 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 		}
 		char kl[320];
 		snprintf(kl, sizeof kl, "keys: %d %s rule %u: %llu tracked of %llu, %llu evicted%s",
-		         (int)rows[i].p->pid, rlt_var_name(r->var), r->index,
+		         (int)rows[i].p->pid, rlt_var_name(r->var), r->index + 1,
 		         (unsigned long long)r->keys_tracked, (unsigned long long)r->params.keys,
 		         (unsigned long long)r->keys_evicted, busiest);
 		if (tty && cols && strlen(kl) > cols)

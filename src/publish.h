@@ -27,7 +27,8 @@
 #include "policy.h"
 
 #define RLT_PUB_MAGIC 0x31425550544c52ull /* "RLTPUB1" read as a little-endian word */
-#define RLT_PUB_VERSION 3u
+/* 4: the dry-run counters (would_*) apart from delayed and rejected */
+#define RLT_PUB_VERSION 4u
 #define RLT_PUB_DIR "/dev/shm/"
 #define RLT_PUB_PREFIX "rlthrottle-"
 /* The control area of the header: opaque to this module, zeroed at creation. `rlthrottle set`
@@ -173,6 +174,7 @@ struct rlt__pub_rule {
 	int params_torn;               /* the writer never let go of the seqlock: params unknown */
 	uint64_t calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max, waiting;
 	uint64_t keys_tracked, keys_evicted; /* key=: see struct rlt__stats */
+	uint64_t would_delay, would_delay_ns_total, would_delay_ns_max, would_reject; /* dry-run */
 	unsigned nbusy;                      /* key=: the busiest keys, most first */
 	struct rlt__pub_busy {
 		char key[64]; /* as people read it: "127.0.0.2", "10.1.2.0/24", "port 8080" */

@@ -336,6 +336,10 @@ void rlt__pub_read(const struct rlt__pub_reader *rd, unsigned k, rlt_ns_t now,
 	out->waiting = LOAD(rec->st.waiting);
 	out->keys_tracked = LOAD(rec->st.keys_tracked);
 	out->keys_evicted = LOAD(rec->st.keys_evicted);
+	out->would_delay = LOAD(rec->st.would_delay);
+	out->would_delay_ns_total = LOAD(rec->st.would_delay_ns_total);
+	out->would_delay_ns_max = LOAD(rec->st.would_delay_ns_max);
+	out->would_reject = LOAD(rec->st.would_reject);
 	/* a waiting count below zero (a racing decrement) reads as a huge number: none */
 	if (out->waiting > (1u << 24))
 		out->waiting = 0;

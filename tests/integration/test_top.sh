@@ -33,7 +33,7 @@ grep -q "RLT_RECV" "$T/plain.txt" || fail "top to a pipe printed no table"
 read -r lim rate last <<<"$(python3 - "$T/top.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-r = [r for p in d["processes"] for r in p["rules"] if r["var"] == "RLT_RECV"][0]
+r = [r for p in d["processes"] for r in p["rules"] if r["variable"] == "RLT_RECV"][0]
 h = r["history"]
 print(r["limit_units_per_second"], sum(h[-3:]) / 3, r["rate_last_second"])
 PY

@@ -26,7 +26,7 @@ grep -Eq "^$npid +nginx +RLT_ACCEPT" "$T/once.txt" || fail "top does not show th
 read -r lim rate <<<"$(python3 - "$T/top.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-r = [r for p in d["processes"] for r in p["rules"] if r["var"] == "RLT_ACCEPT"][0]
+r = [r for p in d["processes"] for r in p["rules"] if r["variable"] == "RLT_ACCEPT"][0]
 print(r["limit_units_per_second"], sum(r["history"][-2:]) / 2)
 PY
 )"
