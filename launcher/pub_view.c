@@ -273,7 +273,9 @@ void rlt_cli_fmt_rate(char *buf, size_t len, double v, const struct rlt__pub_rul
 			v /= 1024;
 			i++;
 		}
-		snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", v, u[i]);
+		/* three figures at most: "1.00 MiB/s", "64.0 KiB/s", "999 KiB/s" fit 10 columns */
+		snprintf(buf, len, !i || v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v,
+		         u[i]);
 		return;
 	}
 	const char *name = unit_name(r);

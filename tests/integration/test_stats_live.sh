@@ -78,7 +78,7 @@ d = json.load(open(sys.argv[1]))
 t = [x for x in d["shared"] if x["scope"] == "shared:" + sys.argv[2]]
 assert len(t) == 1 and t[0]["variable"] == "RLT_SEND", t
 PY
-"$RLTHROTTLE" top --once "$sh1" "$sh2" | grep -Eq "^total +shared:.* RLT_SEND +1MiB/s scope=shared:" || fail "top shows no total row for shared:$shm"
+"$RLTHROTTLE" top --once "$sh1" "$sh2" | grep -Eq "^total +shared:.* SEND +1MiB/s scope=shared:" || fail "top shows no total row for shared:$shm"
 kill "$sh1" "$sh2"; wait_pid "$sh1" 5; wait_pid "$sh2" 5
 "$RLTHROTTLE" shm rm "$shm" >/dev/null 2>&1
 info "shared:$shm: one total over its 2 processes"
