@@ -143,7 +143,10 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 	sn->now = rlt__now();
 	for (unsigned i = 0; i < n; i++) {
 		struct rlt_error e;
-		if (add_proc(sn, list[i], starts[i], keep, &e) != 0 && (strict && npids)) {
+		int rc = add_proc(sn, list[i], starts[i], keep, &e);
+		if (rc == -EPROTO && !sn->other_layout++)
+			snprintf(sn->other_msg, sizeof sn->other_msg, "%s", e.msg);
+		if (rc != 0 && (strict && npids)) {
 			*err = e;
 			rlt_cli_snap_free(sn);
 			cache_sweep(1);
@@ -152,6 +155,11 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 	}
 	if (keep)
 		cache_sweep(0); /* the pages of processes that ended */
+	if (sn->other_layout > 1) {
+		size_t l = strlen(sn->other_msg);
+		snprintf(sn->other_msg + l, sizeof sn->other_msg - l, " (and %u more)",
+		         sn->other_layout - 1);
+	}
 	snap_shared(sn);
 	return 0;
 }

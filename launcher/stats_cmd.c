@@ -281,6 +281,8 @@ int rlt_cli_stats(int argc, char **argv)
 		fprintf(stderr, "rlthrottle stats: %s\n", err.msg);
 		return RLT_CLI_EXIT_USAGE;
 	}
+	if (sn.other_layout)
+		fprintf(stderr, "rlthrottle stats: left out: %s\n", sn.other_msg);
 	if (!strcmp(format, "json"))
 		rlt_cli_snap_json(stdout, &sn);
 	else

@@ -386,8 +386,16 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 		eol(f, tty);
 		used++;
 	}
-	if (nproc_rows == 0) {
+	if (nproc_rows == 0 && !sn->other_layout) {
 		fputs("(no throttled process of this user is running)", f);
+		eol(f, tty);
+	}
+	if (sn->other_layout) { /* an upgrade: the processes started before it, in one line */
+		char ol[sizeof sn->other_msg + 16];
+		snprintf(ol, sizeof ol, "left out: %s", sn->other_msg);
+		if (tty && cols && strlen(ol) > cols)
+			ol[cols] = '\0';
+		fputs(ol, f);
 		eol(f, tty);
 	}
 	if (tty)

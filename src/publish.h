@@ -198,7 +198,8 @@ struct rlt__pub_reader {
  * Opens the page of process pid: only the reader's own (root: anyone's), mode 0600, of this
  * version, of a size that holds its records; rw: mapped read-write (for `set`'s control area).
  * A stale page found on the way is removed. Returns 0, -ENOENT (no live page: not a throttled
- * process of ours), -EACCES (another user's), or another negative errno, with err saying which
+ * process of ours), -EACCES (another user's), -EPROTO (a page of another layout: a process
+ * started by an older or newer rlthrottle), or another negative errno, with err saying which
  * in one line that names the pid.
  */
 int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_error *err);
