@@ -79,8 +79,11 @@ static void die(const char *msg)
  */
 static void bare_rate(const char *opt, const char *rule)
 {
+	static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB"}, *const bits[] = {
+		"kbit", "Mbit", "Gbit", "Tbit"};
+	static const char prefixes[] = "kmgt";
 	size_t n = strspn(rule, "0123456789.");
-	const char *suf = rule + n;
+	const char *suf = rule + n, *at;
 	char msg[300];
 
 	if (n == 0 || strchr(rule, '/') || rule[strcspn(rule, " \t;")] != '\0')
@@ -90,12 +93,12 @@ static void bare_rate(const char *opt, const char *rule)
 		         "%s %s: a rate needs a unit and a period: %sKiB/s is trickle's %s %s "
 		         "(KiB a second), %sB/s is bytes a second (see rlthrottle(7))",
 		         opt, rule, rule, strcmp(opt, "--recv") ? "-u" : "-d", rule, rule);
-	else if (strlen(suf) == 1 && strchr("kKmMgGtT", *suf))
+	else if (suf[1] == '\0' && (at = strchr(prefixes, suf[0] | 0x20)) != NULL)
 		snprintf(msg, sizeof msg,
-		         "%s %s: a rate needs a unit and a period: %.*s%ciB/s (as pv -L %s), "
-		         "or %.*s%cbit/s for bits (see rlthrottle(7))",
-		         opt, rule, (int)n, rule, *suf == 'k' ? 'K' : *suf, rule, (int)n, rule,
-		         *suf == 'K' ? 'k' : *suf == 'm' ? 'M' : *suf == 'g' ? 'G' : *suf == 't' ? 'T' : *suf);
+		         "%s %s: a rate needs a unit and a period: %.*s%s/s (as pv -L %s), or "
+		         "%.*s%s/s for bits (see rlthrottle(7))",
+		         opt, rule, (int)n, rule, bin[at - prefixes], rule, (int)n, rule,
+		         bits[at - prefixes]);
 	else
 		return;
 	die(msg);
