@@ -56,7 +56,7 @@ lintian --info --display-info "$changes" "$W"/src/rlthrottle_*.dsc 2>&1 |
 	grep -v 'running with root privileges' >"$W/lintian.all"
 grep 'license-problem-undefined-license' "$W/lintian.all" | sed 's/^/  (known, for the owners) /'
 grep -v 'license-problem-undefined-license' "$W/lintian.all" >"$W/lintian.txt"
-info "lintian: $(grep -c '^E:' "$W/lintian.txt") errors, $(grep -c '^W:' "$W/lintian.txt") warnings, $(grep -c '^I:' "$W/lintian.txt") info, $(grep -c '^N:' "$W/lintian.txt") notes lines"
+info "lintian: $(grep -c '^E:' "$W/lintian.txt") errors, $(grep -c '^W:' "$W/lintian.txt") warnings, $(grep -c '^I:' "$W/lintian.txt") info"
 grep -E '^[EWI]:' "$W/lintian.txt" | sed 's/^/  /'
 grep -qE '^[EW]:' "$W/lintian.txt" && fail "lintian reports errors or warnings (above)"
 
