@@ -26,6 +26,12 @@ struct rlt__stats {
 	_Atomic uint64_t waiting;  /* threads waiting for this rule now */
 	_Atomic uint64_t keys_tracked; /* key=: keys in the rule's table now (keytab.h) */
 	_Atomic uint64_t keys_evicted; /* key=: keys replaced whose budget was not full again */
+	/* action=dry-run: what delay and reject would have done, never in the fields above
+	 * (SPEC §6); a rule `set` from dry-run to delay keeps both apart */
+	_Atomic uint64_t would_delay;          /* calls delay would have made wait */
+	_Atomic uint64_t would_delay_ns_total; /* and how long, in all */
+	_Atomic uint64_t would_delay_ns_max;
+	_Atomic uint64_t would_reject;         /* calls reject would have failed */
 };
 
 /* Raises a maximum counter to v (relaxed: a statistic). */

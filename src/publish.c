@@ -81,6 +81,10 @@ static void stats_copy(struct rlt__stats *d, struct rlt__stats *s)
 	STORE(d->waiting, LOAD(s->waiting));
 	STORE(d->keys_tracked, LOAD(s->keys_tracked));
 	STORE(d->keys_evicted, LOAD(s->keys_evicted));
+	STORE(d->would_delay, LOAD(s->would_delay));
+	STORE(d->would_delay_ns_total, LOAD(s->would_delay_ns_total));
+	STORE(d->would_delay_ns_max, LOAD(s->would_delay_ns_max));
+	STORE(d->would_reject, LOAD(s->would_reject));
 }
 
 /* A new file of `size` bytes, 0600, ours alone; one of the same name (an exec in the same

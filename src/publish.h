@@ -27,7 +27,8 @@
 #include "policy.h"
 
 #define RLT_PUB_MAGIC 0x31425550544c52ull /* "RLTPUB1" read as a little-endian word */
-#define RLT_PUB_VERSION 3u
+/* 4: the dry-run counters (would_*) apart from delayed and rejected */
+#define RLT_PUB_VERSION 4u
 #define RLT_PUB_DIR "/dev/shm/"
 #define RLT_PUB_PREFIX "rlthrottle-"
 /* The control area of the header: opaque to this module, zeroed at creation. `rlthrottle set`
@@ -180,6 +181,7 @@ struct rlt__pub_rule {
 	int params_torn;               /* the writer never let go of the seqlock: params unknown */
 	uint64_t calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max, waiting;
 	uint64_t keys_tracked, keys_evicted; /* key=: see struct rlt__stats */
+	uint64_t would_delay, would_delay_ns_total, would_delay_ns_max, would_reject; /* dry-run */
 	unsigned nbusy;                      /* key=: the busiest keys, most first */
 	struct rlt__pub_busy {
 		char key[64]; /* as people read it: "127.0.0.2", "10.1.2.0/24", "port 8080" */
@@ -203,7 +205,8 @@ struct rlt__pub_reader {
  * Opens the page of process pid: only the reader's own (root: anyone's), mode 0600, of this
  * version, of a size that holds its records; rw: mapped read-write (for `set`'s control area).
  * A stale page found on the way is removed. Returns 0, -ENOENT (no live page: not a throttled
- * process of ours), -EACCES (another user's), or another negative errno, with err saying which
+ * process of ours), -EACCES (another user's), -EPROTO (a page of another layout: a process
+ * started by an older or newer rlthrottle), or another negative errno, with err saying which
  * in one line that names the pid.
  */
 int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_error *err);
