@@ -3,8 +3,20 @@
 -include config.mak
 
 CC      ?= cc
-PREFIX  ?= /usr/local
-DESTDIR ?=
+# Where `make install` puts things (GNU names; DESTDIR is a staging root prefixed to each).
+# LIBDIR is multiarch-ready: the Debian package passes /usr/lib/$(DEB_HOST_MULTIARCH). The
+# preload library goes in a directory of its own under it (PKGLIBDIR): it is loaded by path,
+# never linked against, so it has no versioned soname and stays out of the linker's path.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+PKGLIBDIR  ?= $(LIBDIR)/rlthrottle
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL    ?= install
+STRIP      ?= strip
 BUILD   ?= build
 OPT     ?= -O2 -g
 SAN     ?=
@@ -40,7 +52,8 @@ STATIC_LIB  := $(BUILD)/librlt.a
 SHARED_LIB  := $(if $(PRELOAD_SRC),$(BUILD)/librlthrottle.so)
 LAUNCHER    := $(if $(CLI_SRC),$(BUILD)/rlthrottle)
 
-.PHONY: all trap-elf trap-test test layering unit integration matrix matrix-rest reliability bench fuzz asan ubsan tsan clean install
+.PHONY: all trap-elf trap-test test layering unit integration matrix matrix-rest reliability bench fuzz \
+	asan ubsan tsan clean install install-strip uninstall install-check docs-check
 all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER) trap-elf
 
 # Each compile writes the headers it read into a .d file beside its output (-MMD; -MP adds an
@@ -76,8 +89,14 @@ $(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 	$(CC) -shared -Wl,-soname,librlthrottle.so -Wl,--version-script=preload/exports.map \
 		-Wl,-z,now -Wl,-z,relro -o $@ $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) -ldl
 
-# The installed launcher finds the library in $(PREFIX)/lib when it is not beside it.
-$(CLI_OBJ): CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PREFIX)/lib\"
+# The launcher finds the library beside itself (the build tree) or in PKGLIBDIR, compiled in.
+# The path is remembered like the flags: `make` then `make install PREFIX=/usr` rebuilds
+# main.o with /usr's path rather than install a launcher that looks in /usr/local.
+LIBDIR_STAMP := $(BUILD)/.pkglibdir
+$(shell mkdir -p $(BUILD) && (echo '$(PKGLIBDIR)' | cmp -s - $(LIBDIR_STAMP) || \
+	echo '$(PKGLIBDIR)' > $(LIBDIR_STAMP)))
+$(BUILD)/launcher/main.o: $(LIBDIR_STAMP)
+$(BUILD)/launcher/main.o: CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PKGLIBDIR)\"
 
 # ----- The in-process handler's code (issue 21): the core and the hooks built a second way ---
 # No C library: preload/nolibc/ is the subset they call, made of raw system calls; real_sys.c
@@ -94,7 +113,7 @@ TRAP_BASE   := 0x5a5a00000000
 TRAP_ELF    := $(BUILD)/rlthrottle-trap.elf
 TRAP_CORE_SRC := $(filter-out src/hiredis_dl.c src/redis_client.c src/redis_scripts.c \
 	src/scope_redis.c,$(LIB_SRC))
-TRAP_PRE_SRC  := $(filter-out preload/real.c preload/init.c,$(sort $(wildcard preload/*.c))) \
+TRAP_PRE_SRC  := $(filter-out preload/real.c preload/init.c preload/hook_exec.c preload/hook_stdio.c,$(sort $(wildcard preload/*.c))) \
 	preload/trap_entry.S
 NOLIBC_SRC    := $(sort $(wildcard preload/nolibc/*.c))
 TRAP_CORE_OBJ := $(TRAP_CORE_SRC:%.c=$(BUILD)/trap/%.o)
@@ -132,7 +151,7 @@ $(TRAP_ELF): $(TRAP_OBJ)
 # loader of our own, with a probe entry linked into a copy of it (rlthrottle-trap-probe.elf).
 TRAP_TEST := $(BUILD)/trap/tests
 NOLIBC_NL := $(patsubst $(BUILD)/trap/preload/nolibc/%.o,$(BUILD)/trap/nl/%.o,\
-	$(filter-out %/trap_init.o,$(NOLIBC_OBJ)))
+	$(filter-out %/start.o,$(NOLIBC_OBJ)))
 $(BUILD)/trap/nl/%.o: $(BUILD)/trap/preload/nolibc/%.o
 	@mkdir -p $(dir $@)
 	objcopy --prefix-symbols=nl_ $< $@
@@ -230,7 +249,16 @@ $(BUILD)/itest/trapprog_taken: tests/inject/trapprog.c $(BUILD_STAMP)
 	$(CC) -std=c11 -D_GNU_SOURCE -DTAKEN $(WARN) -O2 -static -Wl,--section-start=.taken=0x5a5a00000000 \
 		-o $@ $<
 
-test: layering trap-test unit integration reliability
+test: layering trap-test install-check docs-check unit integration reliability
+
+# The README, the man pages and --help name the same variables, rule keys and options; the man
+# pages format without a groff warning (tests/docs_consistency.sh).
+docs-check: all
+	@BUILD=$(BUILD) sh tests/docs_consistency.sh
+
+# make install, install-strip, uninstall and clean, into a staging root (tests/install.sh).
+install-check: all
+	@BUILD=$(BUILD) MAKE="$(MAKE)" sh tests/install.sh
 
 # No internal name defined in two folders, each with its folder's prefix; each folder includes
 # only what its layer may.
@@ -290,21 +318,38 @@ $(BUILD)/fuzz/fuzz_rules: tests/fuzz/fuzz_rules.c $(LIB_SRC) $(wildcard include/
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_rules.c $(LIB_SRC) -pthread
 
+# Binaries are installed as built (with their debug information: the Debian package's dh_strip
+# moves it to the dbgsym package); install-strip strips them.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man7
-	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 include/rlthrottle.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 man/rlthrottle.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 man/rlthrottle.7 $(DESTDIR)$(PREFIX)/share/man/man7/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' rlthrottle.pc.in \
-		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/rlthrottle.pc
-	$(if $(SHARED_LIB),install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/)
-	$(if $(LAUNCHER),install -m 755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGLIBDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7
+	$(INSTALL) -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 644 include/rlthrottle.h $(DESTDIR)$(INCLUDEDIR)/
+	$(INSTALL) -m 644 man/rlthrottle.1 $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 644 man/rlthrottle.7 $(DESTDIR)$(MANDIR)/man7/
+	sed -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(shell sed -n 's/^#define RLT_VERSION "\(.*\)"/\1/p' include/rlthrottle.h)|' \
+		rlthrottle.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
+	$(if $(SHARED_LIB),$(INSTALL) -m 644 $(SHARED_LIB) $(DESTDIR)$(PKGLIBDIR)/)
+	$(if $(LAUNCHER),$(INSTALL) -m 755 $(LAUNCHER) $(DESTDIR)$(BINDIR)/)
+
+install-strip: install
+	$(if $(LAUNCHER),$(STRIP) --strip-unneeded $(DESTDIR)$(BINDIR)/rlthrottle)
+	$(if $(SHARED_LIB),$(STRIP) --strip-unneeded $(DESTDIR)$(PKGLIBDIR)/librlthrottle.so)
+	$(STRIP) --strip-debug $(DESTDIR)$(LIBDIR)/librlt.a
+
+# What install wrote, and the directories of our own it made (the others are left).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/rlthrottle $(DESTDIR)$(PKGLIBDIR)/librlthrottle.so \
+		$(DESTDIR)$(LIBDIR)/librlt.a $(DESTDIR)$(INCLUDEDIR)/rlthrottle.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc $(DESTDIR)$(MANDIR)/man1/rlthrottle.1 \
+		$(DESTDIR)$(MANDIR)/man7/rlthrottle.7
+	rmdir $(DESTDIR)$(PKGLIBDIR) 2>/dev/null || true
 
 clean:
-	rm -rf build
+	rm -rf $(BUILD)
 
 # The header dependencies of everything built so far (none yet in a fresh tree: then everything
 # is built anyway).

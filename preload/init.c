@@ -119,6 +119,7 @@ __attribute__((constructor)) static void rlt_load(void)
 	if (rlt_pre_summary_wanted() || rlt_pre_publishing())
 		catch_fatal_signals();
 	rlt_pre_go();
+	rlt_pre_stdio_init();
 }
 
 /* A program that ends with _exit or returns from main after destructors: write the summary in

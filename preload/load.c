@@ -4,6 +4,7 @@
  * state a forked child starts from. The preload's constructor (init.c) and the system-call
  * front's init (trap_init.c) each call rlt_pre_load, then add what their way in needs.
  */
+#include <errno.h>
 #include <linux/kcmp.h>
 #include <stdarg.h>
 #include <string.h>
@@ -135,6 +136,23 @@ void rlt_pre_forked(void)
 			rlt__stats_zero(rlt_pre_rules.rules[v][i].st);
 }
 
+int rlt_pre_exec_begin(void)
+{
+	struct rlt__pub *p = rlt_pre_rules.pub;
+
+	if (!publishing || !p || rlt_pre_borrowed() || p->hdr->pid != (int32_t)syscall(SYS_getpid))
+		return 0;
+	rlt__pub_unlink(p);
+	return 1;
+}
+
+void rlt_pre_exec_failed(int hid)
+{
+	if (hid && rlt__pub_relink(rlt_pre_rules.pub) != 0)
+		rlt_pre_log(RLT_LOG_INFO, "publishing: the page could not be made again after a "
+		                          "failed exec (running unpublished)");
+}
+
 int rlt_pre_load(const struct rlt__settings *set, struct rlt_error *err)
 {
 	started = rlt__now();
@@ -144,9 +162,12 @@ int rlt_pre_load(const struct rlt__settings *set, struct rlt_error *err)
 		return -1;
 	rlt_pre_vars_in_use = rlt_pre_rules.vars_in_use;
 	if (set->publish) {
-		/* a process that cannot publish runs on, counting privately */
-		if (rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, err) != 0)
-			rlt_pre_log(RLT_LOG_INFO, "%s (running unpublished)", err->msg);
+		/* a process that cannot publish runs on, counting privately; a full /dev/shm is
+		 * worth a warning (top, stats and set will not see it), a missing one not */
+		int prc = rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, err);
+		if (prc != 0)
+			rlt_pre_log(prc == -ENOSPC ? RLT_LOG_WARN : RLT_LOG_INFO,
+			            "%s (running unpublished)", err->msg);
 		else if (rlt_pre_rules.pub)
 			publishing = 1;
 	}

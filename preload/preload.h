@@ -29,8 +29,20 @@
  * in the freestanding build (real_sys.c), which has no stdio and so no fclose. */
 #ifdef RLT_NOLIBC
 #define RLT_REAL_FCLOSE(X)
+#define RLT_REAL_LIBC_ONLY(X)
 #else
 #define RLT_REAL_FCLOSE(X) X(int, fclose, (FILE *))
+/* what only a C library has: the exec family (the system-call front traps execve itself) and
+ * stdio (hook_exec.c, hook_stdio.c) */
+#define RLT_REAL_LIBC_ONLY(X)                                                                    \
+	X(int, execve, (const char *, char *const[], char *const[]))                             \
+	X(int, execv, (const char *, char *const[]))                                             \
+	X(int, execvp, (const char *, char *const[]))                                            \
+	X(int, execvpe, (const char *, char *const[], char *const[]))                            \
+	X(int, fexecve, (int, char *const[], char *const[]))                                     \
+	X(int, execveat, (int, const char *, char *const[], char *const[], int))                 \
+	X(FILE *, fdopen, (int, const char *))                                                   \
+	X(int, vdprintf, (int, const char *, va_list))
 #endif
 #define RLT_REAL_SYMBOLS(X)                                                                      \
 	X(int, socket, (int, int, int))                                                          \
@@ -64,7 +76,8 @@
 	X(int, fcntl64, (int, int, ...))                                                         \
 	X(int, ioctl, (int, unsigned long, ...))                                                 \
 	X(void, _exit, (int))                                                                    \
-	X(void, _Exit, (int))
+	X(void, _Exit, (int))                                                                    \
+	RLT_REAL_LIBC_ONLY(X)
 
 #define RLT_DECLARE_REAL(ret, name, args)                                                        \
 	typedef ret(*name##_t) args;                                                             \
@@ -112,6 +125,16 @@ int rlt_pre_borrowed(void);
  * child and the child of a fork that ran no handlers share or copy their parent's. At exit, at
  * a fatal signal, and in the _exit hook (hook_exit.c). */
 void rlt_pre_unpublish(void);
+/* An exec (hook_exec.c): the page is this image's, so its name goes before the new image runs
+ * (a throttled one makes its own; a program not throttled, by RLT_INHERIT=0, its own
+ * environment, or a static or setuid binary, is then not listed as throttled, nor is a `set`
+ * left pending for it). _begin returns 1 when it removed the name; _failed(1) puts it back
+ * (the exec failed: this image goes on). */
+int rlt_pre_exec_begin(void);
+/* stdin, stdout and stderr that are sockets a rule may pace become streams whose moves go
+ * through read and write (hook_stdio.c); at load. */
+void rlt_pre_stdio_init(void);
+void rlt_pre_exec_failed(int hid);
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
  * constructor, from another library's constructor). */
@@ -288,8 +311,9 @@ int rlt_pre_iov_slice(const struct iovec *iov, int cnt, size_t off, size_t len,
 /* The bytes of iov (SSIZE_MAX at most). */
 size_t rlt_pre_iov_total(const struct iovec *iov, int cnt);
 
-/* One real call moving bytes [off, off + len) of the message, with extra flags. */
-typedef ssize_t (*rlt_pre_piece_fn)(void *ctx, size_t off, size_t len);
+/* One real call moving bytes [off, off + len) of the message on the socket `fd` (the call's
+ * own, or the duplicate a paced call holds: rlt_pre_stream_io). */
+typedef ssize_t (*rlt_pre_piece_fn)(void *ctx, int fd, size_t off, size_t len);
 
 /* The context of a piece of sendmsg/writev or recvmsg/readv (hook_send.c, hook_recv.c). */
 struct rlt_pre_msg_ctx {
@@ -301,10 +325,39 @@ struct rlt_pre_msg_ctx {
 
 /* A stream send or receive of total bytes, piece by piece, each when the budget allows.
  * keep_whole: a send made by send, sendto, write, sendmsg or writev, which goes out in one
- * real call when it is small enough (rlt__whole); sendfile and splice move in pieces. */
+ * real call when it is small enough (rlt__whole); sendfile and splice move in pieces.
+ * RLT_PRE_UNSPLIT: one real call whatever its size (a send whose flags the kernel reads per
+ * call, MSG_ZEROCOPY: RLT_PACE_UNSPLIT). */
+#define RLT_PRE_UNSPLIT 2
+/* The send flags under which a call is made whole (RLT_PRE_UNSPLIT). */
+#define RLT_PRE_UNSPLIT_FLAGS MSG_ZEROCOPY
 ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask,
                           size_t total, int nonblock, int waitall, int keep_whole,
                           rlt_pre_piece_fn fn, void *ctx);
+
+/* A connection attempt's bookkeeping (hook_connect.c), shared by connect() and a send that
+ * connects (TCP Fast Open): _begin sets the socket's peer, charges RLT_CONNECT and takes the
+ * RLT_CONNS slots (0, or -1 with errno set: refused, nothing held); _end, after the real call
+ * (rc 0 or -1, err its errno), settles and keeps or gives back the slots by the outcome, and
+ * leaves errno err. */
+struct rlt_pre_attempt {
+	struct rlt__ticket t;
+	struct rlt__peer peer;
+	uint32_t nmask;
+	int charged;
+};
+int rlt_pre_attempt_begin(int fd, struct rlt_pre_fd *e, const struct rlt__peer *peer,
+                          struct rlt_pre_attempt *a);
+void rlt_pre_attempt_end(int fd, struct rlt_pre_fd *e, struct rlt_pre_attempt *a, int rc,
+                         int err);
+/* The entry of a stream socket a send with these flags and address connects (TCP Fast Open:
+ * rlt__connect_by_send), or NULL. */
+struct rlt_pre_fd *rlt_pre_fastopen_socket(int fd, int flags, const struct sockaddr *to,
+                                           socklen_t tolen);
+/* Such a send: charged as a connect, then sent (paced as any send to that peer). */
+ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockaddr *to,
+                              socklen_t tolen, size_t total, int flags, rlt_pre_piece_fn fn,
+                              void *ctx);
 
 /* After a datagram arrived (n, or -1) from `peer` (rlt_pre_key_peer): charge it whole and
  * hold it until its slot. */

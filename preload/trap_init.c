@@ -85,7 +85,7 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 	if (hdr->opaque_len < sizeof *cfg || cfg->magic != RLT_TRAP_MAGIC ||
 	    cfg->version != RLT_TRAP_VERSION)
 		return -EPROTO; /* no message: the block is not ours to write in */
-	rlt_nolibc_start(sp);
+	rlt_trap_libc_start(sp);
 	home.launcher = hdr->launcher_pid;
 	memcpy(home.sock, hdr->sockname, sizeof home.sock);
 	rlt_trap_band = cfg->band;

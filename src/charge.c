@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "clock.h"
+#include "engine.h"
 #include "keytab.h"
 #include "policy.h"
 #include "rule_set.h"
@@ -206,16 +207,14 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->msgs = msgs;
 	t->start = now;
 	t->err = 0;
+	t->posm = 0;
 	/* A set request is looked for at the page's tick (every RLT_PUB_CHECK_NS while calls come,
 	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
 	 * segment's set is followed at every call: until it is, this process would charge a
 	 * budget the others have left. */
-	if (rlt__pub_tick(rs->pub, now)) {
-		if (rlt__ctl_pending(rs))
-			rlt__ctl_serve(rs);
-		if (rs->nkeyed)
-			rlt__pub_keys(rs, now);
-	}
+	int ticked = rlt__pub_tick(rs->pub, now);
+	if (ticked && rlt__ctl_pending(rs))
+		rlt__ctl_serve(rs);
 	if (__builtin_expect(rs->nshared != 0, 0))
 		rlt__shm_follow_all(rs);
 	for (unsigned i = 0; i < rs->n[var]; i++) {
@@ -245,6 +244,8 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 			undo(rs, t, i);
 			t->err = ver->err;
 			rlt__count_rejected(rs, r);
+			if (ticked && rs->nkeyed)
+				rlt__pub_keys(rs, now);
 			return -1;
 		}
 		t->at[i] = at;
@@ -253,6 +254,10 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	}
 	t->go = go;
 	t->dry = dry;
+	/* The busiest keys after this call's decisions, so that the view holds the last calls'
+	 * keys when the traffic stops (no later call comes to refresh it). */
+	if (ticked && rs->nkeyed)
+		rlt__pub_keys(rs, now);
 	if (rs->stats_on)
 		for (unsigned i = 0; i < rs->n[var]; i++)
 			if ((mask & ~dry) & (1u << i))
@@ -340,11 +345,16 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
 		     v = v->prev)
 			chain[n++] = v;
 		const struct rlt__rule_ver *from = t->ver[i];
+		uint64_t pos = t->posm & (1u << i) ? t->pos[i] : rlt__params_pos(&from->params, t->at[i]);
 		while (n--) {
-			t->at[i] = rlt_params_remap(&from->params, &chain[n]->params, chain[n]->since,
-			                            t->at[i]);
+			/* a set that carried the budget gave the rule a new state (rule_set.c) */
+			pos = rlt__params_remap_pos(&from->params, &chain[n]->params, chain[n]->since,
+			                            pos, chain[n]->state != from->state);
 			from = chain[n];
 		}
+		t->pos[i] = pos;
+		t->posm |= 1u << i;
+		t->at[i] = rlt__params_pos_ns(&cur->params, pos);
 		t->ver[i] = cur;
 		moved = 1;
 	}
@@ -392,6 +402,18 @@ static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 		rc = 1;
 	rlt__charge_waiting_end(rs, t, counted);
 	return rc;
+}
+
+int rlt__charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                   uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                   uint64_t bytes, uint64_t msgs, rlt_ns_t now)
+{
+	return charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, now);
+}
+
+int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
+{
+	return t->go > t->start ? wait_ticket(rs, t, intr) : 0;
 }
 
 int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,

@@ -35,6 +35,21 @@ extern const struct rlt__engine_ops rlt__engine_sliding_log;    /* engine_log.c 
 int rlt__fw_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
                   void *new_state, rlt_ns_t since);
 
+/* engine.c: the retune of a rule whose states are many (one per connection, one per key) and
+ * cannot all be carried: np continues old's ticks from `now`, so each state keeps its units,
+ * which count at np's rate. 0, 1 (np too fast for old's ticks: it has its own, a state must be
+ * carried), or -errno with err. */
+int rlt__params_retune_keep(struct rlt_params *np, const struct rlt_params *old, rlt_ns_t now,
+                            struct rlt_error *err);
+/* engine.c: a go time as a position of p (token, leaky: its ticks; windows: the ns), back, and
+ * a position under old mapped to np (made from old at `since`; carried: the state was carried
+ * rather than kept). A waiting call keeps its position across sets, never a go time that a far
+ * rate clamped. */
+uint64_t rlt__params_pos(const struct rlt_params *p, rlt_ns_t at);
+rlt_ns_t rlt__params_pos_ns(const struct rlt_params *p, uint64_t pos);
+uint64_t rlt__params_remap_pos(const struct rlt_params *old, const struct rlt_params *np,
+                               rlt_ns_t since, uint64_t pos, int carried);
+
 /* engine_gcra.c: a clock reading in ticks of p, and the first ns that reaches a tick count
  * (rlt_params_retune and rlt_params_remap build on them). */
 uint64_t rlt__gcra_ticks_of(const struct rlt_params *p, rlt_ns_t now);

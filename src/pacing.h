@@ -38,6 +38,11 @@ enum rlt__pace_flag {
 	RLT_PACE_MADE_NONBLOCK = 1u << 3, /* the front makes each real call non-blocking on the
 	                                   * program's behalf (the supervisor): a short piece of a
 	                                   * blocking call means "no room or data yet", not its end */
+	RLT_PACE_UNSPLIT = 1u << 4, /* a call the throttle must not reshape, whatever its size:
+	                             * its flags are the kernel's to interpret per real call (a
+	                             * send with MSG_ZEROCOPY: each call is one completion id the
+	                             * program counts). One real call, charged whole, as a
+	                             * datagram is */
 };
 
 /* The state of one paced call. */

@@ -26,6 +26,12 @@ struct rlt__stats {
 	_Atomic uint64_t waiting;  /* threads waiting for this rule now */
 	_Atomic uint64_t keys_tracked; /* key=: keys in the rule's table now (keytab.h) */
 	_Atomic uint64_t keys_evicted; /* key=: keys replaced whose budget was not full again */
+	/* action=dry-run: what delay and reject would have done, never in the fields above
+	 * (SPEC §6); a rule `set` from dry-run to delay keeps both apart */
+	_Atomic uint64_t would_delay;          /* calls delay would have made wait */
+	_Atomic uint64_t would_delay_ns_total; /* and how long, in all */
+	_Atomic uint64_t would_delay_ns_max;
+	_Atomic uint64_t would_reject;         /* calls reject would have failed */
 };
 
 /* Raises a maximum counter to v (relaxed: a statistic). */
@@ -244,6 +250,10 @@ struct rlt__ticket {
 	const struct rlt__rule_ver *ver[RLT_MAX_RULES_PER_VAR]; /* the block at[i] was decided by */
 	void *kstate[RLT_MAX_RULES_PER_VAR]; /* keyed rules: the key's state charged, for the
 	                                        refund of the settle */
+	uint64_t pos[RLT_MAX_RULES_PER_VAR]; /* at[i] as a position of ver[i]'s params, once a
+	                                        set moved it (rlt__ticket_refresh): a go time
+	                                        clamped by a far rate loses its place, this not */
+	uint32_t posm;                /* the rules whose pos[] holds their place */
 	uint32_t dry;                 /* rules of the mask with action=dry-run: charged, never
 	                                 waited for */
 	rlt_ns_t start;               /* when the call asked */
@@ -287,6 +297,15 @@ int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt
 int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                           uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                           uint64_t bytes, uint64_t msgs, rlt_ns_t now);
+
+/* rlt__charge_wait_at in its two steps, for a front that must do something between them
+ * only when the call waits (the preload's paced call holds its socket: io_pacing.c): the
+ * charge (rlt__charge with the caller's clock reading and peer), then the wait until t->go
+ * (none when the call may go now; intr as rlt__charge_wait_intr: 1 when a handler ended it). */
+int rlt__charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                   uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                   uint64_t bytes, uint64_t msgs, rlt_ns_t now);
+int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
 
 /* How long a delayed call sleeps at most before it looks for a set that moved its go time. */
 #define RLT_SET_SLICE_NS (5 * 1000 * 1000ull)
@@ -376,6 +395,12 @@ int rlt__connect_starts(int fd);
  */
 void rlt__connect_counts(int fd, int type, int asked_before, int holds_slots, uint32_t *cmask,
                          uint32_t *nmask);
+
+/* connect_attempt.c: 1 when a send is a connect: TCP Fast Open (MSG_FASTOPEN in flags, an
+ * address `to`) on a stream socket (`type`) that has no peer yet. Charged as a connect (and its
+ * result read as a connect()'s, rlt__connect_outcome of 0 or -1), then as a send to that peer. */
+int rlt__connect_by_send(int type, int flags, const struct sockaddr *to, socklen_t tolen,
+                         int has_peer);
 
 /* What a connect()'s result (rc, and errno err when rc is -1) means for its socket. */
 enum rlt__connect_outcome {

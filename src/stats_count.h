@@ -50,12 +50,12 @@ static inline void rlt__count_dry(const struct rlt__ruleset *rs, struct rlt__rt_
 	rlt__count_add(&r->st->calls, 1);
 	rlt__count_add(&r->st->allowed, 1);
 	if (waited_ns) {
-		rlt__count_add(&r->st->delayed, 1);
-		rlt__count_add(&r->st->delay_ns_total, waited_ns);
-		rlt__stat_max(&r->st->delay_ns_max, waited_ns);
+		rlt__count_add(&r->st->would_delay, 1);
+		rlt__count_add(&r->st->would_delay_ns_total, waited_ns);
+		rlt__stat_max(&r->st->would_delay_ns_max, waited_ns);
 	}
 	if (would_reject)
-		rlt__count_add(&r->st->rejected, 1);
+		rlt__count_add(&r->st->would_reject, 1);
 }
 
 /* Rule r failed a call. */

@@ -33,7 +33,7 @@ libc_names="__chk_fail __errno_location access atexit bcmp calloc clock_gettime 
 closedir environ fchmod flock free fstat ftruncate getenv geteuid getpeername getpid getrlimit
 getsockname getsockopt gettid inet_ntop inet_pton kill lstat malloc memchr memcmp memcpy memmove
 memset mmap mprotect munmap nanosleep open opendir poll ppoll pthread_atfork
-pthread_mutex_consistent pthread_mutex_destroy pthread_mutex_init pthread_mutex_lock
+posix_fallocate pread pwrite pthread_mutex_consistent pthread_mutex_destroy pthread_mutex_init pthread_mutex_lock
 pthread_mutex_unlock pthread_mutexattr_destroy pthread_mutexattr_init pthread_mutexattr_setpshared
 pthread_mutexattr_setrobust pthread_mutexattr_settype pthread_once raise readdir realloc shm_open
 shm_unlink sigaction sigemptyset signal snprintf stat strchr strcmp strcpy strcspn strerror strlen
@@ -82,7 +82,8 @@ done
 # each folder in the Makefile); a path (../x.h, preload/x.h) would step around them. The
 # launcher sees the supervisor through supervisor.h only.
 # preload/nolibc/ sees only itself (it is below the core); real_sys.c, the freestanding build's
-# real functions, sees its raw system calls.
+# real functions, sees its raw system calls; the system-call front's files (preload/trap*), built
+# only freestanding, see the subset's headers.
 for f in preload/nolibc/*.[ch]; do
 	for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		[ -e "preload/nolibc/$h" ] || say "$f includes \"$h\": not in preload/nolibc/"
@@ -93,6 +94,7 @@ for f in src/*.[ch] preload/*.[ch] supervisor/*.[ch] launcher/*.[ch]; do
 	for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		case "$h" in */*) say "$f includes \"$h\": a path, not a header of its layer"; continue ;; esac
 		{ [ "$f" = preload/real_sys.c ] && [ "$h" = rawsys.h ]; } ||
+		{ case $f in preload/trap*) [ -e "preload/nolibc/$h" ] ;; *) false ;; esac; } ||
 		[ -e "$d/$h" ] || [ -e "src/$h" ] || [ -e "include/$h" ] ||
 			{ [ "$d" = launcher ] && [ "$h" = supervisor.h ]; } ||
 			say "$f includes \"$h\": not in $d/, src/ or include/"

@@ -1,5 +1,5 @@
 /*
- * env.c: environ and getenv, on the environment the loader hands rlt_nolibc_init (a copy of the
+ * env.c: environ and getenv, on the environment the loader hands rlt_trap_libc_init (a copy of the
  * program's: the program's own environ is its C library's, or its runtime's).
  */
 #include <stdlib.h>

@@ -43,8 +43,8 @@ static inline __attribute__((always_inline)) struct rlt_trap_thread *rlt_trap_se
 	return (struct rlt_trap_thread *)(sp & ~(uintptr_t)(RLT_TRAP_STACK - 1));
 }
 
-/* What the loader hands the blob at its entry point, rlt_nolibc_init (init.c of nolibc). */
-struct rlt_nolibc_cfg {
+/* What the loader hands the blob at its entry point, rlt_trap_libc_init (init.c of nolibc). */
+struct rlt_trap_libc_cfg {
 	char **environ;            /* NULL-terminated "NAME=value" strings, kept alive by the caller */
 	const unsigned long *auxv; /* the process's auxv (type, value pairs up to AT_NULL), or NULL */
 };

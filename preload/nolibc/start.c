@@ -54,7 +54,7 @@ void rlt_trap_run_atfork_child(void)
 extern void (*__init_array_start[])(void) __attribute__((visibility("hidden")));
 extern void (*__init_array_end[])(void) __attribute__((visibility("hidden")));
 
-void rlt_nolibc_init(const struct rlt_nolibc_cfg *cfg)
+void rlt_trap_libc_init(const struct rlt_trap_libc_cfg *cfg)
 {
 	const void *vdso = NULL;
 
@@ -67,18 +67,18 @@ void rlt_nolibc_init(const struct rlt_nolibc_cfg *cfg)
 		(*f)();
 }
 
-void rlt_nolibc_start(void *sp)
+void rlt_trap_libc_start(void *sp)
 {
 	/* a new image's first stack: argc, argv[argc], NULL, envp..., NULL, auxv pairs */
 	long *p = sp;
 	long argc = p[0];
 	char **envp = (char **)(p + 1 + argc + 1);
 	char **e = envp;
-	struct rlt_nolibc_cfg cfg;
+	struct rlt_trap_libc_cfg cfg;
 
 	while (*e)
 		e++;
 	cfg.environ = envp;
 	cfg.auxv = (const unsigned long *)(e + 1);
-	rlt_nolibc_init(&cfg);
+	rlt_trap_libc_init(&cfg);
 }

@@ -18,9 +18,9 @@ void rlt_trap_env_init(char **env);
 /* The entry point (the ELF's e_entry): environ and the vDSO from cfg, then the constructors
  * (the core's fork handler, the preload's load of the rules). Runs on a thread-block stack.
  * A bad configuration ends the process (status 125, one line), as the preload does. */
-void rlt_nolibc_init(const struct rlt_nolibc_cfg *cfg);
+void rlt_trap_libc_init(const struct rlt_trap_libc_cfg *cfg);
 /* The same from a new image's first stack pointer (argc, argv, envp, auxv). */
-void rlt_nolibc_start(void *sp);
+void rlt_trap_libc_start(void *sp);
 /* What atexit recorded, last first (the SIGSYS entry calls it at the program's exit_group). */
 void rlt_trap_run_atexit(void);
 /* The child handlers pthread_atfork recorded, in order (at a fork's child, by the entry). */

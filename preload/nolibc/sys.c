@@ -228,3 +228,20 @@ void __chk_fail(void)
 	for (;;)
 		RLT_SYS1(SYS_exit_group, 127);
 }
+
+ssize_t pread(int fd, void *buf, size_t len, off_t off)
+{
+	return rlt_trap_ret(RLT_SYS4(SYS_pread64, fd, buf, len, off));
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	return rlt_trap_ret(RLT_SYS4(SYS_pwrite64, fd, buf, len, off));
+}
+
+/* posix_fallocate answers the error itself, not -1 and errno */
+int posix_fallocate(int fd, off_t off, off_t len)
+{
+	long r = RLT_SYS4(SYS_fallocate, fd, 0, off, len);
+	return r < 0 ? (int)-r : 0;
+}

@@ -23,7 +23,7 @@ read -r sup lim rate <<<"$(python3 - "$T/top.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 p = d["processes"][0]
-r = [r for r in p["rules"] if r["var"] == "RLT_RECV"][0]
+r = [r for r in p["rules"] if r["variable"] == "RLT_RECV"][0]
 print(str(p["supervised"]).lower(), r["limit_units_per_second"], sum(r["history"][-2:]) / 2)
 PY
 )"

@@ -1,6 +1,6 @@
 /*
  * trap_probe.c: the test entry linked into a copy of the freestanding blob (see trap_probe.h):
- * the blob's own load (rlt_nolibc_init: environ, the vDSO, the constructors, the rules) in a
+ * the blob's own load (rlt_trap_libc_init: environ, the vDSO, the constructors, the rules) in a
  * first call, then the core's parser and a token bucket's decisions, the clock, a send through
  * the hook and a close's errno, all with the blob's code only.
  */
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "trap.h"
 #include "start.h"
 #include "trap_probe.h"
 
@@ -27,7 +28,14 @@ void rlt_trap_probe(struct rlt_probe *p)
 
 	p->self_ok = (uintptr_t)rlt_trap_self() == ((uintptr_t)&local & ~(uintptr_t)(RLT_TRAP_STACK - 1));
 	if (p->phase == 1) {
-		rlt_nolibc_init(&p->cfg);
+		rlt_trap_libc_init(&p->cfg);
+		if (rlt_trap_load(0, &err) != 0) {
+			/* as the handler's init reports it: one line, and the launcher's 125 */
+			write(2, "rlthrottle: ", 12);
+			write(2, err.msg, strlen(err.msg));
+			write(2, "\n", 1);
+			_exit(125);
+		}
 		p->active = atomic_load(&rlt_pre_active);
 		p->send_rules = rlt_pre_rules.n[RLT_VAR_SEND];
 		return;

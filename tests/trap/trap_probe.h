@@ -14,8 +14,8 @@
 
 struct rlt_probe {
 	/* in */
-	int phase;               /* 1: the load (rlt_nolibc_init) only; 2: the rest */
-	struct rlt_nolibc_cfg cfg; /* environ (RLT_SEND ...) and auxv for rlt_nolibc_init */
+	int phase;               /* 1: the load (rlt_trap_libc_init) only; 2: the rest */
+	struct rlt_trap_libc_cfg cfg; /* environ (RLT_SEND ...) and auxv for rlt_trap_libc_init */
 	const char *rule;        /* a rule to parse with the core */
 	uint64_t t0;             /* the time of the decisions */
 	int sock;                /* a socket to send `sent` bytes on through the send hook */
