@@ -167,12 +167,17 @@ long rlt_trap_exec(long nr, const long a[6])
 	 * in, its first trapped call would kill it. So the exec waits for the launcher to
 	 * attach, and fails with EPERM (what a denied call gets from a seccomp policy) when the
 	 * launcher is gone. */
+	int hid;
+
 	fd = rlt_trap_exec_request(home.sock, tid);
 	if (fd < 0)
 		return -EPERM;
+	/* the page is the image's: its name goes now, back if the exec fails (load.c) */
+	hid = rlt_pre_exec_begin();
 	rc = rlt_trap_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	/* still here: the exec failed, and the launcher lets go of us */
 	rlt_trap_exec_failed(fd, tid, (int)rc);
+	rlt_pre_exec_failed(hid);
 	return rc;
 }
 

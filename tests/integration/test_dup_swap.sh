@@ -4,7 +4,7 @@
 # another thread dup2()s connection B's fd onto A's number. Peer A gets every byte (sha256),
 # peer B none (before: A got about 1.5 MB and B got A's other 0.5 MB: the pieces after the swap
 # went to whatever the fd number was then).
-# fronts: preload (the system-call front makes its pieces on its own duplicate of the socket)
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin dupswap

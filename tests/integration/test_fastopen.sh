@@ -4,7 +4,7 @@
 # through, RLT_CONNS="1 action=reject" holds 1 of 5 open, and the socket gets its peer for
 # peer= rules (32 KiB under RLT_SEND="16KiB/s burst=4KiB peer=127.0.0.1" take 1.75 s). Before:
 # 5 of 5 through both, and the send went unthrottled (0.00 s).
-# fronts: preload (the system-call front is being replaced; its connect by sendto is its own)
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

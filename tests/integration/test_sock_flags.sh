@@ -8,7 +8,7 @@
 #  - two send(MSG_ZEROCOPY) of 512 KiB: completion ids 0..1, as without the throttle (row 6;
 #    before: 0..24, each send cut into pieces, each piece a completion of its own).
 # Rows 4 and 5 held under the preload before; their failures were the system-call front's.
-# fronts: preload (the system-call front is being replaced; it is the new front's to pass)
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sockflags

@@ -4,7 +4,7 @@
 # socket, through dprintf, and through fwrite on stdout when stdout is a socket (bash's
 # /dev/tcp, as inetd hands one). Each takes 1.6 s or more and every byte arrives (sha256).
 # Before: 3 MiB in 0.00 s each (glibc's stdio writes with its internal __write).
-# fronts: preload (the system-call front sees the write system calls whatever the library)
+# fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin stdiosend
