@@ -342,7 +342,10 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 			        : r->params.action == RLT_ACTION_DRY_RUN ? "dry-run"
 			                                                 : "delay",
 			        unit_name(r));
-			if (r->var == RLT_VAR_CONNS)
+			if (r->var == RLT_VAR_CONNS && !r->params.keys)
+				fprintf(f, ",\"limit_open\":%llu,\"open\":%llu",
+				        (unsigned long long)r->params.rate_num, (unsigned long long)r->open);
+			else if (r->var == RLT_VAR_CONNS)
 				fprintf(f, ",\"limit_open\":%llu", (unsigned long long)r->params.rate_num);
 			else
 				fprintf(f, ",\"limit_units_per_second\":%.10g,\"burst\":%llu",

@@ -54,7 +54,7 @@ static void prom_label(FILE *f, const char *name, const char *v, int first)
 }
 
 enum field { F_UNITS, F_CALLS, F_DELAYED, F_REJECTED, F_DELAY_S, F_WOULD_DELAY, F_WOULD_DELAY_S,
-             F_WOULD_REJECT, F_LIMIT, F_WAITING };
+             F_WOULD_REJECT, F_LIMIT, F_WAITING, F_OPEN };
 /* Which rules a family has samples for: one unit per family (Prometheus' conventions). */
 enum which { W_ALL, W_BYTES, W_MSGS, W_CONNS };
 
@@ -90,6 +90,8 @@ static const struct family {
 	 "The rule's limit in connections (RLT_CONNECT: attempts) a second.", F_LIMIT, W_CONNS},
 	{"rlthrottle_limit_open_connections", "gauge",
 	 "RLT_CONNS: the connections the rule lets be open at once.", F_LIMIT, W_CONNS},
+	{"rlthrottle_open_connections", "gauge",
+	 "RLT_CONNS: the connections open now that the rule counts.", F_OPEN, W_CONNS},
 	{"rlthrottle_waiting_threads", "gauge", "Threads waiting for the rule now.", F_WAITING,
 	 W_ALL},
 };
@@ -102,6 +104,8 @@ static int in_family(const struct family *fa, const struct rlt__pub_rule *r)
 	case W_BYTES: return r->params.unit == RLT_UNIT_BYTES;
 	case W_MSGS: return r->params.unit == RLT_UNIT_MSGS;
 	case W_CONNS:
+		if (fa->field == F_OPEN) /* key= rules count per key, not in all */
+			return conns && !r->params.keys;
 		if (fa->field == F_LIMIT) /* a rate, or a count open at once */
 			return !strcmp(fa->name, "rlthrottle_limit_open_connections") ? conns
 			       : !conns && r->params.unit != RLT_UNIT_BYTES &&
@@ -129,6 +133,7 @@ static void prom_value(FILE *f, const struct rlt__pub_rule *r, enum field fl)
 			fprintf(f, "%.9g", rlt_cli_limit_per_s(r));
 		break;
 	case F_WAITING: fprintf(f, "%llu", (unsigned long long)r->waiting); break;
+	case F_OPEN: fprintf(f, "%llu", (unsigned long long)r->open); break;
 	}
 }
 

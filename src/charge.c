@@ -215,6 +215,8 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	int ticked = rlt__pub_tick(rs->pub, now);
 	if (ticked && rlt__ctl_pending(rs))
 		rlt__ctl_serve(rs);
+	if (ticked && rs->n[RLT_VAR_CONNS])
+		rlt__pub_conns(rs); /* a shared count moves with other processes' connections */
 	if (__builtin_expect(rs->nshared != 0, 0))
 		rlt__shm_follow_all(rs);
 	for (unsigned i = 0; i < rs->n[var]; i++) {

@@ -25,6 +25,7 @@
 #include "keytab.h"
 #include "policy.h"
 #include "proc_stat.h"
+#include "publish.h"
 #include "scope_shm.h"
 #include "stats_count.h"
 #include "wait.h"
@@ -42,6 +43,17 @@ static _Atomic uint64_t last_reclaim;  /* rlt__now() of the last look for dead h
 static _Atomic uint32_t *open_of(struct rlt__rt_rule *r)
 {
 	return r->shared_open ? r->shared_open : &r->open;
+}
+
+uint32_t rlt__conns_open(struct rlt__rt_rule *r)
+{
+	return atomic_load_explicit(open_of(r), memory_order_relaxed);
+}
+
+/* The count as the page shows it (a copy in the rule's record, when published). */
+static void note_open(struct rlt__rt_rule *r)
+{
+	rlt__pub_open_now(r, rlt__conns_open(r));
 }
 
 void rlt__conns_identity(void)
@@ -118,8 +130,10 @@ static uint32_t reclaim(struct rlt__rt_rule *r)
 		}
 		atomic_store(&h->owner, 0);
 	}
-	if (back)
+	if (back) {
+		note_open(r);
 		rlt__wake_all(open_of(r), 1);
+	}
 	return back;
 }
 
@@ -136,6 +150,7 @@ int rlt__conns_take(struct rlt__rt_rule *r)
 				struct rlt__shm_holder *m = mine(r);
 				if (m)
 					atomic_fetch_add(&m->count, 1);
+				note_open(r);
 				return 1;
 			}
 		}
@@ -156,6 +171,7 @@ void rlt__conns_release_rule(struct rlt__rt_rule *r)
 			;
 	}
 	atomic_fetch_sub(open_of(r), 1);
+	note_open(r);
 	if (r->rule.action == RLT_ACTION_DELAY || r->shared_open)
 		rlt__wake_all(open_of(r), r->shared_open != NULL);
 }
@@ -193,6 +209,7 @@ static int take_dry(struct rlt__ruleset *rs, struct rlt__rt_rule *r, const struc
 			atomic_fetch_add(open_of(r), 1);
 			if (m)
 				atomic_fetch_add(&m->count, 1);
+			note_open(r);
 		}
 	}
 	/* the call is counted as admitted with the others (conns_try): here, only what reject

@@ -373,6 +373,8 @@ uint32_t rlt__conns_full_peer(struct rlt__ruleset *rs, const struct rlt__peer *p
  * wakes waiters. */
 int rlt__conns_take(struct rlt__rt_rule *r);
 void rlt__conns_release_rule(struct rlt__rt_rule *r);
+/* Rule r's connections open now (its count: process memory, or the shared segment). */
+uint32_t rlt__conns_open(struct rlt__rt_rule *r);
 /* Who this process is to the shared holders (its pid and start time): read at load, and again
  * in a forked child, before anything else. */
 void rlt__conns_identity(void);

@@ -194,6 +194,8 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct r
 			rec->index = i;
 			params_of(&r->rule, &rec->params);
 			stats_copy(&rec->st, r->st);
+			if (v == RLT_VAR_CONNS && !r->keytab)
+				atomic_init(&rec->open, rlt__conns_open(r));
 			if (r->keytab)
 				r->keytab->count_units = 1; /* the page shows the busiest keys */
 			uint64_t u = LOAD(rec->st.units);
@@ -305,6 +307,15 @@ void rlt__pub_rule_update(struct rlt__ruleset *rs, enum rlt_var var, unsigned i)
 	atomic_thread_fence(memory_order_release);
 	params_of(&rs->rules[var][i].rule, &rec->params);
 	atomic_store_explicit(&rec->seq, s + 2, memory_order_release);
+}
+
+void rlt__pub_conns(struct rlt__ruleset *rs)
+{
+	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
+		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
+		if (!r->keytab)
+			rlt__pub_open_now(r, rlt__conns_open(r));
+	}
 }
 
 void *rlt__pub_ctl(struct rlt__pub *p)

@@ -21,14 +21,16 @@
 #define RLT_PUBLISH_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "policy.h"
 
 #define RLT_PUB_MAGIC 0x31425550544c52ull /* "RLTPUB1" read as a little-endian word */
-/* 4: the dry-run counters (would_*) apart from delayed and rejected */
-#define RLT_PUB_VERSION 4u
+/* 4: the dry-run counters (would_*) apart from delayed and rejected; 5: an RLT_CONNS rule's
+ * connections open now (struct rlt__pub_rec's open) */
+#define RLT_PUB_VERSION 5u
 #define RLT_PUB_DIR "/dev/shm/"
 #define RLT_PUB_PREFIX "rlthrottle-"
 /* The control area of the header: opaque to this module, zeroed at creation. `rlthrottle set`
@@ -91,6 +93,10 @@ struct rlt__pub_rec {
 	uint32_t reserved;
 	struct rlt__pub_params params;
 	_Alignas(8) struct rlt__stats st; /* the counters the hot path updates */
+	/* RLT_CONNS: the connections open now, a copy of the rule's count (rlt__pub_open_now):
+	 * the count itself stays where connect and close wait on it (process memory, or the shared
+	 * segment). 0 for other variables and for key= rules (their counts are per key). */
+	_Atomic uint64_t open;
 	/* Units counted (st.units) when second s began, at [s % RLT_PUB_HIST]: the history is the
 	 * differences. Written by the first call that sees a new second (rlt__pub_tick). */
 	_Atomic uint64_t hist[RLT_PUB_HIST];
@@ -146,6 +152,23 @@ void rlt__pub_forked(struct rlt__ruleset *rs, pid_t pid);
  * (seqlock: a reader sees the old ones or the new ones, never half). */
 void rlt__pub_rule_update(struct rlt__ruleset *rs, enum rlt_var var, unsigned i);
 
+/* RLT_CONNS: rule r's count is now n; into its record when the rule is published (its
+ * counters then live in the record, so r->st finds it). A relaxed store, at the connect or
+ * close that changed the count: a process with only RLT_CONNS rules never charges, so the
+ * page's tick alone would leave the figure behind. */
+static inline void rlt__pub_open_now(struct rlt__rt_rule *r, uint32_t n)
+{
+	if (r->st != &r->own)
+		atomic_store_explicit(&((struct rlt__pub_rec *)((char *)r->st -
+		                                                offsetof(struct rlt__pub_rec, st)))
+		                           ->open,
+		                      n, memory_order_relaxed);
+}
+
+/* Every RLT_CONNS rule's count into its record: at the page's tick, for the shared scope's
+ * counts, which other processes move. */
+void rlt__pub_conns(struct rlt__ruleset *rs);
+
 /* The writer's control area (RLT_PUB_CTL_SIZE bytes, 64-byte aligned). */
 void *rlt__pub_ctl(struct rlt__pub *p);
 
@@ -181,6 +204,7 @@ struct rlt__pub_rule {
 	int params_torn;               /* the writer never let go of the seqlock: params unknown */
 	uint64_t calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max, waiting;
 	uint64_t keys_tracked, keys_evicted; /* key=: see struct rlt__stats */
+	uint64_t open;                       /* RLT_CONNS: connections open now */
 	uint64_t would_delay, would_delay_ns_total, would_delay_ns_max, would_reject; /* dry-run */
 	unsigned nbusy;                      /* key=: the busiest keys, most first */
 	struct rlt__pub_busy {

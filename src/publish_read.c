@@ -363,6 +363,7 @@ void rlt__pub_read(const struct rlt__pub_reader *rd, unsigned k, rlt_ns_t now,
 	out->would_delay_ns_total = LOAD(rec->st.would_delay_ns_total);
 	out->would_delay_ns_max = LOAD(rec->st.would_delay_ns_max);
 	out->would_reject = LOAD(rec->st.would_reject);
+	out->open = out->var == RLT_VAR_CONNS ? LOAD(rec->open) : 0;
 	/* a waiting count below zero (a racing decrement) reads as a huge number: none */
 	if (out->waiting > (1u << 24))
 		out->waiting = 0;
