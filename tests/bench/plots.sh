@@ -161,6 +161,7 @@ overhead_plot() {
 	local right=""
 	[ -s "$T/static.dat" ] && right="
 set title \"send() of 1 byte, a static program (trapprog sendcost)\"
+set autoscale y
 stats '$T/static.dat' using 2 nooutput
 set yrange [0:STATS_max * 1.15]
 set xrange [-0.6:$(($(wc -l <"$T/static.dat") - 1)).6]
@@ -181,6 +182,7 @@ set linetype 3 lc rgb '#d95f02'
 set linetype 4 lc rgb '#7570b3'
 set linetype 5 lc rgb '#e7298a'
 set title "write() of 1 byte, a dynamic program (callcost)"
+set autoscale y
 stats '$T/dyn.dat' using 2 nooutput
 set yrange [0:STATS_max * 1.15]
 set xrange [-0.6:$(($(wc -l <"$T/dyn.dat") - 1)).6]
