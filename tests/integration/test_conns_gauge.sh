@@ -1,8 +1,9 @@
 #!/bin/bash
 # RLT_CONNS's connections open now, as `rlthrottle stats` shows them (issue 19 item 6): a python
-# server under RLT_CONNS=5 holds 3 accepted connections, then 2 after one closes; the prometheus
-# gauge rlthrottle_open_connections and the JSON's `open` follow, beside the limit, and promtool
-# is clean.
+# server under RLT_CONNS=5 (and a second rule, 8 in a shared scope) holds 3 accepted
+# connections, then 2 after one closes, then none; the prometheus gauge
+# rlthrottle_open_connections and the JSON's `open` follow for both rules, beside the limits,
+# and promtool is clean.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
@@ -33,7 +34,9 @@ while time.monotonic() < end:
                 sel.unregister(key.fileobj); key.fileobj.close(); held -= 1
         note()
 PY
-RLT_CONNS=5 bg srv throttled python3 "$T/srv.py" "$T/held" "$T/srv.port"
+shm=itest-gauge-$$
+trap 'rm -f /dev/shm/rlthrottle.$shm; cleanup' EXIT
+RLT_CONNS="5; 8 scope=shared:$shm" bg srv throttled python3 "$T/srv.py" "$T/held" "$T/srv.port"
 wait_file "$T/srv.port" 20
 port=$(cat "$T/srv.port")
 spid=$(prog_pid "$LAST_PID")
@@ -74,14 +77,17 @@ gauge_is() {
 	[ -n "$got" ] || { show "$T/prom.txt"; fail "no rlthrottle_open_connections sample for RLT_CONNS=5"; }
 	assert_eq "rlthrottle_open_connections" "$1" "$got"
 	assert_eq "rlthrottle_limit_open_connections" 5 "$lim"
+	got=$(sed -n 's/^rlthrottle_open_connections{.*var="RLT_CONNS",rule="8 scope=shared:[^"]*".*} \([0-9]*\)$/\1/p' "$T/prom.txt")
+	assert_eq "rlthrottle_open_connections, shared scope" "$1" "$got"
 	"$RLTHROTTLE" stats "$spid" >"$T/st.json" || fail "stats (json) failed"
 	python3 - "$T/st.json" "$1" <<'PY' || { show "$T/st.json"; fail "stats json: open is not $1"; }
 import json, sys
 d = json.load(open(sys.argv[1]))
 r = [r for r in d["processes"][0]["rules"] if r["variable"] == "RLT_CONNS"]
-assert len(r) == 1 and r[0]["open"] == int(sys.argv[2]) and r[0]["limit_open"] == 5, r
+assert len(r) == 2 and [x["open"] for x in r] == [int(sys.argv[2])] * 2, r
+assert [x["limit_open"] for x in r] == [5, 8], r
 PY
-	info "open connections: $1 (prometheus gauge and json), limit 5, promtool clean"
+	info "open connections: $1 under both rules (prometheus gauge and json), limits 5 and 8, promtool clean"
 }
 
 until_held 3
