@@ -146,10 +146,12 @@ overhead_plot() {
 		s2=$(kv send_ns <("$RLT" --seccomp=supervisor -u 100GiB/s -- "$BIN/trapprog" sendcost 20000) 2>/dev/null)
 	fi
 	{
-		echo "\"plain\" $p0 1"
+		# two runs of the plain program when the figures come from two scripts: each is the
+		# baseline of the bars after it (the machine's load moves between them)
+		if [ "$p1" != "$p0" ]; then echo "\"plain (preload.sh)\" $p0 1"; else echo "\"plain\" $p0 1"; fi
 		echo "\"preloaded\" $pl 2"
 		num "${tr:-}" && echo "\"trickle\" $tr 3"
-		[ "$p1" != "$p0" ] && echo "\"plain (2nd run)\" $p1 1"
+		[ "$p1" != "$p0" ] && echo "\"plain (seccomp.sh)\" $p1 1"
 		echo "\"--seccomp\" $sc 4"
 	} >"$T/dyn.dat"
 	: >"$T/static.dat"
