@@ -108,20 +108,50 @@ static void learn_nonblock(int fd, struct rlt_pre_fd *e)
 	errno = saved;
 }
 
+/*
+ * A send that goes whole (src/pacing.c: RLT_PACE_WHOLE), the common case: one clock read, one
+ * charge, one real call. A call that moves all of it has nothing to settle (its charge counted
+ * it); a short one or an error gives back what it did not use, as the loop below would.
+ */
+static ssize_t send_whole(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask,
+                          size_t total, int nonblock, rlt_pre_piece_fn fn, void *ctx)
+{
+	struct rlt__ticket t;
+
+	if (rlt__charge_wait_at(&rlt_pre_rules, &t, var, mask, rlt_pre_budget_states(e), &e->peer,
+	                        total, 1, rlt__now()) != 0)
+		return rlt_pre_fail(t.err);
+	ssize_t n = fn(ctx, 0, total);
+	if (__builtin_expect(n == (ssize_t)total, 1)) {
+		rlt__settle(&rlt_pre_rules, &t, total, 1);
+		return n;
+	}
+	int err = errno;
+	rlt__settle(&rlt_pre_rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0);
+	/* short, or EAGAIN on a call made as blocking: see learn_nonblock */
+	if (!nonblock && (n >= 0 || err == EAGAIN || err == EWOULDBLOCK))
+		learn_nonblock(fd, e);
+	errno = err;
+	return n;
+}
+
 /* The decisions are src/pacing.c's; this loop makes the real calls and sleeps for the budget. */
 ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask,
                           size_t total, int nonblock, int waitall, int keep_whole,
                           rlt_pre_piece_fn fn, void *ctx)
 {
-	void *states = rlt_pre_budget_states(e);
+	unsigned flags = (nonblock ? RLT_PACE_NONBLOCK : 0) | (waitall ? RLT_PACE_WAITALL : 0) |
+	                 (keep_whole ? RLT_PACE_KEEP_WHOLE : 0);
+	void *states;
 	struct rlt__pace p;
 	int more;
 
 	if (total == 0)
 		return fn(ctx, 0, 0);
-	rlt__pace_begin(&p, &rlt_pre_rules, var, mask, total,
-	                (nonblock ? RLT_PACE_NONBLOCK : 0) | (waitall ? RLT_PACE_WAITALL : 0) |
-	                        (keep_whole ? RLT_PACE_KEEP_WHOLE : 0));
+	if (rlt__pace_whole(&rlt_pre_rules, var, mask, total, flags))
+		return send_whole(fd, e, var, mask, total, nonblock, fn, ctx);
+	states = rlt_pre_budget_states(e);
+	rlt__pace_begin(&p, &rlt_pre_rules, var, mask, total, flags);
 	p.peer = &e->peer; /* a stream's remote end: what a keyed rule's key is made of */
 	if (rlt__pace_charge_after(&p))
 		return recv_then_charge(e, &p, fn, ctx);

@@ -242,6 +242,9 @@ struct rlt__ticket {
 	rlt_ns_t start;               /* when the call asked */
 	rlt_ns_t go;                  /* when it may go (the latest slot of its rules) */
 	int err;                      /* errno when rejected */
+	int counted;                  /* it went at once and its statistics, units included, were
+	                                 counted whole by the charge: a settle of all it took has
+	                                 nothing left to do */
 };
 
 /*
@@ -299,9 +302,17 @@ uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ti
 void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m);
 
 /* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
- * t->msgs) and counts the units. */
-void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
-                 uint64_t msgs_used);
+ * t->msgs) and counts the units. A call that went at once and moved all it was charged was
+ * counted by its charge (t->counted): nothing is left to do, and nothing is done. */
+void rlt__settle_rest(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
+                      uint64_t msgs_used);
+static inline void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t,
+                               uint64_t bytes_used, uint64_t msgs_used)
+{
+	if (__builtin_expect(t->counted && bytes_used == t->bytes && msgs_used == t->msgs, 1))
+		return;
+	rlt__settle_rest(rs, t, bytes_used, msgs_used);
+}
 
 /*
  * RLT_CONNS (conns.c): admits one more open connection under the rules in mask (reject, or wait

@@ -68,11 +68,20 @@ static inline void rlt__count_rejected(const struct rlt__ruleset *rs, struct rlt
 }
 
 /* Rule r was finally charged n units (after refunds). */
-static inline void rlt__count_units(const struct rlt__ruleset *rs, struct rlt__rt_rule *r,
+static inline void rlt__count_units(const struct rlt__ruleset *rs, const struct rlt__rt_rule *r,
                                     uint64_t n)
 {
 	if (rs->stats_on)
 		rlt__count_add(&r->st->units, n);
+}
+
+/* Units counted when they were charged, which the call did not use after all (a short
+ * write, an error): n of them go back. */
+static inline void rlt__count_units_back(const struct rlt__ruleset *rs,
+                                         const struct rlt__rt_rule *r, uint64_t n)
+{
+	if (rs->stats_on && n)
+		atomic_fetch_sub_explicit(&r->st->units, n, memory_order_relaxed);
 }
 
 /* Threads waiting for rule r now (for `rlthrottle top`): d is +1 or -1. Counted only with
