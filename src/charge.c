@@ -15,9 +15,9 @@
 #include "stats_count.h"
 #include "wait.h"
 
-static uint64_t cost_for(const struct rlt_rule *r, uint64_t bytes, uint64_t msgs)
+static uint64_t cost_for(enum rlt_unit unit, uint64_t bytes, uint64_t msgs)
 {
-	switch (r->unit) {
+	switch (unit) {
 	case RLT_UNIT_BYTES:
 		return bytes;
 	case RLT_UNIT_MSGS:
@@ -134,7 +134,7 @@ static void undo(struct rlt__ruleset *rs, struct rlt__ticket *t, unsigned upto)
 		const struct rlt__rt_rule *r = &rs->rules[t->var][i];
 		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER)
 			continue;
-		refund(r, t->kstate[i], t->conn_block, t->at[i], cost_for(&r->rule, t->bytes, t->msgs));
+		refund(r, t->kstate[i], t->conn_block, t->at[i], cost_for(r->unit, t->bytes, t->msgs));
 	}
 }
 
@@ -205,7 +205,7 @@ static void count_charge(struct rlt__ruleset *rs, const struct rlt__ticket *t, u
 		if (!(t->dry & (1u << i)))
 			rlt__count_admitted(rs, r, waited);
 		if (t->counted && t->at[i] != RLT_NS_NEVER)
-			rlt__count_units(rs, r, cost_for(&r->rule, t->bytes, t->msgs));
+			rlt__count_units(rs, r, cost_for(r->unit, t->bytes, t->msgs));
 	}
 }
 
@@ -291,7 +291,7 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 		unsigned i = (unsigned)__builtin_ctz(m);
 		struct rlt__rt_rule *r = &rs->rules[var][i];
 		const struct rlt__rule_ver *ver = rlt__ver(r);
-		uint64_t cost = cost_for(&r->rule, bytes, msgs);
+		uint64_t cost = cost_for(r->unit, bytes, msgs);
 		enum rlt_mode mode =
 			ver->action == RLT_ACTION_REJECT ? RLT_MODE_NOW : RLT_MODE_RESERVE;
 		rlt_ns_t at = now;
@@ -490,9 +490,9 @@ void rlt__settle_rest(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t b
 		struct rlt__rt_rule *r = &rs->rules[t->var][i];
 		if (t->at[i] == RLT_NS_NEVER)
 			continue;
-		uint64_t took = cost_for(&r->rule, t->bytes, t->msgs);
-		uint64_t used = cost_for(&r->rule, bytes_used, msgs_used);
-		if (r->rule.unit == RLT_UNIT_CALLS)
+		uint64_t took = cost_for(r->unit, t->bytes, t->msgs);
+		uint64_t used = cost_for(r->unit, bytes_used, msgs_used);
+		if (r->unit == RLT_UNIT_CALLS)
 			used = msgs_used ? 1 : 0;
 		if (used < took)
 			refund(r, t->kstate[i], t->conn_block, t->at[i], took - used);

@@ -70,11 +70,21 @@ struct rlt__keydry {
 };
 
 struct rlt__rt_rule {
+	/* What a conforming call reads of the rule, together at its start (one cache line; after
+	 * a system call the hook finds few of its lines in the nearest cache, and each costs). */
+	_Atomic(const struct rlt__rule_ver *) cur; /* what a call uses now (`v0` until a set) */
+	struct rlt__keytab *keytab; /* key=, process scope: one state per key (keytab.h); state
+	                               is NULL then. With `redis`: each key's lease (scope_redis.c) */
+	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
+	/* Where this rule counts: its record in the process's published page (publish.c), or
+	 * `own` when the process has no page (none could be made, RLT_PUBLISH=0, or a copy not
+	 * yet published). Never NULL once the rule is built. */
+	struct rlt__stats *st;
+	enum rlt_unit unit;   /* rule.unit (a set never changes it) */
+	size_t conn_off;      /* connection scope: where the state sits in a connection block */
+	_Alignas(64) struct rlt__rule_ver v0;
 	struct rlt_rule rule; /* as built; after a set, rule.params, action, err, text and the rate
 	                         follow for readers off the hot path (stats, publishing) */
-	_Atomic(const struct rlt__rule_ver *) cur; /* what a call uses now (`v0` until a set) */
-	struct rlt__rule_ver v0;
-	size_t conn_off;      /* connection scope: where the state sits in a connection block */
 	struct rlt__shm_hdr *shm; /* scope=shared: the segment (a set there is followed) */
 	_Atomic uint32_t shm_seen; /* ... the segment's set_gen this rule follows (read by every
 	                              call, written by the one applying: relaxed) */
@@ -83,17 +93,10 @@ struct rlt__rt_rule {
 	                                  (a process-shared futex word); NULL: `open` */
 	struct rlt__shm_holder *holders; /* RLT_CONNS, scope=shared: who holds its slots */
 	_Atomic(struct rlt__shm_holder *) mine; /* ... and this process's entry (NULL: none yet) */
-	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
-	struct rlt__keytab *keytab; /* key=, process scope: one state per key (keytab.h); state
-	                               is NULL then. With `redis`: each key's lease (scope_redis.c) */
 	_Atomic uint64_t dry_lag; /* action=dry-run: how far the last call's slot was ahead of
 	                             its clock (ns), to count each call's part of the delay */
 	struct rlt__keydry *keydry; /* action=dry-run with key=: the same per key, and what delay
 	                               and reject would have done to each (one per keytab slot) */
-	/* Where this rule counts: its record in the process's published page (publish.c), or
-	 * `own` when the process has no page (none could be made, RLT_PUBLISH=0, or a copy not
-	 * yet published). Never NULL once the rule is built. */
-	struct rlt__stats *st;
 	struct rlt__stats own;
 };
 
