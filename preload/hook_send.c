@@ -65,15 +65,45 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 	                         e->nonblock || (flags & MSG_DONTWAIT), 0, 1, buf_send_piece, &c);
 }
 
-/* Six arguments at most, so that a hook reaches them by a jump, without a frame of its own. */
+/* Six arguments at most, so that a hook reaches them by a jump, without a frame of its own.
+ * A send made as one real call charged whole (the common case: rlt_pre_send_charge) is made
+ * here, one call deep; anything else takes send_buf. */
 static RLT_SLOW ssize_t sendto_slow(int fd, const void *buf, size_t len, int flags,
                                     const struct sockaddr *to, socklen_t tolen)
 {
+	struct rlt_pre_fd *e;
+	struct rlt__ticket t;
+	int nonblock, rc;
+
+	rlt_pre_ensure_real();
+	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
+	if (e && (!to || e->peer.af)) {
+		nonblock = e->nonblock || (flags & MSG_DONTWAIT);
+		rc = rlt_pre_send_charge(e, len, nonblock, &t);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			return rlt_pre_sent(fd, e, &t, nonblock,
+			                    real_sendto(fd, buf, len, flags, to, tolen));
+	}
 	return send_buf(fd, buf, len, flags, to, tolen, 0);
 }
 
 static RLT_SLOW ssize_t write_slow(int fd, const void *buf, size_t len)
 {
+	struct rlt_pre_fd *e;
+	struct rlt__ticket t;
+	int rc;
+
+	rlt_pre_ensure_real();
+	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
+	if (e) {
+		rc = rlt_pre_send_charge(e, len, e->nonblock, &t);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			return rlt_pre_sent(fd, e, &t, e->nonblock, real_write(fd, buf, len));
+	}
 	return send_buf(fd, buf, len, 0, NULL, 0, 1);
 }
 

@@ -135,6 +135,46 @@ static ssize_t send_whole(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 	return n;
 }
 
+int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t)
+{
+	static const struct rlt__peer no_address; /* af 0: the key "(no address)" */
+	uint32_t mask = e->mask[RLT_VAR_SEND];
+	const struct rlt__peer *peer = &e->peer;
+
+	if (!mask || len == 0)
+		return 0;
+	if (rlt_pre_is_dgram(e)) {
+		if (!e->peer.af)
+			peer = &no_address;
+	} else if (!rlt__pace_whole(&rlt_pre_rules, RLT_VAR_SEND, mask, len,
+	                            RLT_PACE_KEEP_WHOLE | (nonblock ? RLT_PACE_NONBLOCK : 0))) {
+		return 0;
+	}
+	if (rlt__charge_wait_at(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e),
+	                        peer, len, 1, rlt__now()) != 0)
+		return rlt_pre_fail(t->err);
+	return 1;
+}
+
+/* What rlt_pre_sent leaves: a short send or an error gives back what it did not move, as
+ * send_whole does (a datagram goes whole or not at all). Keeps errno. */
+ssize_t rlt_pre_sent_rest(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,
+                          ssize_t n)
+{
+	int err = errno;
+
+	if (rlt_pre_is_dgram(e)) {
+		rlt__settle(&rlt_pre_rules, t, n >= 0 ? t->bytes : 0, n >= 0);
+	} else {
+		rlt__settle(&rlt_pre_rules, t, n > 0 ? (uint64_t)n : 0, n >= 0);
+		if (!nonblock && n >= 0 ? (uint64_t)n < t->bytes
+		                        : !nonblock && (err == EAGAIN || err == EWOULDBLOCK))
+			learn_nonblock(fd, e);
+	}
+	errno = err;
+	return n;
+}
+
 /* The decisions are src/pacing.c's; this loop makes the real calls and sleeps for the budget. */
 ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask,
                           size_t total, int nonblock, int waitall, int keep_whole,
