@@ -75,7 +75,7 @@ static RLT_SLOW ssize_t sendto_slow(int fd, const void *buf, size_t len, int fla
 	struct rlt__ticket t;
 	int nonblock, rc;
 
-	rlt_pre_ensure_real();
+	/* a socket of ours means the real symbols are there; send_buf makes sure of them */
 	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	if (e && (!to || e->peer.af)) {
 		nonblock = e->nonblock || (flags & MSG_DONTWAIT);
@@ -95,7 +95,6 @@ static RLT_SLOW ssize_t write_slow(int fd, const void *buf, size_t len)
 	struct rlt__ticket t;
 	int rc;
 
-	rlt_pre_ensure_real();
 	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	if (e) {
 		rc = rlt_pre_send_charge(e, len, e->nonblock, &t);

@@ -223,15 +223,22 @@ static inline int rlt_pre_fail(int e)
 
 /* The fd's entry when a rule of var may apply to it; NULL sends the call straight through
  * (a file, a pipe, a socket no rule matches, or no rule at all for var: one load each).
- * Inline: it is the whole cost of a call that is not ours. */
+ * Inline: it is the whole cost of a call that is not ours. Not NULL only once the rules are
+ * loaded (rlt_pre_active), and so the real symbols resolved (init.c resolves them first). */
 static inline struct rlt_pre_fd *rlt_pre_socket_for(int fd, enum rlt_var var)
 {
 	struct rlt_pre_fd *e;
 
+	unsigned n;
+
 	if (!(rlt_pre_vars_in_use & (1u << var)) ||
 	    !atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
 		return NULL;
-	e = rlt_pre_fd_get(fd);
+	/* the gate's copy of the table, on the line the gate has just read */
+	n = atomic_load_explicit(&rlt_pre_gate.size, memory_order_acquire);
+	e = (unsigned)fd < n ? &rlt_pre_gate.table[fd] : NULL;
+	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_UNKNOWN)
+		e = rlt_pre_fd_get(fd);
 	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
 		return NULL;
 	return e;
