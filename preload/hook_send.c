@@ -82,9 +82,12 @@ static RLT_SLOW ssize_t sendto_slow(int fd, const void *buf, size_t len, int fla
 		rc = rlt_pre_send_charge(e, len, nonblock, &t);
 		if (rc < 0)
 			return -1;
-		if (rc > 0)
-			return rlt_pre_sent(fd, e, &t, nonblock,
-			                    real_sendto(fd, buf, len, flags, to, tolen));
+		if (rc > 0) {
+			ssize_t n = real_sendto(fd, buf, len, flags, to, tolen);
+			if (__builtin_expect(rc == RLT_PRE_SENT_DONE && n == (ssize_t)len, 1))
+				return n;
+			return rlt_pre_sent_rest(fd, e, &t, nonblock, n);
+		}
 	}
 	return send_buf(fd, buf, len, flags, to, tolen, 0);
 }
@@ -100,8 +103,12 @@ static RLT_SLOW ssize_t write_slow(int fd, const void *buf, size_t len)
 		rc = rlt_pre_send_charge(e, len, e->nonblock, &t);
 		if (rc < 0)
 			return -1;
-		if (rc > 0)
-			return rlt_pre_sent(fd, e, &t, e->nonblock, real_write(fd, buf, len));
+		if (rc > 0) {
+			ssize_t n = real_write(fd, buf, len);
+			if (__builtin_expect(rc == RLT_PRE_SENT_DONE && n == (ssize_t)len, 1))
+				return n;
+			return rlt_pre_sent_rest(fd, e, &t, e->nonblock, n);
+		}
 	}
 	return send_buf(fd, buf, len, 0, NULL, 0, 1);
 }

@@ -153,11 +153,10 @@ int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct r
 	if (rlt__charge_wait_at(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e),
 	                        peer, len, 1, rlt__now()) != 0)
 		return rlt_pre_fail(t->err);
-	return 1;
+	return t->counted ? RLT_PRE_SENT_DONE : RLT_PRE_SETTLE;
 }
 
-/* What rlt_pre_sent leaves: a short send or an error gives back what it did not move, as
- * send_whole does (a datagram goes whole or not at all). Keeps errno. */
+/* A datagram goes whole or not at all. */
 ssize_t rlt_pre_sent_rest(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,
                           ssize_t n)
 {
@@ -167,8 +166,9 @@ ssize_t rlt_pre_sent_rest(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, i
 		rlt__settle(&rlt_pre_rules, t, n >= 0 ? t->bytes : 0, n >= 0);
 	} else {
 		rlt__settle(&rlt_pre_rules, t, n > 0 ? (uint64_t)n : 0, n >= 0);
-		if (!nonblock && n >= 0 ? (uint64_t)n < t->bytes
-		                        : !nonblock && (err == EAGAIN || err == EWOULDBLOCK))
+		/* short, or EAGAIN on a call made as blocking: see learn_nonblock */
+		if (!nonblock && (n >= 0 ? (uint64_t)n < t->bytes
+		                         : (err == EAGAIN || err == EWOULDBLOCK)))
 			learn_nonblock(fd, e);
 	}
 	errno = err;

@@ -293,22 +293,20 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
  * The short way of send, sendto and write (hook_send.c), for a send made as one real call
  * charged whole before it: a stream send that goes whole (rlt__pace_whole), or a datagram on a
  * connected socket (or sent with no address). rlt_pre_send_charge charges it and waits for its
- * slot: 1 (make the real call, then hand its result to rlt_pre_sent), 0 (not such a send: take
- * the long way), -1 (rejected: errno set). The hook makes the real call itself, so that after
- * the system call, which leaves the return predictions of a deep call chain behind it, only
- * the C library's return and the hook's own are left to make.
+ * slot: RLT_PRE_SENT_DONE (make the real call; if it moves all of len, there is nothing left
+ * to do: its charge counted it), RLT_PRE_SETTLE (make it, then rlt_pre_sent_rest), 0 (not such
+ * a send: take the long way), -1 (rejected: errno set). The hook makes the real call itself,
+ * so that after the system call, which leaves the return predictions of a deep call chain
+ * behind it, only the C library's return and the hook's own are left to make; and it keeps
+ * what it needs then in registers, not in the ticket, whose lines the kernel's work evicts.
  */
+#define RLT_PRE_SETTLE 1
+#define RLT_PRE_SENT_DONE 2
 int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t);
+/* What the real call left to settle: a short send or an error gives back what it did not
+ * move, as the pacing loop does. Keeps errno; returns n. */
 ssize_t rlt_pre_sent_rest(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,
                           ssize_t n);
-/* A call that moved all it was charged and was counted by its charge has nothing left to do. */
-static inline ssize_t rlt_pre_sent(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t,
-                                   int nonblock, ssize_t n)
-{
-	if (__builtin_expect(t->counted && n >= 0 && (uint64_t)n == t->bytes, 1))
-		return n;
-	return rlt_pre_sent_rest(fd, e, t, nonblock, n);
-}
 
 /* After a datagram arrived (n, or -1) from `peer` (rlt_pre_key_peer): charge it whole and
  * hold it until its slot. */
