@@ -140,9 +140,14 @@ int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct r
 	static const struct rlt__peer no_address; /* af 0: the key "(no address)" */
 	uint32_t mask = e->mask[RLT_VAR_SEND];
 	const struct rlt__peer *peer = &e->peer;
+	rlt_ns_t now;
 
 	if (!mask || len == 0)
 		return 0;
+	/* the rules' lines on their way before the clock read, which waits for loads before it;
+	 * a send too large to go whole (a slow way anyway) then reads the clock again */
+	rlt__charge_prefetch(&rlt_pre_rules, RLT_VAR_SEND, mask);
+	now = rlt__now();
 	if (rlt_pre_is_dgram(e)) {
 		if (!e->peer.af)
 			peer = &no_address;
@@ -151,7 +156,7 @@ int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct r
 		return 0;
 	}
 	if (rlt__charge_wait_at(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e),
-	                        peer, len, 1, rlt__now()) != 0)
+	                        peer, len, 1, now) != 0)
 		return rlt_pre_fail(t->err);
 	return t->counted ? RLT_PRE_SENT_DONE : RLT_PRE_SETTLE;
 }
