@@ -228,7 +228,6 @@ static inline int rlt_pre_fail(int e)
 static inline struct rlt_pre_fd *rlt_pre_socket_for(int fd, enum rlt_var var)
 {
 	struct rlt_pre_fd *e;
-
 	unsigned n;
 
 	if (!(rlt_pre_vars_in_use & (1u << var)) ||
