@@ -3,8 +3,20 @@
 -include config.mak
 
 CC      ?= cc
-PREFIX  ?= /usr/local
-DESTDIR ?=
+# Where `make install` puts things (GNU names; DESTDIR is a staging root prefixed to each).
+# LIBDIR is multiarch-ready: the Debian package passes /usr/lib/$(DEB_HOST_MULTIARCH). The
+# preload library goes in a directory of its own under it (PKGLIBDIR): it is loaded by path,
+# never linked against, so it has no versioned soname and stays out of the linker's path.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+PKGLIBDIR  ?= $(LIBDIR)/rlthrottle
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL    ?= install
+STRIP      ?= strip
 BUILD   ?= build
 OPT     ?= -O2 -g
 SAN     ?=
@@ -20,7 +32,8 @@ CFLAGS_ALL   = -std=c11 $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -pthread
 LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
 
 LIB_SRC     := $(sort $(wildcard src/*.c))
-PRELOAD_SRC := $(sort $(wildcard preload/*.c))
+# trap_*.c and real_sys.c are the system-call front's (see trap-elf)
+PRELOAD_SRC := $(filter-out preload/trap_% preload/real_sys.c,$(sort $(wildcard preload/*.c)))
 SUP_SRC     := $(sort $(wildcard supervisor/*.c))
 CLI_SRC     := $(sort $(wildcard launcher/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
@@ -39,8 +52,9 @@ STATIC_LIB  := $(BUILD)/librlt.a
 SHARED_LIB  := $(if $(PRELOAD_SRC),$(BUILD)/librlthrottle.so)
 LAUNCHER    := $(if $(CLI_SRC),$(BUILD)/rlthrottle)
 
-.PHONY: all test layering unit integration matrix matrix-rest reliability bench fuzz asan ubsan tsan clean install
-all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER)
+.PHONY: all trap-elf trap-test test layering unit integration matrix matrix-rest reliability bench fuzz \
+	asan ubsan tsan clean install install-strip uninstall install-check docs-check
+all: $(STATIC_LIB) $(SHARED_LIB) $(LAUNCHER) trap-elf
 
 # Each compile writes the headers it read into a .d file beside its output (-MMD; -MP adds an
 # empty rule per header, so that a header removed or renamed does not stop the build); the
@@ -75,8 +89,90 @@ $(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 	$(CC) -shared -Wl,-soname,librlthrottle.so -Wl,--version-script=preload/exports.map \
 		-Wl,-z,now -Wl,-z,relro -o $@ $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) -ldl
 
-# The installed launcher finds the library in $(PREFIX)/lib when it is not beside it.
-$(CLI_OBJ): CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PREFIX)/lib\"
+# The launcher finds the library beside itself (the build tree) or in PKGLIBDIR, compiled in.
+# The path is remembered like the flags: `make` then `make install PREFIX=/usr` rebuilds
+# main.o with /usr's path rather than install a launcher that looks in /usr/local.
+LIBDIR_STAMP := $(BUILD)/.pkglibdir
+$(shell mkdir -p $(BUILD) && (echo '$(PKGLIBDIR)' | cmp -s - $(LIBDIR_STAMP) || \
+	echo '$(PKGLIBDIR)' > $(LIBDIR_STAMP)))
+$(BUILD)/launcher/main.o: $(LIBDIR_STAMP)
+$(BUILD)/launcher/main.o: CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PKGLIBDIR)\"
+
+# ----- The in-process handler's code (issue 21): the core and the hooks built a second way ---
+# No C library: preload/nolibc/ is the subset they call, made of raw system calls; real_sys.c
+# stands for real.c; the Redis scope is left out (refused at load). Linked into one static ELF
+# whose every PT_LOAD lies in [TRAP_BASE, TRAP_BASE + 64 MiB), mapped there by the launcher.
+# -fpie, not -fno-pic: -fno-pic code assumes its addresses fit in 32 bits (the small code
+# model), which TRAP_BASE does not; -fpie code is RIP-relative and -static -no-pie links it at
+# one fixed address. Builtins stay on for the core and the hooks (their code is the preload's:
+# small copies inlined); nolibc itself is -ffreestanding, so that a loop in memset is never
+# turned into a call to memset. No -mno-red-zone: the kernel skips the red zone when it puts a
+# signal frame on a stack, ours included. nolibc.h is pre-included: the core's per-thread
+# variables (policy.h, engine.h) and errno live in the thread block it defines.
+TRAP_BASE   := 0x5a5a00000000
+TRAP_ELF    := $(BUILD)/rlthrottle-trap.elf
+TRAP_CORE_SRC := $(filter-out src/hiredis_dl.c src/redis_client.c src/redis_scripts.c \
+	src/scope_redis.c,$(LIB_SRC))
+TRAP_PRE_SRC  := $(filter-out preload/real.c preload/init.c preload/hook_exec.c preload/hook_stdio.c,$(sort $(wildcard preload/*.c))) \
+	preload/trap_entry.S
+NOLIBC_SRC    := $(sort $(wildcard preload/nolibc/*.c))
+TRAP_CORE_OBJ := $(TRAP_CORE_SRC:%.c=$(BUILD)/trap/%.o)
+TRAP_PRE_OBJ  := $(patsubst %.S,$(BUILD)/trap/%.o,$(TRAP_PRE_SRC:%.c=$(BUILD)/trap/%.o))
+NOLIBC_OBJ    := $(NOLIBC_SRC:%.c=$(BUILD)/trap/%.o)
+TRAP_OBJ      := $(TRAP_CORE_OBJ) $(TRAP_PRE_OBJ) $(NOLIBC_OBJ)
+TRAP_CFLAGS = -std=c11 $(WARN) $(OPT) -DRLT_NOLIBC -D_GNU_SOURCE -U_FORTIFY_SOURCE \
+	-include preload/nolibc/nolibc.h -fpie -fvisibility=hidden -fno-stack-protector \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables -fcf-protection=none \
+	-ftls-model=local-exec
+TRAP_LDFLAGS = -nostdlib -static -no-pie -Wl,-Ttext-segment=$(TRAP_BASE) -Wl,-z,noexecstack \
+	-Wl,-z,norelro -Wl,-z,max-page-size=4096 -Wl,--build-id=none -Wl,-e,$(TRAP_ENTRY)
+TRAP_ENTRY = rlt_trap_start
+$(TRAP_CORE_OBJ): TRAP_INC = -Iinclude -Isrc
+$(TRAP_PRE_OBJ): TRAP_INC = -Ipreload -Ipreload/nolibc -Isrc -Iinclude
+$(NOLIBC_OBJ): TRAP_INC = -Ipreload/nolibc
+# gcc turns a byte loop into a call to memset or memcpy even freestanding, unless told not to
+# (clang's -ffreestanding is enough)
+NOLIBC_NODIST := $(shell $(CC) -Werror -fno-tree-loop-distribute-patterns -x c -c /dev/null \
+	-o /dev/null 2>/dev/null && echo -fno-tree-loop-distribute-patterns)
+$(NOLIBC_OBJ): TRAP_CFLAGS += -ffreestanding $(NOLIBC_NODIST)
+$(BUILD)/trap/%.o: %.c $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) $(TRAP_INC) $(TRAP_CFLAGS) -c $< -o $@
+$(BUILD)/trap/%.o: %.S $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) -c $< -o $@
+
+trap-elf: $(TRAP_ELF)
+$(TRAP_ELF): $(TRAP_OBJ)
+	$(CC) $(TRAP_LDFLAGS) -o $@ $(TRAP_OBJ) -lgcc
+
+# Its tests (tests/trap/, part of make test): the blob's shape (check_elf.sh); the subset against
+# glibc in a hosted program, linked with its symbols renamed nl_<name>; and the blob run by a
+# loader of our own, with a probe entry linked into a copy of it (rlthrottle-trap-probe.elf).
+TRAP_TEST := $(BUILD)/trap/tests
+NOLIBC_NL := $(patsubst $(BUILD)/trap/preload/nolibc/%.o,$(BUILD)/trap/nl/%.o,\
+	$(filter-out %/start.o,$(NOLIBC_OBJ)))
+$(BUILD)/trap/nl/%.o: $(BUILD)/trap/preload/nolibc/%.o
+	@mkdir -p $(dir $@)
+	objcopy --prefix-symbols=nl_ $< $@
+$(TRAP_TEST)/test_nolibc: tests/trap/test_nolibc.c $(NOLIBC_NL) $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) -D_GNU_SOURCE -Ipreload/nolibc -Itests/trap -std=c11 $(WARN) $(OPT) \
+		-pthread -o $@ $< $(NOLIBC_NL) -pthread
+$(BUILD)/trap/tests/trap/trap_probe.o: TRAP_INC = -Itests/trap -Ipreload -Ipreload/nolibc -Isrc -Iinclude
+$(TRAP_TEST)/rlthrottle-trap-probe.elf: TRAP_ENTRY = rlt_trap_probe
+$(TRAP_TEST)/rlthrottle-trap-probe.elf: $(TRAP_OBJ) $(BUILD)/trap/tests/trap/trap_probe.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TRAP_LDFLAGS) -o $@ $^ -lgcc
+$(TRAP_TEST)/test_trap_load: tests/trap/test_trap_load.c $(STATIC_LIB) $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) -Ipreload/nolibc -Itests/trap $(CFLAGS_ALL) -o $@ $< \
+		$(STATIC_LIB) $(LDFLAGS_ALL)
+trap-test: $(TRAP_ELF) $(TRAP_TEST)/test_nolibc $(TRAP_TEST)/rlthrottle-trap-probe.elf \
+		$(TRAP_TEST)/test_trap_load
+	@sh tests/trap/check_elf.sh $(TRAP_ELF) $(TRAP_BASE)
+	@$(TRAP_TEST)/test_nolibc
+	@$(TRAP_TEST)/test_trap_load $(TRAP_TEST)/rlthrottle-trap-probe.elf
 
 # The supervisor's objects, for the launcher and for the unit tests of supervisor/ modules.
 SUP_LIB := $(BUILD)/libsupervisor.a
@@ -85,8 +181,12 @@ $(SUP_LIB): $(SUP_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/rlthrottle: $(CLI_OBJ) $(SUP_LIB) $(STATIC_LIB)
-	$(CC) -o $@ $(CLI_OBJ) $(SUP_LIB) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
+# The launcher carries the handler's ELF (trap_blob.S), so that they come from one build.
+$(BUILD)/launcher/trap_blob.o: launcher/trap_blob.S $(TRAP_ELF)
+	@mkdir -p $(dir $@)
+	$(CC) -DRLT_TRAP_ELF='"$(TRAP_ELF)"' -c $< -o $@
+$(BUILD)/rlthrottle: $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(SUP_LIB) $(STATIC_LIB)
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(SUP_LIB) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
 
 # UNIT_WRAP: functions a unit test stands in for (-Wl,--wrap: the test defines __wrap_NAME and
 # reaches the real one as __real_NAME), set per test below.
@@ -96,6 +196,11 @@ SUP_UNIT := $(BUILD)/tests/test_timer_heap
 $(SUP_UNIT): INC = -Isupervisor $(INC_CORE)
 $(SUP_UNIT): UNIT_LIBS = $(SUP_LIB) $(STATIC_LIB) -lseccomp
 $(SUP_UNIT): $(SUP_LIB)
+# the injector's blob checks (launcher/inject.c)
+CLI_UNIT := $(BUILD)/tests/test_inject_blob
+$(CLI_UNIT): INC = -Ilauncher $(INC_CORE)
+$(CLI_UNIT): UNIT_LIBS = $(BUILD)/launcher/inject.o $(STATIC_LIB)
+$(CLI_UNIT): $(BUILD)/launcher/inject.o
 UNIT_LIBS = $(STATIC_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
@@ -119,7 +224,41 @@ $(BUILD)/itest/%: tests/reliability/%.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(ITEST_CC)
 
-test: layering unit integration reliability
+# The injector's fixtures (issue 21): the minimal handler blob (freestanding, linked in the
+# blob's window RLT_INJECT_BASE of src/inject_proto.h), the injector's driver (injectrun: the
+# injector alone, until the launcher uses it), and static programs to inject into.
+INJ_BIN := $(BUILD)/itest/injectrun $(BUILD)/itest/trapblob_min $(BUILD)/itest/trapprog \
+	$(BUILD)/itest/trapprog_taken
+BLOB_FLAGS = -std=c11 $(WARN) -O2 -ffreestanding -nostdlib -static -fpie \
+	-fno-stack-protector -fno-asynchronous-unwind-tables -Wl,-Ttext-segment=0x5a5a00000000 \
+	-Wl,-e,rlt_blob_entry -Wl,--build-id=none -Isrc -Ipreload -Itests/inject
+$(BUILD)/itest/trapblob_min: tests/inject/trapblob_min.c tests/inject/trapblob_min.h \
+		src/inject_proto.h preload/trap_exec.h $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BLOB_FLAGS) -o $@ $<
+$(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(BUILD)/launcher/inject.o
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -Ilauncher -Isrc -Iinclude -Itests/inject $(CFLAGS_ALL) -o $@ $< \
+		$(BUILD)/launcher/inject.o $(LDFLAGS_ALL)
+$(BUILD)/itest/trapprog: tests/inject/trapprog.c $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -static -o $@ $<
+# the same program linked where the blob goes: the injection must fail cleanly (EEXIST)
+$(BUILD)/itest/trapprog_taken: tests/inject/trapprog.c $(BUILD_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -DTAKEN $(WARN) -O2 -static -Wl,--section-start=.taken=0x5a5a00000000 \
+		-o $@ $<
+
+test: layering trap-test install-check docs-check unit integration reliability
+
+# The README, the man pages and --help name the same variables, rule keys and options; the man
+# pages format without a groff warning (tests/docs_consistency.sh).
+docs-check: all
+	@BUILD=$(BUILD) sh tests/docs_consistency.sh
+
+# make install, install-strip, uninstall and clean, into a staging root (tests/install.sh).
+install-check: all
+	@BUILD=$(BUILD) MAKE="$(MAKE)" sh tests/install.sh
 
 # No internal name defined in two folders, each with its folder's prefix; each folder includes
 # only what its layer may.
@@ -131,19 +270,19 @@ unit: $(UNIT_BIN)
 
 # Each test runs once per front it declares (# fronts:), as NAME[preload] and NAME[seccomp];
 # `integration` leaves out the seccomp runs of slow tests (# matrix-only:), `matrix` runs them all.
-integration: all $(ITEST_BIN)
+integration: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) sh tests/run-integration.sh
 
-matrix: all $(ITEST_BIN)
+matrix: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) ITEST_MATRIX=1 sh tests/run-integration.sh
 
 # what `make test` left of the matrix: make test then make matrix-rest is the whole matrix
-matrix-rest: all $(ITEST_BIN)
+matrix-rest: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) ITEST_MATRIX=rest sh tests/run-integration.sh
 
 # Everyday programs doing ordinary things (signals, subprocesses, fork beside threads, threads
 # sharing a socket) under the preload and --seccomp: every byte exact, nothing hung.
-reliability: all $(ITEST_BIN)
+reliability: all $(ITEST_BIN) $(INJ_BIN)
 	@BUILD=$(BUILD) ITEST_SUITE=reliability sh tests/run-integration.sh
 
 # A write() and read() that enter no kernel: the bench measures a hook alone against it.
@@ -151,7 +290,7 @@ $(BUILD)/bench/libnullsys.so: tests/bench/nullsys.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -shared -o $@ $< $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BIN) $(BUILD)/bench/libnullsys.so
+bench: all $(BENCH_BIN) $(BUILD)/bench/libnullsys.so $(INJ_BIN)
 	@BUILD=$(BUILD) sh tests/bench/run.sh $(BENCH_BIN)
 
 # The sanitizer builds are test targets: the same tests, another build directory.
@@ -179,23 +318,41 @@ $(BUILD)/fuzz/fuzz_rules: tests/fuzz/fuzz_rules.c $(LIB_SRC) $(wildcard include/
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_rules.c $(LIB_SRC) -pthread
 
+# Binaries are installed as built (with their debug information: the Debian package's dh_strip
+# moves it to the dbgsym package); install-strip strips them.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man7
-	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 include/rlthrottle.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 man/rlthrottle.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 man/rlthrottle.7 $(DESTDIR)$(PREFIX)/share/man/man7/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' rlthrottle.pc.in \
-		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/rlthrottle.pc
-	$(if $(SHARED_LIB),install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/)
-	$(if $(LAUNCHER),install -m 755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGLIBDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7
+	$(INSTALL) -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 644 include/rlthrottle.h $(DESTDIR)$(INCLUDEDIR)/
+	$(INSTALL) -m 644 man/rlthrottle.1 $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 644 man/rlthrottle.7 $(DESTDIR)$(MANDIR)/man7/
+	sed -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(shell sed -n 's/^#define RLT_VERSION "\(.*\)"/\1/p' include/rlthrottle.h)|' \
+		rlthrottle.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
+	$(if $(SHARED_LIB),$(INSTALL) -m 644 $(SHARED_LIB) $(DESTDIR)$(PKGLIBDIR)/)
+	$(if $(LAUNCHER),$(INSTALL) -m 755 $(LAUNCHER) $(DESTDIR)$(BINDIR)/)
+
+install-strip: install
+	$(if $(LAUNCHER),$(STRIP) --strip-unneeded $(DESTDIR)$(BINDIR)/rlthrottle)
+	$(if $(SHARED_LIB),$(STRIP) --strip-unneeded $(DESTDIR)$(PKGLIBDIR)/librlthrottle.so)
+	$(STRIP) --strip-debug $(DESTDIR)$(LIBDIR)/librlt.a
+
+# What install wrote, and the directories of our own it made (the others are left).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/rlthrottle $(DESTDIR)$(PKGLIBDIR)/librlthrottle.so \
+		$(DESTDIR)$(LIBDIR)/librlt.a $(DESTDIR)$(INCLUDEDIR)/rlthrottle.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc $(DESTDIR)$(MANDIR)/man1/rlthrottle.1 \
+		$(DESTDIR)$(MANDIR)/man7/rlthrottle.7
+	rmdir $(DESTDIR)$(PKGLIBDIR) 2>/dev/null || true
 
 clean:
-	rm -rf build
+	rm -rf $(BUILD)
 
 # The header dependencies of everything built so far (none yet in a fresh tree: then everything
 # is built anyway).
--include $(wildcard $(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/supervisor/*.d $(BUILD)/launcher/*.d \
+-include $(wildcard $(BUILD)/trap/tests/*.d $(BUILD)/trap/tests/trap/*.d $(BUILD)/trap/src/*.d $(BUILD)/trap/preload/*.d $(BUILD)/trap/preload/nolibc/*.d \
+	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/supervisor/*.d $(BUILD)/launcher/*.d \
 	$(BUILD)/tests/*.d $(BUILD)/bench/*.d $(BUILD)/itest/*.d)

@@ -79,11 +79,10 @@ struct rlt_params {
 	uint64_t unit_round; /* ... and a cost is rounded up to it: 2^unit_shift - 1 */
 	uint64_t max_cost;   /* the largest cost whose ticks stay below 2^62 */
 	uint64_t tau; /* burst in ticks */
-	/* Where the ticks continue from after `rlthrottle set` changed the rate (0 and 0 until
-	 * then): the tick count at epoch_ns is epoch_ticks, and ticks run at the new rate from
-	 * there. A state's time is in ticks, so it stays valid across the change, and a backlog
-	 * (units reserved ahead of now) drains at the new rate. ticks_per_unit and unit_shift never
-	 * change after the first params (rlt_params_retune). sliding-log: epoch_ticks is the
+	/* Where the ticks continue from after `rlthrottle set` changed the rate of a rule whose
+	 * states are many (one per connection or key) and not carried (0 and 0 until then): the
+	 * tick count at epoch_ns is epoch_ticks, and ticks run at the new rate from there, with
+	 * the old tick size (engine.h rlt__params_retune_keep). sliding-log: epoch_ticks is the
 	 * size of its ring once a set changed the limit (0: the limit; engine_log.c). */
 	uint64_t epoch_ns;
 	uint64_t epoch_ticks;
@@ -108,13 +107,12 @@ int rlt_params_init(struct rlt_params *p, enum rlt_algo algo, uint64_t amount_nu
 /*
  * Params `np` (built by rlt_params_init from a new rule: same algorithm) made to continue the
  * states of `old` from time `now` (`rlthrottle set`). Returns:
- *  0: np counts in old's ticks, continued from where old's stand at `now`: every state built
- *     on old stays valid as it is, a backlog (units reserved ahead) drains at np's rate, and a
- *     reservation keeps its place in the queue. The sliding window and the log judge the
+ *  0: every state built on old stays valid as it is under np: (token, leaky) np is old with
+ *     a new max-wait (the same rate and burst); the sliding window and the log judge the
  *     counts they hold against np's limit (the log's at most the limit it started with).
- *  1: (token, leaky) np is too fast for old's ticks to last the clock's span: np has ticks of
- *     its own; (fixed window) np has another limit: the position is laid out for it. A state
- *     must be carried into a new one (rlt_state_carry).
+ *  1: a state must be carried into a new one (rlt_state_carry): (token, leaky) a new rate or
+ *     burst, np counting in ticks of its own; (fixed window) another limit, the position laid
+ *     out for it.
  * A window's or log's period never changes (-EINVAL).
  *  -EINVAL/-ERANGE with err saying why (without naming a variable).
  * Pure: `now` comes in.
@@ -122,18 +120,25 @@ int rlt_params_init(struct rlt_params *p, enum rlt_algo algo, uint64_t amount_nu
 int rlt_params_retune(struct rlt_params *np, const struct rlt_params *old, rlt_ns_t now,
                       struct rlt_error *err);
 
-/* After rlt_params_retune(np, old, since) returned 1: makes new_state (not initialised) hold
- * old_state's budget as it stood: the units reserved ahead of `since` (or the credit saved up,
- * at most np's burst) the same, in np's ticks; a fixed window's units taken in the current
- * window (judged against np's limit) and reserved in later ones. 0, or -EINVAL for another
- * engine. Calls still deciding on old_state meanwhile are not carried. */
-int rlt_state_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
-                    void *new_state, rlt_ns_t since);
+/* rlt_state_carry's flags: the old state was a dry-run rule's, whose lag beyond its burst no
+ * call waits for (it does not carry). */
+#define RLT_CARRY_DRY_RUN 1u
 
-/* Where a go time `at` decided under old falls under np (made by rlt_params_retune from old at
- * `since`): the same place in the queue, reached at np's rate. */
+/* After rlt_params_retune(np, old, since) returned 1: makes new_state (not initialised) hold
+ * old_state's budget as it stood at `since`. Token and leaky: how full the bucket is, as a
+ * share of the burst (a credit, or what has gone lately, scaled from old's burst to np's); what
+ * calls waiting now have reserved beyond it, in units (not a dry-run's lag, nor past the end of
+ * the ticks). Fixed window: the units taken in the current window (judged against np's limit)
+ * and reserved in later ones. 0, or -EINVAL for another engine. Calls still deciding on
+ * old_state meanwhile are not carried. */
+int rlt_state_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
+                    void *new_state, rlt_ns_t since, unsigned flags);
+
+/* Where a go time `at` decided under old falls under np (made from old at `since`): the same
+ * place in the queue, reached at np's rate; `carried`: the state was carried (rlt_state_carry)
+ * rather than kept. */
 rlt_ns_t rlt_params_remap(const struct rlt_params *old, const struct rlt_params *np,
-                          rlt_ns_t since, rlt_ns_t at);
+                          rlt_ns_t since, rlt_ns_t at, int carried);
 
 /* Bytes of state the engine needs for these params (the sliding log grows with its limit). */
 size_t rlt_state_size(const struct rlt_params *p);

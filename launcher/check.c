@@ -2,6 +2,7 @@
  * check.c: the rules as the library will take them, checked before anything runs (and printed
  * by --check), with the same parser and the same RLT_ON_ERROR handling.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,9 @@ static int check_one(enum rlt_var v, const char *text, struct rlt_rule *rules, s
 	if (rlt_rules_parse(v, text, rules, RLT_MAX_RULES_PER_VAR, n, err) != 0)
 		return -1;
 	for (size_t i = 0; i < *n; i++) {
-		const char *why = seccomp ? rlt__rule_unsupported_seccomp(&rules[i])
-		                          : rlt__rule_unsupported(&rules[i]);
+		const char *why = seccomp == 2 ? rlt__rule_unsupported_seccomp(&rules[i])
+		                  : seccomp  ? rlt__rule_unsupported_trap(&rules[i])
+		                             : rlt__rule_unsupported(&rules[i]);
 		if (why) {
 			snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": %s", rlt_var_name(v),
 			         rules[i].text, why);
@@ -48,13 +50,59 @@ static int check_one(enum rlt_var v, const char *text, struct rlt_rule *rules, s
 	return 0;
 }
 
+/* Byte units and what one of them holds: the burst is said in the rate's unit when it is a
+ * whole number of it. */
+static const struct {
+	const char *name;
+	uint64_t bytes;
+} byte_units[] = {
+	{"B", 1},           {"kB", 1000},         {"MB", 1000000},       {"GB", 1000000000},
+	{"TB", 1000000000000ull}, {"KiB", 1024},  {"MiB", 1048576},      {"GiB", 1073741824},
+	{"TiB", 1099511627776ull}, {"kbit", 125}, {"Mbit", 125000},      {"Gbit", 125000000},
+	{"Tbit", 125000000000ull},
+};
+
+/*
+ * The canonical form of a rule, its rate and burst in the unit the rule was written in
+ * (`1MiB/s burst=1MiB`, not `1048576B/s burst=1048576B`): the rate is the rule's own first
+ * word, the rest the parser's canonical keys, the defaults made explicit.
+ */
+static void as_written(const struct rlt_rule *r, char *out, size_t len)
+{
+	char canon[1024], rate[128];
+	const char *rest, *b;
+	size_t rl = strcspn(r->text + strspn(r->text, " \t"), " \t");
+
+	rlt_rule_format(r, canon, sizeof canon);
+	snprintf(rate, sizeof rate, "%.*s", (int)rl, r->text + strspn(r->text, " \t"));
+	rest = canon + strcspn(canon, " ");
+	/* the unit as written: the letters before the '/' */
+	const char *slash = strchr(rate, '/'), *u = slash;
+	while (u && u > rate && ((u[-1] >= 'a' && u[-1] <= 'z') || (u[-1] >= 'A' && u[-1] <= 'Z')))
+		u--;
+	uint64_t per = 0;
+	for (size_t i = 0; u && i < sizeof byte_units / sizeof byte_units[0]; i++)
+		if ((size_t)(slash - u) == strlen(byte_units[i].name) &&
+		    !strncmp(u, byte_units[i].name, (size_t)(slash - u)))
+			per = byte_units[i].bytes;
+	b = strstr(rest, " burst=");
+	unsigned long long burst;
+	char *end;
+	if (per > 1 && b && (burst = strtoull(b + 7, &end, 10), *end == 'B') && burst % per == 0) {
+		snprintf(out, len, "%s%.*s burst=%llu%.*s%s", rate, (int)(b - rest), rest,
+		         burst / per, (int)(slash - u), u, end + 1);
+		return;
+	}
+	snprintf(out, len, "%s%s", rate, rest);
+}
+
 static void print_rules(enum rlt_var v, const struct rlt_rule *rules, size_t n)
 {
 	const char *name = rlt_var_name(v);
 
 	for (size_t i = 0; i < n; i++) {
-		char canon[1024];
-		rlt_rule_format(&rules[i], canon, sizeof canon);
+		char canon[1200];
+		as_written(&rules[i], canon, sizeof canon);
 		if (rules[i].scope == RLT_SCOPE_REDIS)
 			printf("%s: %s  # %s\n", name, canon, redis_status(&rules[i]));
 		else
@@ -75,13 +123,15 @@ int rlt_cli_check_rules(int print, int seccomp)
 	struct rlt__settings set;
 	struct rlt_error err;
 	size_t n;
-	int bad = 0;
+	int bad = 0, printed = 0;
 
 	if (rlt__settings_read(&set, &err) != 0) {
 		fprintf(stderr, "rlthrottle: %s\n", err.msg);
 		return -1;
 	}
-	if (seccomp && !set.inherit) {
+	/* the supervisor's filter stays with every program the command executes; the front
+	 * inside the program gives those a handler that passes everything through */
+	if (seccomp == 2 && !set.inherit) {
 		fprintf(stderr, "rlthrottle: %s\n", RLT_SECCOMP_NO_INHERIT);
 		return -1;
 	}
@@ -96,6 +146,7 @@ int rlt_cli_check_rules(int print, int seccomp)
 			}
 			if (print)
 				print_rules((enum rlt_var)v, rules, n);
+			printed += (int)n;
 			continue;
 		}
 		/* one rule at a time, as the library's RLT_ON_ERROR=ignore does */
@@ -106,10 +157,15 @@ int rlt_cli_check_rules(int print, int seccomp)
 				if (print && set.loglevel >= RLT_LOG_WARN)
 					fprintf(stderr, "rlthrottle: %s (rule ignored: RLT_ON_ERROR=ignore)\n",
 					        err.msg);
-			} else if (print) {
-				print_rules((enum rlt_var)v, rules, n);
+			} else {
+				if (print)
+					print_rules((enum rlt_var)v, rules, n);
+				printed += (int)n;
 			}
 		}
 	}
+	if (print && !printed && !bad)
+		printf("no rules: RLT_CONNECT, RLT_ACCEPT, RLT_SEND, RLT_RECV and RLT_CONNS are "
+		       "unset (a command would run unthrottled)\n");
 	return print && bad ? -1 : 0;
 }

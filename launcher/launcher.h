@@ -10,7 +10,8 @@ int rlt_cli_shm_cmd(int argc, char **argv);
 
 /*
  * Checks the settings and every variable as the library (or the supervisor) will at load
- * (check.c); print: --check, the rules as understood on stdout. seccomp: --seccomp was asked.
+ * (check.c); print: --check, the rules as understood on stdout. seccomp: 1 for --seccomp (the
+ * front inside the program), 2 for --seccomp=supervisor, 0 for the preload.
  * 0, or -1 with one line on stderr.
  */
 int rlt_cli_check_rules(int print, int seccomp);
@@ -21,5 +22,14 @@ int rlt_cli_set_cmd(int argc, char **argv);
 
 /* A PID as given: digits only, 1 .. 2^31-1 (stats_cmd.c). 0, or -1. */
 int rlt_cli_parse_pid(const char *s, pid_t *pid);
+
+/* 1 when cmd (looked up in PATH as execvp does) is an ELF with no program interpreter: a
+ * static binary, which a preload cannot reach; 0 for anything else (a dynamic binary, a
+ * script, a file not found: exec reports those). (elf_kind.c) */
+int rlt_cli_is_static(const char *cmd);
+
+/* `rlthrottle --seccomp`: the command with the system-call front injected into it; returns
+ * the launcher's exit status (trap_run.c). */
+int rlt_cli_trap_run(char **cmd);
 
 #endif

@@ -19,8 +19,9 @@
 #include "rlthrottle.h"
 #include "supervisor.h"
 
+/* Where `make install` puts librlthrottle.so (PKGLIBDIR): the Makefile always says. */
 #ifndef RLT_LIBDIR
-#define RLT_LIBDIR "/usr/local/lib"
+#error "RLT_LIBDIR: the directory of the installed librlthrottle.so (the Makefile sets it)"
 #endif
 
 static void usage(FILE *f)
@@ -34,8 +35,14 @@ static void usage(FILE *f)
 	      "  -d, --recv RULE      limit data received (download)      (RLT_RECV)\n"
 	      "  -n, --conns N        limit connections open at once      (RLT_CONNS)\n"
 	      "      --stats PATH     write a JSON summary at exit        (RLT_STATS)\n"
-	      "      --seccomp        throttle through a seccomp supervisor (static and\n"
-	      "                       raw-syscall programs: Go, busybox-static)\n"
+	      "                       (%p: the pid; stderr: to stderr)\n"
+	      "      --log LEVEL      error, warn, info or debug          (RLT_LOG)\n"
+	      "      --no-inherit     programs COMMAND executes are not throttled\n"
+	      "                                                          (RLT_INHERIT=0)\n"
+	      "      --no-publish     invisible to top, stats and set     (RLT_PUBLISH=0)\n"
+	      "      --seccomp        throttle through the system-call front (static and\n"
+	      "                       raw-syscall programs: Go, busybox-static; a static\n"
+	      "                       COMMAND gets it without the option)\n"
 	      "      --check          print the rules as understood and exit (0 valid, 2 not)\n"
 	      "  -h, --help           this text\n"
 	      "  -V, --version        the version\n"
@@ -44,18 +51,58 @@ static void usage(FILE *f)
 	      "       rlthrottle stats [PID|all] [--format json|prometheus]   one snapshot\n"
 	      "       rlthrottle set PID VAR[#N] RULE | set shared:NAME RULE   a new rate now\n"
 	      "       rlthrottle shm list|rm NAME...   shared-scope segments\n"
+	      "       rlthrottle help [COMMAND]        this text, or a subcommand's\n"
 	      "\n"
 	      "A RULE is RATE [key=value ...], e.g. \"1MiB/s\", \"20/s action=reject\",\n"
 	      "\"100msg/s algo=leaky\"; repeat an option (or use ';') for several rules.\n"
-	      "Rules already in the environment are kept; an option adds to them.\n"
+	      "Rules already in the environment are kept; an option adds to them, and\n"
+	      "RLT_ON_ERROR=ignore there leaves a bad rule out with a warning.\n"
+	      "Exit status: COMMAND's; 125 for rlthrottle's own errors (126: COMMAND cannot\n"
+	      "be run, 127: not found); --check and the subcommands: 2 for a usage error.\n"
 	      "See rlthrottle(1) and rlthrottle(7).\n",
 	      f);
 }
 
+/* --check is a subcommand: its usage errors exit 2, as the others' do (SPEC §5); running a
+ * command keeps 125 for ours. */
+static int checking;
+
 static void die(const char *msg)
 {
 	fprintf(stderr, "rlthrottle: %s\n", msg);
-	exit(RLT_EXIT_OWN);
+	exit(checking ? 2 : RLT_EXIT_OWN);
+}
+
+/*
+ * trickle's -d 1024 (KB/s) and pv's -L 1M (bytes a second) are numbers without a period:
+ * the parser refuses them, and here the error says what to write instead. The rate's first
+ * word only; anything with a '/' goes to the parser.
+ */
+static void bare_rate(const char *opt, const char *rule)
+{
+	static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB"}, *const bits[] = {
+		"kbit", "Mbit", "Gbit", "Tbit"};
+	static const char prefixes[] = "kmgt";
+	size_t n = strspn(rule, "0123456789.");
+	const char *suf = rule + n, *at;
+	char msg[300];
+
+	if (n == 0 || strchr(rule, '/') || rule[strcspn(rule, " \t;")] != '\0')
+		return;
+	if (*suf == '\0')
+		snprintf(msg, sizeof msg,
+		         "%s %s: a rate needs a unit and a period: %sKiB/s is trickle's %s %s "
+		         "(KiB a second), %sB/s is bytes a second (see rlthrottle(7))",
+		         opt, rule, rule, strcmp(opt, "--recv") ? "-u" : "-d", rule, rule);
+	else if (suf[1] == '\0' && (at = strchr(prefixes, suf[0] | 0x20)) != NULL)
+		snprintf(msg, sizeof msg,
+		         "%s %s: a rate needs a unit and a period: %.*s%s/s (as pv -L %s), or "
+		         "%.*s%s/s for bits (see rlthrottle(7))",
+		         opt, rule, (int)n, rule, bin[at - prefixes], rule, (int)n, rule,
+		         bits[at - prefixes]);
+	else
+		return;
+	die(msg);
 }
 
 /* An option adds a rule to what the variable already holds. */
@@ -82,7 +129,9 @@ static int readable_at(char *out, size_t len, const char *dir, const char *rest)
 	return n > 0 && (size_t)n < len && access(out, R_OK) == 0;
 }
 
-/* librlthrottle.so beside the launcher (build tree), in ../lib (an install), or in RLT_LIBDIR. */
+/* librlthrottle.so beside the launcher (the build tree), or where the install put it
+ * (RLT_LIBDIR). Nothing else: a guess such as ../lib would hide a launcher built for
+ * another place. */
 static int find_library(char *out, size_t len)
 {
 	char self[PATH_MAX];
@@ -93,8 +142,7 @@ static int find_library(char *out, size_t len)
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			*slash = '\0';
-			if (readable_at(out, len, self, "/librlthrottle.so") ||
-			    readable_at(out, len, self, "/../lib/librlthrottle.so"))
+			if (readable_at(out, len, self, "/librlthrottle.so"))
 				return 0;
 		}
 	}
@@ -107,7 +155,7 @@ static void preload_and_exec(char **cmd)
 	const char *old = getenv("LD_PRELOAD");
 
 	if (find_library(lib, sizeof lib) != 0)
-		die("cannot find librlthrottle.so beside the launcher, in ../lib or in " RLT_LIBDIR);
+		die("cannot find librlthrottle.so beside the launcher nor in " RLT_LIBDIR);
 	if (old && *old) {
 		if (asprintf(&joined, "%s:%s", lib, old) < 0)
 			die("out of memory");
@@ -159,9 +207,51 @@ static void bad_option(const char *arg, int c, int opt, const struct option *opt
 	die(msg);
 }
 
+/* `rlthrottle help [COMMAND]`: the usage of the launcher or of one subcommand, on stdout. */
+static int help(int argc, char **argv)
+{
+	char *h[] = {NULL, "--help", NULL};
+
+	if (argc == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc == 2) {
+		h[0] = argv[1];
+		if (!strcmp(argv[1], "top"))
+			return rlt_cli_top(2, h);
+		if (!strcmp(argv[1], "stats"))
+			return rlt_cli_stats(2, h);
+		if (!strcmp(argv[1], "set"))
+			return rlt_cli_set_cmd(2, h);
+		if (!strcmp(argv[1], "shm"))
+			return rlt_cli_shm_cmd(2, h);
+		if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--check") ||
+		    !strcmp(argv[1], "check")) {
+			usage(stdout);
+			return 0;
+		}
+	}
+	fprintf(stderr, "rlthrottle: help: %s: not a command (top, stats, set, shm, help)\n",
+	        argc > 2 ? "one COMMAND at most" : argv[1]);
+	return 2;
+}
+
+/* Whether --check is among the launcher's own arguments (before the command). */
+static int asks_check(int argc, char **argv)
+{
+	for (int i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--"))
+			return 0;
+		if (!strcmp(argv[i], "--check"))
+			return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	enum { OPT_STATS = 256, OPT_SECCOMP, OPT_CHECK };
+	enum { OPT_STATS = 256, OPT_SECCOMP, OPT_CHECK, OPT_LOG, OPT_NO_INHERIT, OPT_NO_PUBLISH };
 	static const struct option opts[] = {
 		{"connect", required_argument, NULL, 'c'},
 		{"accept", required_argument, NULL, 'a'},
@@ -169,7 +259,10 @@ int main(int argc, char **argv)
 		{"recv", required_argument, NULL, 'd'},
 		{"conns", required_argument, NULL, 'n'},
 		{"stats", required_argument, NULL, OPT_STATS},
-		{"seccomp", no_argument, NULL, OPT_SECCOMP},
+		{"log", required_argument, NULL, OPT_LOG},
+		{"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
+		{"no-publish", no_argument, NULL, OPT_NO_PUBLISH},
+		{"seccomp", optional_argument, NULL, OPT_SECCOMP},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -187,21 +280,42 @@ int main(int argc, char **argv)
 		return rlt_cli_top(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "stats"))
 		return rlt_cli_stats(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "help"))
+		return help(argc - 1, argv + 1);
+	checking = asks_check(argc, argv);
 	/* "+": stop at the first non-option, so the command's own options stay its own */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:c:a:u:d:n:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': add_rule(RLT_VAR_CONNECT, optarg); break;
 		case 'a': add_rule(RLT_VAR_ACCEPT, optarg); break;
-		case 'u': add_rule(RLT_VAR_SEND, optarg); break;
-		case 'd': add_rule(RLT_VAR_RECV, optarg); break;
+		case 'u':
+			bare_rate("--send", optarg);
+			add_rule(RLT_VAR_SEND, optarg);
+			break;
+		case 'd':
+			bare_rate("--recv", optarg);
+			add_rule(RLT_VAR_RECV, optarg);
+			break;
 		case 'n': add_rule(RLT_VAR_CONNS, optarg); break;
 		case OPT_STATS:
 			if (!*optarg)
 				die("--stats needs a path (or stderr)");
+			if (!strcmp(optarg, "-"))
+				die("--stats -: stdout is the command's own: write --stats stderr, or a "
+				    "path");
 			setenv("RLT_STATS", optarg, 1);
 			break;
-		case OPT_SECCOMP: seccomp = 1; break;
+		case OPT_LOG: setenv("RLT_LOG", optarg, 1); break; /* checked with the rules */
+		case OPT_NO_INHERIT: setenv("RLT_INHERIT", "0", 1); break;
+		case OPT_NO_PUBLISH: setenv("RLT_PUBLISH", "0", 1); break;
+		case OPT_SECCOMP:
+			/* the supervisor stays reachable until the front inside the program has
+			 * passed the whole matrix (it then goes) */
+			if (optarg && strcmp(optarg, "supervisor"))
+				die("--seccomp takes no value but \"supervisor\" (see --help)");
+			seccomp = optarg ? 2 : 1;
+			break;
 		case OPT_CHECK: check = 1; break;
 		case 'h':
 		case 'V':
@@ -232,10 +346,20 @@ int main(int argc, char **argv)
 		return rlt_cli_check_rules(1, seccomp) == 0 ? 0 : 2;
 	if (optind >= argc)
 		die("no command to run (see --help)");
+	if (!seccomp && rlt_cli_is_static(argv[optind]) == 1) {
+		/* a preload cannot reach it: never run it unthrottled without a word */
+		const char *lv = getenv("RLT_LOG");
+		if (lv && (!strcmp(lv, "info") || !strcmp(lv, "debug")))
+			fprintf(stderr, "rlthrottle: %s is a static binary: throttled through the "
+			                "system-call front (--seccomp)\n", argv[optind]);
+		seccomp = 1;
+	}
 	if (rlt_cli_check_rules(0, seccomp) != 0)
 		return RLT_EXIT_OWN;
-	if (seccomp)
+	if (seccomp == 2)
 		return rlt_sup_run(argv + optind);
+	if (seccomp)
+		return rlt_cli_trap_run(argv + optind);
 	preload_and_exec(argv + optind);
 	return RLT_EXIT_OWN;
 }

@@ -14,6 +14,7 @@
 #include "error.h"
 #include "proc_stat.h"
 #include "pub_view.h"
+#include "stats.h"
 
 static void read_comm(pid_t pid, char *out, size_t len)
 {
@@ -142,7 +143,10 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 	sn->now = rlt__now();
 	for (unsigned i = 0; i < n; i++) {
 		struct rlt_error e;
-		if (add_proc(sn, list[i], starts[i], keep, &e) != 0 && (strict && npids)) {
+		int rc = add_proc(sn, list[i], starts[i], keep, &e);
+		if (rc == -EPROTO && !sn->other_layout++)
+			snprintf(sn->other_msg, sizeof sn->other_msg, "%s", e.msg);
+		if (rc != 0 && (strict && npids)) {
 			*err = e;
 			rlt_cli_snap_free(sn);
 			cache_sweep(1);
@@ -151,6 +155,11 @@ int rlt_cli_snap_take(struct rlt_cli_snap *sn, const pid_t *pids, unsigned npids
 	}
 	if (keep)
 		cache_sweep(0); /* the pages of processes that ended */
+	if (sn->other_layout > 1) {
+		size_t l = strlen(sn->other_msg);
+		snprintf(sn->other_msg + l, sizeof sn->other_msg - l, " (and %u more)",
+		         sn->other_layout - 1);
+	}
 	snap_shared(sn);
 	return 0;
 }
@@ -217,6 +226,11 @@ static void snap_shared(struct rlt_cli_snap *sn)
 			a->delay_ns_total += r->delay_ns_total;
 			if (r->delay_ns_max > a->delay_ns_max)
 				a->delay_ns_max = r->delay_ns_max;
+			a->would_delay += r->would_delay;
+			a->would_delay_ns_total += r->would_delay_ns_total;
+			a->would_reject += r->would_reject;
+			if (r->would_delay_ns_max > a->would_delay_ns_max)
+				a->would_delay_ns_max = r->would_delay_ns_max;
 			a->waiting += r->waiting;
 			for (unsigned s = 0; s < RLT_PUB_HIST; s++)
 				a->per_sec[s] += r->per_sec[s];
@@ -267,7 +281,9 @@ void rlt_cli_fmt_rate(char *buf, size_t len, double v, const struct rlt__pub_rul
 			v /= 1024;
 			i++;
 		}
-		snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", v, u[i]);
+		/* three figures at most: "1.00 MiB/s", "64.0 KiB/s", "999 KiB/s" fit 10 columns */
+		snprintf(buf, len, !i || v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v,
+		         u[i]);
 		return;
 	}
 	const char *name = unit_name(r);
@@ -305,7 +321,7 @@ static void json_str(FILE *f, const char *s)
 
 void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 {
-	fprintf(f, "{\"processes\":[");
+	fprintf(f, "{\"schema\":%d,\"processes\":[", RLT_STATS_SCHEMA);
 	for (unsigned i = 0; i < sn->n; i++) {
 		const struct rlt_cli_proc *p = &sn->procs[i];
 		fprintf(f, "%s\n {\"pid\":%d,\"comm\":", i ? "," : "", (int)p->pid);
@@ -314,9 +330,9 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 		        p->supervised ? "true" : "false", (unsigned long long)p->started_unix_ns);
 		for (unsigned k = 0; k < p->n; k++) {
 			const struct rlt__pub_rule *r = &p->rules[k];
-			fprintf(f, "%s\n  {\"var\":", k ? "," : "");
+			fprintf(f, "%s\n  {\"variable\":", k ? "," : "");
 			json_str(f, r->var < RLT_VAR_COUNT ? rlt_var_name(r->var) : "?");
-			fprintf(f, ",\"index\":%u,\"rule\":", r->index);
+			fprintf(f, ",\"index\":%u,\"rule\":", r->index + 1); /* from 1, as set VAR#N */
 			json_str(f, r->params.text);
 			fprintf(f, ",\"algo\":");
 			json_str(f, r->params_torn ? "?" : rlt_algo_name(r->params.algo));
@@ -334,11 +350,15 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 			fprintf(f,
 			        ",\"calls\":%llu,\"allowed\":%llu,\"delayed\":%llu,\"rejected\":%llu,"
 			        "\"units\":%llu,\"delay_ns_total\":%llu,\"delay_ns_max\":%llu,"
-			        "\"waiting\":%llu",
+			        "\"would_delay\":%llu,\"would_delay_ns_total\":%llu,"
+			        "\"would_delay_ns_max\":%llu,\"would_reject\":%llu,\"waiting\":%llu",
 			        (unsigned long long)r->calls, (unsigned long long)r->allowed,
 			        (unsigned long long)r->delayed, (unsigned long long)r->rejected,
 			        (unsigned long long)r->units, (unsigned long long)r->delay_ns_total,
-			        (unsigned long long)r->delay_ns_max, (unsigned long long)r->waiting);
+			        (unsigned long long)r->delay_ns_max, (unsigned long long)r->would_delay,
+			        (unsigned long long)r->would_delay_ns_total,
+			        (unsigned long long)r->would_delay_ns_max,
+			        (unsigned long long)r->would_reject, (unsigned long long)r->waiting);
 			if (r->params.keys)
 				fprintf(f, ",\"keys\":%llu,\"keys_tracked\":%llu,\"keys_evicted\":%llu",
 				        (unsigned long long)r->params.keys,
@@ -373,11 +393,13 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 		const struct rlt__pub_rule *r = &p->rules[0];
 		fprintf(f, "%s\n {\"scope\":", i ? "," : "");
 		json_str(f, p->comm);
-		fprintf(f, ",\"var\":\"%s\",\"calls\":%llu,\"delayed\":%llu,\"rejected\":%llu,"
-		           "\"units\":%llu,\"waiting\":%llu,\"rate_last_second\":%llu,\"history\":[",
+		fprintf(f, ",\"variable\":\"%s\",\"calls\":%llu,\"delayed\":%llu,\"rejected\":%llu,"
+		           "\"units\":%llu,\"would_delay\":%llu,\"would_reject\":%llu,"
+		           "\"waiting\":%llu,\"rate_last_second\":%llu,\"history\":[",
 		        rlt_var_name(r->var), (unsigned long long)r->calls,
 		        (unsigned long long)r->delayed, (unsigned long long)r->rejected,
-		        (unsigned long long)r->units, (unsigned long long)r->waiting,
+		        (unsigned long long)r->units, (unsigned long long)r->would_delay,
+		        (unsigned long long)r->would_reject, (unsigned long long)r->waiting,
 		        (unsigned long long)r->per_sec[RLT_PUB_HIST - 1]);
 		for (unsigned s = 0; s < RLT_PUB_HIST; s++)
 			fprintf(f, "%s%llu", s ? "," : "", (unsigned long long)r->per_sec[s]);

@@ -32,6 +32,10 @@ struct rlt_cli_snap {
 	 * rule): what the segment's budget passed for all of them. */
 	unsigned nshared;
 	struct rlt_cli_proc *shared;
+	/* Pages of another layout left out (processes started by an older or newer rlthrottle):
+	 * how many, and the line about the first. */
+	unsigned other_layout;
+	char other_msg[sizeof(struct rlt_error) + 32];
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "clock.h"
 #include "launcher.h"
@@ -20,16 +21,48 @@
  * or within a wait slice when a thread waits). */
 #define ANSWER_WAIT_NS (1000 * 1000 * 1000ull)
 
+static const char usage_text[] =
+	"usage: rlthrottle set PID VAR[#N] RULE | rlthrottle set shared:NAME RULE\n"
+	"Gives a rule of a running throttled process (or of a shared scope) a new rate,\n"
+	"burst, action, max-wait or errno, without a restart. VAR names the variable as\n"
+	"the launcher does: RLT_RECV, recv, download, -d or --recv (and so for connect -c,\n"
+	"accept -a, send/upload -u, conns -n); #N picks its Nth rule, from 1.\n";
+
 static int usage_error(const char *why)
 {
-	fprintf(stderr,
-	        "rlthrottle: set: %s\n"
-	        "usage: rlthrottle set PID VAR[#N] RULE | rlthrottle set shared:NAME RULE\n",
-	        why);
+	fprintf(stderr, "rlthrottle: set: %s\n%s", why, usage_text);
 	return 2;
 }
 
-/* "RLT_SEND" or "RLT_SEND#2" (N from 1): the variable and the rule's index (-1: none given). */
+/* The names a variable goes by: its own, the launcher's options, and what people say. */
+static const struct {
+	enum rlt_var var;
+	const char *names[5];
+} var_names[] = {
+	{RLT_VAR_CONNECT, {"connect", "-c", "--connect", NULL}},
+	{RLT_VAR_ACCEPT, {"accept", "-a", "--accept", NULL}},
+	{RLT_VAR_SEND, {"send", "-u", "--send", "upload", NULL}},
+	{RLT_VAR_RECV, {"recv", "-d", "--recv", "download", NULL}},
+	{RLT_VAR_CONNS, {"conns", "-n", "--conns", NULL}},
+};
+
+/* Whether s[0..len) names v: RLT_RECV (any case), recv, -d, --recv, download. */
+static int names_var(const char *s, size_t len, enum rlt_var v)
+{
+	const char *own = rlt_var_name(v);
+
+	if (strlen(own) == len && strncasecmp(own, s, len) == 0)
+		return 1;
+	for (size_t i = 0; i < sizeof var_names / sizeof var_names[0]; i++)
+		if (var_names[i].var == v)
+			for (const char *const *n = var_names[i].names; *n; n++)
+				if (strlen(*n) == len && strncasecmp(*n, s, len) == 0)
+					return 1;
+	return 0;
+}
+
+/* "RLT_SEND", "send", "-u" or "RLT_SEND#2" (N from 1): the variable and the rule's index (-1:
+ * none given). */
 static int parse_var(const char *s, enum rlt_var *var, int *index)
 {
 	const char *hash = strchr(s, '#');
@@ -37,8 +70,7 @@ static int parse_var(const char *s, enum rlt_var *var, int *index)
 
 	*index = -1;
 	for (int v = 0; v < RLT_VAR_COUNT; v++) {
-		const char *name = rlt_var_name((enum rlt_var)v);
-		if (strlen(name) != len || strncmp(name, s, len) != 0)
+		if (!names_var(s, len, (enum rlt_var)v))
 			continue;
 		*var = (enum rlt_var)v;
 		if (!hash)
@@ -67,7 +99,8 @@ static int set_process(const char *pid_s, const char *var_s, const char *text)
 	if (parse_var(var_s, &var, &index) != 0) {
 		fprintf(stderr,
 		        "rlthrottle: set: \"%s\": VAR is one of RLT_CONNECT, RLT_ACCEPT, RLT_SEND, "
-		        "RLT_RECV, RLT_CONNS, optionally with #N (the Nth rule, from 1)\n",
+		        "RLT_RECV, RLT_CONNS (or connect, accept, send, recv, conns, or the "
+		        "launcher's -c, -a, -u, -d, -n), optionally with #N (the Nth rule, from 1)\n",
 		        var_s);
 		return 2;
 	}
@@ -95,6 +128,10 @@ int rlt_cli_set_cmd(int argc, char **argv)
 {
 	struct rlt_error err;
 
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
 	if (argc == 3 && !strncmp(argv[1], "shared:", 7)) {
 		if (rlt__shm_set(argv[1] + 7, argv[2], rlt__now(), &err) != 0) {
 			fprintf(stderr, "rlthrottle: set: %s\n", err.msg);

@@ -112,7 +112,15 @@ static int list(void)
 int rlt_cli_shm_cmd(int argc, char **argv)
 {
 	int rc = 0;
+	static const char usage_text[] =
+		"usage: rlthrottle shm list\n"
+		"       rlthrottle shm rm NAME...\n"
+		"The segments of scope=shared:NAME rules (/dev/shm/rlthrottle.NAME).\n";
 
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "list") && argc == 2)
 		return list();
 	if (argc >= 3 && !strcmp(argv[1], "rm")) {
@@ -125,9 +133,6 @@ int rlt_cli_shm_cmd(int argc, char **argv)
 		}
 		return rc;
 	}
-	fputs("usage: rlthrottle shm list\n"
-	      "       rlthrottle shm rm NAME...\n"
-	      "The segments of scope=shared:NAME rules (/dev/shm/rlthrottle.NAME).\n",
-	      stderr);
+	fprintf(stderr, "rlthrottle: shm: expected list, or rm NAME...\n%s", usage_text);
 	return 2;
 }

@@ -53,25 +53,63 @@ static void prom_label(FILE *f, const char *name, const char *v, int first)
 	fputc('"', f);
 }
 
-enum field { F_UNITS, F_CALLS, F_DELAYED, F_REJECTED, F_DELAY_S, F_LIMIT, F_WAITING };
+enum field { F_UNITS, F_CALLS, F_DELAYED, F_REJECTED, F_DELAY_S, F_WOULD_DELAY, F_WOULD_DELAY_S,
+             F_WOULD_REJECT, F_LIMIT, F_WAITING };
+/* Which rules a family has samples for: one unit per family (Prometheus' conventions). */
+enum which { W_ALL, W_BYTES, W_MSGS, W_CONNS };
 
 static const struct family {
 	const char *name, *type, *help;
 	enum field field;
+	enum which which;
 } families[] = {
-	{"rlthrottle_units_total", "counter",
-	 "Units charged to the rule: bytes, messages or calls (RLT_CONNS: connections).",
-	 F_UNITS},
-	{"rlthrottle_calls_total", "counter", "Calls the rule applied to.", F_CALLS},
+	{"rlthrottle_bytes_total", "counter", "Bytes charged to the rule (RLT_SEND, RLT_RECV in B).",
+	 F_UNITS, W_BYTES},
+	{"rlthrottle_messages_total", "counter",
+	 "Messages charged to the rule (RLT_SEND, RLT_RECV in msg).", F_UNITS, W_MSGS},
+	{"rlthrottle_connections_total", "counter",
+	 "Connections charged to the rule (RLT_CONNECT: attempts; RLT_ACCEPT; RLT_CONNS: opened).",
+	 F_UNITS, W_CONNS},
+	{"rlthrottle_calls_total", "counter", "Calls the rule applied to.", F_CALLS, W_ALL},
 	{"rlthrottle_delayed_total", "counter", "Calls the rule made wait before they went ahead.",
-	 F_DELAYED},
-	{"rlthrottle_rejected_total", "counter", "Calls the rule failed.", F_REJECTED},
+	 F_DELAYED, W_ALL},
+	{"rlthrottle_rejected_total", "counter", "Calls the rule failed.", F_REJECTED, W_ALL},
 	{"rlthrottle_delay_seconds_total", "counter", "Seconds calls waited for the rule, in all.",
-	 F_DELAY_S},
-	{"rlthrottle_limit_units_per_second", "gauge",
-	 "The rule's limit in units per second (RLT_CONNS: connections open at once).", F_LIMIT},
-	{"rlthrottle_waiting_threads", "gauge", "Threads waiting for the rule now.", F_WAITING},
+	 F_DELAY_S, W_ALL},
+	{"rlthrottle_would_delay_total", "counter",
+	 "Calls action=delay would have made wait (action=dry-run).", F_WOULD_DELAY, W_ALL},
+	{"rlthrottle_would_delay_seconds_total", "counter",
+	 "Seconds action=delay would have made calls wait (action=dry-run).", F_WOULD_DELAY_S, W_ALL},
+	{"rlthrottle_would_reject_total", "counter",
+	 "Calls action=reject would have failed (action=dry-run).", F_WOULD_REJECT, W_ALL},
+	{"rlthrottle_limit_bytes_per_second", "gauge", "The rule's limit in bytes a second.",
+	 F_LIMIT, W_BYTES},
+	{"rlthrottle_limit_messages_per_second", "gauge", "The rule's limit in messages a second.",
+	 F_LIMIT, W_MSGS},
+	{"rlthrottle_limit_connections_per_second", "gauge",
+	 "The rule's limit in connections (RLT_CONNECT: attempts) a second.", F_LIMIT, W_CONNS},
+	{"rlthrottle_limit_open_connections", "gauge",
+	 "RLT_CONNS: the connections the rule lets be open at once.", F_LIMIT, W_CONNS},
+	{"rlthrottle_waiting_threads", "gauge", "Threads waiting for the rule now.", F_WAITING,
+	 W_ALL},
 };
+
+/* Whether family fa has a sample for rule r. */
+static int in_family(const struct family *fa, const struct rlt__pub_rule *r)
+{
+	int conns = r->var == RLT_VAR_CONNS;
+	switch (fa->which) {
+	case W_BYTES: return r->params.unit == RLT_UNIT_BYTES;
+	case W_MSGS: return r->params.unit == RLT_UNIT_MSGS;
+	case W_CONNS:
+		if (fa->field == F_LIMIT) /* a rate, or a count open at once */
+			return !strcmp(fa->name, "rlthrottle_limit_open_connections") ? conns
+			       : !conns && r->params.unit != RLT_UNIT_BYTES &&
+			                 r->params.unit != RLT_UNIT_MSGS;
+		return r->params.unit != RLT_UNIT_BYTES && r->params.unit != RLT_UNIT_MSGS;
+	default: return 1;
+	}
+}
 
 static void prom_value(FILE *f, const struct rlt__pub_rule *r, enum field fl)
 {
@@ -81,6 +119,9 @@ static void prom_value(FILE *f, const struct rlt__pub_rule *r, enum field fl)
 	case F_DELAYED: fprintf(f, "%llu", (unsigned long long)r->delayed); break;
 	case F_REJECTED: fprintf(f, "%llu", (unsigned long long)r->rejected); break;
 	case F_DELAY_S: fprintf(f, "%.9f", (double)r->delay_ns_total / 1e9); break;
+	case F_WOULD_DELAY: fprintf(f, "%llu", (unsigned long long)r->would_delay); break;
+	case F_WOULD_DELAY_S: fprintf(f, "%.9f", (double)r->would_delay_ns_total / 1e9); break;
+	case F_WOULD_REJECT: fprintf(f, "%llu", (unsigned long long)r->would_reject); break;
 	case F_LIMIT:
 		if (r->var == RLT_VAR_CONNS)
 			fprintf(f, "%llu", (unsigned long long)r->params.rate_num);
@@ -111,11 +152,16 @@ static void rule_labels(FILE *f, const char *name, const char *pid, const struct
 
 	fprintf(f, "%s{", name);
 	prom_label(f, "pid", pid, 1);
+	prom_label(f, "comm", pr->comm, 0);
 	prom_label(f, "var", rlt_var_name(r->var), 0);
 	prom_label(f, "rule", r->params.text, 0);
+	prom_label(f, "action", r->params.action == RLT_ACTION_REJECT    ? "reject"
+	                        : r->params.action == RLT_ACTION_DRY_RUN ? "dry-run"
+	                                                                 : "delay",
+	           0);
 	if (dup < 0 ? same_text_before(pr, k) : dup) {
 		char idx[16];
-		snprintf(idx, sizeof idx, "%u", r->index);
+		snprintf(idx, sizeof idx, "%u", r->index + 1); /* from 1, as set VAR#N */
 		prom_label(f, "index", idx, 0);
 	}
 }
@@ -184,6 +230,8 @@ static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 				const struct rlt__pub_rule *r = &pr->rules[k];
 				if (r->var >= RLT_VAR_COUNT || r->params_torn)
 					continue; /* a malformed record: nothing true to say */
+				if (!in_family(fa, r))
+					continue;
 				rule_labels(f, fa->name, pid, pr, k, dup ? dup[at + k] : -1);
 				fputs("} ", f);
 				prom_value(f, r, fa->field);
@@ -233,6 +281,8 @@ int rlt_cli_stats(int argc, char **argv)
 		fprintf(stderr, "rlthrottle stats: %s\n", err.msg);
 		return RLT_CLI_EXIT_USAGE;
 	}
+	if (sn.other_layout)
+		fprintf(stderr, "rlthrottle stats: left out: %s\n", sn.other_msg);
 	if (!strcmp(format, "json"))
 		rlt_cli_snap_json(stdout, &sn);
 	else

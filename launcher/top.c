@@ -63,10 +63,14 @@ static void on_winch(int sig)
 
 static void usage(FILE *f)
 {
-	fputs("usage: rlthrottle top [PID...] [--once] [--json]\n"
+	fputs("usage: rlthrottle top [PID...] [--once] [--json] [-d SECONDS]\n"
 	      "A live view of running throttled processes (all of this user's when no PID is\n"
-	      "given), refreshed every second; q quits. --once: one frame; --json: one snapshot\n"
-	      "as JSON. When stdout is not a terminal, one frame.\n",
+	      "given). When stdout is not a terminal, one frame.\n"
+	      "  -d, --interval SECONDS  refresh every SECONDS (0.1 to 3600; default 1)\n"
+	      "      --once              one frame\n"
+	      "      --json              one snapshot as JSON (as rlthrottle stats)\n"
+	      "Keys: q quits; space redraws now; s sorts by the next key (busiest, rate,\n"
+	      "pid); + and - double and halve the interval.\n",
 	      f);
 }
 
@@ -145,11 +149,132 @@ static void sparkline(char *out, size_t len, const struct rlt__pub_rule *r, unsi
 	out[n] = '\0';
 }
 
+/* The columns of a row, in order; a width of 0 leaves a column out. */
+struct layout {
+	int pid, comm, var, rule, limit, last, avg, del, rej, wait;
+	int spark; /* the sparkline's characters */
+};
+
+/*
+ * The widths for `cols` columns (0: no limit, as for a file). What goes first when the width
+ * is short: the sparkline, then the average, then RULE and COMMAND narrow, then the counts; the
+ * rate of the last second always shows. Leftover width goes back to RULE, then the average,
+ * then the sparkline.
+ */
+static struct layout plan(unsigned cols)
+{
+	struct layout l = {7, 15, 7, 24, 11, 11, 11, 9, 9, 4, RLT_PUB_HIST};
+	int used;
+#define USED() (l.pid + l.comm + l.var + l.rule + l.limit + l.last + (l.avg ? l.avg + 1 : 0) + \
+	        l.del + l.rej + l.wait + 8)
+	if (!cols)
+		return l;
+	used = USED();
+	if (used + 1 + 10 <= (int)cols) {
+		l.spark = (int)cols - used - 1;
+		if (l.spark > (int)RLT_PUB_HIST)
+			l.spark = RLT_PUB_HIST;
+		return l;
+	}
+	l.spark = 0;
+	l.avg = 0;
+	l.rule = 10;
+	l.comm = 8;
+	l.del = 7;
+	l.rej = 6;
+	l.pid = 6;
+	used = USED();
+	int spare = (int)cols - used;
+	if (spare > 0) { /* back to RULE first, then COMMAND */
+		int r = spare < 14 ? spare : 14;
+		l.rule += r;
+		spare -= r;
+		r = spare < 7 ? spare : 7;
+		l.comm += r;
+		spare -= r;
+		if (spare >= 12)
+			l.avg = 11;
+	}
+#undef USED
+	return l;
+}
+
+/* s into a column of w characters: cut with an ellipsis when longer (utf8: "…", else "~"),
+ * padded with blanks; right: aligned right. Control characters (another program's text) show
+ * as '?'. */
+static void cell(FILE *f, const char *s, int w, int right, int utf8)
+{
+	char buf[128];
+	int n = (int)strlen(s), cut = 0;
+	if (w <= 0)
+		return;
+	if (n > w) {
+		n = w - 1;
+		cut = 1;
+	}
+	if (n > (int)sizeof buf - 1)
+		n = (int)sizeof buf - 1;
+	memcpy(buf, s, (size_t)n);
+	buf[n] = '\0';
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+	int pad = w - n - cut;
+	if (right)
+		fprintf(f, "%*s", pad, "");
+	fputs(buf, f);
+	if (cut)
+		fputs(utf8 ? "\u2026" : "~", f);
+	if (!right)
+		fprintf(f, "%*s", pad, "");
+}
+
+/* The end of a line: on a terminal, the rest of the old frame's line erased (a redraw over
+ * the frame before, without clearing the screen first: no flicker). */
+static void eol(FILE *f, int tty)
+{
+	fputs(tty ? "\033[K\n" : "\n", f);
+}
+
+/* A count for DELAYED and REJECTED: what happened, or for a dry-run rule what would have,
+ * marked '?'. */
+static void count_cell(FILE *f, uint64_t v, uint64_t would, int dry, int w)
+{
+	char b[32];
+	if (dry)
+		snprintf(b, sizeof b, "%llu?", (unsigned long long)would);
+	else
+		snprintf(b, sizeof b, "%llu", (unsigned long long)v);
+	cell(f, b, w, 1, 0);
+}
+
+enum sort_key { SORT_BUSY, SORT_RATE, SORT_PID, SORT_COUNT };
+static enum sort_key sort_by;
+static const char *const sort_names[] = {"busiest", "rate", "pid"};
+
+static int by_rate(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	uint64_t rx = x->r->per_sec[RLT_PUB_HIST - 1], ry = y->r->per_sec[RLT_PUB_HIST - 1];
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	return busier(a, b);
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->p->pid != y->p->pid)
+		return x->p->pid < y->p->pid ? -1 : 1;
+	return x->r->index < y->r->index ? -1 : (x->r->index > y->r->index);
+}
+
 static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigned rows_max,
-                  int tty, int utf8)
+                  int tty, int utf8, double interval)
 {
 	struct row *rows;
 	unsigned n = 0;
+	struct layout l = plan(tty ? cols : 0);
 
 	for (unsigned i = 0; i < sn->n; i++)
 		n += sn->procs[i].n;
@@ -165,7 +290,8 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 				rows[n].busy = busyness(rows[n].r);
 				n++;
 			}
-	qsort(rows, n, sizeof *rows, busier);
+	qsort(rows, n, sizeof *rows,
+	      sort_by == SORT_RATE ? by_rate : sort_by == SORT_PID ? by_pid : busier);
 	/* the shared scopes' totals after the processes (PID shown as "total") */
 	unsigned nproc_rows = n;
 	for (unsigned i = 0; i < sn->nshared; i++) {
@@ -174,48 +300,64 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 		n++;
 	}
 
-	fprintf(f, "rlthrottle top - %u process%s, %u rule%s%s\n", sn->n, sn->n == 1 ? "" : "es", n,
-	        n == 1 ? "" : "s", tty ? "   (q quits)" : "");
-	/* the sparkline gets what the fixed columns leave of the width, up to a minute */
-	char heading[256];
-	snprintf(heading, sizeof heading, "%-7s %-15s %-12s %-24s %12s %12s %12s %9s %9s %4s %s",
-	         "PID", "COMMAND", "VAR", "RULE", "LIMIT", "LAST 1s", "AVERAGE", "DELAYED",
-	         "REJECTED", "WAIT", "LAST MINUTE");
-	if (tty && cols && strlen(heading) > cols)
-		heading[cols] = '\0';
-	fprintf(f, "%s%s%s\n", tty ? "\033[7m" : "", heading, tty ? "\033[0m" : "");
-	for (unsigned i = 0; i < n && (!rows_max || i + 3 < rows_max); i++) {
+	char title[200];
+	snprintf(title, sizeof title, "rlthrottle top - %u process%s, %u rule%s%s", sn->n,
+	         sn->n == 1 ? "" : "es", n, n == 1 ? "" : "s", "");
+	if (tty)
+		snprintf(title + strlen(title), sizeof title - strlen(title),
+		         ", every %gs, by %s   (q quits)", interval, sort_names[sort_by]);
+	if (tty && cols && strlen(title) > cols)
+		title[cols] = '\0';
+	fputs(title, f);
+	eol(f, tty);
+	if (tty)
+		fputs("\033[7m", f);
+	cell(f, "PID", l.pid, 0, utf8), fputc(' ', f);
+	cell(f, "COMMAND", l.comm, 0, utf8), fputc(' ', f);
+	cell(f, "VAR", l.var, 0, utf8), fputc(' ', f);
+	cell(f, "RULE", l.rule, 0, utf8), fputc(' ', f);
+	cell(f, "LIMIT", l.limit, 1, utf8), fputc(' ', f);
+	cell(f, "LAST 1s", l.last, 1, utf8), fputc(' ', f);
+	if (l.avg)
+		cell(f, "AVERAGE", l.avg, 1, utf8), fputc(' ', f);
+	cell(f, "DELAYED", l.del, 1, utf8), fputc(' ', f);
+	cell(f, l.rej < 8 ? "REJECT" : "REJECTED", l.rej, 1, utf8), fputc(' ', f);
+	cell(f, "WAIT", l.wait, 1, utf8);
+	if (l.spark)
+		fputs(" LAST MINUTE", f);
+	if (tty)
+		fputs("\033[0m", f);
+	eol(f, tty);
+	unsigned used = 2;
+	for (unsigned i = 0; i < n && (!rows_max || used + 1 < rows_max); i++, used++) {
 		const struct rlt__pub_rule *r = rows[i].r;
-		char lim[32], last[32], avg[32], text[25], line[RLT_PUB_HIST * 3 + 1], head[256];
+		char lim[32], last[32], avg[32], pid[16], line[RLT_PUB_HIST * 3 + 1];
+		int dry = !r->params_torn && r->params.action == RLT_ACTION_DRY_RUN;
 		rlt_cli_fmt_limit(lim, sizeof lim, r);
 		rlt_cli_fmt_rate(last, sizeof last, (double)r->per_sec[RLT_PUB_HIST - 1], r);
 		rlt_cli_fmt_rate(avg, sizeof avg, rlt_cli_rate_since_start(sn, rows[i].p, r), r);
-		const char *t = r->params_torn ? "?" : r->params.text;
-		size_t tl = strnlen(t, sizeof text - 1);
-		memcpy(text, t, tl);
-		text[tl] = '\0';
-		for (char *c = text; *c; c++)
-			if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-				*c = '?';
-		char pid[16];
 		snprintf(pid, sizeof pid, i < nproc_rows ? "%d" : "total", (int)rows[i].p->pid);
-		int hl = snprintf(head, sizeof head,
-		                  "%-7s %-15.15s %-12s %-24s %12s %12s %12s %9llu %9llu %4llu ",
-		                  pid, rows[i].p->comm, rlt_var_name(r->var), text,
-		                  lim, last, avg, (unsigned long long)r->delayed,
-		                  (unsigned long long)r->rejected, (unsigned long long)r->waiting);
-		if (hl < 0 || hl >= (int)sizeof head)
-			hl = (int)sizeof head - 1;
-		unsigned spark = RLT_PUB_HIST;
-		if (tty)
-			spark = cols > (unsigned)hl ? cols - (unsigned)hl - 1 : 0;
-		sparkline(line, sizeof line, r, spark, utf8);
-		if (tty && cols && (unsigned)hl > cols)
-			head[cols] = '\0'; /* a narrow terminal: cut, never wrap */
-		fprintf(f, "%s%s\n", head, line);
+		cell(f, pid, l.pid, 0, utf8), fputc(' ', f);
+		cell(f, rows[i].p->comm, l.comm, 0, utf8), fputc(' ', f);
+		cell(f, rlt_var_name(r->var) + 4, l.var, 0, utf8), fputc(' ', f); /* no "RLT_" */
+		cell(f, r->params_torn ? "?" : r->params.text, l.rule, 0, utf8), fputc(' ', f);
+		cell(f, lim, l.limit, 1, utf8), fputc(' ', f);
+		cell(f, last, l.last, 1, utf8), fputc(' ', f);
+		if (l.avg)
+			cell(f, avg, l.avg, 1, utf8), fputc(' ', f);
+		count_cell(f, r->delayed, r->would_delay, dry, l.del), fputc(' ', f);
+		count_cell(f, r->rejected, r->would_reject, dry, l.rej), fputc(' ', f);
+		char w[16];
+		snprintf(w, sizeof w, "%llu", (unsigned long long)r->waiting);
+		cell(f, w, l.wait, 1, utf8);
+		if (l.spark) {
+			sparkline(line, sizeof line, r, (unsigned)l.spark, utf8);
+			fputc(' ', f);
+			fputs(line, f);
+		}
+		eol(f, tty);
 	}
 	/* keyed rules: their tables, one line each under the rows, as the height allows */
-	unsigned used = n + 2;
 	for (unsigned i = 0; i < nproc_rows && i < n && (!rows_max || used + 1 < rows_max); i++) {
 		const struct rlt__pub_rule *r = rows[i].r;
 		if (!r->params.keys || r->params_torn)
@@ -225,26 +367,39 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 		busiest[0] = '\0';
 		/* the three busiest, as the width allows */
 		for (unsigned j = 0; j < r->nbusy && j < 3 && bl < sizeof busiest; j++) {
-			int w = snprintf(busiest + bl, sizeof busiest - bl, "%s%s %llu", j ? ", " : "; busiest ",
-			                 r->busy[j].key, (unsigned long long)r->busy[j].units);
-			if (w < 0 || (size_t)w >= sizeof busiest - bl) {
+			int wr = snprintf(busiest + bl, sizeof busiest - bl, "%s%s %llu", j ? ", " : "; busiest ",
+			                  r->busy[j].key, (unsigned long long)r->busy[j].units);
+			if (wr < 0 || (size_t)wr >= sizeof busiest - bl) {
 				busiest[bl] = '\0';
 				break;
 			}
-			bl += (size_t)w;
+			bl += (size_t)wr;
 		}
 		char kl[320];
 		snprintf(kl, sizeof kl, "keys: %d %s rule %u: %llu tracked of %llu, %llu evicted%s",
-		         (int)rows[i].p->pid, rlt_var_name(r->var), r->index,
+		         (int)rows[i].p->pid, rlt_var_name(r->var), r->index + 1,
 		         (unsigned long long)r->keys_tracked, (unsigned long long)r->params.keys,
 		         (unsigned long long)r->keys_evicted, busiest);
 		if (tty && cols && strlen(kl) > cols)
 			kl[cols] = '\0'; /* a narrow terminal: cut, never wrap */
-		fprintf(f, "%s\n", kl);
+		fputs(kl, f);
+		eol(f, tty);
 		used++;
 	}
-	if (nproc_rows == 0)
-		fprintf(f, "(no throttled process of this user is running)\n");
+	if (nproc_rows == 0 && !sn->other_layout) {
+		fputs("(no throttled process of this user is running)", f);
+		eol(f, tty);
+	}
+	if (sn->other_layout) { /* an upgrade: the processes started before it, in one line */
+		char ol[sizeof sn->other_msg + 16];
+		snprintf(ol, sizeof ol, "left out: %s", sn->other_msg);
+		if (tty && cols && strlen(ol) > cols)
+			ol[cols] = '\0';
+		fputs(ol, f);
+		eol(f, tty);
+	}
+	if (tty)
+		fputs("\033[J", f); /* what the frame before had below this one */
 	free(rows);
 }
 
@@ -264,6 +419,7 @@ int rlt_cli_top(int argc, char **argv)
 	pid_t pids[256];
 	unsigned npids = 0, cols, rows;
 	int once = 0, json = 0, utf8;
+	double interval = 1;
 	struct rlt_cli_snap sn;
 	struct rlt_error err;
 
@@ -275,6 +431,16 @@ int rlt_cli_top(int argc, char **argv)
 			once = 1;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--interval") ||
+		           !strncmp(argv[i], "--interval=", 11)) {
+			const char *v = argv[i][10] == '=' ? argv[i] + 11 : i + 1 < argc ? argv[++i] : NULL;
+			char *end = NULL;
+			interval = v ? strtod(v, &end) : 0;
+			if (!v || !*v || *end || !(interval >= 0.1 && interval <= 3600)) {
+				fprintf(stderr, "rlthrottle top: %s needs SECONDS, 0.1 to 3600 (see "
+				        "rlthrottle top --help)\n", argv[i]);
+				return RLT_CLI_EXIT_USAGE;
+			}
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "rlthrottle top: unknown option %s (see rlthrottle top --help)\n",
 			        argv[i]);
@@ -301,7 +467,7 @@ int rlt_cli_top(int argc, char **argv)
 		if (json)
 			rlt_cli_snap_json(stdout, &sn);
 		else
-			frame(stdout, &sn, 0, 0, 0, utf8);
+			frame(stdout, &sn, 0, 0, 0, utf8, interval);
 		rlt_cli_snap_free(&sn);
 		return fflush(stdout) == 0 ? 0 : 1;
 	}
@@ -324,19 +490,21 @@ int rlt_cli_top(int argc, char **argv)
 			tio_saved = 1;
 	}
 	screen_used = 1;
-	fputs("\033[?1049h\033[?25l", stdout); /* the alternate screen, no cursor */
+	fputs("\033[?1049h\033[?25l\033[2J", stdout); /* the alternate screen, no cursor */
 	int input = 1;
 	while (!stop_sig) {
 		term_size(&cols, &rows);
+		if (resized)
+			fputs("\033[2J", stdout);
 		resized = 0;
-		fputs("\033[H\033[2J", stdout);
-		frame(stdout, &sn, cols, rows, 1, utf8);
+		fputs("\033[H", stdout); /* drawn over the last frame: no flicker */
+		frame(stdout, &sn, cols, rows, 1, utf8, interval);
 		fflush(stdout);
 		rlt_cli_snap_free(&sn);
-		/* a second, or a key, a resize or a signal */
-		rlt_ns_t until = rlt__now() + RLT_NS_PER_SEC;
-		int quit = 0;
-		while (!stop_sig && !resized && !quit) {
+		/* the interval, or a key, a resize or a signal */
+		rlt_ns_t until = rlt__now() + (rlt_ns_t)(interval * 1e9);
+		int quit = 0, now_again = 0;
+		while (!stop_sig && !resized && !quit && !now_again) {
 			rlt_ns_t now = rlt__now();
 			if (now >= until)
 				break;
@@ -347,9 +515,19 @@ int rlt_cli_top(int argc, char **argv)
 				ssize_t k = read(STDIN_FILENO, c, sizeof c);
 				if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
 					input = 0; /* end of input: refresh on the clock alone */
-				for (ssize_t j = 0; j < k; j++)
-					if (c[j] == 'q' || c[j] == 'Q')
+				for (ssize_t j = 0; j < k; j++) {
+					if (c[j] == 'q' || c[j] == 'Q' || c[j] == 3)
 						quit = 1;
+					else if (c[j] == 's' || c[j] == 'S')
+						sort_by = (sort_by + 1) % SORT_COUNT;
+					else if (c[j] == '+' && interval * 2 <= 3600)
+						interval *= 2;
+					else if (c[j] == '-' && interval / 2 >= 0.1)
+						interval /= 2;
+					else if (c[j] != ' ' && c[j] != 'r')
+						continue;
+					now_again = 1; /* a key that changes the view redraws at once */
+				}
 			}
 		}
 		if (quit)

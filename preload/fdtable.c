@@ -256,6 +256,17 @@ void rlt_pre_fd_forget(int fd)
 		conn_put(c);
 }
 
+/* fd may hold RLT_CONNS slots: a fork's child looks up to it (rlt_pre_fdtable_conns_held). */
+static void conns_at(int fd)
+{
+	int max = atomic_load_explicit(&conns_fd_max, memory_order_relaxed);
+
+	while (fd > max && !atomic_compare_exchange_weak_explicit(&conns_fd_max, &max, fd,
+	                                                          memory_order_relaxed,
+	                                                          memory_order_relaxed))
+		;
+}
+
 void rlt_pre_fd_dup(int oldfd, int newfd)
 {
 	struct rlt_pre_fd *from = rlt_pre_fd_get(oldfd), *to = rlt_pre_fd_slot(newfd);
@@ -281,8 +292,13 @@ void rlt_pre_fd_dup(int oldfd, int newfd)
 	}
 	to->ofd = from->ofd;
 	to->conn = from->conn;
-	if (to->conn)
+	if (to->conn) {
 		atomic_fetch_add(&to->conn->refs, 1);
+		/* a copy above the fds that took the slots, the original then closed: the child
+		 * of a fork must still find the connection */
+		if (to->conn->conns_mask)
+			conns_at(newfd);
+	}
 	atomic_store_explicit(&to->pass, atomic_load_explicit(&from->pass, memory_order_acquire),
 	                      memory_order_release);
 	atomic_store_explicit(&to->kind, RLT_FD_SOCKET, memory_order_release);
@@ -346,14 +362,9 @@ struct rlt_pre_sock_budgets *rlt_pre_fd_budgets(struct rlt_pre_fd *e)
 void rlt_pre_fd_conns_hold(int fd, struct rlt_pre_sock_budgets *c, uint32_t mask,
                            const struct rlt__peer *peer)
 {
-	int max = atomic_load_explicit(&conns_fd_max, memory_order_relaxed);
-
 	c->conns_peer = *peer;
 	c->conns_mask = mask;
-	while (fd > max && !atomic_compare_exchange_weak_explicit(&conns_fd_max, &max, fd,
-	                                                          memory_order_relaxed,
-	                                                          memory_order_relaxed))
-		;
+	conns_at(fd);
 }
 
 void rlt_pre_fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR])

@@ -20,13 +20,64 @@ static int stream_socket(struct rlt_pre_fd *e)
 	       e->type == SOCK_STREAM;
 }
 
+int rlt_pre_attempt_begin(int fd, struct rlt_pre_fd *e, const struct rlt__peer *peer,
+                          struct rlt_pre_attempt *a)
+{
+	uint32_t cmask, nmask;
+	int err;
+
+	int seen = e->peer.af != 0; /* a connect() went before on this socket */
+	rlt_pre_fd_set_peer(fd, peer);
+	a->peer = *peer;
+	a->charged = 0;
+	cmask = e->mask[RLT_VAR_CONNECT];
+	nmask = e->mask[RLT_VAR_CONNS];
+	rlt__connect_counts(fd, e->type, seen, e->conn && e->conn->conns_mask, &cmask, &nmask);
+	a->nmask = nmask;
+	if (cmask) {
+		if (rlt__charge_wait_peer(&rlt_pre_rules, &a->t, RLT_VAR_CONNECT, cmask,
+		                          rlt_pre_budget_states(e), peer, 0, 1) != 0) {
+			rlt_pre_log(RLT_LOG_DEBUG, "connect on fd %d rejected", fd);
+			return rlt_pre_fail(a->t.err);
+		}
+		a->charged = 1;
+	}
+	if (nmask && rlt__conns_acquire_peer(&rlt_pre_rules, nmask, peer, &err) != 0) {
+		if (a->charged)
+			rlt__settle(&rlt_pre_rules, &a->t, 0, 0);
+		return rlt_pre_fail(err);
+	}
+	return 0;
+}
+
+void rlt_pre_attempt_end(int fd, struct rlt_pre_fd *e, struct rlt_pre_attempt *a, int rc,
+                         int err)
+{
+	if (a->charged)
+		rlt__settle(&rlt_pre_rules, &a->t, 0, 1);
+	enum rlt__connect_outcome how = rlt__connect_outcome(rc, err);
+	if (a->nmask) {
+		struct rlt_pre_sock_budgets *c = how == RLT_CONNECT_GOING ? rlt_pre_fd_budgets(e) : NULL;
+		if (c)
+			rlt_pre_fd_conns_hold(fd, c, a->nmask, &a->peer); /* released with its last fd */
+		else
+			rlt__conns_release_peer(&rlt_pre_rules, a->nmask, &a->peer);
+	}
+	if (e->type == SOCK_STREAM && how == RLT_CONNECT_FAILED) {
+		/* The next connect() starts another attempt: said without a system call, and true
+		 * on kernels that do not tell (see rlt__connect_starts). */
+		struct rlt__peer none = {.af = 0};
+		rlt_pre_fd_set_peer(fd, &none);
+	}
+	errno = err;
+}
+
 static RLT_SLOW int connect_slow(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	struct rlt__ticket t;
+	struct rlt_pre_attempt a;
 	struct rlt_pre_fd *e;
 	struct rlt__peer peer;
-	uint32_t cmask = 0, nmask = 0;
-	int err, rc, charged = 0;
+	int rc;
 
 	rlt_pre_ensure_real();
 	if (!atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
@@ -42,44 +93,25 @@ static RLT_SLOW int connect_slow(int fd, const struct sockaddr *addr, socklen_t 
 			rlt_pre_fd_set_peer(fd, &peer);
 		return real_connect(fd, addr, len);
 	}
-	int seen = e->peer.af != 0; /* a connect() went before on this socket */
-	rlt_pre_fd_set_peer(fd, &peer);
-	cmask = e->mask[RLT_VAR_CONNECT];
-	nmask = e->mask[RLT_VAR_CONNS];
-	rlt__connect_counts(fd, e->type, seen, e->conn && e->conn->conns_mask, &cmask, &nmask);
-	if (cmask) {
-		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_CONNECT, cmask,
-		                          rlt_pre_budget_states(e), &peer, 0, 1) != 0) {
-			rlt_pre_log(RLT_LOG_DEBUG, "connect on fd %d rejected", fd);
-			return rlt_pre_fail(t.err);
-		}
-		charged = 1;
-	}
-	if (nmask && rlt__conns_acquire_peer(&rlt_pre_rules, nmask, &peer, &err) != 0) {
-		if (charged)
-			rlt__settle(&rlt_pre_rules, &t, 0, 0);
-		return rlt_pre_fail(err);
-	}
+	if (rlt_pre_attempt_begin(fd, e, &peer, &a) != 0)
+		return -1;
 	rc = real_connect(fd, addr, len);
-	err = errno;
-	if (charged)
-		rlt__settle(&rlt_pre_rules, &t, 0, 1);
-	enum rlt__connect_outcome how = rlt__connect_outcome(rc, err);
-	if (nmask) {
-		struct rlt_pre_sock_budgets *c = how == RLT_CONNECT_GOING ? rlt_pre_fd_budgets(e) : NULL;
-		if (c)
-			rlt_pre_fd_conns_hold(fd, c, nmask, &peer); /* released with its last fd */
-		else
-			rlt__conns_release_peer(&rlt_pre_rules, nmask, &peer);
-	}
-	if (e->type == SOCK_STREAM && how == RLT_CONNECT_FAILED) {
-		/* The next connect() starts another attempt: said without a system call, and true
-		 * on kernels that do not tell (see rlt__connect_starts). */
-		struct rlt__peer none = {.af = 0};
-		rlt_pre_fd_set_peer(fd, &none);
-	}
-	errno = err;
+	rlt_pre_attempt_end(fd, e, &a, rc, errno);
 	return rc;
+}
+
+struct rlt_pre_fd *rlt_pre_fastopen_socket(int fd, int flags, const struct sockaddr *to,
+                                           socklen_t tolen)
+{
+	struct rlt_pre_fd *e;
+
+	if (!atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
+		return NULL;
+	e = rlt_pre_fd_get(fd);
+	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET ||
+	    !rlt__connect_by_send(e->type, flags, to, tolen, e->peer.af != 0))
+		return NULL;
+	return e;
 }
 
 /* A connect changes which rules apply to the socket's traffic, so only a process with no rule

@@ -98,15 +98,22 @@ RLT_EXPORT void closefrom(int lowfd)
 	errno = saved;
 }
 
+#ifndef RLT_NOLIBC /* the freestanding build has no stdio */
 RLT_EXPORT int fclose(FILE *f)
 {
 	rlt_pre_ensure_real();
 	/* fclose closes its fd through the C library's internal close, which we never see */
 	int fd = f ? fileno(f) : -1;
+	/* a paced stream (hook_stdio.c) writes what it holds through the write hook, which must
+	 * still know the socket */
+	if (fd >= 0 && rlt_pre_fd_slot(fd) &&
+	    atomic_load_explicit(&rlt_pre_fd_slot(fd)->kind, memory_order_acquire) == RLT_FD_SOCKET)
+		fflush(f);
 	if (fd >= 0 && !keep_entry(fd))
 		rlt_pre_fd_forget(fd);
 	return real_fclose(f);
 }
+#endif
 
 RLT_EXPORT int dup(int oldfd)
 {

@@ -30,13 +30,13 @@ struct rbuf_ctx {
 	int use_read;
 };
 
-static ssize_t buf_recv_piece(void *c, size_t off, size_t len)
+static ssize_t buf_recv_piece(void *c, int fd, size_t off, size_t len)
 {
 	struct rbuf_ctx *b = c;
 	if (b->use_read)
-		return real_read(b->fd, b->buf + off, len);
+		return real_read(fd, b->buf + off, len);
 	/* the sender's address belongs to the first piece */
-	return real_recvfrom(b->fd, b->buf + off, len, b->flags, off ? NULL : b->from,
+	return real_recvfrom(fd, b->buf + off, len, b->flags, off ? NULL : b->from,
 	                     off ? NULL : b->fromlen);
 }
 
@@ -119,7 +119,7 @@ RLT_EXPORT ssize_t read(int fd, void *buf, size_t len)
 	return read_slow(fd, buf, len);
 }
 
-static ssize_t msg_recv_piece(void *c, size_t off, size_t len)
+static ssize_t msg_recv_piece(void *c, int fd, size_t off, size_t len)
 {
 	struct rlt_pre_msg_ctx *m = c;
 	struct iovec iov[RLT_IOV_PIECE_MAX];
@@ -127,7 +127,7 @@ static ssize_t msg_recv_piece(void *c, size_t off, size_t len)
 	int cnt = rlt_pre_iov_slice(h->msg_iov, (int)h->msg_iovlen, off, len, iov);
 
 	if (m->use_writev)
-		return real_readv(m->fd, iov, cnt);
+		return real_readv(fd, iov, cnt);
 	/* the program's msghdr receives the flags, the address and the ancillary data of the
 	 * first piece; later pieces of a MSG_WAITALL receive only fill the data */
 	struct msghdr piece = *h;
@@ -139,7 +139,7 @@ static ssize_t msg_recv_piece(void *c, size_t off, size_t len)
 		piece.msg_control = NULL;
 		piece.msg_controllen = 0;
 	}
-	ssize_t n = real_recvmsg(m->fd, &piece, m->flags);
+	ssize_t n = real_recvmsg(fd, &piece, m->flags);
 	if (off == 0) {
 		h->msg_namelen = piece.msg_namelen;
 		h->msg_controllen = piece.msg_controllen;

@@ -25,12 +25,34 @@ struct buf_ctx {
 	int use_write;
 };
 
-static ssize_t buf_send_piece(void *c, size_t off, size_t len)
+static ssize_t buf_send_piece(void *c, int fd, size_t off, size_t len)
 {
 	struct buf_ctx *b = c;
 	if (b->use_write)
-		return real_write(b->fd, b->buf + off, len);
-	return real_sendto(b->fd, b->buf + off, len, b->flags, b->to, b->tolen);
+		return real_write(fd, b->buf + off, len);
+	/* TCP Fast Open connects with the first piece; the socket is connected for the next */
+	if (off > 0 && (b->flags & MSG_FASTOPEN))
+		return real_sendto(fd, b->buf + off, len, b->flags & ~MSG_FASTOPEN, NULL, 0);
+	return real_sendto(fd, b->buf + off, len, b->flags, b->to, b->tolen);
+}
+
+ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockaddr *to,
+                              socklen_t tolen, size_t total, int flags, rlt_pre_piece_fn fn,
+                              void *ctx)
+{
+	struct rlt_pre_attempt a;
+	struct rlt__peer peer;
+
+	rlt__peer_from_sockaddr(&peer, to, tolen);
+	if (rlt_pre_attempt_begin(fd, e, &peer, &a) != 0)
+		return -1;
+	/* the rules of the socket's peer now (rlt_pre_attempt_begin set it) */
+	uint32_t mask = (rlt_pre_vars_in_use & (1u << RLT_VAR_SEND)) ? e->mask[RLT_VAR_SEND] : 0;
+	ssize_t n = mask ? rlt_pre_stream_io(fd, e, RLT_VAR_SEND, mask, total,
+	                                     e->nonblock || (flags & MSG_DONTWAIT), 0, 1, fn, ctx)
+	                 : fn(ctx, fd, 0, total);
+	rlt_pre_attempt_end(fd, e, &a, n < 0 ? -1 : 0, errno);
+	return n;
 }
 
 /* The out-of-line part of send, sendto and write: the gate (rlt_pre_passes) did not let the call
@@ -39,9 +61,14 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
                         const struct sockaddr *to, socklen_t tolen, int use_write)
 {
 	rlt_pre_ensure_real();
-	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	struct buf_ctx c = {fd, buf, flags, to, tolen, use_write};
 	struct rlt__peer dest;
+	struct rlt_pre_fd *e;
+
+	if (!use_write && (flags & MSG_FASTOPEN) &&
+	    (e = rlt_pre_fastopen_socket(fd, flags, to, tolen)) != NULL)
+		return rlt_pre_fastopen_send(fd, e, to, tolen, len, flags, buf_send_piece, &c);
+	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 
 	if (!e)
 		return use_write ? real_write(fd, buf, len) : real_sendto(fd, buf, len, flags, to, tolen);
@@ -55,19 +82,22 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 		                          rlt_pre_budget_states(e), rlt_pre_key_peer(e, &dest), len,
 		                          1) != 0)
 			return rlt_pre_fail(t.err);
-		ssize_t n = buf_send_piece(&c, 0, len);
+		ssize_t n = buf_send_piece(&c, fd, 0, len);
 		int err = errno;
 		rlt__settle(&rlt_pre_rules, &t, n >= 0 ? len : 0, n >= 0);
 		errno = err;
 		return n;
 	}
 	return rlt_pre_stream_io(fd, e, RLT_VAR_SEND, mask, len,
-	                         e->nonblock || (flags & MSG_DONTWAIT), 0, 1, buf_send_piece, &c);
+	                         e->nonblock || (flags & MSG_DONTWAIT), 0,
+	                         flags & RLT_PRE_UNSPLIT_FLAGS ? RLT_PRE_UNSPLIT : 1, buf_send_piece,
+	                         &c);
 }
 
 /* Six arguments at most, so that a hook reaches them by a jump, without a frame of its own.
- * A send made as one real call charged whole (the common case: rlt_pre_send_charge) is made
- * here, one call deep; anything else takes send_buf. */
+ * A send made as one real call charged whole that goes at once (the common case:
+ * rlt_pre_send_charge) is made here, one call deep; one that must wait holds its socket
+ * (rlt_pre_send_waited); anything else (TCP Fast Open included) takes send_buf. */
 static RLT_SLOW ssize_t sendto_slow(int fd, const void *buf, size_t len, int flags,
                                     const struct sockaddr *to, socklen_t tolen)
 {
@@ -77,11 +107,15 @@ static RLT_SLOW ssize_t sendto_slow(int fd, const void *buf, size_t len, int fla
 
 	/* a socket of ours means the real symbols are there; send_buf makes sure of them */
 	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
-	if (e && (!to || e->peer.af)) {
+	if (e && (!to || e->peer.af) && !(flags & MSG_FASTOPEN)) {
 		nonblock = e->nonblock || (flags & MSG_DONTWAIT);
 		rc = rlt_pre_send_charge(e, len, nonblock, &t);
 		if (rc < 0)
 			return -1;
+		if (__builtin_expect(rc == RLT_PRE_SEND_WAIT, 0)) {
+			struct buf_ctx c = {fd, buf, flags, to, tolen, 0};
+			return rlt_pre_send_waited(fd, e, &t, nonblock, buf_send_piece, &c);
+		}
 		if (rc > 0) {
 			ssize_t n = real_sendto(fd, buf, len, flags, to, tolen);
 			if (__builtin_expect(rc == RLT_PRE_SENT_DONE && n == (ssize_t)len, 1))
@@ -103,6 +137,10 @@ static RLT_SLOW ssize_t write_slow(int fd, const void *buf, size_t len)
 		rc = rlt_pre_send_charge(e, len, e->nonblock, &t);
 		if (rc < 0)
 			return -1;
+		if (__builtin_expect(rc == RLT_PRE_SEND_WAIT, 0)) {
+			struct buf_ctx c = {fd, buf, 0, NULL, 0, 1};
+			return rlt_pre_send_waited(fd, e, &t, e->nonblock, buf_send_piece, &c);
+		}
 		if (rc > 0) {
 			ssize_t n = real_write(fd, buf, len);
 			if (__builtin_expect(rc == RLT_PRE_SENT_DONE && n == (ssize_t)len, 1))
@@ -120,10 +158,13 @@ RLT_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 	return sendto_slow(fd, buf, len, flags, NULL, 0);
 }
 
+/* A send with MSG_FASTOPEN may be a connect (TCP Fast Open): past the gate unless no rule at
+ * all exists, as connect(). */
 RLT_EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
                           const struct sockaddr *to, socklen_t tolen)
 {
-	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)))
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)) &&
+	    (!(flags & MSG_FASTOPEN) || rlt_pre_idle(RLT_PASS_ALL)))
 		return real_sendto(fd, buf, len, flags, to, tolen);
 	return sendto_slow(fd, buf, len, flags, to, tolen);
 }
@@ -135,7 +176,7 @@ RLT_EXPORT ssize_t write(int fd, const void *buf, size_t len)
 	return write_slow(fd, buf, len);
 }
 
-static ssize_t msg_send_piece(void *c, size_t off, size_t len)
+static ssize_t msg_send_piece(void *c, int fd, size_t off, size_t len)
 {
 	struct rlt_pre_msg_ctx *m = c;
 	struct iovec iov[RLT_IOV_PIECE_MAX];
@@ -145,23 +186,36 @@ static ssize_t msg_send_piece(void *c, size_t off, size_t len)
 		(size_t)rlt_pre_iov_slice(m->msg->msg_iov, (int)m->msg->msg_iovlen, off, len, iov);
 	h.msg_iov = iov;
 	if (m->use_writev)
-		return real_writev(m->fd, iov, (int)h.msg_iovlen);
-	/* ancillary data (passed fds, credentials) goes with the first piece only */
+		return real_writev(fd, iov, (int)h.msg_iovlen);
+	/* ancillary data (passed fds, credentials) goes with the first piece only, and so does
+	 * TCP Fast Open's address: the socket is connected for the next */
 	if (off > 0) {
 		h.msg_control = NULL;
 		h.msg_controllen = 0;
+		if (m->flags & MSG_FASTOPEN) {
+			h.msg_name = NULL;
+			h.msg_namelen = 0;
+			return real_sendmsg(fd, &h, m->flags & ~MSG_FASTOPEN);
+		}
 	}
-	return real_sendmsg(m->fd, &h, m->flags);
+	return real_sendmsg(fd, &h, m->flags);
 }
 
 static RLT_SLOW ssize_t send_msg(int fd, const struct msghdr *msg, int flags, int use_writev)
 {
 	rlt_pre_ensure_real();
-	struct rlt_pre_fd *e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	struct rlt_pre_msg_ctx c = {fd, msg, flags, use_writev};
 	struct rlt__peer dest;
+	struct rlt_pre_fd *e;
 	uint32_t mask;
 
+	if (!use_writev && (flags & MSG_FASTOPEN) && msg && (int)msg->msg_iovlen >= 0 &&
+	    msg->msg_iovlen <= RLT_IOV_PIECE_MAX &&
+	    (e = rlt_pre_fastopen_socket(fd, flags, msg->msg_name, msg->msg_namelen)) != NULL)
+		return rlt_pre_fastopen_send(fd, e, msg->msg_name, msg->msg_namelen,
+		                             rlt_pre_iov_total(msg->msg_iov, (int)msg->msg_iovlen),
+		                             flags, msg_send_piece, &c);
+	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	if (!e || !msg || (int)msg->msg_iovlen < 0 || msg->msg_iovlen > RLT_IOV_PIECE_MAX)
 		goto straight;
 	mask = rlt_pre_is_dgram(e) ? rlt_pre_mask_to(e, RLT_VAR_SEND, msg->msg_name,
@@ -184,7 +238,9 @@ static RLT_SLOW ssize_t send_msg(int fd, const struct msghdr *msg, int flags, in
 		return n;
 	}
 	return rlt_pre_stream_io(fd, e, RLT_VAR_SEND, mask, total,
-	                         e->nonblock || (flags & MSG_DONTWAIT), 0, 1, msg_send_piece, &c);
+	                         e->nonblock || (flags & MSG_DONTWAIT), 0,
+	                         flags & RLT_PRE_UNSPLIT_FLAGS ? RLT_PRE_UNSPLIT : 1, msg_send_piece,
+	                         &c);
 straight:
 	return use_writev ? real_writev(fd, msg->msg_iov, (int)msg->msg_iovlen)
 	                  : real_sendmsg(fd, msg, flags);
@@ -192,7 +248,8 @@ straight:
 
 RLT_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)))
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)) &&
+	    (!(flags & MSG_FASTOPEN) || rlt_pre_idle(RLT_PASS_ALL)))
 		return real_sendmsg(fd, msg, flags);
 	return send_msg(fd, msg, flags, 0);
 }
@@ -263,11 +320,11 @@ struct file_ctx {
 	off_t *off;
 };
 
-static ssize_t sendfile_piece(void *c, size_t off, size_t len)
+static ssize_t sendfile_piece(void *c, int out, size_t off, size_t len)
 {
 	struct file_ctx *f = c;
 	(void)off; /* the kernel advances the offset (or the file position) itself */
-	return real_sendfile(f->out, f->in, f->off, len);
+	return real_sendfile(out, f->in, f->off, len);
 }
 
 static RLT_SLOW ssize_t sendfile_slow(int out, int in, off_t *off, size_t count)
@@ -306,13 +363,15 @@ struct splice_ctx {
 	int in, out;
 	loff_t *off_in, *off_out;
 	unsigned flags;
+	int sock_out; /* the socket is `out` (a send), else `in` */
 };
 
-static ssize_t splice_piece(void *c, size_t off, size_t len)
+static ssize_t splice_piece(void *c, int sock, size_t off, size_t len)
 {
 	struct splice_ctx *s = c;
 	(void)off; /* the kernel moves the offsets (or the file positions) itself */
-	return real_splice(s->in, s->off_in, s->out, s->off_out, len, s->flags);
+	return real_splice(s->sock_out ? s->in : sock, s->off_in, s->sock_out ? sock : s->out,
+	                   s->off_out, len, s->flags);
 }
 
 /*
@@ -325,7 +384,7 @@ static ssize_t splice_piece(void *c, size_t off, size_t len)
 static RLT_SLOW ssize_t splice_slow(int in, loff_t *off_in, int out, loff_t *off_out,
                                     size_t len, unsigned flags)
 {
-	struct splice_ctx c = {in, out, off_in, off_out, flags};
+	struct splice_ctx c = {in, out, off_in, off_out, flags, 1};
 	struct rlt_pre_fd *e;
 	enum rlt_var var = RLT_VAR_SEND;
 
@@ -333,6 +392,7 @@ static RLT_SLOW ssize_t splice_slow(int in, loff_t *off_in, int out, loff_t *off
 	e = rlt_pre_socket_for(out, RLT_VAR_SEND);
 	if (!e || !e->mask[RLT_VAR_SEND]) {
 		var = RLT_VAR_RECV;
+		c.sock_out = 0;
 		e = rlt_pre_socket_for(in, RLT_VAR_RECV);
 		if (!e || !e->mask[RLT_VAR_RECV] || rlt_pre_is_dgram(e))
 			return real_splice(in, off_in, out, off_out, len, flags);

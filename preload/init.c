@@ -1,102 +1,36 @@
 /*
- * init.c: loading the rules when the library loads, before the program's main.
+ * init.c: the preload's way in: loading the rules when the library loads, before the
+ * program's main (load.c), and what a preloaded library adds: the fork handler, the exit
+ * handlers, the fatal signals, and RLT_INHERIT=0 in LD_PRELOAD.
  *
  * A bad variable ends the process with status 125 after one line on stderr (or, with
  * RLT_ON_ERROR=ignore, the bad rule is left out with a warning): a throttle that silently
  * did not apply would make every measurement taken under it a lie.
  */
-#include <fcntl.h>
-#include <linux/kcmp.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "preload.h"
-#include "publish.h"
-#include "ruleset_env.h"
 #include "settings.h"
-#include "stats.h"
-#include "stats_count.h"
-
-struct rlt__ruleset rlt_pre_rules;
-_Atomic int rlt_pre_active;
-unsigned rlt_pre_vars_in_use;
-int rlt_pre_loglevel = RLT_LOG_WARN;
-
-/* The process our state describes: set at load and in a fork's child (see rlt_pre_borrowed). */
-static _Atomic pid_t owner;
-
-static char stats_tmpl[RLT_STATS_PATH_MAX];
-/* Our page is published (publish.c): its name goes at exit. */
-static int publishing;
-static rlt_ns_t started;
-static _Atomic int stats_written;
-
-/* stderr through the real write: never through our own hook, never through stdio's buffer. */
-static void say(const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = real_write ? real_write(2, s, n) : syscall(SYS_write, 2, s, n);
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
-}
-
-void rlt_pre_log(int level, const char *fmt, ...)
-{
-	char line[1024];
-	int saved = errno;
-	va_list ap;
-
-	if (level > rlt_pre_loglevel)
-		return;
-	va_start(ap, fmt);
-	say(line, rlt__log_line(line, sizeof line, getpid(), fmt, ap));
-	va_end(ap);
-	errno = saved;
-}
+#include "trap_abi.h"
 
 static void fatal(const char *msg)
 {
-	say("rlthrottle: ", 12);
-	say(msg, strlen(msg));
-	say("\n", 1);
+	rlt_pre_say("rlthrottle: ", 12);
+	rlt_pre_say(msg, strlen(msg));
+	rlt_pre_say("\n", 1);
 	_exit(125);
-}
-
-static void write_stats(void)
-{
-	struct rlt_error err;
-
-	if (!stats_tmpl[0] || atomic_exchange(&stats_written, 1))
-		return;
-	if (rlt__stats_to(stats_tmpl, &rlt_pre_rules, real_write, real_close, getpid(),
-	                  rlt__now() - started, &err) != 0)
-		rlt_pre_log(RLT_LOG_ERROR, "%s", err.msg);
-}
-
-/* Our page's name goes when we do; the mapping stays for threads still counting. Only the
- * process the page describes removes it: a vfork child shares it, and the child of a fork that
- * ran no handlers (_Fork, a raw clone) still has its parent's mapped. */
-void rlt_pre_unpublish(void)
-{
-	struct rlt__pub *p = rlt_pre_rules.pub;
-	if (publishing && p && p->hdr->pid == (int32_t)syscall(SYS_getpid))
-		rlt__pub_unlink(p);
 }
 
 /* A fatal signal the program does not handle: write the summary and remove our page, then
  * die of the signal. */
 static void on_fatal_signal(int sig)
 {
-	write_stats();
+	rlt_pre_write_stats();
 	rlt_pre_unpublish();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -117,62 +51,6 @@ static void catch_fatal_signals(void)
 			sigaction(sigs[i], &sa, NULL);
 		}
 	}
-}
-
-int rlt_pre_borrowed(void)
-{
-	pid_t o = atomic_load_explicit(&owner, memory_order_relaxed), me;
-	int saved = errno;
-	long vm;
-
-	/* a raw system call: the C library no longer caches the pid, and a vfork child's copy
-	 * of any cache would be the parent's */
-	if (!o || (me = (pid_t)syscall(SYS_getpid)) == o)
-		return 0;
-	/* Another process. A vfork child shares our memory. A child of a fork that ran no
-	 * handlers (_Fork, a raw clone) has a copy of its own, which it keeps true from now on;
-	 * so does a child whose parent is gone. When the kernel will not tell (kcmp refused),
-	 * hands off. */
-	vm = syscall(SYS_kcmp, me, o, KCMP_VM, 0, 0);
-	if (vm == 0 || (vm < 0 && errno != ESRCH)) {
-		errno = saved;
-		return 1;
-	}
-	atomic_store_explicit(&owner, me, memory_order_relaxed);
-	errno = saved;
-	return 0;
-}
-
-static void atfork_child(void)
-{
-	/* first, for the handlers registered after ours (they may close fds); those before
-	 * ours are told from a vfork child by rlt_pre_borrowed */
-	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
-	/* a thread of the parent applying a set when it forked is not in the child: its claim
-	 * would keep the child from ever following a set (each swap is one pointer store, so
-	 * nothing is left half-made) */
-	atomic_store_explicit(&rlt_pre_rules.applying, 0, memory_order_relaxed);
-	if (rlt_pre_rules.n[RLT_VAR_CONNS]) {
-		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
-		uint32_t held[RLT_MAX_RULES_PER_VAR];
-		rlt__conns_identity();
-		rlt_pre_fdtable_conns_held(held);
-		rlt__conns_forked(&rlt_pre_rules, held);
-	}
-	/* The child starts where the parent's budgets stood (the memory is a copy) but reports
-	 * its own calls, and publishes them in its own page: the one mapped is the parent's. */
-	started = rlt__now();
-	atomic_store(&stats_written, 0);
-	if (rlt_pre_rules.pub) {
-		rlt__pub_forked(&rlt_pre_rules, (pid_t)syscall(SYS_getpid));
-		if (rlt_pre_rules.pub)
-			publishing = 1;
-	}
-	/* after the counters start again: the keys tracked are the table's, which the child has */
-	rlt__ruleset_keys_forked(&rlt_pre_rules);
-	for (int v = 0; v < RLT_VAR_COUNT; v++)
-		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++)
-			rlt__stats_zero(rlt_pre_rules.rules[v][i].st);
 }
 
 /* RLT_INHERIT=0: programs this one executes do not load us. Removing our entry from
@@ -208,49 +86,46 @@ static void drop_from_ld_preload(void)
 		unsetenv("LD_PRELOAD");
 }
 
+/* Under the system-call front (rlthrottle --seccomp) the handler injected into this process
+ * decides every call, the C library's too: the preload stands aside with no rule, or each call
+ * would be charged twice. The handler is mapped at its fixed address before the program's
+ * first instruction, so one look at that page tells. */
+static int trap_front_here(void)
+{
+	return msync((void *)(uintptr_t)RLT_TRAP_BASE, 4096, MS_ASYNC) == 0;
+}
+
 __attribute__((constructor)) static void rlt_load(void)
 {
 	struct rlt_error err = {{0}};
 	struct rlt__settings set;
 
 	rlt_pre_real_init();
-	started = rlt__now();
-
+	if (trap_front_here()) {
+		rlt_pre_go(); /* no rule loaded: every call passes at the gate */
+		return;
+	}
 	if (rlt__settings_read(&set, &err) != 0)
 		fatal(err.msg);
-	rlt_pre_loglevel = set.loglevel;
 	if (!set.inherit)
 		drop_from_ld_preload();
-	strcpy(stats_tmpl, set.stats);
-	if (rlt__ruleset_from_env(&rlt_pre_rules, &set, rlt_pre_log, &err) != 0)
+	if (rlt_pre_load(&set, &err) != 0)
 		fatal(err.msg);
-	rlt_pre_vars_in_use = rlt_pre_rules.vars_in_use;
-	if (set.publish) {
-		/* a process that cannot publish runs on, counting privately */
-		if (rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, &err) != 0)
-			rlt_pre_log(RLT_LOG_INFO, "%s (running unpublished)", err.msg);
-		else if (rlt_pre_rules.pub)
-			publishing = 1;
-	}
-
-	rlt_pre_fdtable_init();
-	atomic_store_explicit(&owner, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
-	pthread_atfork(NULL, NULL, atfork_child);
-	if (stats_tmpl[0])
-		atexit(write_stats);
-	if (publishing)
+	pthread_atfork(NULL, NULL, rlt_pre_forked);
+	if (rlt_pre_summary_wanted())
+		atexit(rlt_pre_write_stats);
+	if (rlt_pre_publishing())
 		atexit(rlt_pre_unpublish);
-	if (stats_tmpl[0] || publishing)
+	if (rlt_pre_summary_wanted() || rlt_pre_publishing())
 		catch_fatal_signals();
-	rlt__ruleset_log(&rlt_pre_rules, rlt_pre_log, "");
-	atomic_store_explicit(&rlt_pre_active, 1, memory_order_release);
-	rlt_pre_gate_open();
+	rlt_pre_go();
+	rlt_pre_stdio_init();
 }
 
 /* A program that ends with _exit or returns from main after destructors: write the summary in
  * a destructor too (write_stats runs once). */
 __attribute__((destructor)) static void rlt_unload(void)
 {
-	write_stats();
+	rlt_pre_write_stats();
 	rlt_pre_unpublish();
 }

@@ -16,12 +16,34 @@
 #include "policy.h"
 #include "settings.h"
 
+#ifdef RLT_NOLIBC /* the freestanding blob exports nothing: its caller jumps to fixed addresses */
+#define RLT_EXPORT
+#else
 #define RLT_EXPORT __attribute__((visibility("default")))
+#endif
 /* The part of a hook past its gate (rlt_pre_passes): kept out of the hook, so that the hook's
  * way to the real function builds no frame and saves no register. */
 #define RLT_SLOW __attribute__((noinline))
 
-/* The real functions, resolved once at load with dlsym(RTLD_NEXT). */
+/* The real functions, resolved once at load with dlsym(RTLD_NEXT) (real.c), or raw system calls
+ * in the freestanding build (real_sys.c), which has no stdio and so no fclose. */
+#ifdef RLT_NOLIBC
+#define RLT_REAL_FCLOSE(X)
+#define RLT_REAL_LIBC_ONLY(X)
+#else
+#define RLT_REAL_FCLOSE(X) X(int, fclose, (FILE *))
+/* what only a C library has: the exec family (the system-call front traps execve itself) and
+ * stdio (hook_exec.c, hook_stdio.c) */
+#define RLT_REAL_LIBC_ONLY(X)                                                                    \
+	X(int, execve, (const char *, char *const[], char *const[]))                             \
+	X(int, execv, (const char *, char *const[]))                                             \
+	X(int, execvp, (const char *, char *const[]))                                            \
+	X(int, execvpe, (const char *, char *const[], char *const[]))                            \
+	X(int, fexecve, (int, char *const[], char *const[]))                                     \
+	X(int, execveat, (int, const char *, char *const[], char *const[], int))                 \
+	X(FILE *, fdopen, (int, const char *))                                                   \
+	X(int, vdprintf, (int, const char *, va_list))
+#endif
 #define RLT_REAL_SYMBOLS(X)                                                                      \
 	X(int, socket, (int, int, int))                                                          \
 	X(int, socketpair, (int, int, int, int[2]))                                             \
@@ -46,7 +68,7 @@
 	X(int, close, (int))                                                                     \
 	X(int, close_range, (unsigned int, unsigned int, int))                                   \
 	X(void, closefrom, (int))                                                                \
-	X(int, fclose, (FILE *))                                                                 \
+	RLT_REAL_FCLOSE(X)                                                                       \
 	X(int, dup, (int))                                                                       \
 	X(int, dup2, (int, int))                                                                 \
 	X(int, dup3, (int, int, int))                                                            \
@@ -54,7 +76,8 @@
 	X(int, fcntl64, (int, int, ...))                                                         \
 	X(int, ioctl, (int, unsigned long, ...))                                                 \
 	X(void, _exit, (int))                                                                    \
-	X(void, _Exit, (int))
+	X(void, _Exit, (int))                                                                    \
+	RLT_REAL_LIBC_ONLY(X)
 
 #define RLT_DECLARE_REAL(ret, name, args)                                                        \
 	typedef ret(*name##_t) args;                                                             \
@@ -77,6 +100,20 @@ extern unsigned rlt_pre_vars_in_use;
 extern int rlt_pre_loglevel;
 void rlt_pre_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Loads the rules and what goes with them (load.c), for both ways in; the process is not
+ * throttled until rlt_pre_go. -1 with err set on a bad variable. */
+int rlt_pre_load(const struct rlt__settings *set, struct rlt_error *err);
+void rlt_pre_go(void);
+/* stderr through the real write, never through a hook or stdio's buffer. */
+void rlt_pre_say(const char *s, size_t n);
+/* The RLT_STATS summary, once per process (SPEC §6); whether one is wanted, whether we
+ * publish a page. */
+void rlt_pre_write_stats(void);
+int rlt_pre_summary_wanted(void);
+int rlt_pre_publishing(void);
+/* In a forked child, before anything else of ours runs: our state becomes the child's own. */
+void rlt_pre_forked(void);
+
 /* 1 when the caller runs in our memory without being the process our state describes: the
  * child of vfork() or posix_spawn() (CPython's subprocess), before it execs. Its fd table is
  * its own, so what it closes or duplicates says nothing about ours, and it must change none
@@ -88,6 +125,16 @@ int rlt_pre_borrowed(void);
  * child and the child of a fork that ran no handlers share or copy their parent's. At exit, at
  * a fatal signal, and in the _exit hook (hook_exit.c). */
 void rlt_pre_unpublish(void);
+/* An exec (hook_exec.c): the page is this image's, so its name goes before the new image runs
+ * (a throttled one makes its own; a program not throttled, by RLT_INHERIT=0, its own
+ * environment, or a static or setuid binary, is then not listed as throttled, nor is a `set`
+ * left pending for it). _begin returns 1 when it removed the name; _failed(1) puts it back
+ * (the exec failed: this image goes on). */
+int rlt_pre_exec_begin(void);
+/* stdin, stdout and stderr that are sockets a rule may pace become streams whose moves go
+ * through read and write (hook_stdio.c); at load. */
+void rlt_pre_stdio_init(void);
+void rlt_pre_exec_failed(int hid);
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
  * constructor, from another library's constructor). */
@@ -270,8 +317,9 @@ int rlt_pre_iov_slice(const struct iovec *iov, int cnt, size_t off, size_t len,
 /* The bytes of iov (SSIZE_MAX at most). */
 size_t rlt_pre_iov_total(const struct iovec *iov, int cnt);
 
-/* One real call moving bytes [off, off + len) of the message, with extra flags. */
-typedef ssize_t (*rlt_pre_piece_fn)(void *ctx, size_t off, size_t len);
+/* One real call moving bytes [off, off + len) of the message on the socket `fd` (the call's
+ * own, or the duplicate a paced call holds: rlt_pre_stream_io). */
+typedef ssize_t (*rlt_pre_piece_fn)(void *ctx, int fd, size_t off, size_t len);
 
 /* The context of a piece of sendmsg/writev or recvmsg/readv (hook_send.c, hook_recv.c). */
 struct rlt_pre_msg_ctx {
@@ -283,7 +331,12 @@ struct rlt_pre_msg_ctx {
 
 /* A stream send or receive of total bytes, piece by piece, each when the budget allows.
  * keep_whole: a send made by send, sendto, write, sendmsg or writev, which goes out in one
- * real call when it is small enough (rlt__whole); sendfile and splice move in pieces. */
+ * real call when it is small enough (rlt__whole); sendfile and splice move in pieces.
+ * RLT_PRE_UNSPLIT: one real call whatever its size (a send whose flags the kernel reads per
+ * call, MSG_ZEROCOPY: RLT_PACE_UNSPLIT). */
+#define RLT_PRE_UNSPLIT 2
+/* The send flags under which a call is made whole (RLT_PRE_UNSPLIT). */
+#define RLT_PRE_UNSPLIT_FLAGS MSG_ZEROCOPY
 ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask,
                           size_t total, int nonblock, int waitall, int keep_whole,
                           rlt_pre_piece_fn fn, void *ctx);
@@ -291,21 +344,52 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 /*
  * The short way of send, sendto and write (hook_send.c), for a send made as one real call
  * charged whole before it: a stream send that goes whole (rlt__pace_whole), or a datagram on a
- * connected socket (or sent with no address). rlt_pre_send_charge charges it and waits for its
- * slot: RLT_PRE_SENT_DONE (make the real call; if it moves all of len, there is nothing left
- * to do: its charge counted it), RLT_PRE_SETTLE (make it, then rlt_pre_sent_rest), 0 (not such
- * a send: take the long way), -1 (rejected: errno set). The hook makes the real call itself,
+ * connected socket (or sent with no address). rlt_pre_send_charge charges it, without a wait:
+ * RLT_PRE_SENT_DONE (it goes at once: make the real call; if it moves all of len, there is
+ * nothing left to do: its charge counted it), RLT_PRE_SETTLE (make it, then rlt_pre_sent_rest),
+ * RLT_PRE_SEND_WAIT (it must wait: rlt_pre_send_waited makes it), 0 (not such a send: take the
+ * long way), -1 (rejected: errno set). The hook makes the real call of a conforming send itself,
  * so that after the system call, which leaves the return predictions of a deep call chain
  * behind it, only the C library's return and the hook's own are left to make; and it keeps
  * what it needs then in registers, not in the ticket, whose lines the kernel's work evicts.
  */
 #define RLT_PRE_SETTLE 1
 #define RLT_PRE_SENT_DONE 2
+#define RLT_PRE_SEND_WAIT 3
 int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t);
 /* What the real call left to settle: a short send or an error gives back what it did not
  * move, as the pacing loop does. Keeps errno; returns n. */
 ssize_t rlt_pre_sent_rest(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,
                           ssize_t n);
+/* A send charged by rlt_pre_send_charge that must wait (RLT_PRE_SEND_WAIT): waits for its slot
+ * holding a duplicate of a stream socket (as rlt_pre_stream_io's wait, issue 17), then makes it
+ * (fn, as rlt_pre_stream_io's) and settles it. */
+ssize_t rlt_pre_send_waited(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,
+                            rlt_pre_piece_fn fn, void *ctx);
+
+/* A connection attempt's bookkeeping (hook_connect.c), shared by connect() and a send that
+ * connects (TCP Fast Open): _begin sets the socket's peer, charges RLT_CONNECT and takes the
+ * RLT_CONNS slots (0, or -1 with errno set: refused, nothing held); _end, after the real call
+ * (rc 0 or -1, err its errno), settles and keeps or gives back the slots by the outcome, and
+ * leaves errno err. */
+struct rlt_pre_attempt {
+	struct rlt__ticket t;
+	struct rlt__peer peer;
+	uint32_t nmask;
+	int charged;
+};
+int rlt_pre_attempt_begin(int fd, struct rlt_pre_fd *e, const struct rlt__peer *peer,
+                          struct rlt_pre_attempt *a);
+void rlt_pre_attempt_end(int fd, struct rlt_pre_fd *e, struct rlt_pre_attempt *a, int rc,
+                         int err);
+/* The entry of a stream socket a send with these flags and address connects (TCP Fast Open:
+ * rlt__connect_by_send), or NULL. */
+struct rlt_pre_fd *rlt_pre_fastopen_socket(int fd, int flags, const struct sockaddr *to,
+                                           socklen_t tolen);
+/* Such a send: charged as a connect, then sent (paced as any send to that peer). */
+ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockaddr *to,
+                              socklen_t tolen, size_t total, int flags, rlt_pre_piece_fn fn,
+                              void *ctx);
 
 /* After a datagram arrived (n, or -1) from `peer` (rlt_pre_key_peer): charge it whole and
  * hold it until its slot. */

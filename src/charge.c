@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "clock.h"
+#include "engine.h"
 #include "keytab.h"
 #include "policy.h"
 #include "rule_set.h"
@@ -274,16 +275,14 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->err = 0;
 	t->dry = 0;
 	t->counted = 0;
+	t->posm = 0;
 	/* A set request is looked for at the page's tick (every RLT_PUB_CHECK_NS while calls come,
 	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
 	 * segment's set is followed at every call: until it is, this process would charge a
 	 * budget the others have left. */
-	if (rlt__pub_tick(rs->pub, now)) {
-		if (rlt__ctl_pending(rs))
-			rlt__ctl_serve(rs);
-		if (rs->nkeyed)
-			rlt__pub_keys(rs, now);
-	}
+	int ticked = rlt__pub_tick(rs->pub, now);
+	if (ticked && rlt__ctl_pending(rs))
+		rlt__ctl_serve(rs);
 	if (__builtin_expect(rs->nshared != 0, 0))
 		rlt__shm_follow_all(rs);
 	/* the rules of the mask only: at[i] of a rule outside it is never read */
@@ -308,8 +307,11 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 		}
 		t->ver[i] = ver; /* read only where at[i] is set (rlt__ticket_refresh) */
 		if (__builtin_expect(ver->action == RLT_ACTION_DRY_RUN || v == RLT_DENY, 0)) {
-			if (charge_unusual(rs, t, r, ver, (enum rlt_verdict)v, i, at) != 0)
+			if (charge_unusual(rs, t, r, ver, (enum rlt_verdict)v, i, at) != 0) {
+				if (ticked && rs->nkeyed)
+					rlt__pub_keys(rs, now);
 				return -1;
+			}
 			continue;
 		}
 		t->at[i] = at;
@@ -320,6 +322,10 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	/* a calls rule (connect, accept) takes 1 even for msgs 0, which a settle of 0 gives
 	 * back: such a charge is settled the long way */
 	t->counted = go == now && (msgs != 0 || var == RLT_VAR_SEND || var == RLT_VAR_RECV);
+	/* The busiest keys after this call's decisions, so that the view holds the last calls'
+	 * keys when the traffic stops (no later call comes to refresh it). */
+	if (__builtin_expect(ticked, 0) && rs->nkeyed)
+		rlt__pub_keys(rs, now);
 	if (rs->stats_on)
 		count_charge(rs, t, todo);
 	return 0;
@@ -405,11 +411,16 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
 		     v = v->prev)
 			chain[n++] = v;
 		const struct rlt__rule_ver *from = t->ver[i];
+		uint64_t pos = t->posm & (1u << i) ? t->pos[i] : rlt__params_pos(&from->params, t->at[i]);
 		while (n--) {
-			t->at[i] = rlt_params_remap(&from->params, &chain[n]->params, chain[n]->since,
-			                            t->at[i]);
+			/* a set that carried the budget gave the rule a new state (rule_set.c) */
+			pos = rlt__params_remap_pos(&from->params, &chain[n]->params, chain[n]->since,
+			                            pos, chain[n]->state != from->state);
 			from = chain[n];
 		}
+		t->pos[i] = pos;
+		t->posm |= 1u << i;
+		t->at[i] = rlt__params_pos_ns(&cur->params, pos);
 		t->ver[i] = cur;
 		moved = 1;
 	}
@@ -457,6 +468,18 @@ static int wait_ticket(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
 		rc = 1;
 	rlt__charge_waiting_end(rs, t, counted);
 	return rc;
+}
+
+int rlt__charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                   uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                   uint64_t bytes, uint64_t msgs, rlt_ns_t now)
+{
+	return charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, now);
+}
+
+int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
+{
+	return t->go > t->start ? wait_ticket(rs, t, intr) : 0;
 }
 
 int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,

@@ -13,7 +13,10 @@
  * (SO_ERROR): reading it would take it from the program.
  *
  * Both fronts decide here which rules a connect() counts (rlt__connect_counts) and the preload,
- * which sees the result, what it means for the socket (rlt__connect_outcome).
+ * which sees the result, what it means for the socket (rlt__connect_outcome). A send can be a
+ * connect too: TCP Fast Open's sendto or sendmsg with MSG_FASTOPEN and an address, on a stream
+ * socket not connected yet, makes the connection and sends its first data in the SYN
+ * (rlt__connect_by_send): it is charged as the connect it is.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -49,6 +52,13 @@ int rlt__connect_starts(int fd)
 	}
 	errno = saved;
 	return starts;
+}
+
+int rlt__connect_by_send(int type, int flags, const struct sockaddr *to, socklen_t tolen,
+                         int has_peer)
+{
+	return type == SOCK_STREAM && (flags & MSG_FASTOPEN) && to &&
+	       tolen >= (socklen_t)sizeof(sa_family_t) && to->sa_family != AF_UNSPEC && !has_peer;
 }
 
 void rlt__connect_counts(int fd, int type, int asked_before, int holds_slots, uint32_t *cmask,

@@ -198,7 +198,7 @@ static int take_dry(struct rlt__ruleset *rs, struct rlt__rt_rule *r, const struc
 	/* the call is counted as admitted with the others (conns_try): here, only what reject
 	 * would have done */
 	if (over && rs->stats_on)
-		rlt__count_add(&r->st->rejected, 1);
+		rlt__count_add(&r->st->would_reject, 1);
 	return 1;
 }
 

@@ -221,30 +221,52 @@ static int retick(struct rlt_params *np, const struct rlt_params *old, struct rl
 	return 0;
 }
 
+/* The tick-keeping retune: np continues old's ticks from `now` (epoch_ns, epoch_ticks), so
+ * that every state built on old stays valid untouched and counts its units at np's rate. What
+ * a rule with many states (one per connection, one per key) gets from a set: none of them is
+ * rewritten. 1 when np is too fast for old's ticks (it then has its own). */
+int rlt__params_retune_keep(struct rlt_params *np, const struct rlt_params *old, rlt_ns_t now,
+                            struct rlt_error *err)
+{
+	struct rlt_params fresh = *np;
+	/* where old's ticks stand now, before np's tick fields are replaced */
+	uint64_t at = rlt__gcra_ticks_of(old, now);
+	int rc = retick(np, old, err);
+
+	if (rc == -EXDEV) {
+		/* ticks of old's size would run out within the clock's span: np keeps its own,
+		 * and a state carried over (rlt_state_carry) goes with it */
+		*np = fresh;
+		return 1;
+	}
+	if (rc)
+		return rc;
+	np->epoch_ns = now;
+	np->epoch_ticks = at;
+	return 0;
+}
+
 int rlt_params_retune(struct rlt_params *np, const struct rlt_params *old, rlt_ns_t now,
                       struct rlt_error *err)
 {
+	(void)now; /* the carry takes the instant (rlt_state_carry) */
 	if (np->algo != old->algo)
 		return fail(err, -EINVAL, "a different algorithm is a different rule");
 	switch (old->algo) {
 	case RLT_ALGO_TOKEN:
-	case RLT_ALGO_LEAKY: {
-		struct rlt_params fresh = *np;
-		/* where old's ticks stand now, before np's tick fields are replaced */
-		uint64_t at = rlt__gcra_ticks_of(old, now);
-		int rc = retick(np, old, err);
-		if (rc == -EXDEV) {
-			/* ticks of old's size would run out within the clock's span: np keeps
-			 * its own, and a state carried over (rlt_state_carry) goes with it */
-			*np = fresh;
-			return 1;
+	case RLT_ALGO_LEAKY:
+		/* The same rate and burst (a new max-wait, action or errno): old's params go on,
+		 * and so does every state. */
+		if (np->rate_num == old->rate_num && np->rate_den_ns == old->rate_den_ns &&
+		    np->burst == old->burst) {
+			uint64_t mw = np->max_wait_ns;
+			*np = *old;
+			np->max_wait_ns = mw;
+			return 0;
 		}
-		if (rc)
-			return rc;
-		np->epoch_ns = now;
-		np->epoch_ticks = at;
-		return 0;
-	}
+		/* A new rate or burst: the budget carries over as a share of the burst
+		 * (rlt_state_carry), into a state that counts in np's own ticks (SPEC §7). */
+		return 1;
 	default:
 		/* The windows' counters and the log's entries are kept per window or sub-window
 		 * of the period they were taken in: another period would cut them differently. */
@@ -282,46 +304,113 @@ int rlt_params_retune(struct rlt_params *np, const struct rlt_params *old, rlt_n
 	}
 }
 
-/* A tick position x of old's tick space in np's, the two meeting at `since`: the units between
- * x and old's ticks at `since` stand as many units from np's ticks then. */
-static uint64_t carry_ticks(const struct rlt_params *old, const struct rlt_params *np,
-                            rlt_ns_t since, uint64_t x)
+static uint64_t below_limit(u128 t)
+{
+	return t >= TICK_LIMIT ? TICK_LIMIT - 1 : (uint64_t)t;
+}
+
+/* d ticks of old as units (rounded up: what is owed), in np's ticks. */
+static u128 units_in(const struct rlt_params *old, const struct rlt_params *np, u128 d)
+{
+	u128 units = (d + old->ticks_per_unit - 1) / old->ticks_per_unit << old->unit_shift;
+
+	if (units >= ((u128)1 << 64))
+		return TICK_LIMIT;
+	return ((units + np->unit_round) >> np->unit_shift) * np->ticks_per_unit;
+}
+
+/*
+ * A state x (a TAT in old's ticks) at `since`, in np's ticks: the one rule by which a budget
+ * carries over a set (SPEC §7). How full the bucket is goes over as a share of the burst: a
+ * token bucket's credit (x behind the clock, at most a burst) and its emptiness (x ahead of
+ * the clock by up to a burst: what has gone lately) scale from old's burst to np's, so a
+ * sender that had emptied a burst of 1 MiB has emptied the new burst of 16 KiB, not 1 MiB of
+ * it, and a raise never finds more than its own burst to let through. What stands beyond the
+ * burst (and, in a leaky bucket, everything ahead) is reserved by calls waiting now: it keeps
+ * its units, which the waiters move at np's rate; a dry-run's lag there was no one's wait and
+ * does not carry (RLT_CARRY_DRY_RUN), nor does anything past the saturated end of the ticks
+ * turn into units. A go time maps the same way (carry_go).
+ */
+static uint64_t carry_state(const struct rlt_params *old, const struct rlt_params *np,
+                            rlt_ns_t since, uint64_t x, unsigned flags)
 {
 	uint64_t o = rlt__gcra_ticks_of(old, since), n = rlt__gcra_ticks_of(np, since);
-	/* units rounded away from the holder: a backlog rounds up, a credit down */
-	if (x >= o) {
-		u128 units = ((u128)(x - o) + old->ticks_per_unit - 1) / old->ticks_per_unit;
-		u128 t = (u128)n + (units << old->unit_shift >> np->unit_shift) * np->ticks_per_unit;
-		return t >= TICK_LIMIT ? TICK_LIMIT - 1 : (uint64_t)t;
+	int leaky = old->algo == RLT_ALGO_LEAKY;
+
+	if (x <= o) {
+		if (leaky)
+			return n; /* nothing waits: an idle meter */
+		u128 c = o - x < old->tau ? o - x : old->tau;
+		u128 back = c * np->tau / old->tau; /* a credit rounds down */
+		return back >= n ? 0 : n - (uint64_t)back;
 	}
-	u128 units = (u128)(o - x) / old->ticks_per_unit;
-	u128 back = (units << old->unit_shift >> np->unit_shift) * np->ticks_per_unit;
-	if (back > np->tau)
-		back = np->tau; /* a full bucket is full, whatever its size */
-	return back >= n ? 0 : n - (uint64_t)back;
+	u128 d = x - o, t = n;
+	if (!leaky) {
+		u128 share = d < old->tau ? d : old->tau;
+		t += (share * np->tau + old->tau - 1) / old->tau; /* emptiness rounds up */
+		d -= share;
+	}
+	/* a TAT at the end of the ticks is a clamp (a rate set absurdly low), not a queue */
+	if ((flags & RLT_CARRY_DRY_RUN) || x >= TICK_LIMIT - 1)
+		d = 0;
+	return below_limit(t + units_in(old, np, d));
+}
+
+/* A waiting call's go position g in old's ticks, in np's: due already, or the units still
+ * ahead of it at np's rate (a token bucket's waiter goes when its TAT' less the burst comes:
+ * carry_state of g + old's burst, less np's burst). */
+static uint64_t carry_go(const struct rlt_params *old, const struct rlt_params *np,
+                         rlt_ns_t since, uint64_t g)
+{
+	uint64_t o = rlt__gcra_ticks_of(old, since), n = rlt__gcra_ticks_of(np, since);
+
+	if (g <= o || g >= TICK_LIMIT - 1) /* due, or clamped: no queue to keep */
+		return n;
+	return below_limit(n + units_in(old, np, g - o));
+}
+
+uint64_t rlt__params_pos(const struct rlt_params *p, rlt_ns_t at)
+{
+	if (p->algo != RLT_ALGO_TOKEN && p->algo != RLT_ALGO_LEAKY)
+		return at;
+	return rlt__gcra_ticks_of(p, at);
+}
+
+rlt_ns_t rlt__params_pos_ns(const struct rlt_params *p, uint64_t pos)
+{
+	if (p->algo != RLT_ALGO_TOKEN && p->algo != RLT_ALGO_LEAKY)
+		return pos;
+	return rlt__gcra_ns_of(p, pos);
+}
+
+uint64_t rlt__params_remap_pos(const struct rlt_params *old, const struct rlt_params *np,
+                               rlt_ns_t since, uint64_t pos, int carried)
+{
+	if (old->algo != RLT_ALGO_TOKEN && old->algo != RLT_ALGO_LEAKY)
+		return pos; /* windows keep their go times: rlt__fw_carry keeps their places */
+	/* not carried: np counts in old's ticks (the same position), or is old's */
+	return carried ? carry_go(old, np, since, pos) : pos;
 }
 
 rlt_ns_t rlt_params_remap(const struct rlt_params *old, const struct rlt_params *np,
-                          rlt_ns_t since, rlt_ns_t at)
+                          rlt_ns_t since, rlt_ns_t at, int carried)
 {
-	if (at == RLT_NS_NEVER || old == np ||
-	    (old->algo != RLT_ALGO_TOKEN && old->algo != RLT_ALGO_LEAKY))
+	if (at == RLT_NS_NEVER || old == np)
 		return at;
-	uint64_t x = rlt__gcra_ticks_of(old, at);
-	if (np->ticks_per_unit != old->ticks_per_unit || np->unit_shift != old->unit_shift)
-		x = carry_ticks(old, np, since, x);
-	return rlt__gcra_ns_of(np, x);
+	return rlt__params_pos_ns(
+		np, rlt__params_remap_pos(old, np, since, rlt__params_pos(old, at), carried));
 }
 
 int rlt_state_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
-                    void *new_state, rlt_ns_t since)
+                    void *new_state, rlt_ns_t since, unsigned flags)
 {
 	if (old->algo == RLT_ALGO_FIXED_WINDOW && np->algo == RLT_ALGO_FIXED_WINDOW)
 		return rlt__fw_carry(old, old_state, np, new_state, since);
 	if (old->algo != RLT_ALGO_TOKEN && old->algo != RLT_ALGO_LEAKY)
 		return -EINVAL;
 	_Atomic uint64_t *o = old_state, *n = new_state;
-	atomic_store_explicit(n, carry_ticks(old, np, since, atomic_load(o)), memory_order_release);
+	atomic_store_explicit(n, carry_state(old, np, since, atomic_load(o), flags),
+	                      memory_order_release);
 	return 0;
 }
 

@@ -40,6 +40,21 @@ int rlt__fw_carry(const struct rlt_params *old, void *old_state, const struct rl
 enum rlt_verdict rlt__token_decide(const struct rlt_params *p, void *state, rlt_ns_t now,
                                    uint64_t cost, enum rlt_mode mode, rlt_ns_t *at);
 
+/* engine.c: the retune of a rule whose states are many (one per connection, one per key) and
+ * cannot all be carried: np continues old's ticks from `now`, so each state keeps its units,
+ * which count at np's rate. 0, 1 (np too fast for old's ticks: it has its own, a state must be
+ * carried), or -errno with err. */
+int rlt__params_retune_keep(struct rlt_params *np, const struct rlt_params *old, rlt_ns_t now,
+                            struct rlt_error *err);
+/* engine.c: a go time as a position of p (token, leaky: its ticks; windows: the ns), back, and
+ * a position under old mapped to np (made from old at `since`; carried: the state was carried
+ * rather than kept). A waiting call keeps its position across sets, never a go time that a far
+ * rate clamped. */
+uint64_t rlt__params_pos(const struct rlt_params *p, rlt_ns_t at);
+rlt_ns_t rlt__params_pos_ns(const struct rlt_params *p, uint64_t pos);
+uint64_t rlt__params_remap_pos(const struct rlt_params *old, const struct rlt_params *np,
+                               rlt_ns_t since, uint64_t pos, int carried);
+
 /* engine_gcra.c: a clock reading in ticks of p, and the first ns that reaches a tick count
  * (rlt_params_retune and rlt_params_remap build on them). */
 uint64_t rlt__gcra_ticks_of(const struct rlt_params *p, rlt_ns_t now);
@@ -93,7 +108,11 @@ void rlt__lock_wake(struct rlt__lock *l);
 /* The fast paths, inline: a decision pays one compare-and-swap and one store for its lock,
  * no call. The thread's id is 0 until its first slow path hands it one. */
 extern _Atomic uint32_t rlt__lock_generation;
+#ifdef RLT_NOLIBC /* no TLS: the thread block (preload/nolibc/nolibc.h, pre-included) */
+#define rlt__lock_self (rlt_trap_self()->lock_self)
+#else
 extern _Thread_local uint32_t rlt__lock_self __attribute__((tls_model("initial-exec")));
+#endif
 
 static inline int rlt__lock_take(struct rlt__lock *l)
 {

@@ -15,7 +15,9 @@ _Atomic uint32_t rlt__lock_generation;
 /* Thread ids are handed out once per thread, never 0 (the free word). A thread keeps its id
  * across fork(); the ids of its ancestor's other threads then name no one here. */
 static _Atomic uint32_t next_id;
+#ifndef RLT_NOLIBC
 _Thread_local uint32_t rlt__lock_self __attribute__((tls_model("initial-exec")));
+#endif
 
 void rlt__lock_forked(void)
 {

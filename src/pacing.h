@@ -38,6 +38,11 @@ enum rlt__pace_flag {
 	RLT_PACE_MADE_NONBLOCK = 1u << 3, /* the front makes each real call non-blocking on the
 	                                   * program's behalf (the supervisor): a short piece of a
 	                                   * blocking call means "no room or data yet", not its end */
+	RLT_PACE_UNSPLIT = 1u << 4, /* a call the throttle must not reshape, whatever its size:
+	                             * its flags are the kernel's to interpret per real call (a
+	                             * send with MSG_ZEROCOPY: each call is one completion id the
+	                             * program counts). One real call, charged whole, as a
+	                             * datagram is */
 };
 
 /* The state of one paced call. */
@@ -57,14 +62,16 @@ struct rlt__pace {
 
 /*
  * Whether a stream call of `total` bytes under `mask` of var goes whole (RLT_PACE_WHOLE, as
- * rlt__pace_begin decides it): a send with RLT_PACE_KEEP_WHOLE no larger than rlt__whole.
- * Inline, so that a front can take a whole send's short way without a struct rlt__pace.
+ * rlt__pace_begin decides it): an RLT_PACE_UNSPLIT call, or a send with RLT_PACE_KEEP_WHOLE
+ * no larger than rlt__whole. Inline, so that a front can take a whole send's short way without
+ * a struct rlt__pace.
  */
 static inline int rlt__pace_whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
                                   uint64_t total, unsigned flags)
 {
-	return (flags & RLT_PACE_KEEP_WHOLE) && var == RLT_VAR_SEND &&
-	       total <= rlt__whole(rs, var, mask, (flags & RLT_PACE_NONBLOCK) != 0);
+	return (flags & RLT_PACE_UNSPLIT) ||
+	       ((flags & RLT_PACE_KEEP_WHOLE) && var == RLT_VAR_SEND &&
+	        total <= rlt__whole(rs, var, mask, (flags & RLT_PACE_NONBLOCK) != 0));
 }
 
 /*

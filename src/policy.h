@@ -26,6 +26,12 @@ struct rlt__stats {
 	_Atomic uint64_t waiting;  /* threads waiting for this rule now */
 	_Atomic uint64_t keys_tracked; /* key=: keys in the rule's table now (keytab.h) */
 	_Atomic uint64_t keys_evicted; /* key=: keys replaced whose budget was not full again */
+	/* action=dry-run: what delay and reject would have done, never in the fields above
+	 * (SPEC §6); a rule `set` from dry-run to delay keeps both apart */
+	_Atomic uint64_t would_delay;          /* calls delay would have made wait */
+	_Atomic uint64_t would_delay_ns_total; /* and how long, in all */
+	_Atomic uint64_t would_delay_ns_max;
+	_Atomic uint64_t would_reject;         /* calls reject would have failed */
 };
 
 /* Raises a maximum counter to v (relaxed: a statistic). */
@@ -108,8 +114,13 @@ static inline const struct rlt__rule_ver *rlt__ver(const struct rlt__rt_rule *r)
 
 /* Set (per thread) while the library itself makes network calls (the Redis client): the hooks
  * then pass every call straight through, so that the throttle never charges or re-enters
- * itself. Defined in scope_redis.c. */
+ * itself. Defined in scope_redis.c; in the freestanding build (RLT_NOLIBC, which has no TLS
+ * and no Redis scope) a field of the thread block (preload/nolibc/nolibc.h, pre-included). */
+#ifdef RLT_NOLIBC
+#define rlt__internal (rlt_trap_self()->internal)
+#else
 extern _Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
+#endif
 
 struct rlt__ruleset {
 	struct rlt__rt_rule rules[RLT_VAR_COUNT][RLT_MAX_RULES_PER_VAR];
@@ -176,6 +187,8 @@ void rlt__ruleset_keys_forked(struct rlt__ruleset *rs);
  * `rlthrottle --seccomp`, which the launcher checks before the supervisor starts. */
 const char *rlt__rule_unsupported(const struct rlt_rule *r);
 const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r);
+/* ... and under the system-call front inside the program (trap_*.c): no redis:// yet. */
+const char *rlt__rule_unsupported_trap(const struct rlt_rule *r);
 
 /* The piece and the whole (rlt__piece, rlt__whole) of one bytes rule; UINT64_MAX for others. */
 uint64_t rlt__piece_of(enum rlt_unit unit, const struct rlt_params *p);
@@ -261,6 +274,10 @@ struct rlt__ticket {
 	const struct rlt__rule_ver *ver[RLT_MAX_RULES_PER_VAR]; /* the block at[i] was decided by */
 	void *kstate[RLT_MAX_RULES_PER_VAR]; /* keyed rules: the key's state charged, for the
 	                                        refund of the settle */
+	uint64_t pos[RLT_MAX_RULES_PER_VAR]; /* at[i] as a position of ver[i]'s params, once a
+	                                        set moved it (rlt__ticket_refresh): a go time
+	                                        clamped by a far rate loses its place, this not */
+	uint32_t posm;                /* the rules whose pos[] holds their place */
 	uint32_t dry;                 /* rules of the mask with action=dry-run: charged, never
 	                                 waited for */
 	rlt_ns_t start;               /* when the call asked */
@@ -307,6 +324,15 @@ int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt
 int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                           uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                           uint64_t bytes, uint64_t msgs, rlt_ns_t now);
+
+/* rlt__charge_wait_at in its two steps, for a front that must do something between them
+ * only when the call waits (the preload's paced call holds its socket: io_pacing.c): the
+ * charge (rlt__charge with the caller's clock reading and peer), then the wait until t->go
+ * (none when the call may go now; intr as rlt__charge_wait_intr: 1 when a handler ended it). */
+int rlt__charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                   uint32_t mask, void *conn_block, const struct rlt__peer *peer,
+                   uint64_t bytes, uint64_t msgs, rlt_ns_t now);
+int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
 
 /* How long a delayed call sleeps at most before it looks for a set that moved its go time. */
 #define RLT_SET_SLICE_NS (5 * 1000 * 1000ull)
@@ -404,6 +430,12 @@ int rlt__connect_starts(int fd);
  */
 void rlt__connect_counts(int fd, int type, int asked_before, int holds_slots, uint32_t *cmask,
                          uint32_t *nmask);
+
+/* connect_attempt.c: 1 when a send is a connect: TCP Fast Open (MSG_FASTOPEN in flags, an
+ * address `to`) on a stream socket (`type`) that has no peer yet. Charged as a connect (and its
+ * result read as a connect()'s, rlt__connect_outcome of 0 or -1), then as a send to that peer. */
+int rlt__connect_by_send(int type, int flags, const struct sockaddr *to, socklen_t tolen,
+                         int has_peer);
 
 /* What a connect()'s result (rc, and errno err when rc is -1) means for its socket. */
 enum rlt__connect_outcome {

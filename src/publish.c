@@ -81,6 +81,10 @@ static void stats_copy(struct rlt__stats *d, struct rlt__stats *s)
 	STORE(d->waiting, LOAD(s->waiting));
 	STORE(d->keys_tracked, LOAD(s->keys_tracked));
 	STORE(d->keys_evicted, LOAD(s->keys_evicted));
+	STORE(d->would_delay, LOAD(s->would_delay));
+	STORE(d->would_delay_ns_total, LOAD(s->would_delay_ns_total));
+	STORE(d->would_delay_ns_max, LOAD(s->would_delay_ns_max));
+	STORE(d->would_reject, LOAD(s->would_reject));
 }
 
 /* A new file of `size` bytes, 0600, ours alone; one of the same name (an exec in the same
@@ -98,9 +102,15 @@ static int make_file(const char *path, size_t size)
 				return -EEXIST;
 			continue;
 		}
-		/* the umask may have taken bits off; readers insist on exactly 0600 */
-		if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)size) != 0) {
-			int rc = -errno;
+		/* the umask may have taken bits off; readers insist on exactly 0600. The pages are
+		 * allocated now, not when first touched: a full /dev/shm then fails here, with a
+		 * warning, instead of raising SIGBUS in whatever call touches the page first. */
+		int rc = 0;
+		if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)size) != 0)
+			rc = -errno;
+		else
+			rc = -posix_fallocate(fd, 0, (off_t)size);
+		if (rc) {
 			unlink(path);
 			rlt__pub_raw_close(fd);
 			return rc;
@@ -210,6 +220,34 @@ void rlt__pub_unlink(struct rlt__pub *p)
 		unlink(p->path);
 }
 
+int rlt__pub_relink(struct rlt__pub *p)
+{
+	if (!p || !p->path[0])
+		return -EINVAL;
+	int fd = make_file(p->path, p->size);
+	if (fd < 0)
+		return fd;
+	/* the page as it stands into the new file, then the file mapped over the page at the
+	 * same address: every pointer into the page stays valid */
+	int rc = 0;
+	for (size_t done = 0; done < p->size && rc == 0;) {
+		ssize_t n = pwrite(fd, (char *)p->hdr + done, p->size - done, (off_t)done);
+		if (n > 0)
+			done += (size_t)n;
+		else if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n == 0)
+			rc = -EIO;
+	}
+	if (rc == 0 && mmap(p->hdr, p->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+	                    0) == MAP_FAILED)
+		rc = -errno;
+	if (rc)
+		unlink(p->path);
+	rlt__pub_raw_close(fd);
+	return rc;
+}
+
 /* The rules count privately again, carrying over what the page holds. */
 static void back_to_own(struct rlt__ruleset *rs)
 {
@@ -304,7 +342,7 @@ static void keys_write(struct rlt__pub_rec *rec, const struct rlt__rt_rule *r)
 void rlt__pub_keys(struct rlt__ruleset *rs, rlt_ns_t now)
 {
 	uint64_t next = atomic_load_explicit(&rs->keys_next, memory_order_relaxed);
-	uint64_t every = RLT_NS_PER_SEC;
+	uint64_t every = RLT_PUB_CHECK_NS;
 	struct rlt__pub *p = rs->pub;
 
 	if (!p || now < next)

@@ -27,7 +27,8 @@
 #include "policy.h"
 
 #define RLT_PUB_MAGIC 0x31425550544c52ull /* "RLTPUB1" read as a little-endian word */
-#define RLT_PUB_VERSION 3u
+/* 4: the dry-run counters (would_*) apart from delayed and rejected */
+#define RLT_PUB_VERSION 4u
 #define RLT_PUB_DIR "/dev/shm/"
 #define RLT_PUB_PREFIX "rlthrottle-"
 /* The control area of the header: opaque to this module, zeroed at creation. `rlthrottle set`
@@ -37,10 +38,13 @@
 #define RLT_PUB_HIST 60u
 /* The busiest keys a keyed rule's record shows. */
 #define RLT_PUB_BUSIEST 8u
-/* A keyed rule's busiest keys are found by a scan of its table (rlt__pub_keys): once a second,
- * or for a table larger than this many keys, once every keys/this seconds, so that the scans
- * cost a call at most about this many slots' reads a second. */
-#define RLT_PUB_SCAN_PER_SEC 16384u
+/* A keyed rule's busiest keys are found by a scan of its table (rlt__pub_keys), after the
+ * decisions of a call that ticked: at each page tick (RLT_PUB_CHECK_NS) while calls come, or,
+ * for a table larger than this many keys per second, once every keys/this seconds, so that the
+ * scans cost at most about this many slots' reads a second (a full table of 4096 keys, the
+ * default, is some 15 us to scan: 8 ms apart, 0.2% of a core while its traffic flows). The view
+ * is then as fresh as the last calls, not waiting for the next call (issue 17 row 16). */
+#define RLT_PUB_SCAN_PER_SEC 524288u
 /* The most rules a page can describe (every variable full). */
 #define RLT_PUB_MAX_RULES (RLT_VAR_COUNT * RLT_MAX_RULES_PER_VAR)
 
@@ -124,6 +128,10 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct r
 /* Removes the page's name (async-signal-safe: unlink only). The mapping stays, so that threads
  * still counting and a summary written afterwards read valid memory. */
 void rlt__pub_unlink(struct rlt__pub *p);
+/* The page's name again after rlt__pub_unlink (an exec that failed): a new file with the
+ * page's contents, mapped over it at the same address. A count another thread makes in that
+ * instant may be lost. 0 or -errno (the page then stays unnamed). */
+int rlt__pub_relink(struct rlt__pub *p);
 
 /* Unlinks and unmaps the page of rs, and points its rules back at their private counters,
  * carrying over the counts. For a ruleset no thread decides on any more. */
@@ -147,7 +155,7 @@ void *rlt__pub_ctl(struct rlt__pub *p);
 #define RLT_PUB_CHECK_NS (5 * 1000 * 1000ull)
 
 /* The busiest keys of rs's keyed rules into its page, when their time has come (see
- * RLT_PUB_SCAN_PER_SEC): called at a tick by the call that ticked. */
+ * RLT_PUB_SCAN_PER_SEC): called by the call that ticked, after its decisions. */
 void rlt__pub_keys(struct rlt__ruleset *rs, rlt_ns_t now);
 
 /* 1 when this thread's call ticked (the control area is to be looked at). */
@@ -173,6 +181,7 @@ struct rlt__pub_rule {
 	int params_torn;               /* the writer never let go of the seqlock: params unknown */
 	uint64_t calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max, waiting;
 	uint64_t keys_tracked, keys_evicted; /* key=: see struct rlt__stats */
+	uint64_t would_delay, would_delay_ns_total, would_delay_ns_max, would_reject; /* dry-run */
 	unsigned nbusy;                      /* key=: the busiest keys, most first */
 	struct rlt__pub_busy {
 		char key[64]; /* as people read it: "127.0.0.2", "10.1.2.0/24", "port 8080" */
@@ -196,7 +205,8 @@ struct rlt__pub_reader {
  * Opens the page of process pid: only the reader's own (root: anyone's), mode 0600, of this
  * version, of a size that holds its records; rw: mapped read-write (for `set`'s control area).
  * A stale page found on the way is removed. Returns 0, -ENOENT (no live page: not a throttled
- * process of ours), -EACCES (another user's), or another negative errno, with err saying which
+ * process of ours), -EACCES (another user's), -EPROTO (a page of another layout: a process
+ * started by an older or newer rlthrottle), or another negative errno, with err saying which
  * in one line that names the pid.
  */
 int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_error *err);

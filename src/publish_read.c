@@ -148,6 +148,18 @@ static int find_page(pid_t pid, uint64_t start, char *out, size_t len, long *oth
 	return rc;
 }
 
+/* After an upgrade, a process started before it publishes the old layout (or, after a
+ * downgrade, a newer one): one line that says so, and -EPROTO for the callers to tell it from
+ * a page that is wrong. */
+static int other_layout(struct rlt_error *err, pid_t pid, uint32_t version)
+{
+	return rlt__fail(err, -EPROTO,
+	                 "%d: publishes page layout %u, this rlthrottle reads layout %u (it was "
+	                 "started by %s rlthrottle): restart it to watch or steer it",
+	                 (int)pid, (unsigned)version, RLT_PUB_VERSION,
+	                 version < RLT_PUB_VERSION ? "an older" : "a newer");
+}
+
 int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_error *err)
 {
 	struct rlt__proc_stat ps;
@@ -197,7 +209,13 @@ int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_erro
 		            (unsigned)(st.st_mode & 07777));
 	}
 	if (st.st_size < (off_t)sizeof(struct rlt__pub_hdr) || (size_t)st.st_size > PAGE_MAX) {
+		/* a page of another layout (an older or newer rlthrottle) says so in its first
+		 * words: that is worth one clear line */
+		struct { uint64_t magic; uint32_t version; } head = {0, 0};
+		int whole = pread(fd, &head, sizeof head, 0) == (ssize_t)sizeof head;
 		close(fd);
+		if (whole && head.magic == RLT_PUB_MAGIC && head.version != RLT_PUB_VERSION)
+			return other_layout(err, pid, head.version);
 		return rlt__fail(err, -EINVAL, "%d: %s is %lld bytes: not a page of this version",
 		            (int)pid, path, (long long)st.st_size);
 	}
@@ -231,6 +249,11 @@ int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_erro
 		why = "more rules than it has room for";
 	else if (c->pid != (int32_t)pid || c->proc_start != ps.start)
 		why = "it describes another process";
+	if (magic == RLT_PUB_MAGIC && c->version != RLT_PUB_VERSION) {
+		uint32_t v = c->version;
+		rlt__pub_close(rd);
+		return other_layout(err, pid, v);
+	}
 	if (why) {
 		rlt__pub_close(rd);
 		return rlt__fail(err, -EINVAL, "%d: %s: %s: refused", (int)pid, path, why);
@@ -336,6 +359,10 @@ void rlt__pub_read(const struct rlt__pub_reader *rd, unsigned k, rlt_ns_t now,
 	out->waiting = LOAD(rec->st.waiting);
 	out->keys_tracked = LOAD(rec->st.keys_tracked);
 	out->keys_evicted = LOAD(rec->st.keys_evicted);
+	out->would_delay = LOAD(rec->st.would_delay);
+	out->would_delay_ns_total = LOAD(rec->st.would_delay_ns_total);
+	out->would_delay_ns_max = LOAD(rec->st.would_delay_ns_max);
+	out->would_reject = LOAD(rec->st.would_reject);
 	/* a waiting count below zero (a racing decrement) reads as a huge number: none */
 	if (out->waiting > (1u << 24))
 		out->waiting = 0;

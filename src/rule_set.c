@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "engine.h"
 #include "error.h"
 #include "keytab.h"
 #include "rule_set.h"
@@ -191,15 +192,32 @@ static int rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
 		            "%s=\"%.200s\": the rule is shared by every process naming %s: use "
 		            "`rlthrottle set shared:%s RULE`",
 		            rlt_var_name(var), nr->text, r->rule.scope_name, r->rule.scope_name);
+	int many = r->rule.scope == RLT_SCOPE_CONNECTION || r->keytab != NULL;
+	int gcra = np.algo == RLT_ALGO_TOKEN || np.algo == RLT_ALGO_LEAKY;
+	e.msg[0] = '\0';
 	rc = rlt_params_retune(&np, &old->params, now, &e);
-	if (rc == 1 && (r->rule.scope == RLT_SCOPE_CONNECTION || r->keytab))
+	if (rc == 1 && many && gcra) {
+		/* Every socket's (or key's) state cannot be carried: they keep their units,
+		 * counted at the new rate from now (the share of the burst is a single
+		 * state's: process and shared scopes). */
+		np = nr->params;
+		rc = rlt__params_retune_keep(&np, &old->params, now, &e);
+	}
+	if (rc == 1 && many)
 		rc = -ERANGE; /* every socket's (or key's) state would need carrying: e says why */
+	/* A dry-run's lag beyond its burst is no call's wait: enforcing the rule starts from
+	 * its burst, never from the lag (a carry drops it). */
+	if (rc == 0 && gcra && !many && old->action == RLT_ACTION_DRY_RUN &&
+	    nr->action != RLT_ACTION_DRY_RUN)
+		rc = 1;
 	if (rc < 0)
 		return rlt__fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr->text,
 		            rc == -ERANGE && e.msg[0] == '\0' ? "out of range" : e.msg);
 	if (rc == 1) {
 		state = rlt__map_anon(rlt_state_size(&np));
-		if (!state || rlt_state_carry(&old->params, old->state, &np, state, now) != 0)
+		if (!state ||
+		    rlt_state_carry(&old->params, old->state, &np, state, now,
+		                    old->action == RLT_ACTION_DRY_RUN ? RLT_CARRY_DRY_RUN : 0) != 0)
 			return rlt__fail(err, -ENOMEM, "%s: no memory for the new state", rlt_var_name(var));
 	}
 	struct rlt__rule_ver *v = new_ver(old, nr, &np, state, now);
@@ -512,13 +530,18 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 		flock(fd, LOCK_UN);
 		goto out;
 	}
+	uint32_t was_dry = (g ? h->set_action : (uint32_t)cr.action) == RLT_ACTION_DRY_RUN;
+	if (rc == 0 && was_dry && nr.action != RLT_ACTION_DRY_RUN &&
+	    (np.algo == RLT_ALGO_TOKEN || np.algo == RLT_ALGO_LEAKY))
+		rc = 1; /* a dry-run's lag is dropped by a carry, as rule_set's */
 	if (rc == 1) {
 		/* the budget goes on in the next slot (its previous user follows long before the
 		 * ring comes round to it again) */
 		_Atomic uint64_t *from = slot ? &h->set_slots[slot - 1]
 		                              : (_Atomic uint64_t *)((char *)h + h->state_off);
 		uint32_t next = slot % RLT_SHM_SET_SLOTS + 1;
-		rlt_state_carry(&old, (void *)from, &np, (void *)&h->set_slots[next - 1], now);
+		rlt_state_carry(&old, (void *)from, &np, (void *)&h->set_slots[next - 1], now,
+		                was_dry ? RLT_CARRY_DRY_RUN : 0);
 		slot = next;
 	}
 	atomic_store_explicit(&h->set_gen, g + 1, memory_order_relaxed);

@@ -126,6 +126,11 @@ void rlt__ruleset_join(struct rlt__ruleset *rs, struct rlt__ruleset *f)
 			FOLD(delay_ns_total);
 			rlt__stat_max(&d->delay_ns_max,
 			         atomic_load_explicit(&s->delay_ns_max, memory_order_relaxed));
+			FOLD(would_delay);
+			FOLD(would_delay_ns_total);
+			FOLD(would_reject);
+			rlt__stat_max(&d->would_delay_ns_max,
+			         atomic_load_explicit(&s->would_delay_ns_max, memory_order_relaxed));
 		}
 	rlt__pub_destroy(f);
 	drop_states(f, RLT_VAR_COUNT, 0);

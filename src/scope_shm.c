@@ -238,9 +238,13 @@ static int create(int fd, const struct rlt_rule *r, const char *obj, struct rlt_
 	if (!names_same_object(fd, r->scope_name))
 		return AGAIN;
 	/* From here on the object is ours and unpublished: a failure removes it again. */
-	if (ftruncate(fd, (off_t)size) != 0) {
-		rc = fail(err, r, -errno, "cannot size the segment %s to %zu bytes: %s", obj, size,
-		          strerror(errno));
+	/* Its memory is allocated now (a keyed table's too), not when first touched: a full
+	 * /dev/shm fails the load here in one line, instead of SIGBUS in the first call that
+	 * touches a page (every process attaching later finds the pages there). */
+	rc = ftruncate(fd, (off_t)size) != 0 ? errno : posix_fallocate(fd, 0, (off_t)size);
+	if (rc) {
+		rc = fail(err, r, -rc, "cannot size the segment %s to %zu bytes: %s", obj, size,
+		          strerror(rc));
 		shm_unlink(obj);
 		return rc;
 	}

@@ -79,6 +79,11 @@ int rlt__settings_read(struct rlt__settings *st, struct rlt_error *err)
 			snprintf(err->msg, sizeof err->msg, "RLT_STATS: the path is too long");
 			return -EINVAL;
 		}
+		/* "-" would name a file "-": stdout is the program's own, so it is not taken
+		 * for it either */
+		if (strcmp(v, "-") == 0)
+			return bad(err, "RLT_STATS", v,
+			           "not a path (stdout is the program's): write stderr, or a path");
 		strcpy(st->stats, v);
 	}
 	return 0;

@@ -1,8 +1,15 @@
 /*
  * stats.c: the RLT_STATS summary. Formatting is done by hand into a fixed buffer because it
  * may run inside a signal handler, where stdio and malloc are off limits.
+ *
+ * One summary is one line (JSON Lines), written with one write() when it fits the buffer, to
+ * a file opened O_APPEND: processes sharing a path (a shell and its commands, a forking
+ * server) each add their line, whole, and none is lost. The file is opened O_NONBLOCK (a
+ * FIFO nobody reads fails or takes what it can: the exit never waits on it) and O_NOFOLLOW
+ * (a symbolic link planted at the path is not followed).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,13 +18,22 @@
 #include "keytab.h"
 #include "stats.h"
 
+/* A summary of every rule with its busiest keys fits: one write, one whole line. */
+#define OUT_BUF (256 * 1024)
+
 struct out {
 	ssize_t (*wr)(int, const void *, size_t);
 	int fd;
 	int err;
-	size_t len;
-	char buf[4096];
+	size_t len, cap;
+	char *buf;
 };
+
+/* The buffer: static, as the summary may be written from a signal handler (no allocation,
+ * and a signal stack may be small); a process writes its summary once (its callers see to
+ * that), and a second writer at once, should there be one, gets a small buffer of its own. */
+static char big_buf[OUT_BUF];
+static atomic_flag big_taken = ATOMIC_FLAG_INIT;
 
 static void flush(struct out *o)
 {
@@ -26,6 +42,7 @@ static void flush(struct out *o)
 		ssize_t n = o->wr(o->fd, o->buf + off, o->len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* EAGAIN: a FIFO or pipe nobody drains: the exit does not wait for it */
 		if (n <= 0)
 			o->err = n < 0 ? errno : EIO;
 		else
@@ -37,9 +54,9 @@ static void flush(struct out *o)
 static void put(struct out *o, const char *s, size_t n)
 {
 	while (n) {
-		if (o->len == sizeof o->buf)
+		if (o->len == o->cap)
 			flush(o);
-		size_t k = sizeof o->buf - o->len;
+		size_t k = o->cap - o->len;
 		if (k > n)
 			k = n;
 		memcpy(o->buf + o->len, s, k);
@@ -127,37 +144,54 @@ static void keys_of(struct out *o, const struct rlt__rt_rule *r)
 	puts_(o, "]");
 }
 
+/* One rule's counters: what happened, then what a dry-run rule would have done (SPEC §6). */
+static void counters(struct out *o, const struct rlt__stats *st)
+{
+	field(o, "calls", LOAD(st->calls));
+	field(o, "allowed", LOAD(st->allowed));
+	field(o, "delayed", LOAD(st->delayed));
+	field(o, "rejected", LOAD(st->rejected));
+	field(o, "units", LOAD(st->units));
+	field(o, "delay_ns_total", LOAD(st->delay_ns_total));
+	field(o, "delay_ns_max", LOAD(st->delay_ns_max));
+	field(o, "would_delay", LOAD(st->would_delay));
+	field(o, "would_delay_ns_total", LOAD(st->would_delay_ns_total));
+	field(o, "would_delay_ns_max", LOAD(st->would_delay_ns_max));
+	field(o, "would_reject", LOAD(st->would_reject));
+}
+
 int rlt__stats_write(struct rlt__ruleset *rs, ssize_t (*wr)(int, const void *, size_t), int fd,
                      pid_t pid, rlt_ns_t elapsed_ns)
 {
-	struct out o = {.wr = wr, .fd = fd};
+	char small[4096];
+	int big = !atomic_flag_test_and_set(&big_taken);
+	struct out o = {.wr = wr, .fd = fd, .buf = big ? big_buf : small,
+	                .cap = big ? sizeof big_buf : sizeof small};
 	int first = 1;
 
-	puts_(&o, "{\"pid\":");
-	putu(&o, (uint64_t)pid);
+	puts_(&o, "{\"schema\":");
+	putu(&o, RLT_STATS_SCHEMA);
+	field(&o, "pid", (uint64_t)pid);
 	field(&o, "elapsed_ns", elapsed_ns);
 	puts_(&o, ",\"rules\":[");
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rs->n[v]; i++) {
 			struct rlt__rt_rule *r = &rs->rules[v][i];
-			puts_(&o, first ? "\n  {\"variable\":" : ",\n  {\"variable\":");
+			puts_(&o, first ? "{\"variable\":" : ",{\"variable\":");
 			first = 0;
 			putstr(&o, rlt_var_name((enum rlt_var)v));
+			field(&o, "index", i + 1); /* from 1, as `set VAR#N` */
 			puts_(&o, ",\"rule\":");
 			putstr(&o, r->rule.text);
-			field(&o, "calls", LOAD(r->st->calls));
-			field(&o, "allowed", LOAD(r->st->allowed));
-			field(&o, "delayed", LOAD(r->st->delayed));
-			field(&o, "rejected", LOAD(r->st->rejected));
-			field(&o, "units", LOAD(r->st->units));
-			field(&o, "delay_ns_total", LOAD(r->st->delay_ns_total));
-			field(&o, "delay_ns_max", LOAD(r->st->delay_ns_max));
+			counters(&o, r->st);
 			if (r->keytab)
 				keys_of(&o, r);
 			puts_(&o, "}");
 		}
-	puts_(&o, "\n]}\n");
+	puts_(&o, "]}\n");
 	flush(&o);
+	if (big)
+		atomic_flag_clear(&big_taken);
 	return -o.err;
 }
 
@@ -203,10 +237,13 @@ int rlt__stats_to(const char *tmpl, struct rlt__ruleset *rs,
 			snprintf(err->msg, sizeof err->msg, "RLT_STATS: the path is too long");
 			return -ENAMETOOLONG;
 		}
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+		          0644);
 		if (fd < 0) {
 			rc = -errno;
-			snprintf(err->msg, sizeof err->msg, "RLT_STATS: cannot write %.400s", path);
+			snprintf(err->msg, sizeof err->msg, "RLT_STATS: cannot write %.400s%s", path,
+			         rc == -ELOOP ? ": a symbolic link (not followed)"
+			         : rc == -ENXIO ? ": a FIFO nobody reads" : "");
 			return rc;
 		}
 	}

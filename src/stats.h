@@ -6,6 +6,11 @@
 
 #include "policy.h"
 
+/* The schema of the RLT_STATS summary, `top --json` and `stats --format json` (SPEC §6): one
+ * set of field names, rules numbered from 1. A new number when a field changes meaning or
+ * goes; added fields keep it. */
+#define RLT_STATS_SCHEMA 1
+
 /* Writes the summary to fd with wr (the real write: the preload must not re-enter its own
  * hook). Async-signal-safe (no stdio, no allocation), so that it can run from a fatal-signal
  * handler. Returns 0 or -errno. */

@@ -14,7 +14,8 @@
 
 #include "policy.h"
 
-#if defined(__x86_64__) && defined(__has_include)
+/* not in the freestanding build (RLT_NOLIBC): no C library's thread count there */
+#if defined(__x86_64__) && defined(__has_include) && !defined(RLT_NOLIBC)
 #if __has_include(<sys/single_threaded.h>)
 #include <sys/single_threaded.h>
 #define RLT_COUNT_PLAIN 1
@@ -72,12 +73,12 @@ static inline void rlt__count_dry(const struct rlt__ruleset *rs, struct rlt__rt_
 	rlt__count_add(&r->st->calls, 1);
 	rlt__count_add(&r->st->allowed, 1);
 	if (waited_ns) {
-		rlt__count_add(&r->st->delayed, 1);
-		rlt__count_add(&r->st->delay_ns_total, waited_ns);
-		rlt__stat_max(&r->st->delay_ns_max, waited_ns);
+		rlt__count_add(&r->st->would_delay, 1);
+		rlt__count_add(&r->st->would_delay_ns_total, waited_ns);
+		rlt__stat_max(&r->st->would_delay_ns_max, waited_ns);
 	}
 	if (would_reject)
-		rlt__count_add(&r->st->rejected, 1);
+		rlt__count_add(&r->st->would_reject, 1);
 }
 
 /* Rule r failed a call. */

@@ -6,6 +6,8 @@
 #   preload/    rlt_pre_, the hooks of exports.map, and real_<fn> (the real functions, STYLE.md)
 #   supervisor/ rlt_sup_
 #   launcher/   rlt_cli_, and main
+#   preload/nolibc/ (the freestanding build, $BUILD/trap/) rlt_trap_, and the C library's own
+#               names it stands in for, each listed below: nothing else may take a libc name
 # Names are checked with nm, on the objects the build made ($BUILD, build by default).
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
@@ -25,6 +27,19 @@ hooks=$(sed -n '/global:/,/local:/p' preload/exports.map | tr ';' '\n' | tr -d '
 
 in_list() { printf '%s\n' "$2" | grep -qxF "$1"; }
 
+# The C library subset the in-process handler links (preload/nolibc/): the names it defines,
+# which are the C library's by necessity (the core and the hooks call them by those names).
+libc_names="__chk_fail __errno_location access aligned_alloc atexit bcmp calloc clock_gettime clock_nanosleep
+closedir environ fchmod flock free fstat ftruncate getenv geteuid getpeername getpid getrlimit
+getsockname getsockopt gettid inet_ntop inet_pton kill lstat malloc memchr memcmp memcpy memmove
+memset mmap mprotect munmap nanosleep open opendir poll ppoll pthread_atfork
+posix_fallocate pread pwrite pthread_mutex_consistent pthread_mutex_destroy pthread_mutex_init pthread_mutex_lock
+pthread_mutex_unlock pthread_mutexattr_destroy pthread_mutexattr_init pthread_mutexattr_setpshared
+pthread_mutexattr_setrobust pthread_mutexattr_settype pthread_once raise readdir realloc shm_open
+shm_unlink sigaction sigemptyset signal snprintf stat strchr strcmp strcpy strcspn strerror strlen
+strncmp strnlen strrchr strspn strstr strtol strtoull syscall unlink vsnprintf"
+libc_names=$(printf '%s\n' $libc_names)
+
 all=$(mktemp) || exit 2
 trap 'rm -f "$all"' EXIT
 for d in src preload supervisor launcher; do
@@ -42,6 +57,23 @@ for d in src preload supervisor launcher; do
 		esac
 	done
 done
+# The freestanding build's own objects: nolibc, and real_sys.c (real_<fn>, as real.c).
+ls "$BUILD"/trap/preload/nolibc/*.o >/dev/null 2>&1 || say "no objects in $BUILD/trap/preload/nolibc (make trap-elf)"
+for sym in $(nm -g --defined-only "$BUILD"/trap/preload/nolibc/*.o 2>/dev/null | awk 'NF == 3 { print $3 }' |
+	sort -u); do
+	echo "$sym preload/nolibc" >>"$all"
+	case "$sym" in
+	rlt_trap_*) ;;
+	*) in_list "$sym" "$libc_names" || say "preload/nolibc/ defines $sym: not rlt_trap_, not in the list of C library names" ;;
+	esac
+done
+for sym in $(nm -g --defined-only "$BUILD"/trap/preload/real_sys.o 2>/dev/null | awk 'NF == 3 { print $3 }'); do
+	case "$sym" in
+	real_* | rlt_pre_real_*) ;;
+	*) say "preload/real_sys.c defines $sym: not real_ or rlt_pre_real_" ;;
+	esac
+done
+
 for sym in $(awk '{ print $1 }' "$all" | sort | uniq -d); do
 	say "$sym is defined in: $(awk -v s="$sym" '$1 == s { print $2 "/" }' "$all" | tr '\n' ' ')"
 done
@@ -49,15 +81,25 @@ done
 # Includes: quoted includes name a header of the folder itself, of src/ or include/ (the -I of
 # each folder in the Makefile); a path (../x.h, preload/x.h) would step around them. The
 # launcher sees the supervisor through supervisor.h only.
+# preload/nolibc/ sees only itself (it is below the core); real_sys.c, the freestanding build's
+# real functions, sees its raw system calls; the system-call front's files (preload/trap*), built
+# only freestanding, see the subset's headers.
+for f in preload/nolibc/*.[ch]; do
+	for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		[ -e "preload/nolibc/$h" ] || say "$f includes \"$h\": not in preload/nolibc/"
+	done
+done
 for f in src/*.[ch] preload/*.[ch] supervisor/*.[ch] launcher/*.[ch]; do
 	d=${f%%/*}
 	for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		case "$h" in */*) say "$f includes \"$h\": a path, not a header of its layer"; continue ;; esac
+		{ [ "$f" = preload/real_sys.c ] && [ "$h" = rawsys.h ]; } ||
+		{ case $f in preload/trap*) [ -e "preload/nolibc/$h" ] ;; *) false ;; esac; } ||
 		[ -e "$d/$h" ] || [ -e "src/$h" ] || [ -e "include/$h" ] ||
 			{ [ "$d" = launcher ] && [ "$h" = supervisor.h ]; } ||
 			say "$f includes \"$h\": not in $d/, src/ or include/"
 	done
 done
 
-[ "$bad" -eq 0 ] && echo "layering: ok ($(wc -l <"$all") external names in 4 folders, no name in two)"
+[ "$bad" -eq 0 ] && echo "layering: ok ($(wc -l <"$all") external names in 5 folders, no name in two)"
 exit "$bad"

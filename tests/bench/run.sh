@@ -7,7 +7,7 @@ for b in "$@"; do
 	echo "== $b"
 	"$b" || echo "(bench $b exited $?)"
 done
-for s in preload.sh seccomp.sh scopes.sh publish.sh; do
+for s in preload.sh seccomp.sh trap.sh inject.sh scopes.sh publish.sh; do
 	[ -f "$here/$s" ] || continue
 	echo "== $s"
 	BUILD=${BUILD:-build} sh "$here/$s" || echo "($s exited $?)"

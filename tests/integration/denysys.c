@@ -1,7 +1,7 @@
 /* denysys: runs a command under a seccomp filter that fails one system call with an errno, to
  * stand for a machine where it is forbidden (a container profile, a restricted ptrace).
  *
- *   denysys seccomp|seccomp-killable|pidfd_getfd|pidfd_open ERRNO_NUMBER COMMAND [ARGS...]
+ *   denysys seccomp|seccomp-killable|pidfd_getfd|pidfd_open|ptrace ERRNO_NUMBER COMMAND [ARGS...]
  * seccomp-killable fails only seccomp(SECCOMP_SET_MODE_FILTER, flags, ...) whose flags have
  * SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, as a kernel older than 5.19 does (EINVAL).
  * Exit: the command's (exec), 2 on usage, 3 when the filter cannot be installed.
@@ -33,6 +33,8 @@ int main(int argc, char **argv)
 		nr = SYS_pidfd_getfd;
 	else if (!strcmp(argv[1], "pidfd_open"))
 		nr = SYS_pidfd_open;
+	else if (!strcmp(argv[1], "ptrace"))
+		nr = SYS_ptrace;
 	else
 		goto usage;
 	unsigned e = (unsigned)atoi(argv[2]) & SECCOMP_RET_DATA;
@@ -72,7 +74,7 @@ int main(int argc, char **argv)
 	perror("denysys: exec");
 	return 127;
 usage:
-	fprintf(stderr, "usage: denysys seccomp|seccomp-killable|pidfd_getfd|pidfd_open ERRNO "
+	fprintf(stderr, "usage: denysys seccomp|seccomp-killable|pidfd_getfd|pidfd_open|ptrace ERRNO "
 	                "COMMAND [ARGS...]\n");
 	return 2;
 }

@@ -59,12 +59,16 @@ pre() { env LD_PRELOAD="$RLT_LIB" "$@"; }
 # from the caller either way (RLT_SEND=... throttled cmd, or RLT_SEND=... bg NAME throttled cmd).
 # (UNDER_SECCOMP is read at each call: a test may switch fronts itself.)
 throttled_prefix() {
-	if [ -n "${UNDER_SECCOMP:-}" ]; then
+	if [ "${UNDER_SECCOMP:-}" = supervisor ]; then
+		THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp=supervisor --)
+	elif [ -n "${UNDER_SECCOMP:-}" ]; then
 		THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
 	else
 		THROTTLED_PREFIX=(env LD_PRELOAD="$RLT_LIB")
 	fi
 }
+# seccomp_opt: the launcher's option for the system-call front of this run
+seccomp_opt() { if [ "${UNDER_SECCOMP:-}" = supervisor ]; then echo --seccomp=supervisor; else echo --seccomp; fi; }
 throttled() { throttled_prefix; "${THROTTLED_PREFIX[@]}" "$@"; }
 # front: the front of this run, preload or seccomp (for the few lines that differ by design).
 front() { if [ -n "${UNDER_SECCOMP:-}" ]; then echo seccomp; else echo preload; fi; }

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """rate_phases.py: a sender and a receiver whose rates are measured by phases, at the receiver.
 
-  rate_phases.py serve PORTFILE FILE     listen on 127.0.0.1, write its pid (PORTFILE.pid) and
-                                         the port, send FILE to the first client, close
+  rate_phases.py serve PORTFILE FILE [HOLD GOFILE]
+                                         listen on 127.0.0.1, write its pid (PORTFILE.pid) and
+                                         the port, send FILE to the first client, close; with
+                                         HOLD, after HOLD bytes it writes PORTFILE.held and waits
+                                         (bounded, 30 s) for GOFILE before sending the rest in
+                                         1 KiB sends
   rate_phases.py fetch PORT OUT SAMPLES  receive everything into OUT; SAMPLES gets one line
                                          "t_ns total" per receive (CLOCK_REALTIME, as date +%s%N);
                                          SAMPLES.first appears at the first byte
@@ -16,6 +20,7 @@
                                          the receivers together (each counted to its last sample
                                          at or before each instant)
   rate_phases.py first SAMPLES           the time of the first byte
+  rate_phases.py after FROM_NS SAMPLES   the time of the first receive after an instant (or 0)
 """
 import bisect
 import os
@@ -24,8 +29,9 @@ import sys
 import time
 
 
-def serve(portfile, path):
+def serve(portfile, path, hold=None, gofile=None):
     data = open(path, "rb").read()
+    hold = len(data) if hold is None else int(hold)
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     s.listen(1)
@@ -37,8 +43,16 @@ def serve(portfile, path):
         f.write("%d\n" % s.getsockname()[1])
     os.rename(portfile + ".tmp", portfile)
     c, _ = s.accept()
-    for i in range(0, len(data), 65536):
-        c.sendall(data[i:i + 65536])
+    for i in range(0, hold, 65536):
+        c.sendall(data[i:min(i + 65536, hold)])
+    if hold < len(data):
+        open(portfile + ".held", "w").write("1\n")
+        for _ in range(3000):
+            if os.path.exists(gofile):
+                break
+            time.sleep(0.01)
+        for i in range(hold, len(data), 1024):
+            c.sendall(data[i:i + 1024])
     c.close()
 
 
@@ -95,6 +109,12 @@ def first(path):
     print(load(path)[0][0])
 
 
+def after(t_from, path):
+    ts, _ = load(path)
+    i = bisect.bisect_right(ts, int(t_from))
+    print(ts[i] if i < len(ts) else 0)
+
+
 def windows(lo, hi, path):
     """A fixed window's rate inside [lo, hi] (realtime ns): the bytes received between the
     half-windows around the window starts (CLOCK_MONOTONIC multiples of 1 s), per second, and
@@ -114,5 +134,5 @@ def windows(lo, hi, path):
 
 
 if __name__ == "__main__":
-    {"serve": serve, "fetch": fetch, "first": first, "total": total, "windows": windows}.get(
+    {"serve": serve, "fetch": fetch, "first": first, "after": after, "total": total, "windows": windows}.get(
         sys.argv[1], lambda *a: rate(a[0], a[1], a[2:]))(*sys.argv[2:])

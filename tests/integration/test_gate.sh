@@ -23,7 +23,14 @@ throttled python3 "$ITEST_DIR/gate.py" "$P" "$U" "$Q" >"$T/out" 2>"$T/err" ||
 exec 3>&-
 wait_pid "$spid" 10
 show "$T/out"
-assert_eq "the socket took the file's number" 1 "$(awk '$1 == "reused" { print $2 }' "$T/out")"
+# under the system-call front a socket never takes a file's number: it is moved into the band
+# (fds from 512), where its reads and writes trap; the preload's table must follow the reuse
+if [ "$(front)" = preload ]; then
+	assert_eq "the socket took the file's number" 1 "$(awk '$1 == "reused" { print $2 }' "$T/out")"
+else
+	assert_eq "the socket went to the band, not the file's number" 0 \
+		"$(awk '$1 == "reused" { print $2 }' "$T/out")"
+fi
 # 200 kB at 200 kB/s after a 20 kB burst: 0.9 s; unthrottled: milliseconds
 for p in inherited unconnected_matched reconnected_matched dup; do
 	s=$(awk -v p=$p '$1 == p { print $2 }' "$T/out")

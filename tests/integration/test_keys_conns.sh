@@ -68,5 +68,6 @@ kill -TERM "$dpid"
 wait_file "$T/dstats.json" 5 || fail "no RLT_STATS from the dry-run server"
 ds=$(tr -d '\n' <"$T/dstats.json")
 info "dry-run stats: $ds"
-assert_match "dry-run: 8 admitted, 4 that reject would have refused" '"calls":8,"allowed":8,"delayed":0,"rejected":4' "$ds"
+assert_match "dry-run: 8 admitted, none refused" '"calls":8,"allowed":8,"delayed":0,"rejected":0' "$ds"
+assert_match "dry-run: 4 that reject would have refused" '"would_delay":0,"would_delay_ns_total":0,"would_delay_ns_max":0,"would_reject":4' "$ds"
 assert_match "dry-run: connections opened per key" '"busiest":\[\{"key":"127.0.0.2","units":5\},\{"key":"127.0.0.3","units":3\}\]' "$ds"

@@ -21,11 +21,13 @@ assert_eq "every byte arrived" "$(sha256sum <"$T/www/blob" | cut -d' ' -f1)" "$(
 assert_le "elapsed at full speed (100KiB/s would take 41 s)" 3 "$elapsed"
 st=$(tr -d '\n' <"$T/stats.json")
 info "stats: $st"
-would=$(sed 's/.*"delay_ns_total":\([0-9]*\).*/\1/' <<<"$st")
+would=$(sed 's/.*"would_delay_ns_total":\([0-9]*\).*/\1/' <<<"$st")
+# SPEC §6: what dry-run would have done is never in the fields of what happened
+assert_match "nothing was delayed nor rejected" '"delayed":0,"rejected":0,.*"delay_ns_total":0,"delay_ns_max":0,' "$st"
 expect=$(calc "($size / 102400 - $elapsed) * 1e9")
 info "delay would have added $(calc "$would / 1e9") s; size/rate - elapsed = $(calc "$expect / 1e9") s"
 assert_range "delay that delay would have added (ns)" "$(calc "0.9 * $expect")" "$(calc "1.1 * $expect")" "$would"
-rej=$(sed 's/.*"rejected":\([0-9]*\).*/\1/' <<<"$st")
+rej=$(sed 's/.*"would_reject":\([0-9]*\).*/\1/' <<<"$st")
 calls=$(sed 's/.*"calls":\([0-9]*\).*/\1/' <<<"$st")
 assert_ge "receives reject would have refused (all but the first second's)" 1 "$rej"
 assert_le "... never more than the receives" "$calls" "$rej"
@@ -66,10 +68,15 @@ info "stats: $st"
 rule() { sed 's/.*"variable":"'"$1"'"\([^}]*\)}.*/\1/' <<<"$st"; }
 num() { sed 's/.*"'"$2"'":\([0-9]*\).*/\1/' <<<"$(rule "$1")"; }
 # the first send takes its burst and leaves a lag of 9.24 s, each later one adds 10.24 s
-assert_range "send: delay that delay would have added (s)" 27 31.5 "$(calc "$(num RLT_SEND delay_ns_total) / 1e9")"
-assert_eq "send: every send would have waited" 3 "$(num RLT_SEND delayed)"
-assert_eq "connect: the later two would have waited" 2 "$(num RLT_CONNECT delayed)"
-assert_eq "connect: ... or been refused" 2 "$(num RLT_CONNECT rejected)"
+assert_range "send: delay that delay would have added (s)" 27 31.5 "$(calc "$(num RLT_SEND would_delay_ns_total) / 1e9")"
+assert_eq "send: every send would have waited" 3 "$(num RLT_SEND would_delay)"
+assert_eq "connect: the later two would have waited" 2 "$(num RLT_CONNECT would_delay)"
+assert_eq "connect: ... or been refused" 2 "$(num RLT_CONNECT would_reject)"
+for v in RLT_SEND RLT_CONNECT; do
+	for f in delayed rejected delay_ns_total; do
+		assert_eq "$v: $f (what happened: nothing)" 0 "$(num $v $f)"
+	done
+done
 
 # Per key (issue 11: "per key too"): RLT_CONNECT="10/s burst=1 key=peer action=dry-run"; a
 # client connects 30 times at once to 127.0.0.2 and 10 times to 127.0.0.3. Nothing waits; each

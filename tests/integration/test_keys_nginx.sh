@@ -22,21 +22,21 @@ worker=$(ps -o pid= --ppid "$master" | tr -d ' ' | head -1)
 keys_clients "$port"
 # the live view (SPEC §7): keys tracked and evicted, in top and in the JSON snapshot
 LAUNCHER=$(dirname "$RLT_LIB")/rlthrottle
-assert_match "top shows the worker's keys" "keys: $worker RLT_ACCEPT rule 0: 3 tracked of 4096, 0 evicted" \
+assert_match "top shows the worker's keys" "keys: $worker RLT_ACCEPT rule 1: 3 tracked of 4096, 0 evicted" \
 	"$("$LAUNCHER" top --once "$worker")"
 json=$("$LAUNCHER" stats "$worker" --format json)
 assert_match "stats --format json shows them" '"keys":4096,"keys_tracked":3,"keys_evicted":0' "$json"
-# the busiest keys (the page's, refreshed once a second while calls come)
+# the busiest keys (the page's, refreshed every 5 ms while calls come)
 prom=$("$LAUNCHER" stats "$worker" --format prometheus)
 for a in 127.0.0.2 127.0.0.3 127.0.0.4; do
 	assert_match "stats json: $a among the busiest" "{\"key\":\"$a\",\"units\":[1-9]" "$json"
 	assert_match "prometheus: $a's units" \
-		"rlthrottle_key_units_total{pid=\"$worker\",var=\"RLT_ACCEPT\",rule=\"10/s burst=1 key=peer\",key=\"$a\"} [1-9]" "$prom"
+		"rlthrottle_key_units_total{pid=\"$worker\",comm=\"nginx\",var=\"RLT_ACCEPT\",rule=\"10/s burst=1 key=peer\",action=\"delay\",key=\"$a\"} [1-9]" "$prom"
 done
 if command -v promtool >/dev/null; then
 	chk=$(promtool check metrics <<<"$prom" 2>&1) || fail "promtool check metrics: $chk"
 fi
-assert_match "top names the busiest" "keys: $worker RLT_ACCEPT rule 0: 3 tracked of 4096, 0 evicted; busiest 127.0.0." \
+assert_match "top names the busiest" "keys: $worker RLT_ACCEPT rule 1: 3 tracked of 4096, 0 evicted; busiest 127.0.0." \
 	"$("$LAUNCHER" top --once "$worker")"
 kill -TERM "$npid"
 wait_pid "$npid" 10 >/dev/null 2>&1 || true

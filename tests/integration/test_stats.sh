@@ -19,8 +19,10 @@ try:
 except ValueError as e:
     sys.exit("invalid JSON in %s: %s: %r" % (path, e, text[:300]))
 if not isinstance(doc, dict): sys.exit("top level is not an object")
-for k in ("pid", "elapsed_ns"):
+for k in ("schema", "pid", "elapsed_ns"):
     if k not in doc: sys.exit("missing top-level field %s: %s" % (k, sorted(doc)))
+if doc["schema"] != 1: sys.exit("schema %r, expected 1" % doc["schema"])
+if "\n" in text[start:start + end]: sys.exit("the summary is not one line (JSON Lines)")
 if doc["pid"] != pid: sys.exit("pid %r, expected %d" % (doc["pid"], pid))
 if not (isinstance(doc["elapsed_ns"], int) and doc["elapsed_ns"] > 0): sys.exit("bad elapsed_ns %r" % doc["elapsed_ns"])
 rules = []
@@ -32,10 +34,12 @@ def walk(o):
         for v in o: walk(v)
 walk(doc)
 if not rules: sys.exit("no per-rule objects (with 'variable') found")
-fields = ("variable", "rule", "calls", "allowed", "delayed", "rejected", "units", "delay_ns_total", "delay_ns_max")
+fields = ("variable", "rule", "index", "calls", "allowed", "delayed", "rejected", "units", "delay_ns_total", "delay_ns_max",
+          "would_delay", "would_delay_ns_total", "would_delay_ns_max", "would_reject")
 for r in rules:
     for f in fields:
         if f not in r: sys.exit("rule object lacks %s: %r" % (f, r))
+    if r["index"] < 1: sys.exit("rules are numbered from 1: %r" % r)
     for f in fields[2:]:
         if not (isinstance(r[f], int) and r[f] >= 0): sys.exit("%s is not a non-negative integer: %r" % (f, r[f]))
     if r["delay_ns_max"] > r["delay_ns_total"]: sys.exit("delay_ns_max > delay_ns_total: %r" % r)

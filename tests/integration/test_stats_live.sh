@@ -31,24 +31,34 @@ assert_eq "page mode" 600 "$(stat -c %a "$page")"
 show "$T/prom.txt"
 promtool check metrics <"$T/prom.txt" >"$T/promtool.out" 2>&1 || { show "$T/promtool.out"; fail "promtool refused our exposition"; }
 info "promtool check metrics: ok"
-for m in units_total calls_total delayed_total rejected_total delay_seconds_total limit_units_per_second; do
+for m in bytes_total messages_total connections_total calls_total delayed_total rejected_total \
+	delay_seconds_total would_delay_total would_delay_seconds_total would_reject_total \
+	limit_bytes_per_second limit_messages_per_second limit_connections_per_second \
+	limit_open_connections waiting_threads; do
 	grep -q "^# TYPE rlthrottle_$m " "$T/prom.txt" || fail "no TYPE line for rlthrottle_$m"
 	grep -q "^# HELP rlthrottle_$m " "$T/prom.txt" || fail "no HELP line for rlthrottle_$m"
 done
-grep -qx "rlthrottle_limit_units_per_second{pid=\"$spid\",var=\"RLT_SEND\",rule=\"1MiB/s\"} 1048576" "$T/prom.txt" || fail "no limit sample for RLT_SEND 1MiB/s"
-grep -qx "rlthrottle_limit_units_per_second{pid=\"$spid\",var=\"RLT_ACCEPT\",rule=\"20/s\"} 20" "$T/prom.txt" || fail "no limit sample for RLT_ACCEPT 20/s"
-grep -qx "rlthrottle_limit_units_per_second{pid=\"$spid\",var=\"RLT_CONNS\",rule=\"7\"} 7" "$T/prom.txt" || fail "no limit sample for RLT_CONNS"
+L="pid=\"$spid\",comm=\"sleep\""
+grep -qx "rlthrottle_limit_bytes_per_second{$L,var=\"RLT_SEND\",rule=\"1MiB/s\",action=\"delay\"} 1048576" "$T/prom.txt" || fail "no limit sample for RLT_SEND 1MiB/s"
+grep -qx "rlthrottle_limit_messages_per_second{$L,var=\"RLT_SEND\",rule=\"100msg/s action=reject\",action=\"reject\"} 100" "$T/prom.txt" || fail "no limit sample for RLT_SEND 100msg/s"
+grep -qx "rlthrottle_limit_connections_per_second{$L,var=\"RLT_ACCEPT\",rule=\"20/s\",action=\"delay\"} 20" "$T/prom.txt" || fail "no limit sample for RLT_ACCEPT 20/s"
+grep -qx "rlthrottle_limit_open_connections{$L,var=\"RLT_CONNS\",rule=\"7\",action=\"reject\"} 7" "$T/prom.txt" || fail "no limit sample for RLT_CONNS"
+# one unit per family: a byte rule's units in bytes_total only, a message rule's in messages_total
+grep -q "^rlthrottle_messages_total{.*rule=\"1MiB/s\"" "$T/prom.txt" && fail "a byte rule in messages_total"
+grep -q "^rlthrottle_bytes_total{.*rule=\"100msg/s" "$T/prom.txt" && fail "a message rule in bytes_total"
+grep -q "^rlthrottle_limit_connections_per_second{.*RLT_CONNS" "$T/prom.txt" && fail "RLT_CONNS's count given as a rate"
 "$RLTHROTTLE" stats all --format prometheus | promtool check metrics >/dev/null 2>&1 || fail "stats all: promtool refused it"
 
 "$RLTHROTTLE" stats "$spid" >"$T/st.json" || fail "stats (json) failed"
 python3 - "$T/st.json" "$spid" <<'PY' || fail "stats json is not what it should be"
 import json, sys
 d = json.load(open(sys.argv[1]))
+assert d["schema"] == 1, d.get("schema")
 p = d["processes"]
 assert len(p) == 1 and p[0]["pid"] == int(sys.argv[2]) and p[0]["comm"] == "sleep", p
-rules = [(r["var"], r["rule"], r["action"]) for r in p[0]["rules"]]
-assert rules == [("RLT_ACCEPT", "20/s", "delay"), ("RLT_SEND", "1MiB/s", "delay"),
-                 ("RLT_SEND", "100msg/s action=reject", "reject"), ("RLT_CONNS", "7", "reject")], rules
+rules = [(r["variable"], r["index"], r["rule"], r["action"]) for r in p[0]["rules"]]
+assert rules == [("RLT_ACCEPT", 1, "20/s", "delay"), ("RLT_SEND", 1, "1MiB/s", "delay"),
+                 ("RLT_SEND", 2, "100msg/s action=reject", "reject"), ("RLT_CONNS", 1, "7", "reject")], rules
 assert all(len(r["history"]) == 60 for r in p[0]["rules"])
 PY
 info "stats json: the four rules, in order"
@@ -66,9 +76,9 @@ python3 - "$T/all.json" "$shm" <<'PY' || fail "no single total for shared:$shm"
 import json, sys
 d = json.load(open(sys.argv[1]))
 t = [x for x in d["shared"] if x["scope"] == "shared:" + sys.argv[2]]
-assert len(t) == 1 and t[0]["var"] == "RLT_SEND", t
+assert len(t) == 1 and t[0]["variable"] == "RLT_SEND", t
 PY
-"$RLTHROTTLE" top --once "$sh1" "$sh2" | grep -Eq "^total +shared:.* RLT_SEND +1MiB/s scope=shared:" || fail "top shows no total row for shared:$shm"
+"$RLTHROTTLE" top --once "$sh1" "$sh2" | grep -Eq "^total +shared:.* SEND +1MiB/s scope=shared:" || fail "top shows no total row for shared:$shm"
 kill "$sh1" "$sh2"; wait_pid "$sh1" 5; wait_pid "$sh2" 5
 "$RLTHROTTLE" shm rm "$shm" >/dev/null 2>&1
 info "shared:$shm: one total over its 2 processes"

@@ -1,8 +1,10 @@
 #!/bin/bash
 # `rlthrottle top` against a running curl download under RLT_RECV="1MiB/s" (SPEC §7): --once
 # shows the rule, --json gives a rate over the last seconds within 10% of the limit, and in a
-# real terminal (tmux, fixed size) the table renders and `q` quits it (the pane's process ends).
-# The curl's page is removed when it exits.
+# real terminal (tmux, fixed size) the table renders and `q` quits it (the pane's process ends);
+# at 80x24 every line fits, the rate achieved shows, a long RULE is cut with an ellipsis, and
+# the keys s (sort) and + (interval) and the option -d act. The curl's page is removed when it
+# exits.
 # fronts: preload (curl under --seccomp publishes through the supervisor: test_top_seccomp)
 . "$(dirname "$0")/lib.sh"
 need_lib
@@ -10,11 +12,11 @@ need_bin fnv
 need_cmd curl python3 tmux
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 mkdir -p "$T/www"
-"$ITEST_BIN/fnv" -g $((9 * 1048576)) >"$T/www/f.bin"
+"$ITEST_BIN/fnv" -g $((14 * 1048576)) >"$T/www/f.bin"
 port=$(free_port)
 bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port"
 wait_port "$port"
-bg curl env LD_PRELOAD="$RLT_LIB" RLT_RECV="1MiB/s" curl -sS -o "$T/got.bin" "http://127.0.0.1:$port/f.bin"
+bg curl env LD_PRELOAD="$RLT_LIB" RLT_RECV="1MiB/s" RLT_SEND="64KiB/s port=1-65535 family=inet" curl -sS -o "$T/got.bin" "http://127.0.0.1:$port/f.bin"
 cpid=$LAST_PID
 # the burst (1 MiB) goes in the first second; seconds 2.. are paced
 sleep 4.6
@@ -23,17 +25,17 @@ ls /dev/shm/rlthrottle-*-"$cpid"-* >/dev/null 2>&1 || fail "no page for curl ($c
 
 "$RLTHROTTLE" top --once "$cpid" >"$T/once.txt" 2>"$T/once.err" || { show "$T/once.err"; fail "top --once failed"; }
 show "$T/once.txt"
-grep -q "RLT_RECV *1MiB/s *1.00 MiB/s" "$T/once.txt" || fail "top --once does not show the rule and its limit"
+grep -q "RECV *1MiB/s *1.00 MiB/s" "$T/once.txt" || fail "top --once does not show the rule and its limit"
 grep -q $'\033' "$T/once.txt" && fail "top --once to a file wrote escape codes"
 # stdout not a terminal: one frame even without --once
 timeout 5 "$RLTHROTTLE" top "$cpid" >"$T/plain.txt" 2>&1 || fail "top to a pipe did not end by itself"
-grep -q "RLT_RECV" "$T/plain.txt" || fail "top to a pipe printed no table"
+grep -q "RECV" "$T/plain.txt" || fail "top to a pipe printed no table"
 
 "$RLTHROTTLE" top --json "$cpid" >"$T/top.json" 2>"$T/json.err" || { show "$T/json.err"; fail "top --json failed"; }
 read -r lim rate last <<<"$(python3 - "$T/top.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-r = [r for p in d["processes"] for r in p["rules"] if r["var"] == "RLT_RECV"][0]
+r = [r for p in d["processes"] for r in p["rules"] if r["variable"] == "RLT_RECV"][0]
 h = r["history"]
 print(r["limit_units_per_second"], sum(h[-3:]) / 3, r["rate_last_second"])
 PY
@@ -46,7 +48,7 @@ assert_range "rate over the last second (B/s)" 891289 1205862 "$last"
 # a real terminal: tmux on a private socket, 200x30
 sock=$T/tmux.sock
 tmux -S "$sock" new-session -d -x 200 -y 30 "$RLTHROTTLE top $cpid" || fail "tmux did not start"
-i=0; while ! tmux -S "$sock" capture-pane -p 2>/dev/null | grep -q "RLT_RECV"; do
+i=0; while ! tmux -S "$sock" capture-pane -p 2>/dev/null | grep -q "RECV"; do
 	[ $i -ge 60 ] && { tmux -S "$sock" capture-pane -p; tmux -S "$sock" kill-server; fail "top in tmux rendered no table"; }
 	sleep 0.1; i=$((i + 1))
 done
@@ -54,13 +56,41 @@ sleep 1.2 # a second frame
 tmux -S "$sock" capture-pane -p >"$T/screen.txt"
 show "$T/screen.txt"
 grep -q "LIMIT" "$T/screen.txt" || fail "no heading on the screen"
-grep -q "RLT_RECV *1MiB/s *1.00 MiB/s" "$T/screen.txt" || fail "the rule is not on the screen"
+grep -q "RECV *1MiB/s *1.00 MiB/s" "$T/screen.txt" || fail "the rule is not on the screen"
 tmux -S "$sock" send-keys q
 i=0; while tmux -S "$sock" has-session 2>/dev/null; do
 	[ $i -ge 40 ] && { tmux -S "$sock" kill-server; fail "top did not quit on q"; }
 	sleep 0.05; i=$((i + 1))
 done
 info "q quit top (the tmux session ended with it)"
+
+# 80x24, as a terminal opens: the rate of the last second shows, nothing wraps
+tmux -S "$sock" new-session -d -x 80 -y 24 "$RLTHROTTLE top -d 0.5 $cpid" || fail "tmux did not start"
+i=0; while ! tmux -S "$sock" capture-pane -p 2>/dev/null | grep -q "RECV"; do
+	[ $i -ge 60 ] && { tmux -S "$sock" kill-server; fail "top at 80x24 rendered no table"; }
+	sleep 0.1; i=$((i + 1))
+done
+sleep 1.2
+tmux -S "$sock" capture-pane -p >"$T/s80.txt"
+show "$T/s80.txt"
+grep -q "every 0.5s" "$T/s80.txt" || fail "top -d 0.5: the title does not say every 0.5s"
+grep -q "LAST 1s" "$T/s80.txt" || fail "no LAST 1s column at 80 columns"
+grep -Eq "RECV +1MiB/s +1.00 MiB/s +[0-9.]+ (KiB|MiB)/s" "$T/s80.txt" || fail "the rate achieved is not on the 80-column screen"
+grep -Eq "SEND +64KiB/s por(…|~) " "$T/s80.txt" || fail "the long RULE is not cut with an ellipsis"
+wide=$(python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$T/s80.txt")
+assert_le "widest line at 80 columns (characters)" 80 "$wide"
+tmux -S "$sock" send-keys s
+sleep 0.3
+tmux -S "$sock" capture-pane -p | grep -q "by rate" || fail "s did not change the sort"
+tmux -S "$sock" send-keys +
+sleep 0.3
+tmux -S "$sock" capture-pane -p | grep -q "every 1s" || fail "+ did not double the interval"
+tmux -S "$sock" send-keys q
+i=0; while tmux -S "$sock" has-session 2>/dev/null; do
+	[ $i -ge 40 ] && { tmux -S "$sock" kill-server; fail "top did not quit on q"; }
+	sleep 0.05; i=$((i + 1))
+done
+info "80x24: the rate shows, RULE cut with an ellipsis, s and + act"
 
 kill "$cpid"; wait_pid "$cpid" 5
 ls /dev/shm/rlthrottle-*-"$cpid"-* >/dev/null 2>&1 && fail "curl's page is still there after it was killed by SIGTERM"

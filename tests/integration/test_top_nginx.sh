@@ -20,13 +20,13 @@ bg hey hey -z 6s -c 8 -t 20 -disable-keepalive "http://127.0.0.1:$port/"
 sleep 4.3
 "$RLTHROTTLE" top --once >"$T/once.txt" 2>&1 || { show "$T/once.txt"; fail "top --once failed"; }
 show "$T/once.txt"
-grep -Eq "^$worker +nginx +RLT_ACCEPT +20/s +20 conn/s" "$T/once.txt" || fail "top does not show the worker's RLT_ACCEPT rule and limit"
-grep -Eq "^$npid +nginx +RLT_ACCEPT" "$T/once.txt" || fail "top does not show the master"
+grep -Eq "^$worker +nginx +ACCEPT +20/s +20 conn/s" "$T/once.txt" || fail "top does not show the worker's RLT_ACCEPT rule and limit"
+grep -Eq "^$npid +nginx +ACCEPT" "$T/once.txt" || fail "top does not show the master"
 "$RLTHROTTLE" top --json "$worker" >"$T/top.json" || fail "top --json failed"
 read -r lim rate <<<"$(python3 - "$T/top.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-r = [r for p in d["processes"] for r in p["rules"] if r["var"] == "RLT_ACCEPT"][0]
+r = [r for p in d["processes"] for r in p["rules"] if r["variable"] == "RLT_ACCEPT"][0]
 print(r["limit_units_per_second"], sum(r["history"][-2:]) / 2)
 PY
 )"

@@ -27,9 +27,13 @@ for bad in "RLT_LOG=bogus" "RLT_LOG=verbose" "RLT_INHERIT=2" "RLT_ON_ERROR=maybe
 	run real env "$bad" "$L" -- true
 	assert_eq "the run with $bad: status" 125 "$(cat "$T/real.rc")"
 done
+# the old supervisor cannot honour it (its filter stays with every exec'd program); the front
+# inside the program can (a later image's handler passes every call)
+run chk env RLT_INHERIT=0 "$L" --seccomp=supervisor --check -u 1MiB/s
+assert_eq "--seccomp=supervisor --check with RLT_INHERIT=0: status" 2 "$(cat "$T/chk.rc")"
+grep -q "RLT_INHERIT=0" "$T/chk.err" || fail "--seccomp=supervisor --check with RLT_INHERIT=0 does not say why: $(cat "$T/chk.err")"
 run chk env RLT_INHERIT=0 "$L" --seccomp --check -u 1MiB/s
-assert_eq "--seccomp --check with RLT_INHERIT=0: status" 2 "$(cat "$T/chk.rc")"
-grep -q "RLT_INHERIT=0" "$T/chk.err" || fail "--seccomp --check with RLT_INHERIT=0 does not say why: $(cat "$T/chk.err")"
+assert_eq "--seccomp --check with RLT_INHERIT=0: status" 0 "$(cat "$T/chk.rc")"
 run chk env RLT_INHERIT=0 "$L" --check -u 1MiB/s
 assert_eq "--check with RLT_INHERIT=0 (preload): status" 0 "$(cat "$T/chk.rc")"
 
@@ -49,7 +53,8 @@ done
 run chk env RLT_ON_ERROR=ignore RLT_SEND="1000/s; 2MiB/s" "$L" --check
 assert_eq "--check with RLT_ON_ERROR=ignore and a bad rule: status" 2 "$(cat "$T/chk.rc")"
 grep -q 'rule ignored' "$T/chk.err" || fail "--check does not say the rule would be ignored: $(cat "$T/chk.err")"
-grep -q "RLT_SEND: 2097152B/s" "$T/chk.out" || fail "--check does not print the good rule: $(cat "$T/chk.out")"
+# in the units it was written in (issue 19)
+grep -q "RLT_SEND: 2MiB/s algo=token burst=2MiB " "$T/chk.out" || fail "--check does not print the good rule: $(cat "$T/chk.out")"
 
 # Blanks and empty rules, the same in every variable and in both the launcher and the library
 run gap env RLT_LOG=" warn" RLT_SEND=";1MiB/s" LD_PRELOAD="$RLT_LIB" sh -c 'exit 5'

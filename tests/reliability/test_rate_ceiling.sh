@@ -59,8 +59,9 @@ for front in preload seccomp; do
 	got=$(cat "$T/srv.out")
 	info "$front: $SIZE bytes in $ms ms at RLT_SEND=1TB/s, RLT_RECV=1TiB/s; server got: $got"
 	assert_eq "$front: bytes and sha256 at the server" "$want" "$got"
-	sent=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(r["units"] for r in d["rules"] if r["variable"]=="RLT_SEND"))' "$T/cli.stats")
-	recvd=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(r["units"] for r in d["rules"] if r["variable"]=="RLT_RECV"))' "$T/srv.stats")
+	# JSON Lines: one line per process that wrote (a launcher script's helpers too): all summed
+	sent=$(python3 -c 'import json,sys; print(sum(r["units"] for l in open(sys.argv[1]) for r in json.loads(l)["rules"] if r["variable"]=="RLT_SEND"))' "$T/cli.stats")
+	recvd=$(python3 -c 'import json,sys; print(sum(r["units"] for l in open(sys.argv[1]) for r in json.loads(l)["rules"] if r["variable"]=="RLT_RECV"))' "$T/srv.stats")
 	assert_eq "$front: bytes counted by RLT_SEND=1TB/s" "$SIZE" "$sent"
 	assert_eq "$front: bytes counted by RLT_RECV=1TiB/s" "$SIZE" "$recvd"
 	[ $ms -lt 15000 ] || fail "$front: 8 MiB took $ms ms under a 1TB/s rule"

@@ -1,5 +1,6 @@
 #!/bin/bash
-# kill -9 of the --seccomp supervisor (issue 9, "The supervisor's death"): the supervised tree
+# kill -9 of the old --seccomp supervisor (--seccomp=supervisor, until it goes; the front inside
+# the program: test_launcher_death.sh) (issue 9, "The supervisor's death"): the supervised tree
 # (the command, its child and grandchild, all writing to a file and a pipe) must die with it
 # within 2 s, and no write may fail with ENOSYS (the kernel's answer once no supervisor
 # listens). A normal end must still end: `| cat` sees EOF, the exit status is the command's.
@@ -17,7 +18,7 @@ alive() { # PID: running (not gone, not a zombie)
 }
 
 export RLT_SEND="1MiB/s"
-bg tree "$L" --seccomp -- "$ITEST_BIN/deathtree" "$T/map" "$T/out" 20
+bg tree "$L" --seccomp=supervisor -- "$ITEST_BIN/deathtree" "$T/map" "$T/out" 20
 launcher=$LAST_PID
 i=0
 while :; do
@@ -54,8 +55,8 @@ if [ -n "$keeper" ]; then
 fi
 
 # A normal end: the status is the command's, a pipe after the launcher ends.
-out=$(timeout 10 "$L" --seccomp -- sh -c 'echo hello; exit 3' | cat; echo "${PIPESTATUS[0]}")
+out=$(timeout 10 "$L" --seccomp=supervisor -- sh -c 'echo hello; exit 3' | cat; echo "${PIPESTATUS[0]}")
 assert_eq "normal end: output and status" "hello 3" "$(echo $out)"
-out=$(timeout 10 "$L" --seccomp -- sh -c 'sleep 0.2 & echo bg' | cat; echo "${PIPESTATUS[0]}")
+out=$(timeout 10 "$L" --seccomp=supervisor -- sh -c 'sleep 0.2 & echo bg' | cat; echo "${PIPESTATUS[0]}")
 assert_eq "normal end with a background child: output and status" "bg 0" "$(echo $out)"
 exit 0

@@ -1,5 +1,6 @@
 #!/bin/bash
-# kill -9 of the --seccomp supervisor, with processes that changed since it first saw them
+# kill -9 of the old --seccomp supervisor (--seccomp=supervisor, until it goes; the front inside
+# the program: test_launcher_death.sh), with processes that changed since it first saw them
 # (issue 9, "The supervisor's death"): the keeper tells a recorded process from a later one with
 # the same pid by its start time (field 22 of /proc/PID/stat); a field read one off (vsize)
 # spared every process whose memory grew. Two grandchildren of the launcher, under a shell:
@@ -38,7 +39,7 @@ while c.recv(65536): pass' "$port"
 wait_port "$port"
 
 export RLT_SEND="200KiB/s"
-bg tree "$L" --seccomp -- sh -c "python3 $T/grow.py sleep $T/pid.sleep & python3 $T/grow.py send $T/pid.send $port; wait"
+bg tree "$L" --seccomp=supervisor -- sh -c "python3 $T/grow.py sleep $T/pid.sleep & python3 $T/grow.py send $T/pid.send $port; wait"
 launcher=$LAST_PID
 wait_file "$T/pid.sleep" 10
 wait_file "$T/pid.send" 10

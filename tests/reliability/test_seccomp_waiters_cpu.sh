@@ -1,6 +1,8 @@
 #!/bin/bash
-# Issue 9: the supervisor's cost must not grow with the number of calls waiting for their
-# budget. Each waiting call's thread has its signals read from /proc; read every 5 ms tick, 400
+# The launcher's cost while 400 calls wait for their budget. Under the front inside the program
+# (--seccomp) the launcher takes no part in a call: it must use under 2% of a core. The old
+# supervisor (--seccomp=supervisor, with WAITERS_FRONT=supervisor) answered every call, and its
+# cost must not grow with the number of calls waiting (issue 9): Each waiting call's thread has its signals read from /proc; read every 5 ms tick, 400
 # threads each in one 20 kB send at 50 KiB/s cost the supervisor 47% of a core. Now the reads are
 # spread so that there are some 2000 a second at most: the supervisor's CPU over 3 s of 400
 # waiting threads must stay under 15% of a core (measured 4%; before 45%), and a signal to a
@@ -53,7 +55,8 @@ except OSError as e: print("main thread's send:", e, file=sys.stderr, flush=True
 os._exit(0)
 PY
 export RLT_SEND="50KiB/s"
-bg load "$L" --seccomp -- python3 "$T/waiters.py" "$N" "$port" "$T/pid"
+if [ "${WAITERS_FRONT:-}" = supervisor ]; then opt=--seccomp=supervisor max=15; else opt=--seccomp max=2; fi
+bg load "$L" "$opt" -- python3 "$T/waiters.py" "$N" "$port" "$T/pid"
 launcher=$LAST_PID
 wait_file "$T/pid" 10
 sleep 0.5
@@ -63,7 +66,7 @@ sleep 3
 c1=$(cpu "$launcher"); t1=$(now_ns)
 hz=$(getconf CLK_TCK)
 pct=$(calc "100 * ($c1 - $c0) / $hz / (($t1 - $t0) / 1e9)")
-info "$N threads waiting for their budget: the supervisor used ${pct}% of a core over 3 s"
+info "$N threads waiting for their budget: the launcher ($opt) used ${pct}% of a core over 3 s"
 # the main thread, in its own held send, takes a process signal: its handler must run
 sent=$(python3 -c 'import os,sys,time; t=time.monotonic(); os.kill(int(sys.argv[1]), 10); print("%.6f" % t)' "$(cat "$T/pid")") ||
 	fail "the command ended early: $(cat "$T/load.err")"
@@ -75,6 +78,6 @@ done
 lat=$(calc "($(cat "$T/pid.sig") - $sent) * 1000")
 info "a signal to the process reached its handler in ${lat} ms"
 wait_pid "$launcher" 10 || fail "the command did not end"
-assert_le "the supervisor's CPU (% of a core)" 15 "$pct"
+assert_le "the launcher's CPU (% of a core, $opt)" "$max" "$pct"
 assert_le "the handler's latency (ms)" $((N / 2 + 200)) "$lat"
 exit 0

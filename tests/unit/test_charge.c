@@ -317,18 +317,24 @@ static void dry_run_counts(void **s)
 	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 600, 1), 0);
 	assert_int_equal(t.go, t.start);
 	rlt__settle(&rs, &t, 600, 1);
-	assert_int_equal(st->delayed, 0);
+	assert_int_equal(st->would_delay, 0);
 	/* 600 more: 200 over the burst, 720 s at 1000 B/h; reject would have refused it */
 	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 600, 1), 0);
 	assert_int_equal(t.go, t.start);
 	rlt__settle(&rs, &t, 600, 1);
-	assert_int_equal(st->delayed, 1);
-	assert_int_equal(st->rejected, 1);
-	assert_in_range(st->delay_ns_total, 719 * NS_S, 720 * NS_S);
+	assert_int_equal(st->would_delay, 1);
+	assert_int_equal(st->would_reject, 1);
+	assert_in_range(st->would_delay_ns_total, 719 * NS_S, 720 * NS_S);
+	assert_in_range(st->would_delay_ns_max, 719 * NS_S, 720 * NS_S);
 	/* 100 more: the lag grows by 360 s, counted once, not 1080 */
 	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 100, 1), 0);
 	rlt__settle(&rs, &t, 100, 1);
-	assert_in_range(st->delay_ns_total, 1079 * NS_S, 1080 * NS_S);
+	assert_in_range(st->would_delay_ns_total, 1079 * NS_S, 1080 * NS_S);
+	/* SPEC §6: never in the fields of what happened */
+	assert_int_equal(st->delayed, 0);
+	assert_int_equal(st->rejected, 0);
+	assert_int_equal(st->delay_ns_total, 0);
+	assert_int_equal(st->delay_ns_max, 0);
 	assert_int_equal(st->allowed, 3);
 	assert_int_equal(st->calls, 3);
 	assert_int_equal(st->units, 1300);
@@ -354,10 +360,12 @@ static void stats_json(void **s)
 	buf[n] = '\0';
 	close(fd);
 	unlink(path);
-	assert_non_null(strstr(buf, "{\"pid\":42,\"elapsed_ns\":7,\"rules\":["));
-	assert_non_null(strstr(buf, "{\"variable\":\"RLT_SEND\",\"rule\":\"1000B/h burst=1000\","
+	assert_non_null(strstr(buf, "{\"schema\":1,\"pid\":42,\"elapsed_ns\":7,\"rules\":["));
+	assert_non_null(strstr(buf, "{\"variable\":\"RLT_SEND\",\"index\":1,\"rule\":\"1000B/h burst=1000\","
 	                            "\"calls\":1,\"allowed\":1,\"delayed\":0,\"rejected\":0,"
-	                            "\"units\":123,\"delay_ns_total\":0,\"delay_ns_max\":0}"));
+	                            "\"units\":123,\"delay_ns_total\":0,\"delay_ns_max\":0,"
+	                            "\"would_delay\":0,\"would_delay_ns_total\":0,"
+	                            "\"would_delay_ns_max\":0,\"would_reject\":0}"));
 	assert_non_null(strstr(buf, "\"rule\":\"5msg/h\",\"calls\":1,\"allowed\":1,\"delayed\":0,"
 	                            "\"rejected\":0,\"units\":1,"));
 }

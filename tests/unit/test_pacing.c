@@ -65,6 +65,22 @@ static void a_send_within_the_burst_goes_whole(void **st)
 	assert_int_equal(p.mode, RLT_PACE_PIECES);
 }
 
+/* A call the throttle must not reshape (MSG_ZEROCOPY: one completion per real call) goes in one
+ * real call whatever its size, blocking or not (issue 17 row 6). */
+static void an_unsplit_call_goes_whole(void **st)
+{
+	struct rlt__pace p;
+	(void)st;
+	load(RLT_VAR_SEND, "100KiB/s burst=8KiB");
+	for (int nb = 0; nb < 2; nb++) {
+		rlt__pace_begin(&p, &rs, RLT_VAR_SEND, 1, 512 * 1024,
+		                RLT_PACE_KEEP_WHOLE | RLT_PACE_UNSPLIT | (nb ? RLT_PACE_NONBLOCK : 0));
+		assert_int_equal(p.mode, RLT_PACE_WHOLE);
+		assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 512 * 1024);
+		assert_int_equal(rlt__pace_after(&p, 512 * 1024, 100000, 0), 0); /* short: ends */
+	}
+}
+
 /* A delay rule with a max-wait: whole is what the rate gives within it, when that is less. */
 static void keep_whole_is_bounded_by_max_wait(void **st)
 {
@@ -221,6 +237,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_send_within_the_burst_goes_whole),
+		cmocka_unit_test(an_unsplit_call_goes_whole),
 		cmocka_unit_test(keep_whole_is_bounded_by_max_wait),
 		cmocka_unit_test(a_nonblocking_send_takes_what_is_there),
 		cmocka_unit_test(the_half_piece_receive_rule),

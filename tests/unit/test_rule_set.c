@@ -1,7 +1,7 @@
 /* test_rule_set.c: `rlthrottle set` in the core. The engines' side with a fake clock (they take
- * `now`): params retuned to continue a state (the backlog drains at the new rate, a reservation
- * keeps its place, a credit stays a credit up to the new burst), a state carried when the new
- * rate outruns the tick, what cannot change. Then a ruleset's side: the rule swapped, a waiting
+ * `now`): a state carried over as a share of the burst (SPEC §7: a lowered rate goes on at
+ * once, a raise passes no more than its burst, a waiting call keeps its units, a dry-run's lag
+ * and a saturated time never carry), what cannot change. Then a ruleset's side: the rule swapped, a waiting
  * ticket moved, the refusals (nothing changed). */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,33 +30,40 @@ static struct rlt_params params(enum rlt_algo a, uint64_t per_sec, uint64_t burs
 }
 
 /* 1000 units/s burst 100: 100 go at 0, 500 more wait until 0.5 s. Lowered to 100/s at 0.1 s:
- * the 400 units still ahead take 4 s, so the reservation moves to 4.1 s and a newcomer queues
- * behind it at the new rate. */
+ * the 400 units still ahead of the waiter take 4 s, so the reservation moves to 4.1 s and a
+ * newcomer queues behind it at the new rate. */
 static void lower_keeps_the_queue(void **s)
 {
 	(void)s;
 	struct rlt_params a = params(RLT_ALGO_TOKEN, 1000, 100), b = params(RLT_ALGO_TOKEN, 100, 100);
-	_Atomic uint64_t st = 0;
+	_Atomic uint64_t st = 0, nst, cst;
 	rlt_ns_t at, t0 = 10 * SEC;
 
 	assert_int_equal(rlt_decide(&a, &st, t0, 100, RLT_MODE_RESERVE, &at), RLT_GO);
 	assert_int_equal(rlt_decide(&a, &st, t0, 500, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, t0 + 500 * MS);
-	assert_int_equal(rlt_params_retune(&b, &a, t0 + 100 * MS, NULL), 0);
-	assert_int_equal(b.ticks_per_unit, a.ticks_per_unit);
-	assert_int_equal(rlt_params_remap(&a, &b, t0 + 100 * MS, at), t0 + 4100 * MS);
-	assert_int_equal(rlt_decide(&b, &st, t0 + 100 * MS, 10, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(rlt_params_retune(&b, &a, t0 + 100 * MS, NULL), 1);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0 + 100 * MS, 0), 0);
+	assert_int_equal(rlt_params_remap(&a, &b, t0 + 100 * MS, at, 1), t0 + 4100 * MS);
+	assert_int_equal(rlt_decide(&b, &nst, t0 + 100 * MS, 10, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, t0 + 4200 * MS);
-	/* and raised again (within the first tick's reach): the queue drains at 1000/s once more */
+	/* and raised again: the queue drains at 1000/s once more */
 	struct rlt_params c = params(RLT_ALGO_TOKEN, 1000, 100);
-	assert_int_equal(rlt_params_retune(&c, &b, t0 + 1100 * MS, NULL), 0);
+	assert_int_equal(rlt_params_retune(&c, &b, t0 + 1100 * MS, NULL), 1);
+	assert_int_equal(rlt_state_carry(&b, &nst, &c, &cst, t0 + 1100 * MS, 0), 0);
 	/* at 1.1 s under b, 100 of the 510 units ahead of 0.1 s have drained: 410 - 100 = 310 ahead
 	 * of the end of the burst, 0.31 s at 1000/s */
-	assert_int_equal(rlt_params_remap(&b, &c, t0 + 1100 * MS, at), t0 + 1410 * MS);
+	assert_int_equal(rlt_params_remap(&b, &c, t0 + 1100 * MS, at, 1), t0 + 1410 * MS);
+	/* max-wait alone keeps the params and the state */
+	struct rlt_params d = params(RLT_ALGO_TOKEN, 1000, 100);
+	d.max_wait_ns = SEC;
+	assert_int_equal(rlt_params_retune(&d, &c, t0 + 1200 * MS, NULL), 0);
+	assert_int_equal(d.tick_num, c.tick_num);
+	assert_int_equal(d.max_wait_ns, SEC);
 }
 
-/* A rate far above the first (10/s -> 100000/s) gets ticks of its own and a carried state: the
- * 50 units ahead at the set are still ahead, now 0.5 ms worth. */
+/* A rate far above the first (10/s -> 100000/s): the 50 units ahead at the set are still
+ * ahead, now 0.5 ms worth. */
 static void raise_carries_the_state(void **s)
 {
 	(void)s;
@@ -68,8 +75,8 @@ static void raise_carries_the_state(void **s)
 	assert_int_equal(rlt_decide(&a, &st, t0, 50, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, t0 + 5 * SEC);
 	assert_int_equal(rlt_params_retune(&b, &a, t0, NULL), 1);
-	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0), 0);
-	assert_int_equal(rlt_params_remap(&a, &b, t0, at), t0 + 500000);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0, 0), 0);
+	assert_int_equal(rlt_params_remap(&a, &b, t0, at, 1), t0 + 500000);
 	assert_int_equal(rlt_decide(&b, &nst, t0, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, t0 + 510000);
 }
@@ -83,9 +90,122 @@ static void a_credit_stays_within_the_new_burst(void **s)
 	rlt_ns_t at, t0 = 1000 * SEC;
 
 	assert_int_equal(rlt_params_retune(&b, &a, t0, NULL), 1);
-	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0), 0);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0, 0), 0);
 	assert_int_equal(rlt_decide(&b, &nst, t0, 5, RLT_MODE_NOW, &at), RLT_GO);
 	assert_int_equal(rlt_decide(&b, &nst, t0, 1, RLT_MODE_NOW, &at), RLT_DENY);
+}
+
+#define KiB 1024ull
+#define MiB (1024ull * 1024)
+
+/* Issue 17 row 7: a sender at 1 MiB/s (burst 1 MiB, emptied) waits for its next 10 KiB; the
+ * rule becomes 200 KiB/s burst 16 KiB. The emptied burst is an emptied 16 KiB (a share), not
+ * 1 MiB owed at 200 KiB/s (a 5 s stall): the waiter's 10 KiB go at the new rate (50 ms), and
+ * the next piece (2 KiB, 10 ms at the new rate) right after, at the rate. */
+static void lowering_keeps_a_share_of_the_burst(void **s)
+{
+	(void)s;
+	struct rlt_params a = params(RLT_ALGO_TOKEN, MiB, 0), b = params(RLT_ALGO_TOKEN, 200 * KiB, 16 * KiB);
+	_Atomic uint64_t st = 0, nst;
+	rlt_ns_t at, go, t0 = 50 * SEC, t1 = t0 + 2 * MS;
+
+	assert_int_equal(rlt_decide(&a, &st, t0, MiB, RLT_MODE_RESERVE, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&a, &st, t0, 10 * KiB, RLT_MODE_RESERVE, &go), RLT_WAIT);
+	assert_true(go > t0 + 9 * MS && go < t0 + 10 * MS);
+	assert_int_equal(rlt_params_retune(&b, &a, t1, NULL), 1);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t1, 0), 0);
+	/* 10 KiB less the 2 ms that passed (about 2 KiB) at 200 KiB/s: some 40 ms */
+	go = rlt_params_remap(&a, &b, t1, go, 1);
+	assert_true(go > t1 + 35 * MS && go < t1 + 45 * MS);
+	assert_int_equal(rlt_decide(&b, &nst, go, 2 * KiB, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_true(at <= go + 10 * MS + 1);
+}
+
+/* Issue 17 row 15: 1 MiB/s emptied, raised to 2 MiB/s (burst 2 MiB): still empty, so 1 MiB
+ * does not go at once (before: the old burst's emptiness, 1 MiB in units, left 1 MiB of the
+ * new burst to pass); it goes at the new rate. An idle bucket raised is full at the new burst
+ * and no more; a half-used one has half of the new burst. */
+static void raising_never_passes_more_than_the_new_burst(void **s)
+{
+	(void)s;
+	struct rlt_params a = params(RLT_ALGO_TOKEN, MiB, 0), b = params(RLT_ALGO_TOKEN, 2 * MiB, 0);
+	rlt_ns_t at, t0 = 60 * SEC;
+
+	for (int used = 0; used <= 2; used++) { /* emptied, idle, half used */
+		_Atomic uint64_t st = 0, nst;
+		uint64_t took = used == 0 ? MiB : used == 1 ? 0 : MiB / 2;
+		struct rlt_params np = b;
+		if (took)
+			assert_int_equal(rlt_decide(&a, &st, t0, took, RLT_MODE_NOW, &at), RLT_GO);
+		assert_int_equal(rlt_params_retune(&np, &a, t0, NULL), 1);
+		assert_int_equal(rlt_state_carry(&a, &st, &np, &nst, t0, 0), 0);
+		uint64_t room = 2 * MiB - 2 * took;
+		assert_int_equal(rlt_available(&np, &nst, t0), room);
+		if (room)
+			assert_int_equal(rlt_decide(&np, &nst, t0, room, RLT_MODE_NOW, &at), RLT_GO);
+		assert_int_equal(rlt_decide(&np, &nst, t0, KiB, RLT_MODE_NOW, &at), RLT_DENY);
+		assert_int_equal(rlt_decide(&np, &nst, t0, MiB, RLT_MODE_RESERVE, &at), RLT_WAIT);
+		assert_int_equal(at, t0 + SEC / 2);
+	}
+}
+
+/* Issue 17 row 11: 16 MiB under 1 MiB/s dry-run stand 15 s ahead of the clock (no call waited
+ * for them). Enforced, the budget starts empty, not 15 s behind: 1 KiB goes within 1 ms. A
+ * delay's 15 MiB beyond the burst are waiting calls' and keep their units. */
+static void a_dry_run_lag_does_not_carry(void **s)
+{
+	(void)s;
+	struct rlt_params a = params(RLT_ALGO_TOKEN, MiB, 0);
+	rlt_ns_t at, t0 = 70 * SEC;
+
+	for (int dry = 1; dry >= 0; dry--) {
+		_Atomic uint64_t st = 0, nst;
+		struct rlt_params np = a;
+		for (int i = 0; i < 16; i++)
+			assert_int_not_equal(rlt_decide(&a, &st, t0, MiB, RLT_MODE_RESERVE, &at), RLT_DENY);
+		assert_int_equal(rlt_params_retune(&np, &a, t0, NULL), 0);
+		assert_int_equal(rlt_state_carry(&a, &st, &np, &nst, t0, dry ? RLT_CARRY_DRY_RUN : 0), 0);
+		assert_int_equal(rlt_decide(&np, &nst, t0, KiB, RLT_MODE_RESERVE, &at), RLT_WAIT);
+		if (dry)
+			assert_true(at <= t0 + MS);
+		else
+			assert_true(at >= t0 + 15 * SEC);
+	}
+}
+
+/* A TAT at the end of the ticks is a clamp, not a queue (issue 17 row 7: a rate set absurdly
+ * low): carried to a real rate it is an emptied bucket, not 2^62 ticks turned into units. */
+static void a_saturated_time_never_carries(void **s)
+{
+	(void)s;
+	struct rlt_params a = params(RLT_ALGO_TOKEN, MiB, 4 * KiB), b = params(RLT_ALGO_TOKEN, 100 * MiB, 0);
+	_Atomic uint64_t st = (1ull << 62) - 1, nst;
+	rlt_ns_t at, t0 = 90 * SEC;
+
+	assert_int_equal(rlt_params_retune(&b, &a, t0, NULL), 1);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0, 0), 0);
+	assert_int_equal(rlt_decide(&b, &nst, t0, MiB, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_true(at <= t0 + 10 * MS + 1); /* 1 MiB at 100 MiB/s */
+	assert_int_equal(rlt_params_remap(&a, &b, t0, RLT_NS_NEVER - 1, 1), t0);
+}
+
+/* A leaky bucket holds only waiting calls: what is ahead keeps its units, and an idle meter
+ * stays idle. */
+static void leaky_keeps_its_queue_in_units(void **s)
+{
+	(void)s;
+	struct rlt_params a = params(RLT_ALGO_LEAKY, 1000, 1000), b = params(RLT_ALGO_LEAKY, 100, 200);
+	_Atomic uint64_t st = 0, nst;
+	rlt_ns_t at, t0 = 80 * SEC;
+
+	assert_int_equal(rlt_decide(&a, &st, t0, 100, RLT_MODE_RESERVE, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&a, &st, t0, 10, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, t0 + 100 * MS);
+	assert_int_equal(rlt_params_retune(&b, &a, t0, NULL), 1);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0, 0), 0);
+	assert_int_equal(rlt_params_remap(&a, &b, t0, at, 1), t0 + SEC);
+	assert_int_equal(rlt_decide(&b, &nst, t0, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, t0 + 1100 * MS);
 }
 
 /* A window's or log's period cuts its counts: it cannot change (max-wait can). And another
@@ -124,7 +244,7 @@ static void fixed_window_new_limit(void **s)
 		_Atomic uint64_t st = 0, nst;
 		assert_int_equal(rlt_decide(&a, &st, t0, 80, RLT_MODE_NOW, &at), RLT_GO);
 		assert_int_equal(rlt_params_retune(&b, &a, t1, NULL), 1);
-		assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t1), 0);
+		assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t1, 0), 0);
 		assert_int_equal(rlt_available(&b, &nst, t1), up ? 120 : 0);
 		if (up) {
 			assert_int_equal(rlt_decide(&b, &nst, t1, 120, RLT_MODE_NOW, &at), RLT_GO);
@@ -153,7 +273,7 @@ static void fixed_window_reservations_stay(void **s)
 	assert_int_equal(rlt_decide(&a, &st, t0, 30, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, 11 * SEC);
 	assert_int_equal(rlt_params_retune(&b, &a, t0 + MS, NULL), 1);
-	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0 + MS), 0);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0 + MS, 0), 0);
 	assert_int_equal(rlt_decide(&b, &nst, t0 + MS, 20, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, 11 * SEC);
 	assert_int_equal(rlt_decide(&b, &nst, t0 + MS, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
@@ -257,6 +377,50 @@ static void a_waiting_ticket_moves(void **s)
 	assert_int_equal(rlt__ticket_refresh(&rs, &t), 1);
 	assert_true(t.go >= t.start + 4900 * MS && t.go <= t.start + 5100 * MS);
 	assert_int_equal(rlt__ticket_refresh(&rs, &t), 0);
+}
+
+/* Issue 17 row 7: a rate set absurdly low and then raised. A sender at 1 MiB/s burst 4 KiB
+ * waits for its next 4 KiB; the rule becomes 1 B per 1000 h (its go time past the clock's
+ * span), and a second later 100 MiB/s: the waiter goes within a millisecond of the raise
+ * (before: 62 days later, the clamped go time carried into units). */
+static void an_absurd_rate_then_a_raise(void **s)
+{
+	(void)s;
+	struct rlt__ticket t, u;
+	struct rlt_error e;
+	unsigned which;
+	rlt_ns_t now = rlt__now();
+
+	load("1MiB/s burst=4KiB");
+	assert_int_equal(rlt__charge(&rs, &u, RLT_VAR_SEND, 1, NULL, 4096, 1), 0);
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 1, NULL, 4096, 1), 0);
+	assert_true(t.go > t.start);
+	assert_int_equal(rlt__rule_set_text(&rs, RLT_VAR_SEND, -1, "1B/1000h burst=1B", now, &which,
+	                                    &e), 0);
+	assert_int_equal(rlt__ticket_refresh(&rs, &t), 1);
+	assert_true(t.go > now + 1000ull * 3600 * SEC);
+	assert_int_equal(rlt__rule_set_text(&rs, RLT_VAR_SEND, -1, "100MiB/s", now + SEC, &which,
+	                                    &e), 0);
+	assert_int_equal(rlt__ticket_refresh(&rs, &t), 1);
+	assert_true(t.go <= now + SEC + MS);
+}
+
+/* Issue 17 row 11 through the ruleset: a dry-run rule 20 s behind, enforced by a set of the
+ * same rate, makes the next call wait no more than its own cost at the rate. */
+static void enforcing_a_dry_run_starts_fresh(void **s)
+{
+	(void)s;
+	struct rlt__ticket t;
+	struct rlt_error e;
+	unsigned which;
+
+	load("1000B/s action=dry-run");
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 1, NULL, 21000, 1), 0);
+	assert_int_equal(t.go, t.start); /* a dry-run never holds a call */
+	assert_int_equal(rlt__rule_set_text(&rs, RLT_VAR_SEND, -1, "1000B/s action=delay",
+	                                    rlt__now(), &which, &e), 0);
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 1, NULL, 1, 1), 0);
+	assert_true(t.go <= t.start + 2 * MS);
 }
 
 /* Refusals change nothing: the block in force stays. */
@@ -378,6 +542,13 @@ int main(void)
 		cmocka_unit_test(lower_keeps_the_queue),
 		cmocka_unit_test(raise_carries_the_state),
 		cmocka_unit_test(a_credit_stays_within_the_new_burst),
+		cmocka_unit_test(lowering_keeps_a_share_of_the_burst),
+		cmocka_unit_test(raising_never_passes_more_than_the_new_burst),
+		cmocka_unit_test(a_dry_run_lag_does_not_carry),
+		cmocka_unit_test(leaky_keeps_its_queue_in_units),
+		cmocka_unit_test(a_saturated_time_never_carries),
+		cmocka_unit_test(an_absurd_rate_then_a_raise),
+		cmocka_unit_test(enforcing_a_dry_run_starts_fresh),
 		cmocka_unit_test(what_cannot_change),
 		cmocka_unit_test(fixed_window_new_limit),
 		cmocka_unit_test(fixed_window_reservations_stay),

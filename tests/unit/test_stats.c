@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -74,6 +75,15 @@ static struct rlt__rt_rule *add(enum rlt_var v, const char *text)
 	return r;
 }
 
+static void would(struct rlt__rt_rule *r, uint64_t delay, uint64_t total, uint64_t max,
+                  uint64_t reject)
+{
+	atomic_store(&r->st->would_delay, delay);
+	atomic_store(&r->st->would_delay_ns_total, total);
+	atomic_store(&r->st->would_delay_ns_max, max);
+	atomic_store(&r->st->would_reject, reject);
+}
+
 static void counters(struct rlt__rt_rule *r, uint64_t calls, uint64_t allowed, uint64_t delayed,
                      uint64_t rejected, uint64_t units, uint64_t total, uint64_t max)
 {
@@ -96,11 +106,15 @@ static void no_rules(void **s)
 {
 	(void)s;
 	assert_int_equal(rlt__stats_write(&rs, fake_write, 5, 42, 0), 0);
-	assert_written("{\"pid\":42,\"elapsed_ns\":0,\"rules\":[\n]}\n");
+	assert_written("{\"schema\":1,\"pid\":42,\"elapsed_ns\":0,\"rules\":[]}\n");
 	assert_int_equal(w.fd, 5);
 }
 
-/* Every field of SPEC §6, in variable order then rule order, numbers in full. */
+#define W0 "\"would_delay\":0,\"would_delay_ns_total\":0,\"would_delay_ns_max\":0,\"would_reject\":0"
+
+/* Every field of SPEC §6, in variable order then rule order (each numbered from 1 in its
+ * variable), numbers in full, on one line (JSON Lines), written in one call; a dry-run
+ * rule's figures under would_* only. */
 static void every_field_in_order(void **s)
 {
 	(void)s;
@@ -109,21 +123,31 @@ static void every_field_in_order(void **s)
 	counters(add(RLT_VAR_CONNECT, "10/s"), 0, 0, 0, 0, 0, 0, 0);
 	counters(add(RLT_VAR_CONNECT, "1/min action=reject"), 7, 6, 0, 1, 6, 0, 0);
 	counters(add(RLT_VAR_CONNS, "50"), UINT64_MAX, 18446744073709551614ull, 10, 9, 1, 2, 3);
+	struct rlt__rt_rule *dry = add(RLT_VAR_SEND, "1kB/s action=dry-run");
+	counters(dry, 5, 5, 0, 0, 9000, 0, 0);
+	would(dry, 4, 8000000000ull, 3000000000ull, 2);
 	assert_int_equal(rlt__stats_write(&rs, fake_write, 1, 2147483647, 1234567890123ull), 0);
 	assert_written(
-		"{\"pid\":2147483647,\"elapsed_ns\":1234567890123,\"rules\":[\n"
-		"  {\"variable\":\"RLT_CONNECT\",\"rule\":\"10/s\",\"calls\":0,\"allowed\":0,"
-		"\"delayed\":0,\"rejected\":0,\"units\":0,\"delay_ns_total\":0,\"delay_ns_max\":0},\n"
-		"  {\"variable\":\"RLT_CONNECT\",\"rule\":\"1/min action=reject\",\"calls\":7,"
-		"\"allowed\":6,\"delayed\":0,\"rejected\":1,\"units\":6,\"delay_ns_total\":0,"
-		"\"delay_ns_max\":0},\n"
-		"  {\"variable\":\"RLT_RECV\",\"rule\":\"1MiB/s\",\"calls\":3,\"allowed\":2,"
-		"\"delayed\":1,\"rejected\":1,\"units\":4096,\"delay_ns_total\":250,"
-		"\"delay_ns_max\":200},\n"
-		"  {\"variable\":\"RLT_CONNS\",\"rule\":\"50\",\"calls\":18446744073709551615,"
-		"\"allowed\":18446744073709551614,\"delayed\":10,\"rejected\":9,\"units\":1,"
-		"\"delay_ns_total\":2,\"delay_ns_max\":3}\n"
+		"{\"schema\":1,\"pid\":2147483647,\"elapsed_ns\":1234567890123,\"rules\":["
+		"{\"variable\":\"RLT_CONNECT\",\"index\":1,\"rule\":\"10/s\",\"calls\":0,"
+		"\"allowed\":0,\"delayed\":0,\"rejected\":0,\"units\":0,\"delay_ns_total\":0,"
+		"\"delay_ns_max\":0," W0 "},"
+		"{\"variable\":\"RLT_CONNECT\",\"index\":2,\"rule\":\"1/min action=reject\","
+		"\"calls\":7,\"allowed\":6,\"delayed\":0,\"rejected\":1,\"units\":6,"
+		"\"delay_ns_total\":0,\"delay_ns_max\":0," W0 "},"
+		"{\"variable\":\"RLT_SEND\",\"index\":1,\"rule\":\"1kB/s action=dry-run\","
+		"\"calls\":5,\"allowed\":5,\"delayed\":0,\"rejected\":0,\"units\":9000,"
+		"\"delay_ns_total\":0,\"delay_ns_max\":0,\"would_delay\":4,"
+		"\"would_delay_ns_total\":8000000000,\"would_delay_ns_max\":3000000000,"
+		"\"would_reject\":2},"
+		"{\"variable\":\"RLT_RECV\",\"index\":1,\"rule\":\"1MiB/s\",\"calls\":3,"
+		"\"allowed\":2,\"delayed\":1,\"rejected\":1,\"units\":4096,\"delay_ns_total\":250,"
+		"\"delay_ns_max\":200," W0 "},"
+		"{\"variable\":\"RLT_CONNS\",\"index\":1,\"rule\":\"50\","
+		"\"calls\":18446744073709551615,\"allowed\":18446744073709551614,\"delayed\":10,"
+		"\"rejected\":9,\"units\":1,\"delay_ns_total\":2,\"delay_ns_max\":3," W0 "}"
 		"]}\n");
+	assert_int_equal(w.calls, 1);
 }
 
 /* A quote or a backslash is escaped and a control character left out: the string stays one
@@ -134,9 +158,9 @@ static void strings_stay_valid_json(void **s)
 	add(RLT_VAR_SEND, "1B/s \"q\" \\d\x01\n\t.");
 	assert_int_equal(rlt__stats_write(&rs, fake_write, 1, 1, 1), 0);
 	assert_non_null(strstr(w.buf, ",\"rule\":\"1B/s \\\"q\\\" \\\\d.\",\"calls\":0,"));
-	/* no raw control character anywhere but the newlines between rules */
+	/* no raw control character anywhere but the line's end */
 	for (size_t i = 0; i < w.len; i++)
-		assert_true((unsigned char)w.buf[i] >= 0x20 || w.buf[i] == '\n');
+		assert_true((unsigned char)w.buf[i] >= 0x20 || i == w.len - 1);
 }
 
 /* A summary many times the writer's 4 KiB buffer comes out whole and in order. */
@@ -145,23 +169,25 @@ static void larger_than_the_buffer(void **s)
 	static char want[1 << 20], text[RLT_RULE_TEXT_MAX + 1];
 	size_t n = 0;
 	(void)s;
-	n += (size_t)sprintf(want + n, "{\"pid\":9,\"elapsed_ns\":8,\"rules\":[");
+	n += (size_t)sprintf(want + n, "{\"schema\":1,\"pid\":9,\"elapsed_ns\":8,\"rules\":[");
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (int i = 0; i < RLT_MAX_RULES_PER_VAR; i++) {
 			memset(text, 'a' + (v * RLT_MAX_RULES_PER_VAR + i) % 26, RLT_RULE_TEXT_MAX);
 			text[RLT_RULE_TEXT_MAX] = '\0';
 			counters(add((enum rlt_var)v, text), (uint64_t)i, 1, 2, 3, 4, 5, (uint64_t)v);
 			n += (size_t)sprintf(want + n,
-			                     "%s\n  {\"variable\":\"%s\",\"rule\":\"%s\",\"calls\":%d,"
-			                     "\"allowed\":1,\"delayed\":2,\"rejected\":3,\"units\":4,"
-			                     "\"delay_ns_total\":5,\"delay_ns_max\":%d}",
-			                     v + i ? "," : "", rlt_var_name((enum rlt_var)v), text, i, v);
+			                     "%s{\"variable\":\"%s\",\"index\":%d,\"rule\":\"%s\","
+			                     "\"calls\":%d,\"allowed\":1,\"delayed\":2,\"rejected\":3,"
+			                     "\"units\":4,\"delay_ns_total\":5,\"delay_ns_max\":%d," W0 "}",
+			                     v + i ? "," : "", rlt_var_name((enum rlt_var)v), i + 1, text,
+			                     i, v);
 		}
-	n += (size_t)sprintf(want + n, "\n]}\n");
+	n += (size_t)sprintf(want + n, "]}\n");
 	assert_true(n > 10 * 4096);
 	assert_int_equal(rlt__stats_write(&rs, fake_write, 1, 9, 8), 0);
 	assert_written(want);
-	assert_true(w.calls > 1);
+	/* one write: processes appending to one file never interleave their lines */
+	assert_int_equal(w.calls, 1);
 
 	/* the same through a writer that takes 1000 bytes at a time and is interrupted at first */
 	memset(&w, 0, sizeof w);
@@ -183,7 +209,9 @@ static void a_failing_write(void **s)
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (int i = 0; i < RLT_MAX_RULES_PER_VAR; i++)
 			add((enum rlt_var)v, "1000000000000000000000000000000000000000000B/s");
-	/* an error is returned as -errno, and the writer stops at once */
+	/* an error is returned as -errno, and the writer stops at once (the first write takes
+	 * only part of the line here) */
+	w.chunk = 1000;
 	w.fail_at = 2;
 	w.fail_errno = ENOSPC;
 	assert_int_equal(rlt__stats_write(&rs, fake_write, 1, 1, 1), -ENOSPC);
@@ -237,8 +265,8 @@ static void to_stderr(void **s)
 	assert_int_equal(rlt__stats_to("stderr", &rs, fake_write, fake_close, 77, 5, &err), 0);
 	assert_int_equal(w.fd, 2);
 	assert_int_equal(w.closed, -1); /* stderr is not the summary's to close */
-	assert_non_null(strstr(w.buf, "{\"pid\":77,\"elapsed_ns\":5,"));
-	assert_non_null(strstr(w.buf, "\"variable\":\"RLT_ACCEPT\",\"rule\":\"5/s\""));
+	assert_non_null(strstr(w.buf, "{\"schema\":1,\"pid\":77,\"elapsed_ns\":5,"));
+	assert_non_null(strstr(w.buf, "\"variable\":\"RLT_ACCEPT\",\"index\":1,\"rule\":\"5/s\""));
 }
 
 static void to_a_path(void **s)
@@ -250,12 +278,11 @@ static void to_a_path(void **s)
 	add(RLT_VAR_SEND, "10B/s");
 	snprintf(tmpl, sizeof tmpl, "%s/s.%%p.json", dir);
 	snprintf(path, sizeof path, "%s/s.4321.json", dir);
-	/* an existing longer file is truncated, not overwritten in part */
+	/* an existing file is appended to (JSON Lines: one process's line after another's) */
 	int fd = open(path, O_WRONLY | O_CREAT, 0600);
 	assert_true(fd >= 0);
-	static char junk[8192];
-	memset(junk, 'j', sizeof junk);
-	assert_int_equal(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
+	static const char before[] = "{\"pid\":1}\n";
+	assert_int_equal(write(fd, before, sizeof before - 1), (ssize_t)sizeof before - 1);
 	close(fd);
 	assert_int_equal(rlt__stats_to(tmpl, &rs, write, fake_close, 4321, 6, &err), 0);
 	assert_true(w.closed > 2);
@@ -265,10 +292,44 @@ static void to_a_path(void **s)
 	close(fd);
 	assert_true(n > 0);
 	got[n] = '\0';
-	assert_string_equal(got, "{\"pid\":4321,\"elapsed_ns\":6,\"rules\":[\n"
-	                         "  {\"variable\":\"RLT_SEND\",\"rule\":\"10B/s\",\"calls\":0,"
-	                         "\"allowed\":0,\"delayed\":0,\"rejected\":0,\"units\":0,"
-	                         "\"delay_ns_total\":0,\"delay_ns_max\":0}\n]}\n");
+	assert_string_equal(got, "{\"pid\":1}\n"
+	                         "{\"schema\":1,\"pid\":4321,\"elapsed_ns\":6,\"rules\":["
+	                         "{\"variable\":\"RLT_SEND\",\"index\":1,\"rule\":\"10B/s\","
+	                         "\"calls\":0,\"allowed\":0,\"delayed\":0,\"rejected\":0,"
+	                         "\"units\":0,\"delay_ns_total\":0,\"delay_ns_max\":0," W0 "}]}\n");
+	unlink(path);
+
+	/* a symbolic link planted at the path is not followed: refused, its target untouched */
+	char target[160];
+	snprintf(target, sizeof target, "%s/target", dir);
+	fd = open(target, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink(target, path), 0);
+	w.closed = -1;
+	assert_int_equal(rlt__stats_to(tmpl, &rs, write, fake_close, 4321, 6, &err), -ELOOP);
+	assert_non_null(strstr(err.msg, "symbolic link"));
+	struct stat st;
+	assert_int_equal(stat(target, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	unlink(path);
+	unlink(target);
+
+	/* a FIFO nobody reads: refused at once, not waited on */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(rlt__stats_to(tmpl, &rs, write, fake_close, 4321, 6, &err), -ENXIO);
+	assert_non_null(strstr(err.msg, "FIFO"));
+	/* and one whose reader never drains it: the summary stops at a full pipe (EAGAIN) */
+	int rd = open(path, O_RDONLY | O_NONBLOCK);
+	assert_true(rd >= 0);
+	assert_true(fcntl(rd, F_SETPIPE_SZ, 4096) >= 4096);
+	for (int k = 1; k < RLT_MAX_RULES_PER_VAR; k++) /* more than the pipe's 4 KiB */
+		add(RLT_VAR_SEND, "1B/s aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	int rc = rlt__stats_to(tmpl, &rs, write, fake_close, 4321, 6, &err);
+	assert_int_equal(rc, -EAGAIN);
+	close(rd);
 	unlink(path);
 	rmdir(dir);
 }

@@ -1,0 +1,172 @@
+/*
+ * trap_filter.c: which system calls become a SIGSYS in the calling thread.
+ *
+ * libseccomp writes the body; it cannot test the instruction pointer, so a few instructions of
+ * our own go in front: a call made from the handler's code is allowed before anything else is
+ * looked at. A filter sees numbers, not files, so sockets are kept at fds from `band` up (the
+ * handler moves them there) and read, write and their kin trap only there: a file, a pipe or a
+ * terminal costs nothing.
+ */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "trap_filter.h"
+
+/* Always ours: every network call, the calls that could leave SIGSYS blocked, and exec (the
+ * new image needs the handler again). */
+static const char *const always[] = {
+	"socket", "socketpair", "connect", "accept", "accept4", "sendto", "recvfrom", "sendmsg",
+	"recvmsg", "sendmmsg", "recvmmsg", "rt_sigaction", "rt_sigprocmask", "execve",
+	"execveat", "close_range", "exit_group",
+};
+
+/* Ours when their first fd is in the band. */
+static const char *const on_band_fd[] = {
+	"read", "write", "readv", "writev", "close", "dup", "fcntl", "sendfile",
+};
+
+/* Ours when they carry a signal mask (the argument that points to it, 0-based). */
+static const struct {
+	const char *name;
+	unsigned arg;
+} masks[] = {
+	{"ppoll", 3}, {"epoll_pwait", 4}, {"epoll_pwait2", 4}, {"pselect6", 5},
+};
+
+static int rule(scmp_filter_ctx ctx, uint32_t act, const char *name, unsigned n,
+                const struct scmp_arg_cmp *cmp, struct rlt_error *err)
+{
+	int nr = seccomp_syscall_resolve_name(name), rc;
+
+	if (nr == __NR_SCMP_ERROR)
+		return 0; /* a call this kernel's headers do not know cannot be made either */
+	rc = seccomp_rule_add_array(ctx, act, nr, n, cmp);
+	return rc ? rlt__fail(err, rc, "seccomp rule for %s: %s", name, strerror(-rc)) : 0;
+}
+
+static int body(scmp_filter_ctx ctx, int band, struct rlt_error *err)
+{
+	const uint32_t trap = SCMP_ACT_TRAP;
+	struct scmp_arg_cmp c[2];
+	size_t i;
+
+	for (i = 0; i < sizeof always / sizeof always[0]; i++)
+		if (rule(ctx, trap, always[i], 0, NULL, err))
+			return -1;
+	c[0] = SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)band);
+	for (i = 0; i < sizeof on_band_fd / sizeof on_band_fd[0]; i++)
+		if (rule(ctx, trap, on_band_fd[i], 1, c, err))
+			return -1;
+	/* dup2, dup3: a socket copied down, or whatever held a band fd replaced */
+	c[1] = SCMP_A1(SCMP_CMP_GE, (scmp_datum_t)band);
+	if (rule(ctx, trap, "dup2", 1, &c[0], err) || rule(ctx, trap, "dup2", 1, &c[1], err) ||
+	    rule(ctx, trap, "dup3", 1, &c[0], err) || rule(ctx, trap, "dup3", 1, &c[1], err))
+		return -1;
+	/* splice: either end a socket */
+	c[1] = SCMP_A2(SCMP_CMP_GE, (scmp_datum_t)band);
+	if (rule(ctx, trap, "splice", 1, &c[0], err) || rule(ctx, trap, "splice", 1, &c[1], err))
+		return -1;
+	c[1] = SCMP_A1(SCMP_CMP_EQ, FIONBIO);
+	if (rule(ctx, trap, "ioctl", 2, c, err))
+		return -1;
+	for (i = 0; i < sizeof masks / sizeof masks[0]; i++) {
+		struct scmp_arg_cmp m = {masks[i].arg, SCMP_CMP_NE, 0, 0};
+		if (rule(ctx, trap, masks[i].name, 1, &m, err))
+			return -1;
+	}
+	/* A fork: the child's state of ours is made its own (load.c rlt_pre_forked), so the
+	 * handler makes it. A clone that shares memory (a thread, vfork) goes as it is; so does
+	 * one with a stack of its own, which could not return through the handler's. clone3
+	 * hides its flags in memory: refused, so that the C library falls back to clone. */
+	{
+		struct scmp_arg_cmp f[2] = {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_VM, 0),
+		                            SCMP_A1(SCMP_CMP_EQ, 0)};
+		if (rule(ctx, trap, "clone", 2, f, err) || rule(ctx, trap, "fork", 0, NULL, err) ||
+		    rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err))
+			return -1;
+	}
+	/* a filter of the program's own: said once (trap_dispatch.c), then installed */
+	c[0] = SCMP_A0(SCMP_CMP_EQ, PR_SET_SECCOMP);
+	if (rule(ctx, trap, "seccomp", 0, NULL, err) || rule(ctx, trap, "prctl", 1, c, err))
+		return -1;
+	/* io_uring moves data past every hook: programs fall back to ordinary calls */
+	if (rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "io_uring_setup", 0, NULL, err))
+		return -1;
+	return 0;
+}
+
+/* Reads back what libseccomp exported (it writes to an fd only). */
+static int export(scmp_filter_ctx ctx, struct sock_filter *out, size_t max, struct rlt_error *err)
+{
+	int fd = memfd_create("rlthrottle-filter", MFD_CLOEXEC), rc;
+	ssize_t n;
+
+	if (fd < 0)
+		return rlt__fail(err, -errno, "memfd_create: %s", strerror(errno));
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc) {
+		close(fd);
+		return rlt__fail(err, rc, "seccomp_export_bpf: %s", strerror(-rc));
+	}
+	n = pread(fd, out, max * sizeof *out, 0);
+	close(fd);
+	if (n <= 0 || n % (ssize_t)sizeof *out)
+		return rlt__fail(err, -EIO, "the exported seccomp program could not be read back");
+	if ((size_t)n == max * sizeof *out)
+		return rlt__fail(err, -E2BIG, "the seccomp program is longer than %zu instructions",
+		                 max);
+	return (int)(n / (ssize_t)sizeof *out);
+}
+
+int rlt_cli_trap_filter(const struct rlt_cli_trap_spec *spec, struct sock_filter *prog,
+                        size_t max, struct rlt_error *err)
+{
+	/* instruction_pointer is a u64 at offset 8: its low word first (x86_64 is little-endian) */
+	const uint32_t ip_lo = offsetof(struct seccomp_data, instruction_pointer);
+	const uint32_t hi = (uint32_t)(spec->base >> 32), lo = (uint32_t)spec->base;
+	const struct sock_filter front[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ip_lo + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ip_lo),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo, 0, 2),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo + spec->span, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	const size_t nfront = sizeof front / sizeof front[0];
+	scmp_filter_ctx ctx;
+	int n;
+
+	if ((uint64_t)lo + spec->span > UINT32_MAX)
+		return rlt__fail(err, -EINVAL, "the handler's range crosses a 4 GiB boundary");
+	if (max <= nfront)
+		return rlt__fail(err, -E2BIG, "no room for the seccomp program");
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return rlt__fail(err, -ENOMEM, "seccomp_init failed");
+	/* another architecture's calls (int 0x80) would pass every rule: refuse them */
+	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS)) ||
+	    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) {
+		seccomp_release(ctx);
+		return rlt__fail(err, -EINVAL, "seccomp attributes refused");
+	}
+	if (body(ctx, spec->band, err) != 0) {
+		seccomp_release(ctx);
+		return -1;
+	}
+	n = export(ctx, prog + nfront, max - nfront, err);
+	seccomp_release(ctx);
+	if (n < 0)
+		return -1;
+	memcpy(prog, front, sizeof front);
+	return (int)nfront + n;
+}

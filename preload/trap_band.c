@@ -1,0 +1,134 @@
+/*
+ * trap_band.c: sockets live at fds from the band up (trap_filter.c in the launcher traps
+ * read, write and their kin only there).
+ *
+ * A socket is moved with F_DUPFD and a close, never dup3, which would close whatever another
+ * thread holds at the target. A program whose fds reach the band has files in it: correct,
+ * only slower. A socket the program copies below the band itself (inetd style) still traps on
+ * send and receive, but not on read and write: it is said once.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "trap.h"
+
+int rlt_trap_band = RLT_TRAP_BAND;
+static _Atomic int full_said;
+
+int rlt_trap_to_band(int fd, int cloexec)
+{
+	int nfd, saved;
+
+	if (fd >= rlt_trap_band)
+		return fd;
+	saved = rlt_trap_self()->err;
+	nfd = fcntl(fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, rlt_trap_band);
+	if (nfd < 0) {
+		/* the band is full: the socket works where it is, its reads and writes untrapped */
+		if (!atomic_exchange(&full_said, 1))
+			rlt_pre_log(RLT_LOG_WARN, "no fd free from %d up: a socket stays at %d, where "
+			                          "read() and write() on it are not throttled",
+			            rlt_trap_band, fd);
+		rlt_trap_self()->err = saved;
+		return fd;
+	}
+	close(fd);
+	rlt_trap_self()->err = saved;
+	return nfd;
+}
+
+/*
+ * A socket below the band (inherited from the launcher's caller, as inetd and socket
+ * activation hand them, or copied down by the program with dup2) would have its reads and
+ * writes pass untrapped. A filter cannot be changed, but another can be stacked on it: the
+ * kernel runs every filter and the strictest answer wins, so a small one that traps the fd
+ * calls on those numbers makes them ours again. Each costs every system call a few
+ * instructions, so their number is bounded.
+ */
+#define WATCH_FILTERS_MAX 32
+#define WATCH_FDS_MAX 16
+
+static _Atomic int watch_filters;
+static _Atomic int watch_full_said;
+
+/* The calls whose first argument is the fd. */
+static const int watch_calls[] = {
+	SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_sendfile, SYS_splice, SYS_close,
+	SYS_dup, SYS_dup2, SYS_dup3, SYS_fcntl, SYS_ioctl,
+};
+
+int rlt_trap_watch(const int *fds, int n)
+{
+	const uint32_t hi = (uint32_t)(RLT_TRAP_BASE >> 32), lo = (uint32_t)RLT_TRAP_BASE;
+	const int ncalls = (int)(sizeof watch_calls / sizeof watch_calls[0]);
+	struct sock_filter f[8 + 16 + WATCH_FDS_MAX + 2];
+	struct sock_fprog prog;
+	int k = 0, trap_at, allow_at;
+	long rc;
+
+	if (n <= 0)
+		return 0;
+	if (n > WATCH_FDS_MAX)
+		n = WATCH_FDS_MAX;
+	if (atomic_fetch_add(&watch_filters, 1) >= WATCH_FILTERS_MAX) {
+		if (!atomic_exchange(&watch_full_said, 1))
+			rlt_pre_log(RLT_LOG_WARN, "too many sockets below fd %d: read() and write() on "
+			                          "fd %d and later ones are not throttled",
+			            rlt_trap_band, fds[0]);
+		return -1;
+	}
+	/* the handler's own calls pass, as in the first filter */
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 12);
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 4);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 8);
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo, 0, 2);
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo + RLT_TRAP_SPAN, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+	/* one of the calls: on to the fd test, which starts after the list and one allow */
+	for (int i = 0; i < ncalls; i++)
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)watch_calls[i],
+		                                      (uint8_t)(ncalls - i), 0);
+	allow_at = k;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16); /* args[0], low word */
+	trap_at = k + n + 1;
+	for (int i = 0; i < n; i++, k++)
+		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fds[i],
+		                                    (uint8_t)(trap_at - k - 1), 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+	(void)allow_at;
+	prog.len = (unsigned short)k;
+	prog.filter = f;
+	rc = rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0);
+	return rc < 0 ? (int)rc : 0;
+}
+
+/* The sockets the image starts with below the band (inherited). */
+void rlt_trap_watch_inherited(void)
+{
+	int fds[WATCH_FDS_MAX], n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < WATCH_FDS_MAX) {
+		struct stat st;
+		int fd = (int)strtol(de->d_name, NULL, 10);
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd >= rlt_trap_band)
+			continue;
+		if (rlt_trap_sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0 && S_ISSOCK(st.st_mode))
+			fds[n++] = fd;
+	}
+	closedir(d);
+	rlt_trap_watch(fds, n);
+}

@@ -1,0 +1,64 @@
+#!/bin/bash
+# kill -9 of the launcher under --seccomp (the front inside the program). The launcher takes no
+# part in a call, so the command goes on throttled: a static busybox nc uploading 3 MiB at
+# 1 MiB/s keeps its rate after the launcher's death, and every byte arrives. What needs the
+# launcher is the next exec (the new image gets its handler from it): an exec after its death
+# fails with EPERM instead of running an image that would die of SIGSYS at its first trapped
+# call. (The old supervisor's death killed the tree: test_seccomp_death.sh.)
+source "$(dirname "$0")/../integration/lib.sh"
+need_lib
+need_cmd busybox python3
+need_bin trapprog
+L=$(dirname "$RLT_LIB")/rlthrottle
+n=$((3 * 1048576))
+head -c $n /dev/urandom >"$T/f.bin"
+
+# the upload: 1 MiB of burst, then 2 MiB at 1 MiB/s: about 2 s, the launcher killed 0.5 s in
+port=$(free_port)
+bg sink python3 -c 'import socket,sys,hashlib,time
+l=socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1)
+c, _ = l.accept(); t0 = time.monotonic(); h = hashlib.sha256(); n = 0
+while True:
+    d = c.recv(65536)
+    if not d: break
+    h.update(d); n += len(d)
+print("bytes=%d secs=%.3f sha=%s" % (n, time.monotonic() - t0, h.hexdigest()))' "$port"
+spid=$LAST_PID
+wait_port "$port"
+# (a background job's stdin is /dev/null: the file is redirected by the shell the launcher runs,
+# which then execs nc: that exec is injected while the launcher lives)
+bg up "$L" --seccomp -u 1MiB/s -- busybox sh -c "exec busybox nc 127.0.0.1 $port <'$T/f.bin'"
+lpid=$LAST_PID
+sleep 0.5
+nc_pid=$(ps -o pid=,comm= --ppid "$lpid" | awk '$2 == "busybox" || $2 == "nc" { print $1; exit }')
+[ -n "$nc_pid" ] || { ps -o pid=,comm=,args= --ppid "$lpid"; cat "$T/up.err"; }
+[ -n "$nc_pid" ] || fail "no busybox child of the launcher"
+kill -KILL "$lpid"
+wait_pid "$lpid" 5
+# the orphaned program goes on by itself
+i=0
+while kill -0 "$nc_pid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+kill -0 "$nc_pid" 2>/dev/null && fail "busybox nc still running 10 s after the launcher's death"
+wait_pid "$spid" 10 || fail "the sink did not finish"
+show "$T/sink.out"
+assert_eq "bytes received after the launcher's death" $n "$(kv bytes "$T/sink.out")"
+assert_eq "every byte as sent" "$(sha256sum <"$T/f.bin" | cut -d' ' -f1)" "$(kv sha "$T/sink.out")"
+# 2 MiB after the burst at 1 MiB/s: still throttled once the launcher is gone
+assert_range "upload time (s): the rate held without the launcher" 1.6 4 "$(kv secs "$T/sink.out")"
+
+# an exec after the launcher's death: refused (EPERM), the program told, not killed
+rm -f "$T/go"
+bg ex "$L" --seccomp -u 1MiB/s -- "$ITEST_BIN/trapprog" waitexec "$T/go" /bin/true
+lpid=$LAST_PID
+sleep 0.3
+ppid=$(ps -o pid=,comm= --ppid "$lpid" | awk '$2 == "trapprog" { print $1; exit }')
+[ -n "$ppid" ] || fail "no trapprog child of the launcher"
+kill -KILL "$lpid"
+wait_pid "$lpid" 5
+touch "$T/go"
+i=0
+while kill -0 "$ppid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+show "$T/ex.out" "$T/ex.err"
+assert_match "the exec after the launcher's death" "exec failed: errno=1 " "$(cat "$T/ex.out")"
+exit 0
