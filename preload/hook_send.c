@@ -94,15 +94,60 @@ static ssize_t send_buf(int fd, const void *buf, size_t len, int flags,
 	                         &c);
 }
 
-/* Six arguments at most, so that a hook reaches them by a jump, without a frame of its own. */
+/* Six arguments at most, so that a hook reaches them by a jump, without a frame of its own.
+ * A send made as one real call charged whole that goes at once (the common case:
+ * rlt_pre_send_charge) is made here, one call deep; one that must wait holds its socket
+ * (rlt_pre_send_waited); anything else (TCP Fast Open included) takes send_buf. */
 static RLT_SLOW ssize_t sendto_slow(int fd, const void *buf, size_t len, int flags,
                                     const struct sockaddr *to, socklen_t tolen)
 {
+	struct rlt_pre_fd *e;
+	struct rlt__ticket t;
+	int nonblock, rc;
+
+	/* a socket of ours means the real symbols are there; send_buf makes sure of them */
+	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
+	if (e && (!to || e->peer.af) && !(flags & MSG_FASTOPEN)) {
+		nonblock = e->nonblock || (flags & MSG_DONTWAIT);
+		rc = rlt_pre_send_charge(e, len, nonblock, &t);
+		if (rc < 0)
+			return -1;
+		if (__builtin_expect(rc == RLT_PRE_SEND_WAIT, 0)) {
+			struct buf_ctx c = {fd, buf, flags, to, tolen, 0};
+			return rlt_pre_send_waited(fd, e, &t, nonblock, buf_send_piece, &c);
+		}
+		if (rc > 0) {
+			ssize_t n = real_sendto(fd, buf, len, flags, to, tolen);
+			if (__builtin_expect(rc == RLT_PRE_SENT_DONE && n == (ssize_t)len, 1))
+				return n;
+			return rlt_pre_sent_rest(fd, e, &t, nonblock, n);
+		}
+	}
 	return send_buf(fd, buf, len, flags, to, tolen, 0);
 }
 
 static RLT_SLOW ssize_t write_slow(int fd, const void *buf, size_t len)
 {
+	struct rlt_pre_fd *e;
+	struct rlt__ticket t;
+	int rc;
+
+	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
+	if (e) {
+		rc = rlt_pre_send_charge(e, len, e->nonblock, &t);
+		if (rc < 0)
+			return -1;
+		if (__builtin_expect(rc == RLT_PRE_SEND_WAIT, 0)) {
+			struct buf_ctx c = {fd, buf, 0, NULL, 0, 1};
+			return rlt_pre_send_waited(fd, e, &t, e->nonblock, buf_send_piece, &c);
+		}
+		if (rc > 0) {
+			ssize_t n = real_write(fd, buf, len);
+			if (__builtin_expect(rc == RLT_PRE_SENT_DONE && n == (ssize_t)len, 1))
+				return n;
+			return rlt_pre_sent_rest(fd, e, &t, e->nonblock, n);
+		}
+	}
 	return send_buf(fd, buf, len, 0, NULL, 0, 1);
 }
 

@@ -166,6 +166,100 @@ static void learn_nonblock(int fd, struct rlt_pre_fd *e)
 	errno = saved;
 }
 
+/*
+ * A send that goes whole (src/pacing.c: RLT_PACE_WHOLE), the common case: one clock read, one
+ * charge, one real call. A call that moves all of it has nothing to settle (its charge counted
+ * it); a short one or an error gives back what it did not use, as the loop below would. One
+ * that waits holds its socket first (struct pin).
+ */
+static ssize_t send_whole(struct pin *pn, struct rlt_pre_fd *e, const struct rlt__peer *peer,
+                          void *states, enum rlt_var var, uint32_t mask, size_t total,
+                          int nonblock, rlt_pre_piece_fn fn, void *ctx)
+{
+	struct rlt__ticket t;
+
+	if (rlt__charge_at(&rlt_pre_rules, &t, var, mask, states, peer, total, 1, rlt__now()) != 0)
+		return rlt_pre_fail(t.err);
+	if (t.go > t.start) {
+		pin_hold(pn);
+		rlt__ticket_wait(&rlt_pre_rules, &t, 0); /* no data moved yet: the wait goes on */
+	}
+	ssize_t n = fn(ctx, pn->use, 0, total);
+	if (__builtin_expect(n == (ssize_t)total, 1)) {
+		rlt__settle(&rlt_pre_rules, &t, total, 1);
+		return n;
+	}
+	int err = errno;
+	rlt__settle(&rlt_pre_rules, &t, n > 0 ? (uint64_t)n : 0, n >= 0);
+	/* short, or EAGAIN on a call made as blocking: see learn_nonblock */
+	if (!nonblock && (n >= 0 || err == EAGAIN || err == EWOULDBLOCK))
+		learn_nonblock(pn->use, e);
+	errno = err;
+	return n;
+}
+
+int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t)
+{
+	static const struct rlt__peer no_address; /* af 0: the key "(no address)" */
+	uint32_t mask = e->mask[RLT_VAR_SEND];
+	const struct rlt__peer *peer = &e->peer;
+	rlt_ns_t now;
+
+	if (!mask || len == 0)
+		return 0;
+	/* the rules' lines on their way before the clock read, which waits for loads before it;
+	 * a send too large to go whole (a slow way anyway) then reads the clock again */
+	rlt__charge_prefetch(&rlt_pre_rules, RLT_VAR_SEND, mask);
+	now = rlt__now();
+	if (rlt_pre_is_dgram(e)) {
+		if (!e->peer.af)
+			peer = &no_address;
+	} else if (!rlt__pace_whole(&rlt_pre_rules, RLT_VAR_SEND, mask, len,
+	                            RLT_PACE_KEEP_WHOLE | (nonblock ? RLT_PACE_NONBLOCK : 0))) {
+		return 0;
+	}
+	if (rlt__charge_at(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
+	                   len, 1, now) != 0)
+		return rlt_pre_fail(t->err);
+	if (__builtin_expect(t->go > t->start, 0))
+		return RLT_PRE_SEND_WAIT;
+	return t->counted ? RLT_PRE_SENT_DONE : RLT_PRE_SETTLE;
+}
+
+/* A datagram goes whole or not at all. */
+ssize_t rlt_pre_sent_rest(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,
+                          ssize_t n)
+{
+	int err = errno;
+
+	if (rlt_pre_is_dgram(e)) {
+		rlt__settle(&rlt_pre_rules, t, n >= 0 ? t->bytes : 0, n >= 0);
+	} else {
+		rlt__settle(&rlt_pre_rules, t, n > 0 ? (uint64_t)n : 0, n >= 0);
+		/* short, or EAGAIN on a call made as blocking: see learn_nonblock */
+		if (!nonblock && (n >= 0 ? (uint64_t)n < t->bytes
+		                         : (err == EAGAIN || err == EWOULDBLOCK)))
+			learn_nonblock(fd, e);
+	}
+	errno = err;
+	return n;
+}
+
+/* A stream's wait holds the socket, as the pacing loop's does; a datagram's, as send_buf's
+ * (hook_send.c), does not. */
+ssize_t rlt_pre_send_waited(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,
+                            rlt_pre_piece_fn fn, void *ctx)
+{
+	struct pin pn = {fd, fd};
+
+	if (!rlt_pre_is_dgram(e))
+		pin_hold(&pn);
+	rlt__ticket_wait(&rlt_pre_rules, t, 0); /* no data moved yet: the wait goes on */
+	ssize_t n = rlt_pre_sent_rest(pn.use, e, t, nonblock, fn(ctx, pn.use, 0, t->bytes));
+	pin_drop(&pn);
+	return n;
+}
+
 /* The pieces of a call charged before they are made (src/pacing.c decides; this loop makes the
  * real calls, on the socket the call started on, and sleeps for the budget). */
 static ssize_t pieces(struct pin *pn, struct rlt_pre_fd *e, const struct rlt__peer *peer,
@@ -218,6 +312,9 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
                           size_t total, int nonblock, int waitall, int keep_whole,
                           rlt_pre_piece_fn fn, void *ctx)
 {
+	unsigned flags = (nonblock ? RLT_PACE_NONBLOCK : 0) | (waitall ? RLT_PACE_WAITALL : 0) |
+	                 (keep_whole ? RLT_PACE_KEEP_WHOLE : 0) |
+	                 (keep_whole == RLT_PRE_UNSPLIT ? RLT_PACE_UNSPLIT : 0);
 	void *states = rlt_pre_budget_states(e);
 	/* the peer the call started with: the entry is the fd number's, which may change */
 	struct rlt__peer peer = e->peer;
@@ -227,10 +324,12 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 
 	if (total == 0)
 		return fn(ctx, fd, 0, 0);
-	rlt__pace_begin(&p, &rlt_pre_rules, var, mask, total,
-	                (nonblock ? RLT_PACE_NONBLOCK : 0) | (waitall ? RLT_PACE_WAITALL : 0) |
-	                        (keep_whole ? RLT_PACE_KEEP_WHOLE : 0) |
-	                        (keep_whole == RLT_PRE_UNSPLIT ? RLT_PACE_UNSPLIT : 0));
+	if (rlt__pace_whole(&rlt_pre_rules, var, mask, total, flags)) {
+		n = send_whole(&pn, e, &peer, states, var, mask, total, nonblock, fn, ctx);
+		pin_drop(&pn);
+		return n;
+	}
+	rlt__pace_begin(&p, &rlt_pre_rules, var, mask, total, flags);
 	p.peer = &peer; /* a stream's remote end: what a keyed rule's key is made of */
 	if (rlt__pace_charge_after(&p))
 		n = recv_then_charge(&pn, &peer, states, &p, fn, ctx);

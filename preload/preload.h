@@ -270,15 +270,21 @@ static inline int rlt_pre_fail(int e)
 
 /* The fd's entry when a rule of var may apply to it; NULL sends the call straight through
  * (a file, a pipe, a socket no rule matches, or no rule at all for var: one load each).
- * Inline: it is the whole cost of a call that is not ours. */
+ * Inline: it is the whole cost of a call that is not ours. Not NULL only once the rules are
+ * loaded (rlt_pre_active), and so the real symbols resolved (init.c resolves them first). */
 static inline struct rlt_pre_fd *rlt_pre_socket_for(int fd, enum rlt_var var)
 {
 	struct rlt_pre_fd *e;
+	unsigned n;
 
 	if (!(rlt_pre_vars_in_use & (1u << var)) ||
 	    !atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
 		return NULL;
-	e = rlt_pre_fd_get(fd);
+	/* the gate's copy of the table, on the line the gate has just read */
+	n = atomic_load_explicit(&rlt_pre_gate.size, memory_order_acquire);
+	e = (unsigned)fd < n ? &rlt_pre_gate.table[fd] : NULL;
+	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_UNKNOWN)
+		e = rlt_pre_fd_get(fd);
 	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
 		return NULL;
 	return e;
@@ -334,6 +340,32 @@ struct rlt_pre_msg_ctx {
 ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask,
                           size_t total, int nonblock, int waitall, int keep_whole,
                           rlt_pre_piece_fn fn, void *ctx);
+
+/*
+ * The short way of send, sendto and write (hook_send.c), for a send made as one real call
+ * charged whole before it: a stream send that goes whole (rlt__pace_whole), or a datagram on a
+ * connected socket (or sent with no address). rlt_pre_send_charge charges it, without a wait:
+ * RLT_PRE_SENT_DONE (it goes at once: make the real call; if it moves all of len, there is
+ * nothing left to do: its charge counted it), RLT_PRE_SETTLE (make it, then rlt_pre_sent_rest),
+ * RLT_PRE_SEND_WAIT (it must wait: rlt_pre_send_waited makes it), 0 (not such a send: take the
+ * long way), -1 (rejected: errno set). The hook makes the real call of a conforming send itself,
+ * so that after the system call, which leaves the return predictions of a deep call chain
+ * behind it, only the C library's return and the hook's own are left to make; and it keeps
+ * what it needs then in registers, not in the ticket, whose lines the kernel's work evicts.
+ */
+#define RLT_PRE_SETTLE 1
+#define RLT_PRE_SENT_DONE 2
+#define RLT_PRE_SEND_WAIT 3
+int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t);
+/* What the real call left to settle: a short send or an error gives back what it did not
+ * move, as the pacing loop does. Keeps errno; returns n. */
+ssize_t rlt_pre_sent_rest(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,
+                          ssize_t n);
+/* A send charged by rlt_pre_send_charge that must wait (RLT_PRE_SEND_WAIT): waits for its slot
+ * holding a duplicate of a stream socket (as rlt_pre_stream_io's wait, issue 17), then makes it
+ * (fn, as rlt_pre_stream_io's) and settles it. */
+ssize_t rlt_pre_send_waited(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,
+                            rlt_pre_piece_fn fn, void *ctx);
 
 /* A connection attempt's bookkeeping (hook_connect.c), shared by connect() and a send that
  * connects (TCP Fast Open): _begin sets the socket's peer, charges RLT_CONNECT and takes the

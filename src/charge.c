@@ -16,9 +16,9 @@
 #include "stats_count.h"
 #include "wait.h"
 
-static uint64_t cost_for(const struct rlt_rule *r, uint64_t bytes, uint64_t msgs)
+static uint64_t cost_for(enum rlt_unit unit, uint64_t bytes, uint64_t msgs)
 {
-	switch (r->unit) {
+	switch (unit) {
 	case RLT_UNIT_BYTES:
 		return bytes;
 	case RLT_UNIT_MSGS:
@@ -135,7 +135,7 @@ static void undo(struct rlt__ruleset *rs, struct rlt__ticket *t, unsigned upto)
 		const struct rlt__rt_rule *r = &rs->rules[t->var][i];
 		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER)
 			continue;
-		refund(r, t->kstate[i], t->conn_block, t->at[i], cost_for(&r->rule, t->bytes, t->msgs));
+		refund(r, t->kstate[i], t->conn_block, t->at[i], cost_for(r->unit, t->bytes, t->msgs));
 	}
 }
 
@@ -193,12 +193,78 @@ static void dry_run(struct rlt__ruleset *rs, struct rlt__rt_rule *r, enum rlt_ve
 	rlt__count_dry(rs, r, part, refuse);
 }
 
+/* The statistics of a charge taken: each rule of the mask let the call go (a dry-run rule was
+ * counted by dry_run), and when the call goes at once its units are counted now (t->counted),
+ * not at the settle. */
+static void count_charge(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t mask)
+{
+	uint64_t waited = t->go - t->start;
+
+	for (; mask; mask &= mask - 1) {
+		unsigned i = (unsigned)__builtin_ctz(mask);
+		struct rlt__rt_rule *r = &rs->rules[t->var][i];
+		if (!(t->dry & (1u << i)))
+			rlt__count_admitted(rs, r, waited);
+		if (t->counted && t->at[i] != RLT_NS_NEVER)
+			rlt__count_units(rs, r, cost_for(r->unit, t->bytes, t->msgs));
+	}
+}
+
+/* The decision of a rule that is not a plain one of the charge's short way: keyed, redis, or
+ * of connection scope. -1: the rule has no state for this call (not applied). Out of line, so
+ * that the short way keeps its registers. */
+static __attribute__((noinline)) int decide_other(struct rlt__rt_rule *r,
+                                                  const struct rlt__rule_ver *ver,
+                                                  struct rlt__ticket *t, unsigned i,
+                                                  const struct rlt__peer *peer, rlt_ns_t now,
+                                                  uint64_t cost, enum rlt_mode mode, rlt_ns_t *at)
+{
+	void *st;
+
+	if (r->keytab)
+		return (int)decide_keyed(r, ver, peer, now, cost, mode, at, &t->kstate[i]);
+	st = state_of(r, ver, t->conn_block);
+	if (!st)
+		return -1;
+	return (int)decide(r, ver, st, now, cost, mode, at);
+}
+
+/* A dry-run rule's decision, or a rejection (then every rule before i is given back): -1 when
+ * the charge fails. Out of line, as decide_other. */
+static __attribute__((noinline)) int charge_unusual(struct rlt__ruleset *rs,
+                                                    struct rlt__ticket *t,
+                                                    struct rlt__rt_rule *r,
+                                                    const struct rlt__rule_ver *ver,
+                                                    enum rlt_verdict v, unsigned i, rlt_ns_t at)
+{
+	if (ver->action == RLT_ACTION_DRY_RUN) {
+		dry_run(rs, r, v, t->start, at, r->keytab ? t->kstate[i] : NULL);
+		t->dry |= 1u << i;
+		/* settled as any charge; the call does not wait for it */
+		t->at[i] = v != RLT_DENY ? at : RLT_NS_NEVER;
+		return 0;
+	}
+	t->at[i] = RLT_NS_NEVER;
+	undo(rs, t, i);
+	t->err = ver->err;
+	rlt__count_rejected(rs, r);
+	return -1;
+}
+
+/*
+ * The charge of one call. A call that conforms (the common case: a process-scope rule that
+ * delays, the engine's state in the rule's block) costs, per matching rule, the block's load,
+ * the engine's decision (one atomic update of its state) and, with statistics on, its
+ * counters; the clock was read once by the caller. Such a ticket is counted whole here, units
+ * included (t->counted), so that a call that then moves all it was charged has nothing left
+ * to settle (rlt__settle returns at once). A ticket that waits counts its units when settled.
+ */
 static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                      uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                      uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
+	uint32_t todo = mask & ((1u << rs->n[var]) - 1);
 	rlt_ns_t go = now;
-	uint32_t dry = 0;
 
 	t->var = var;
 	t->mask = mask;
@@ -207,6 +273,8 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	t->msgs = msgs;
 	t->start = now;
 	t->err = 0;
+	t->dry = 0;
+	t->counted = 0;
 	t->posm = 0;
 	/* A set request is looked for at the page's tick (every RLT_PUB_CHECK_NS while calls come,
 	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
@@ -219,51 +287,49 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 		rlt__pub_conns(rs); /* a shared count moves with other processes' connections */
 	if (__builtin_expect(rs->nshared != 0, 0))
 		rlt__shm_follow_all(rs);
-	for (unsigned i = 0; i < rs->n[var]; i++) {
+	/* the rules of the mask only: at[i] of a rule outside it is never read */
+	for (uint32_t m = todo; m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
 		struct rlt__rt_rule *r = &rs->rules[var][i];
 		const struct rlt__rule_ver *ver = rlt__ver(r);
-		rlt_ns_t at = now;
-
-		void *st = state_of(r, ver, conn_block);
-		t->at[i] = RLT_NS_NEVER;
-		if (!(mask & (1u << i)) || (!st && !r->keytab))
-			continue;
-		t->ver[i] = ver; /* read only where at[i] is set (rlt__ticket_refresh) */
-		uint64_t cost = cost_for(&r->rule, bytes, msgs);
+		uint64_t cost = cost_for(r->unit, bytes, msgs);
 		enum rlt_mode mode =
 			ver->action == RLT_ACTION_REJECT ? RLT_MODE_NOW : RLT_MODE_RESERVE;
-		enum rlt_verdict v = r->keytab
-			? decide_keyed(r, ver, peer, now, cost, mode, &at, &t->kstate[i])
-			: decide(r, ver, st, now, cost, mode, &at);
-		if (ver->action == RLT_ACTION_DRY_RUN) {
-			dry_run(rs, r, v, now, at, r->keytab ? t->kstate[i] : NULL);
-			dry |= 1u << i;
-			if (v != RLT_DENY)
-				t->at[i] = at; /* settled as any charge; the call does not wait for it */
+		rlt_ns_t at = now;
+		int v;
+
+		__builtin_prefetch(r->st, 1); /* counted below: its miss overlaps the decision */
+		if (__builtin_expect(!r->keytab && !r->redis && ver->state, 1))
+			v = (int)rlt_decide(&ver->params, ver->state, now, cost, mode, &at);
+		else
+			v = decide_other(r, ver, t, i, peer, now, cost, mode, &at);
+		if (v < 0) {
+			t->at[i] = RLT_NS_NEVER;
 			continue;
 		}
-		if (v == RLT_DENY) {
-			undo(rs, t, i);
-			t->err = ver->err;
-			rlt__count_rejected(rs, r);
-			if (ticked && rs->nkeyed)
-				rlt__pub_keys(rs, now);
-			return -1;
+		t->ver[i] = ver; /* read only where at[i] is set (rlt__ticket_refresh) */
+		if (__builtin_expect(ver->action == RLT_ACTION_DRY_RUN || v == RLT_DENY, 0)) {
+			if (charge_unusual(rs, t, r, ver, (enum rlt_verdict)v, i, at) != 0) {
+				if (ticked && rs->nkeyed)
+					rlt__pub_keys(rs, now);
+				return -1;
+			}
+			continue;
 		}
 		t->at[i] = at;
 		if (at > go)
 			go = at;
 	}
 	t->go = go;
-	t->dry = dry;
+	/* a calls rule (connect, accept) takes 1 even for msgs 0, which a settle of 0 gives
+	 * back: such a charge is settled the long way */
+	t->counted = go == now && (msgs != 0 || var == RLT_VAR_SEND || var == RLT_VAR_RECV);
 	/* The busiest keys after this call's decisions, so that the view holds the last calls'
 	 * keys when the traffic stops (no later call comes to refresh it). */
-	if (ticked && rs->nkeyed)
+	if (__builtin_expect(ticked, 0) && rs->nkeyed)
 		rlt__pub_keys(rs, now);
 	if (rs->stats_on)
-		for (unsigned i = 0; i < rs->n[var]; i++)
-			if ((mask & ~dry) & (1u << i))
-				rlt__count_admitted(rs, &rs->rules[var][i], go - now);
+		count_charge(rs, t, todo);
 	return 0;
 }
 
@@ -440,20 +506,25 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
 	return 0;
 }
 
-void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
-                 uint64_t msgs_used)
+/* The settle of a ticket whose call did not move all it was charged, or whose units were not
+ * counted at the charge (it waited); rlt__settle (policy.h) returns before it otherwise. */
+void rlt__settle_rest(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
+                      uint64_t msgs_used)
 {
-	for (unsigned i = 0; i < rs->n[t->var]; i++) {
+	for (uint32_t m = t->mask & ((1u << rs->n[t->var]) - 1); m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
 		struct rlt__rt_rule *r = &rs->rules[t->var][i];
-		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER)
+		if (t->at[i] == RLT_NS_NEVER)
 			continue;
-		uint64_t took = cost_for(&r->rule, t->bytes, t->msgs);
-		uint64_t used = cost_for(&r->rule, bytes_used, msgs_used);
-		if (r->rule.unit == RLT_UNIT_CALLS)
+		uint64_t took = cost_for(r->unit, t->bytes, t->msgs);
+		uint64_t used = cost_for(r->unit, bytes_used, msgs_used);
+		if (r->unit == RLT_UNIT_CALLS)
 			used = msgs_used ? 1 : 0;
 		if (used < took)
 			refund(r, t->kstate[i], t->conn_block, t->at[i], took - used);
-		rlt__count_units(rs, r, used < took ? used : took);
+		if (t->counted)
+			rlt__count_units_back(rs, r, used < took ? took - used : 0);
+		else
+			rlt__count_units(rs, r, used < took ? used : took);
 	}
 }
-

@@ -441,6 +441,8 @@ enum rlt_verdict rlt_decide(const struct rlt_params *p, void *state, rlt_ns_t no
 		*at = now;
 		return RLT_GO;
 	}
+	if (__builtin_expect(p->algo == RLT_ALGO_TOKEN, 1))
+		return rlt__token_decide(p, state, now, cost, mode, at);
 	return ops_of[p->algo]->decide(p, state, now, cost, mode, at);
 }
 

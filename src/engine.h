@@ -35,6 +35,11 @@ extern const struct rlt__engine_ops rlt__engine_sliding_log;    /* engine_log.c 
 int rlt__fw_carry(const struct rlt_params *old, void *old_state, const struct rlt_params *np,
                   void *new_state, rlt_ns_t since);
 
+/* engine_gcra.c: the token bucket's decide, which rlt_decide calls by name: the common rule's
+ * decision without the ops table's two cache lines and an indirect call. */
+enum rlt_verdict rlt__token_decide(const struct rlt_params *p, void *state, rlt_ns_t now,
+                                   uint64_t cost, enum rlt_mode mode, rlt_ns_t *at);
+
 /* engine.c: the retune of a rule whose states are many (one per connection, one per key) and
  * cannot all be carried: np continues old's ticks from `now`, so each state keeps its units,
  * which count at np's rate. 0, 1 (np too fast for old's ticks: it has its own, a state must be

@@ -204,8 +204,8 @@ gcra_decide(const struct rlt_params *p, tat_t *st, rlt_ns_t now, uint64_t cost,
 	}
 }
 
-static enum rlt_verdict token_decide(const struct rlt_params *p, void *state, rlt_ns_t now,
-                                     uint64_t cost, enum rlt_mode mode, rlt_ns_t *at)
+enum rlt_verdict rlt__token_decide(const struct rlt_params *p, void *state, rlt_ns_t now,
+                                   uint64_t cost, enum rlt_mode mode, rlt_ns_t *at)
 {
 	return gcra_decide(p, state, now, cost, mode, at, 0);
 }
@@ -264,7 +264,7 @@ const struct rlt__engine_ops rlt__engine_token = {
 	.init = gcra_init,
 	.destroy = gcra_destroy,
 	.copy = gcra_copy,
-	.decide = token_decide,
+	.decide = rlt__token_decide,
 	.refund = gcra_refund,
 	.available = token_available,
 };

@@ -19,9 +19,7 @@ void rlt__pace_begin(struct rlt__pace *p, const struct rlt__ruleset *rs, enum rl
 	p->done = 0;
 	p->rejects = 0;
 	p->peer = NULL;
-	if ((flags & RLT_PACE_UNSPLIT) ||
-	    ((flags & RLT_PACE_KEEP_WHOLE) && var == RLT_VAR_SEND &&
-	     total <= rlt__whole(rs, var, mask, nonblock))) {
+	if (rlt__pace_whole(rs, var, mask, total, flags)) {
 		/* the common case, first: a send that conforms goes whole, with nothing else read */
 		p->mode = RLT_PACE_WHOLE;
 		p->piece_max = total;

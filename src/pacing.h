@@ -61,6 +61,20 @@ struct rlt__pace {
 };
 
 /*
+ * Whether a stream call of `total` bytes under `mask` of var goes whole (RLT_PACE_WHOLE, as
+ * rlt__pace_begin decides it): an RLT_PACE_UNSPLIT call, or a send with RLT_PACE_KEEP_WHOLE
+ * no larger than rlt__whole. Inline, so that a front can take a whole send's short way without
+ * a struct rlt__pace.
+ */
+static inline int rlt__pace_whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
+                                  uint64_t total, unsigned flags)
+{
+	return (flags & RLT_PACE_UNSPLIT) ||
+	       ((flags & RLT_PACE_KEEP_WHOLE) && var == RLT_VAR_SEND &&
+	        total <= rlt__whole(rs, var, mask, (flags & RLT_PACE_NONBLOCK) != 0));
+}
+
+/*
  * Starts pacing a stream call of `total` bytes under `mask` of var. Whole: a send with
  * RLT_PACE_KEEP_WHOLE no larger than rlt__whole (threads that share a socket rely on a send
  * the kernel would take whole not being torn by another thread's pieces). After: a blocking

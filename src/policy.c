@@ -325,6 +325,7 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	memset(r, 0, sizeof *r);
 	r->rule = *rule;
 	r->st = &r->own;
+	r->unit = rule->unit;
 	r->v0.params = rule->params;
 	r->v0.action = rule->action;
 	r->v0.err = rule->err;

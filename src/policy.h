@@ -76,11 +76,21 @@ struct rlt__keydry {
 };
 
 struct rlt__rt_rule {
+	/* What a conforming call reads of the rule, together at its start (one cache line; after
+	 * a system call the hook finds few of its lines in the nearest cache, and each costs). */
+	_Atomic(const struct rlt__rule_ver *) cur; /* what a call uses now (`v0` until a set) */
+	struct rlt__keytab *keytab; /* key=, process scope: one state per key (keytab.h); state
+	                               is NULL then. With `redis`: each key's lease (scope_redis.c) */
+	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
+	/* Where this rule counts: its record in the process's published page (publish.c), or
+	 * `own` when the process has no page (none could be made, RLT_PUBLISH=0, or a copy not
+	 * yet published). Never NULL once the rule is built. */
+	struct rlt__stats *st;
+	enum rlt_unit unit;   /* rule.unit (a set never changes it) */
+	size_t conn_off;      /* connection scope: where the state sits in a connection block */
+	_Alignas(64) struct rlt__rule_ver v0;
 	struct rlt_rule rule; /* as built; after a set, rule.params, action, err, text and the rate
 	                         follow for readers off the hot path (stats, publishing) */
-	_Atomic(const struct rlt__rule_ver *) cur; /* what a call uses now (`v0` until a set) */
-	struct rlt__rule_ver v0;
-	size_t conn_off;      /* connection scope: where the state sits in a connection block */
 	struct rlt__shm_hdr *shm; /* scope=shared: the segment (a set there is followed) */
 	_Atomic uint32_t shm_seen; /* ... the segment's set_gen this rule follows (read by every
 	                              call, written by the one applying: relaxed) */
@@ -89,17 +99,10 @@ struct rlt__rt_rule {
 	                                  (a process-shared futex word); NULL: `open` */
 	struct rlt__shm_holder *holders; /* RLT_CONNS, scope=shared: who holds its slots */
 	_Atomic(struct rlt__shm_holder *) mine; /* ... and this process's entry (NULL: none yet) */
-	struct rlt__redis *redis; /* scope=redis://: decides through its lease (scope_redis.c) */
-	struct rlt__keytab *keytab; /* key=, process scope: one state per key (keytab.h); state
-	                               is NULL then. With `redis`: each key's lease (scope_redis.c) */
 	_Atomic uint64_t dry_lag; /* action=dry-run: how far the last call's slot was ahead of
 	                             its clock (ns), to count each call's part of the delay */
 	struct rlt__keydry *keydry; /* action=dry-run with key=: the same per key, and what delay
 	                               and reject would have done to each (one per keytab slot) */
-	/* Where this rule counts: its record in the process's published page (publish.c), or
-	 * `own` when the process has no page (none could be made, RLT_PUBLISH=0, or a copy not
-	 * yet published). Never NULL once the rule is built. */
-	struct rlt__stats *st;
 	struct rlt__stats own;
 };
 
@@ -240,6 +243,27 @@ uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask
 uint64_t rlt__available_peer(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
                              void *conn_block, const struct rlt__peer *peer, rlt_ns_t now);
 
+/*
+ * Asks for the lines a charge under `mask` of var will read of its rules (the rule's first
+ * line and its block v0: a rule not set since it was built) and of the ruleset, without
+ * waiting for them. A front calls it before it reads the clock: the clock read waits for
+ * every load before it (rdtscp), and after a system call these lines are mostly out of the
+ * nearest cache, so their misses then overlap the clock read and each other rather than come
+ * one after another.
+ */
+static inline void rlt__charge_prefetch(const struct rlt__ruleset *rs, enum rlt_var var,
+                                        uint32_t mask)
+{
+	__builtin_prefetch(&rs->n[var]);
+	for (; mask; mask &= mask - 1) {
+		const struct rlt__rt_rule *r = &rs->rules[var][__builtin_ctz(mask)];
+		__builtin_prefetch(r);
+		__builtin_prefetch((const char *)&r->v0);
+		__builtin_prefetch((const char *)&r->v0 + 64);
+		__builtin_prefetch((const char *)&r->v0 + 128);
+	}
+}
+
 /* A charge taken against every rule in a mask, to be settled after the real call. */
 struct rlt__ticket {
 	enum rlt_var var;
@@ -259,6 +283,9 @@ struct rlt__ticket {
 	rlt_ns_t start;               /* when the call asked */
 	rlt_ns_t go;                  /* when it may go (the latest slot of its rules) */
 	int err;                      /* errno when rejected */
+	int counted;                  /* it went at once and its statistics, units included, were
+	                                 counted whole by the charge: a settle of all it took has
+	                                 nothing left to do */
 };
 
 /*
@@ -325,9 +352,17 @@ uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ti
 void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m);
 
 /* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
- * t->msgs) and counts the units. */
-void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
-                 uint64_t msgs_used);
+ * t->msgs) and counts the units. A call that went at once and moved all it was charged was
+ * counted by its charge (t->counted): nothing is left to do, and nothing is done. */
+void rlt__settle_rest(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
+                      uint64_t msgs_used);
+static inline void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t,
+                               uint64_t bytes_used, uint64_t msgs_used)
+{
+	if (__builtin_expect(t->counted && bytes_used == t->bytes && msgs_used == t->msgs, 1))
+		return;
+	rlt__settle_rest(rs, t, bytes_used, msgs_used);
+}
 
 /*
  * RLT_CONNS (conns.c): admits one more open connection under the rules in mask (reject, or wait

@@ -47,7 +47,8 @@ static void drop_states(struct rlt__ruleset *f, unsigned upto_v, unsigned upto_i
 
 struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs)
 {
-	struct rlt__ruleset *f = malloc(sizeof *f);
+	/* aligned: a rule's block starts a cache line (policy.h) */
+	struct rlt__ruleset *f = aligned_alloc(_Alignof(struct rlt__ruleset), sizeof *f);
 
 	if (!f)
 		return NULL;

@@ -14,14 +14,37 @@
 
 #include "policy.h"
 
+/* not in the freestanding build (RLT_NOLIBC): no C library's thread count there */
+#if defined(__x86_64__) && defined(__has_include) && !defined(RLT_NOLIBC)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define RLT_COUNT_PLAIN 1
+#endif
+#endif
+
 /* Counters back to zero: a fork's child, or counters not yet shared with any thread. */
 static inline void rlt__stats_zero(struct rlt__stats *st)
 {
 	memset(st, 0, sizeof *st);
 }
 
+/*
+ * Adds v to a counter: a relaxed atomic add, without the lock prefix while the process has
+ * one thread (glibc's __libc_single_threaded, which only this thread can turn false, by
+ * creating another). One instruction is atomic against a signal handler of the same thread,
+ * nobody else writes these counters, and a reader in another process sees the old value or the
+ * new. A locked add waits for its line and for every store before it; a plain one goes into
+ * the store buffer, and after a system call the counters' line is mostly out of the nearest
+ * cache (issue 21).
+ */
 static inline void rlt__count_add(_Atomic uint64_t *field, uint64_t v)
 {
+#ifdef RLT_COUNT_PLAIN
+	if (__libc_single_threaded) {
+		__asm__ volatile("addq %1, %0" : "+m"(*field) : "er"(v));
+		return;
+	}
+#endif
 	atomic_fetch_add_explicit(field, v, memory_order_relaxed);
 }
 
@@ -68,11 +91,20 @@ static inline void rlt__count_rejected(const struct rlt__ruleset *rs, struct rlt
 }
 
 /* Rule r was finally charged n units (after refunds). */
-static inline void rlt__count_units(const struct rlt__ruleset *rs, struct rlt__rt_rule *r,
+static inline void rlt__count_units(const struct rlt__ruleset *rs, const struct rlt__rt_rule *r,
                                     uint64_t n)
 {
 	if (rs->stats_on)
 		rlt__count_add(&r->st->units, n);
+}
+
+/* Units counted when they were charged, which the call did not use after all (a short
+ * write, an error): n of them go back. */
+static inline void rlt__count_units_back(const struct rlt__ruleset *rs,
+                                         const struct rlt__rt_rule *r, uint64_t n)
+{
+	if (rs->stats_on && n)
+		rlt__count_add(&r->st->units, (uint64_t)0 - n);
 }
 
 /* Threads waiting for rule r now (for `rlthrottle top`): d is +1 or -1. Counted only with

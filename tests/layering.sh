@@ -29,7 +29,7 @@ in_list() { printf '%s\n' "$2" | grep -qxF "$1"; }
 
 # The C library subset the in-process handler links (preload/nolibc/): the names it defines,
 # which are the C library's by necessity (the core and the hooks call them by those names).
-libc_names="__chk_fail __errno_location access atexit bcmp calloc clock_gettime clock_nanosleep
+libc_names="__chk_fail __errno_location access aligned_alloc atexit bcmp calloc clock_gettime clock_nanosleep
 closedir environ fchmod flock free fstat ftruncate getenv geteuid getpeername getpid getrlimit
 getsockname getsockopt gettid inet_ntop inet_pton kill lstat malloc memchr memcmp memcpy memmove
 memset mmap mprotect munmap nanosleep open opendir poll ppoll pthread_atfork

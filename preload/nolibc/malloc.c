@@ -3,7 +3,9 @@
  * off the hot path only, so this is small rather than fast: one spin lock for all threads,
  * blocks of powers of two from 16 bytes to 64 KiB cut from 1 MiB arenas and kept on a free
  * list per size, anything larger mapped on its own. A block's size is in the 16 bytes before
- * it. A signal handler must not allocate while its thread holds the lock (none does).
+ * it. aligned_alloc takes a block larger by the alignment and gives out an aligned address in
+ * it, whose 16 bytes before say how far back the block starts (AMAGIC). A signal handler must
+ * not allocate while its thread holds the lock (none does).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -25,6 +27,14 @@ struct hdr {
 	size_t magic; /* MAGIC: free() of a pointer we never gave out is caught */
 };
 #define MAGIC ((size_t)0x726c74616c6c6f63ULL)
+#define AMAGIC ((size_t)0x726c74616c69676eULL) /* size: the offset back to the block */
+
+/* The block p was given out from: p itself, or the block an aligned_alloc address is in. */
+static void *block_of(void *p)
+{
+	struct hdr *h = (struct hdr *)((char *)p - HDR);
+	return h->magic == AMAGIC ? (char *)p - h->size : p;
+}
 
 static atomic_flag lock = ATOMIC_FLAG_INIT;
 static void *free_list[MAX_SHIFT + 1];
@@ -98,6 +108,7 @@ void free(void *p)
 
 	if (!p)
 		return;
+	p = block_of(p);
 	h = (struct hdr *)((char *)p - HDR);
 	if (h->magic != MAGIC)
 		__builtin_trap();
@@ -139,7 +150,9 @@ void *realloc(void *p, size_t n)
 		free(p);
 		return NULL;
 	}
-	have = ((struct hdr *)((char *)p - HDR))->size - HDR;
+	/* an aligned block's bytes from p on */
+	have = ((struct hdr *)((char *)block_of(p) - HDR))->size - HDR -
+	       (size_t)((char *)p - (char *)block_of(p));
 	if (n <= have)
 		return p;
 	q = malloc(n);
@@ -147,5 +160,25 @@ void *realloc(void *p, size_t n)
 		memcpy(q, p, have);
 		free(p);
 	}
+	return q;
+}
+
+/* A power of two alignment (C11); at most HDR is malloc's own. */
+void *aligned_alloc(size_t align, size_t n)
+{
+	char *p, *q;
+
+	if (align == 0 || (align & (align - 1)) || n > SIZE_MAX / 2 - align) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align <= HDR)
+		return malloc(n);
+	p = malloc(n + align);
+	if (!p)
+		return NULL;
+	q = (char *)(((uintptr_t)p + align) & ~(uintptr_t)(align - 1)); /* >= p + HDR */
+	((struct hdr *)(q - HDR))->size = (size_t)(q - p);
+	((struct hdr *)(q - HDR))->magic = AMAGIC;
 	return q;
 }

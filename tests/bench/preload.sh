@@ -9,6 +9,10 @@
 #   (e) ns per write() on /dev/null and on a matched TCP socket; the pass-through (a call that is
 #       not ours: /dev/null, a pipe, an unmatched socket) and a conforming call, ns over plain,
 #       pinned to one CPU (BENCH_BASELINE_LIB=path adds a "before" column; BENCH_CALLS)
+#   (f) a conforming 1-byte send() on TCP and on UDP (issue 21): plain and preloaded with a rule
+#       that never binds, pinned to CPU 0, 8 alternating runs, median ns per call and the ratio;
+#       the paired difference and the hook alone (libnullsys.so) beside it
+#       (BENCH_BASELINE_LIB adds its rows; BENCH_SEND_CALLS)
 # BENCH_QUICK=1 shortens every measurement (for a smoke run); BENCH_ONLY="a c" runs only those parts. Needs the helpers built from
 # tests/integration/*.c ($BUILD/itest) and the library; trickle is optional.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -80,7 +84,7 @@ download() {
 	late_rate "$T/p.out"
 }
 
-want() { case " ${BENCH_ONLY:-a b c d e} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${BENCH_ONLY:-a b c d e f} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 echo "== rlthrottle preload benchmarks ($(nproc) cores; $(uname -r); ${SECS} s per measurement)"
 [ $HAVE_TRICKLE = 1 ] || echo "(trickle not installed: its columns are n/a)"
@@ -279,6 +283,65 @@ if [ -f "$NULLSYS" ]; then
 else
 	echo "    ($NULLSYS not built: make $NULLSYS for the hook alone)"
 fi
+fi
+if want f; then
+echo
+# SPEC 4: a call that conforms costs a clock read and an atomic update per matching rule. Issue
+# 21 asks for a conforming 1-byte TCP send at most 1.05x plain, UDP too. One process pinned to
+# CPU 0 sends 1-byte datagrams or stream writes on loopback and drains them itself (one read,
+# or one recvmmsg, per 32 sends), so that nothing else is scheduled between two sends.
+SCALLS=${BENCH_SEND_CALLS:-400000}; [ -n "${BENCH_QUICK:-}" ] && SCALLS=40000
+PIN0=""; command -v taskset >/dev/null && PIN0="taskset -c 0"
+RULE="100GiB/s"
+NULLSYS=$BUILD/bench/libnullsys.so
+BASE=${BENCH_BASELINE_LIB:-}
+[ -z "$BASE" ] || [ -f "$BASE" ] || { echo "    BENCH_BASELINE_LIB=$BASE: no such file"; BASE=""; }
+echo "(f) a conforming 1-byte send(): ns per call, plain and preloaded (RLT_SEND=$RULE, never binding;"
+echo "    RLT_STATS unset, the live page on as by default), $SCALLS calls pinned to one CPU (${PIN0:-not pinned}),"
+echo "    8 alternating runs, median; paired: the median difference of 1000-call blocks through the"
+echo "    hook and straight to the C library in one process; hook alone: the same runs with a send"
+echo "    that enters no kernel (libnullsys.so), preloaded less plain"
+[ -n "$BASE" ] && echo "    before: $BASE"
+sone() { # LIBS MODE: "ns low_ns paired_ns"
+	local libs=$1 mode=$2 p=-p
+	case $libs in *nullsys*) p="" ;; esac
+	if [ -z "$libs" ]; then
+		$PIN0 "$BIN/callcost" -m "$mode" $p -n "$SCALLS" >"$T/sc.out" 2>&1
+	else
+		$PIN0 env LD_PRELOAD="$libs" RLT_SEND="$RULE" "$BIN/callcost" -m "$mode" $p -n "$SCALLS" >"$T/sc.out" 2>&1
+	fi
+	local d; d=$(kv paired_ns "$T/sc.out")
+	echo "$(kv ns "$T/sc.out") $(kv low_ns "$T/sc.out") ${d:-x}"
+}
+firsts() { echo "$1" | tr ' ' '\n' | grep . | awk 'NR % 3 == 1 { printf " %s", $1 }'; }
+scol() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 3 == k - 1' | tr '\n' ' ' | median; }
+echo "    (in brackets: the same of each run's 10th-percentile 1000-call block, which leaves out the"
+echo "    blocks the scheduler took the CPU from)"
+printf '    %-4s %-11s | %-18s | %-18s | %-15s | %-10s | %-10s\n' "send" "library" "plain ns" "ns" "ratio" "paired +ns" "hook alone"
+for mode in tcp udp; do
+	P=""; A=""; B=""; NP=""; NA=""; NB=""
+	for i in 1 2 3 4 5 6 7 8; do
+		P="$P $(sone "" $mode)"
+		[ -n "$BASE" ] && B="$B $(sone "$BASE" $mode)"
+		A="$A $(sone "$LIB" $mode)"
+		if [ -f "$NULLSYS" ]; then
+			NP="$NP $(sone "$NULLSYS" $mode)"
+			[ -n "$BASE" ] && NB="$NB $(sone "$BASE $NULLSYS" $mode)"
+			NA="$NA $(sone "$LIB $NULLSYS" $mode)"
+		fi
+	done
+	pl=$(scol 1 "$P"); pll=$(scol 2 "$P"); npl=$(scol 1 "$NP")
+	srow() { # LABEL RUNS NULLRUNS
+		local o ol no
+		o=$(scol 1 "$2"); ol=$(scol 2 "$2"); no=$(scol 1 "$3")
+		printf '    %-4s %-11s | %-18s | %-18s | %-15s | %-10s | %-10s\n' "$mode" "$1" "$pl ($pll)" "$o ($ol)" \
+			"$(calc "$o / $pl") ($(calc "$ol / $pll"))" "$(scol 3 "$2")" \
+			"$([ -n "$no" ] && calc "$no - $npl" || echo n/a)"
+	}
+	[ -n "$BASE" ] && srow before "$B" "$NB"
+	srow rlthrottle "$A" "$NA"
+	echo "    $mode runs, ns: plain$(firsts "$P"); rlthrottle$(firsts "$A")${B:+; before$(firsts "$B")}"
+done
 fi
 echo
 echo "== end of preload benchmarks"

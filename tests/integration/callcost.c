@@ -4,12 +4,14 @@
  *   callcost [-n CALLS] [-i IDLE_SOCKETS]
  * Output: devnull_ns=X socket_ns=Y (median of 5 rounds each)
  *
- *   callcost -m devnull|pipe|unix [-p] [-n CALLS]
+ *   callcost -m devnull|pipe|unix|tcp|udp [-p] [-n CALLS]
  * One target, one timed run of CALLS 1-byte writes (after a warm-up of CALLS/20), nothing else
  * running in the process, so that it can be pinned to one CPU (the bench runs it 5 times
  * alternating with and without the library): a pipe and a unix stream socketpair are drained
  * by this thread, one read for every DRAIN writes, so their cost is the write's plus 1/DRAIN
- * of a read. With -p (not under libnullsys.so, whose read would leave the C library's writes
+ * of a read. tcp and udp are 1-byte send()s on a connected loopback socket (TCP_NODELAY off,
+ * as a program leaves it), drained the same way by this thread from the accepted socket, or
+ * from the bound receiver with one recvmmsg of DRAIN datagrams. With -p (not under libnullsys.so, whose read would leave the C library's writes
  * undrained), then as many calls again in pairs of blocks, one through the program's write, one
  * straight to the C library's. Output: ns=X (the whole run), low_ns=Y (the 10th percentile of
  * its blocks of BLOCK calls: a block the scheduler took the CPU from is left out), paired_ns=Z
@@ -21,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,21 +73,69 @@ static double time_writes(int fd, long n)
 /* The write the loop makes: the program's (through the preload's hook when it is loaded), or
  * the C library's own, found in libc.so.6 by handle, which no preload stands in front of. */
 typedef ssize_t (*write_fn)(int, const void *, size_t);
+typedef ssize_t (*send_fn)(int, const void *, size_t, int);
 static write_fn wr = write;
+static send_fn sd = send;
+static int use_send, dgram; /* tcp and udp: send(); udp: drained by recvmmsg */
+
+static void drain_n(int rd)
+{
+	char b[DRAIN];
+	if (dgram) {
+		struct mmsghdr mv[DRAIN];
+		struct iovec iv[DRAIN];
+		for (int i = 0; i < DRAIN; i++) {
+			iv[i] = (struct iovec){b + i, 1};
+			mv[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iv[i], .msg_iovlen = 1}};
+		}
+		for (int got = 0; got < DRAIN;) {
+			int r = recvmmsg(rd, mv, (unsigned)(DRAIN - got), 0, NULL);
+			if (r <= 0) { perror("callcost: recvmmsg"); exit(1); }
+			got += r;
+		}
+		return;
+	}
+	for (size_t got = 0; got < DRAIN;) {
+		ssize_t r = read(rd, b, DRAIN - got);
+		if (r <= 0) { perror("callcost: read"); exit(1); }
+		got += (size_t)r;
+	}
+}
 
 static void writes(int fd, int rd, long n)
 {
 	static unsigned long written; /* across calls: what a block leaves is drained by the next */
-	char c = 'x', b[DRAIN];
+	char c = 'x';
 	for (long i = 0; i < n; i++) {
-		if (wr(fd, &c, 1) != 1) { perror("callcost: write"); exit(1); }
+		if ((use_send ? sd(fd, &c, 1, 0) : wr(fd, &c, 1)) != 1) {
+			perror("callcost: write");
+			exit(1);
+		}
 		if (rd >= 0 && ++written % DRAIN == 0)
-			for (size_t got = 0; got < DRAIN;) {
-				ssize_t r = read(rd, b, DRAIN - got);
-				if (r <= 0) { perror("callcost: read"); exit(1); }
-				got += (size_t)r;
-			}
+			drain_n(rd);
 	}
+}
+
+/* A connected loopback pair of `type`: *fd sends, *rd receives. */
+static int loopback_pair(int type, int *fd, int *rd)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	int l = socket(AF_INET, type, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &len) < 0 ||
+	    (type == SOCK_STREAM && listen(l, 1) < 0))
+		return -1;
+	*fd = socket(AF_INET, type, 0);
+	if (*fd < 0 || connect(*fd, (struct sockaddr *)&a, sizeof a) < 0)
+		return -1;
+	if (type == SOCK_DGRAM) {
+		*rd = l;
+		return 0;
+	}
+	*rd = accept(l, NULL, NULL);
+	close(l);
+	return *rd < 0 ? -1 : 0;
 }
 
 static int one_target(const char *mode, long n, int paired)
@@ -98,8 +149,15 @@ static int one_target(const char *mode, long n, int paired)
 	} else if (!strcmp(mode, "unix")) {
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0) { perror("socketpair"); return 1; }
 		rd = p[0], fd = p[1];
+	} else if (!strcmp(mode, "tcp") || !strcmp(mode, "udp")) {
+		use_send = 1;
+		dgram = mode[0] == 'u';
+		if (loopback_pair(dgram ? SOCK_DGRAM : SOCK_STREAM, &fd, &rd) != 0) {
+			perror(mode);
+			return 1;
+		}
 	} else {
-		fprintf(stderr, "callcost: -m devnull|pipe|unix\n");
+		fprintf(stderr, "callcost: -m devnull|pipe|unix|tcp|udp\n");
 		return 2;
 	}
 	if (fd < 0) { perror(mode); return 1; }
@@ -123,14 +181,17 @@ static int one_target(const char *mode, long n, int paired)
 	 * few ns where whole runs swing by hundreds. */
 	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 	write_fn direct = libc && paired ? (write_fn)dlsym(libc, "write") : NULL;
-	if (direct) {
+	send_fn direct_send = libc && paired ? (send_fn)dlsym(libc, "send") : NULL;
+	if (direct && direct_send) {
 		k = 0;
 		for (long done = 0; done + 2 * BLOCK <= n && k < nb; done += 2 * BLOCK) {
 			uint64_t a0 = now_ns();
 			wr = write;
+			sd = send;
 			writes(fd, rd, BLOCK);
 			uint64_t a1 = now_ns();
 			wr = direct;
+			sd = direct_send;
 			writes(fd, rd, BLOCK);
 			uint64_t a2 = now_ns();
 			blk[k++] = ((double)(a1 - a0) - (double)(a2 - a1)) / BLOCK;
@@ -157,7 +218,8 @@ int main(int argc, char **argv)
 		case 'm': mode = optarg; break;
 		case 'p': paired = 1; break;
 		default:
-			fprintf(stderr, "usage: callcost [-n CALLS] [-i IDLE_SOCKETS] [-m devnull|pipe|unix [-p]]\n");
+			fprintf(stderr, "usage: callcost [-n CALLS] [-i IDLE_SOCKETS] "
+			                "[-m devnull|pipe|unix|tcp|udp [-p]]\n");
 			return 2;
 		}
 	}

@@ -1,11 +1,12 @@
 /* dupswap: a thread in a paced blocking send while another thread dup2()s a second connection's
  * fd onto the first's number (issue 17 row 1: the fd number is not the socket).
  *
- *   dupswap PORT_A PORT_B FILE DELAY_MS
+ *   dupswap PORT_A PORT_B FILE DELAY_MS [FIRST]
  *
  * Connects to 127.0.0.1:PORT_A (fd a) and :PORT_B (fd b); thread 1 sends FILE's bytes on a in
- * one send(); after DELAY_MS thread 2 does dup2(b, a). Then both fds are closed. Prints
- * "sent=N errno=NAME swapped_ms=T". Exit 0 when the send returned. */
+ * one send() (with FIRST: its first FIRST bytes in one send, then the rest in another); after
+ * DELAY_MS thread 2 does dup2(b, a). Then both fds are closed. Prints "sent=N errno=NAME
+ * swapped_ms=T" (N: both sends' bytes). Exit 0 when the send returned. */
 #include <pthread.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -15,14 +16,23 @@
 static int a, b;
 static char *data;
 static size_t len;
+static size_t first;
 static ssize_t sent;
 static int err;
 
 static void *sender(void *arg)
 {
 	(void)arg;
-	sent = send(a, data, len, 0);
-	err = sent < 0 ? errno : 0;
+	if (first) {
+		sent = send(a, data, first, 0);
+		if (sent != (ssize_t)first) {
+			err = sent < 0 ? errno : 0;
+			return NULL;
+		}
+	}
+	ssize_t n = send(a, data + first, len - first, 0);
+	sent = n < 0 ? n : (ssize_t)first + n;
+	err = n < 0 ? errno : 0;
 	return NULL;
 }
 
@@ -40,8 +50,8 @@ static int dial(int port)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		fprintf(stderr, "usage: dupswap PORT_A PORT_B FILE DELAY_MS\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: dupswap PORT_A PORT_B FILE DELAY_MS [FIRST]\n");
 		return 2;
 	}
 	int f = open(argv[3], O_RDONLY);
@@ -51,6 +61,9 @@ int main(int argc, char **argv)
 	len = (size_t)st.st_size;
 	data = malloc(len);
 	if (!data || read(f, data, len) != (ssize_t)len)
+		return 2;
+	first = argc == 6 ? (size_t)atol(argv[5]) : 0;
+	if (first > len)
 		return 2;
 	a = dial(atoi(argv[1]));
 	b = dial(atoi(argv[2]));

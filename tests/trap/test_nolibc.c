@@ -35,6 +35,7 @@ int nl_inet_pton(int, const char *, void *);
 void *nl_malloc(size_t);
 void *nl_calloc(size_t, size_t);
 void *nl_realloc(void *, size_t);
+void *nl_aligned_alloc(size_t, size_t);
 void nl_free(void *);
 DIR *nl_opendir(const char *);
 struct dirent *nl_readdir(DIR *);
@@ -279,9 +280,12 @@ static void stress(unsigned seed)
 			continue;
 		}
 		len[s] = rand_r(&seed) % 8 ? 1 + rand_r(&seed) % 2000 : 1 + rand_r(&seed) % 200000;
-		p[s] = rand_r(&seed) % 2 ? nl_calloc(1, len[s]) : nl_malloc(len[s]);
-		CHECK(p[s] != NULL && ((uintptr_t)p[s] & 15) == 0, "malloc %zu: 16-byte aligned",
-		      len[s]);
+		/* a quarter aligned_alloc'd (64 or 4096 bytes), freed and realloc'd as any */
+		size_t al = rand_r(&seed) % 4 ? 16 : rand_r(&seed) % 2 ? 64 : 4096;
+		p[s] = al > 16 ? nl_aligned_alloc(al, len[s])
+		       : rand_r(&seed) % 2 ? nl_calloc(1, len[s]) : nl_malloc(len[s]);
+		CHECK(p[s] != NULL && ((uintptr_t)p[s] & (al - 1)) == 0, "malloc %zu: %zu-byte aligned",
+		      len[s], al);
 		if (!p[s])
 			return;
 		for (size_t j = 0; j < len[s]; j++)
@@ -314,6 +318,8 @@ static void t_malloc(void *unused)
 	CHECK(z && zero, "calloc of a reused block gives zeros");
 	nl_free(z);
 	CHECK(nl_calloc(SIZE_MAX / 2, 4) == NULL && nl_errno() == ENOMEM, "calloc overflow: ENOMEM");
+	CHECK(nl_aligned_alloc(48, 8) == NULL && nl_errno() == EINVAL,
+	      "aligned_alloc of an alignment not a power of two: EINVAL");
 }
 
 static void t_malloc_threads(void)

@@ -67,6 +67,67 @@ static void settle_refunds_what_was_not_used(void **s)
 	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, rlt__now()), 850);
 }
 
+/* A charge that goes at once is counted whole by the charge, units included, so that a call
+ * that then moves all of it has nothing left to settle (issue 21: a conforming call costs a
+ * clock read and an atomic update per rule); a short call takes back what it did not move, and
+ * a charge that waits counts its units when settled, as before. */
+static void conforming_charge_counts_whole(void **s)
+{
+	struct rlt__ticket t;
+	struct rlt__stats *st;
+	(void)s;
+	load("1000B/h burst=1000", NULL);
+	st = rs.rules[RLT_VAR_SEND][0].st;
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 100, 1), 0);
+	assert_int_equal(t.go, t.start);
+	assert_int_equal(st->units, 100); /* before the settle */
+	assert_int_equal(st->allowed, 1);
+	rlt__settle(&rs, &t, 100, 1);
+	assert_int_equal(st->units, 100);
+	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, rlt__now()), 900);
+	/* a short write: 150 of 600 */
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 600, 1), 0);
+	rlt__settle(&rs, &t, 150, 1);
+	assert_int_equal(st->units, 250);
+	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, rlt__now()), 750);
+	/* 1000 more must wait: counted when settled */
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 1000, 1), 0);
+	assert_true(t.go > t.start);
+	assert_int_equal(st->units, 250);
+	rlt__settle(&rs, &t, 1000, 1);
+	assert_int_equal(st->units, 1250);
+	assert_int_equal(st->allowed, 3);
+	assert_int_equal(st->delayed, 1);
+
+	/* statistics off: nothing counted, the budget the same */
+	load("1000B/h burst=1000", NULL);
+	rs.stats_on = 0;
+	st = rs.rules[RLT_VAR_SEND][0].st;
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 600, 1), 0);
+	rlt__settle(&rs, &t, 600, 1);
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 300, 1), 0);
+	rlt__settle(&rs, &t, 100, 1);
+	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, rlt__now()), 300);
+	assert_int_equal(st->units, 0);
+	assert_int_equal(st->calls, 0);
+
+	/* a calls rule (connect) takes 1 even for a charge of 0 messages, which a settle of 0
+	 * gives back */
+	const char *v[RLT_VAR_COUNT] = {"10/h burst=1", NULL, NULL, NULL, NULL};
+	struct rlt_error err;
+	memset(&rs, 0, sizeof rs);
+	rs.stats_on = 1;
+	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
+		fail_msg("build: %s", err.msg);
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_CONNECT, 0x1, NULL, 0, 0), 0);
+	rlt__settle(&rs, &t, 0, 0);
+	assert_int_equal(rs.rules[RLT_VAR_CONNECT][0].st->units, 0);
+	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_CONNECT, 0x1, NULL, 0, 1), 0);
+	assert_int_equal(t.go, t.start); /* the one call of the burst was given back */
+	rlt__settle(&rs, &t, 0, 1);
+	assert_int_equal(rs.rules[RLT_VAR_CONNECT][0].st->units, 1);
+}
+
 static void the_latest_slot_wins_and_max_wait(void **s)
 {
 	struct rlt__ticket t;
@@ -314,6 +375,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rejection_gives_everything_back),
 		cmocka_unit_test(settle_refunds_what_was_not_used),
+		cmocka_unit_test(conforming_charge_counts_whole),
 		cmocka_unit_test(the_latest_slot_wins_and_max_wait),
 		cmocka_unit_test(connection_states),
 		cmocka_unit_test(conns_reject),
