@@ -198,9 +198,12 @@ $(SUP_UNIT): UNIT_LIBS = $(SUP_LIB) $(STATIC_LIB) -lseccomp
 $(SUP_UNIT): $(SUP_LIB)
 # the injector's blob checks (launcher/inject.c)
 CLI_UNIT := $(BUILD)/tests/test_inject_blob
-$(CLI_UNIT): INC = -Ilauncher $(INC_CORE)
+$(CLI_UNIT) $(BUILD)/tests/test_trap_filter: INC = -Ilauncher $(INC_CORE)
 $(CLI_UNIT): UNIT_LIBS = $(BUILD)/launcher/inject.o $(STATIC_LIB)
 $(CLI_UNIT): $(BUILD)/launcher/inject.o
+# the system-call front's filter, run by an interpreter (launcher/trap_filter.c)
+$(BUILD)/tests/test_trap_filter: UNIT_LIBS = $(BUILD)/launcher/trap_filter.o $(STATIC_LIB) -lseccomp
+$(BUILD)/tests/test_trap_filter: $(BUILD)/launcher/trap_filter.o
 UNIT_LIBS = $(STATIC_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)

@@ -134,21 +134,26 @@ int rlt_cli_trap_filter(const struct rlt_cli_trap_spec *spec, struct sock_filter
 	/* instruction_pointer is a u64 at offset 8: its low word first (x86_64 is little-endian) */
 	const uint32_t ip_lo = offsetof(struct seccomp_data, instruction_pointer);
 	const uint32_t hi = (uint32_t)(spec->base >> 32), lo = (uint32_t)spec->base;
-	const struct sock_filter front[] = {
+	/* Where a call would trap: the handler's own calls pass. The test comes after the call's
+	 * number and arguments, not before them, so that a call the filter always lets through
+	 * never reads the instruction pointer: the kernel then caches its answer per number and
+	 * runs no filter at all for it (Linux 5.11+). */
+	const struct sock_filter ip_test[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ip_lo + 4),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 4),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ip_lo),
 		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo, 0, 2),
 		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo + spec->span, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 	};
-	const size_t nfront = sizeof front / sizeof front[0];
+	const size_t ntest = sizeof ip_test / sizeof ip_test[0];
 	scmp_filter_ctx ctx;
 	int n;
 
 	if ((uint64_t)lo + spec->span > UINT32_MAX)
 		return rlt__fail(err, -EINVAL, "the handler's range crosses a 4 GiB boundary");
-	if (max <= nfront)
+	if (max <= ntest)
 		return rlt__fail(err, -E2BIG, "no room for the seccomp program");
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -163,10 +168,14 @@ int rlt_cli_trap_filter(const struct rlt_cli_trap_spec *spec, struct sock_filter
 		seccomp_release(ctx);
 		return -1;
 	}
-	n = export(ctx, prog + nfront, max - nfront, err);
+	n = export(ctx, prog, max - ntest, err);
 	seccomp_release(ctx);
 	if (n < 0)
 		return -1;
-	memcpy(prog, front, sizeof front);
-	return (int)nfront + n;
+	/* every trap of libseccomp's program becomes a jump to the test, appended at its end */
+	for (int i = 0; i < n; i++)
+		if (prog[i].code == (BPF_RET | BPF_K) && prog[i].k == SECCOMP_RET_TRAP)
+			prog[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, (uint32_t)(n - i - 1), 0, 0);
+	memcpy(prog + n, ip_test, sizeof ip_test);
+	return n + (int)ntest;
 }

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/stat.h>
@@ -68,9 +69,9 @@ int rlt_trap_watch(const int *fds, int n)
 {
 	const uint32_t hi = (uint32_t)(RLT_TRAP_BASE >> 32), lo = (uint32_t)RLT_TRAP_BASE;
 	const int ncalls = (int)(sizeof watch_calls / sizeof watch_calls[0]);
-	struct sock_filter f[8 + 16 + WATCH_FDS_MAX + 2];
+	struct sock_filter f[3 + 16 + 2 + WATCH_FDS_MAX + 1 + 7];
 	struct sock_fprog prog;
-	int k = 0, trap_at, allow_at;
+	int k = 0, test_at;
 	long rc;
 
 	if (n <= 0)
@@ -84,28 +85,31 @@ int rlt_trap_watch(const int *fds, int n)
 			            rlt_trap_band, fds[0]);
 		return -1;
 	}
-	/* the handler's own calls pass, as in the first filter */
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 12);
+	/* The number first, the fd next, the handler's range last (as in the first filter): a
+	 * call that is not one of these never reads an argument or the instruction pointer, so
+	 * the kernel keeps passing it without running the filter. Another architecture's
+	 * numbers mean other calls: the first filter refuses those. */
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	for (int i = 0; i < ncalls; i++)
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)watch_calls[i],
+		                                      (uint8_t)(ncalls - i), 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16); /* args[0], low word */
+	test_at = k + n + 1;
+	for (int i = 0; i < n; i++, k++)
+		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fds[i],
+		                                    (uint8_t)(test_at - k - 1), 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 12); /* ip, high word */
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 4);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 8);
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo, 0, 2);
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo + RLT_TRAP_SPAN, 1, 0);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
-	/* one of the calls: on to the fd test, which starts after the list and one allow */
-	for (int i = 0; i < ncalls; i++)
-		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)watch_calls[i],
-		                                      (uint8_t)(ncalls - i), 0);
-	allow_at = k;
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16); /* args[0], low word */
-	trap_at = k + n + 1;
-	for (int i = 0; i < n; i++, k++)
-		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fds[i],
-		                                    (uint8_t)(trap_at - k - 1), 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
-	(void)allow_at;
 	prog.len = (unsigned short)k;
 	prog.filter = f;
 	rc = rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0);
