@@ -100,7 +100,7 @@ $(BUILD)/launcher/main.o: CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PKGLIBDIR)\"
 
 # ----- The in-process handler's code (issue 21): the core and the hooks built a second way ---
 # No C library: preload/nolibc/ is the subset they call, made of raw system calls; real_sys.c
-# stands for real.c; the Redis scope is left out (refused at load). Linked into one static ELF
+# stands for real.c; src/hiredis_nolibc.c for hiredis_dl.c (the Redis connect). Linked into one static ELF
 # whose every PT_LOAD lies in [TRAP_BASE, TRAP_BASE + 64 MiB), mapped there by the launcher.
 # -fpie, not -fno-pic: -fno-pic code assumes its addresses fit in 32 bits (the small code
 # model), which TRAP_BASE does not; -fpie code is RIP-relative and -static -no-pie links it at
@@ -111,8 +111,7 @@ $(BUILD)/launcher/main.o: CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PKGLIBDIR)\"
 # variables (policy.h, engine.h) and errno live in the thread block it defines.
 TRAP_BASE   := 0x5a5a00000000
 TRAP_ELF    := $(BUILD)/rlthrottle-trap.elf
-TRAP_CORE_SRC := $(filter-out src/hiredis_dl.c src/redis_client.c src/redis_scripts.c \
-	src/scope_redis.c,$(LIB_SRC))
+TRAP_CORE_SRC := $(filter-out src/hiredis_dl.c,$(LIB_SRC))
 TRAP_PRE_SRC  := $(filter-out preload/real.c preload/init.c preload/hook_exec.c preload/hook_stdio.c,$(sort $(wildcard preload/*.c))) \
 	preload/trap_entry.S
 NOLIBC_SRC    := $(sort $(wildcard preload/nolibc/*.c))

@@ -69,6 +69,20 @@ static int grow(unsigned seen)
 	return 1;
 }
 
+/* The block of the pool stack that p lies on, or NULL. */
+static const struct rlt_trap_thread *outer_of(const char *p)
+{
+	unsigned n = atomic_load_explicit(&nchunks, memory_order_acquire);
+
+	for (unsigned i = 0; i < n; i++) {
+		const char *c = atomic_load_explicit(&chunks[i], memory_order_relaxed);
+		if (p >= c && p < c + (size_t)PER_CHUNK * RLT_TRAP_STACK)
+			return (const struct rlt_trap_thread *)((uintptr_t)p &
+			                                        ~(uintptr_t)(RLT_TRAP_STACK - 1));
+	}
+	return NULL;
+}
+
 static char *claim(void)
 {
 	for (int tries = 0; tries < MAX_CHUNKS + 2; tries++) {
@@ -103,6 +117,17 @@ uintptr_t rlt_trap_stack_claim(ucontext_t *uc)
 	t = (struct rlt_trap_thread *)base;
 	memset(t, 0, sizeof *t);
 	t->uc = uc;
+	/* A call made by a signal handler that interrupted one of ours, on its stack: what the
+	 * thread is in the middle of (its own network calls, a Redis round trip) is the
+	 * thread's, so the nested call starts from it (the preload keeps these in TLS). */
+	if (uc) {
+		const struct rlt_trap_thread *outer = outer_of((const char *)uc);
+		if (outer) {
+			t->internal = outer->internal;
+			t->refilling = outer->refilling;
+			t->lock_self = outer->lock_self;
+		}
+	}
 	return (uintptr_t)base + RLT_TRAP_STACK;
 }
 

@@ -231,12 +231,6 @@ void *rlt__map_anon(size_t size)
 
 const char *rlt__rule_unsupported(const struct rlt_rule *r)
 {
-#ifdef RLT_NOLIBC
-	/* The freestanding build has no Redis client (it needs hiredis, loaded with dlopen). */
-	if (r->scope == RLT_SCOPE_REDIS)
-		return "scope=redis:// is not available to a static program under --seccomp (the "
-		       "in-process handler has no Redis client): use scope=process or shared:NAME";
-#endif
 	/* A count of open connections across machines would leak whatever a crashed machine held
 	 * open, with nothing to notice; a lease makes no sense for it either. */
 	if (r->scope == RLT_SCOPE_REDIS && r->var == RLT_VAR_CONNS)
@@ -272,10 +266,6 @@ const char *rlt__rule_unsupported_trap(const struct rlt_rule *r)
 {
 	const char *why = rlt__rule_unsupported(r);
 
-	/* the handler inside a static program has no C library to load hiredis with */
-	if (!why && r->scope == RLT_SCOPE_REDIS)
-		why = "scope=redis:// is not available under --seccomp yet (the handler inside the "
-		      "program has no Redis client): use the preload, or --seccomp=supervisor";
 	return why;
 }
 

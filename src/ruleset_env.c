@@ -27,10 +27,8 @@ int rlt__ruleset_from_env(struct rlt__ruleset *rs, const struct rlt__settings *s
 	rs->stats_on = set->stats[0] != 0;
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		values[v] = getenv(rlt_var_name((enum rlt_var)v));
-#ifndef RLT_NOLIBC /* the freestanding build has no Redis scope */
 	/* before the build: a redis rule may reach its server while it is set up */
 	rlt__scope_log = log;
-#endif
 	return rlt__ruleset_build(rs, values, set->ignore_bad, warn_rule, &sink, err) != 0 ? -1 : 0;
 }
 

@@ -30,7 +30,9 @@
 #include "redis_scripts.h"
 #include "scope_redis.h"
 
+#ifndef RLT_NOLIBC /* there a field of the thread block (policy.h) */
 _Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
+#endif
 
 void (*rlt__scope_log)(int level, const char *fmt, ...);
 
@@ -472,7 +474,11 @@ static enum rlt_verdict refill_once(struct rlt__redis *rd, rlt_ns_t now, uint64_
  * handler that interrupted the refill: the round trip it would make runs hiredis, which is not
  * re-entrant (the interrupted refill is inside it, maybe inside malloc), so it takes the
  * fallback without touching the connection or waiting for the lock. */
+#ifdef RLT_NOLIBC /* no TLS: the thread block, which a nested call inherits (trap_stack.c) */
+#define refilling (rlt_trap_self()->refilling)
+#else
 static _Thread_local int refilling __attribute__((tls_model("initial-exec")));
+#endif
 
 static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
                                enum rlt_mode mode, rlt_ns_t *at)

@@ -33,56 +33,6 @@
 
 struct rlt__redis;
 
-#ifdef RLT_NOLIBC
-/*
- * The freestanding build (make trap-elf) leaves the Redis scope out (scope_redis.c,
- * redis_client.c, redis_scripts.c, hiredis_dl.c): rlt__rule_unsupported refuses a redis rule at
- * load, so no rule has an rlt__redis and the calls below are never made.
- */
-struct rlt__key;
-struct rlt__keytab;
-static inline int rlt__redis_new(const struct rlt_rule *r, struct rlt__redis **out,
-                                 struct rlt_error *err)
-{
-	(void)out;
-	snprintf(err->msg, sizeof err->msg, "%.200s: scope=redis:// is not built in", r->text);
-	return -ENOTSUP;
-}
-static inline int rlt__redis_keyed(struct rlt__redis *rd, struct rlt__keytab *t,
-                                   struct rlt_error *err)
-{
-	(void)rd, (void)t, (void)err;
-	return -ENOTSUP;
-}
-static inline enum rlt_verdict rlt__redis_decide(struct rlt__redis *rd, rlt_ns_t now,
-                                                 uint64_t cost, enum rlt_mode mode, rlt_ns_t *at)
-{
-	(void)rd, (void)now, (void)cost, (void)mode, (void)at;
-	return RLT_DENY;
-}
-static inline enum rlt_verdict rlt__redis_decide_key(struct rlt__redis *rd,
-                                                     const struct rlt__key *k, rlt_ns_t now,
-                                                     uint64_t cost, enum rlt_mode mode,
-                                                     rlt_ns_t *at, void **kstate)
-{
-	(void)rd, (void)k, (void)now, (void)cost, (void)mode, (void)at, (void)kstate;
-	return RLT_DENY;
-}
-static inline void rlt__redis_refund(struct rlt__redis *rd, rlt_ns_t at, uint64_t units)
-{
-	(void)rd, (void)at, (void)units;
-}
-static inline void rlt__redis_refund_key(struct rlt__redis *rd, void *kstate, rlt_ns_t at,
-                                         uint64_t units)
-{
-	(void)rd, (void)kstate, (void)at, (void)units;
-}
-static inline uint64_t rlt__redis_available(struct rlt__redis *rd, rlt_ns_t now)
-{
-	(void)rd, (void)now;
-	return 0;
-}
-#else
 /* Where the outage and recovery lines go (the preload sets it to its logger; NULL: nowhere).
  * level: 0 error, 1 warn, 2 info, 3 debug. */
 extern void (*rlt__scope_log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -121,6 +71,5 @@ uint64_t rlt__redis_round_trips(const struct rlt__redis *rd);
 
 /* Gives back every unspent lease now (also done at exit). */
 void rlt__redis_return_leases(void);
-#endif
 
 #endif

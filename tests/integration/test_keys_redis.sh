@@ -1,5 +1,6 @@
 #!/bin/bash
-# fronts: preload (it reads each nginx worker's own RLT_STATS, which --seccomp writes once for the command; keys under --seccomp: test_keys_nginx, test_keys_conns)
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: nginx or a table churned; the preload's run is in make test)
 # Issue 11: per-client budgets across processes through Redis. A redis-server this test starts
 # on a free loopback port; nginx with 2 workers, each preloaded with RLT_ACCEPT="10/s burst=1
 # key=peer scope=redis://127.0.0.1:PORT/NAME"; three clients bound to 127.0.0.2, .3 and .4

@@ -1,5 +1,6 @@
 #!/bin/bash
-# fronts: preload (it reads each nginx worker's own RLT_STATS, which --seccomp writes once for the command; keys under --seccomp: test_keys_nginx, test_keys_conns)
+# fronts: preload seccomp
+# matrix-only: seccomp (slow: nginx or a table churned; the preload's run is in make test)
 # Issue 11: per-client budgets in shared scope. nginx with two workers, both preloaded with
 # RLT_ACCEPT="10/s burst=1 key=peer scope=shared:NAME": the table of keys is in the segment, so
 # three clients bound to 127.0.0.2, .3 and .4, each trying 40 connections a second for 3 s, are

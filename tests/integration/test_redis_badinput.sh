@@ -3,7 +3,6 @@
 # errors (status 125); an unreachable server (a closed port on 127.0.0.1) gets the fallback at
 # once, without hanging, and `rlthrottle --check` says it does not answer.
 # fronts: preload seccomp
-# seccomp-supervisor: scope=redis:// is not in the front inside the program yet (no Redis client without a C library)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn

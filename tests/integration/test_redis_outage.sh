@@ -4,7 +4,6 @@
 # the rule's errno. Nothing hangs; one log line when Redis goes, one when it is back, under
 # --seccomp too (the supervisor logs the outage as the preload does: the Redis calls are its own).
 # fronts: preload seccomp
-# seccomp-supervisor: scope=redis:// is not in the front inside the program yet (no Redis client without a C library)
 # matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib

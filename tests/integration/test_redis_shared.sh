@@ -2,7 +2,6 @@
 # Three processes under one redis://127.0.0.1:PORT/NAME budget of 30/s (a redis-server this test
 # starts): together about 30/s, counted by the server; a few round trips per lease, not per call.
 # fronts: preload seccomp
-# seccomp-supervisor: scope=redis:// is not in the front inside the program yet (no Redis client without a C library)
 # matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib

@@ -1,8 +1,7 @@
 #!/bin/bash
 # --seccomp's own failures: exit 125 with one line on stderr, and the command never runs
 # (bad options and rules; seccomp forbidden or missing; ptrace refused, as under a restricted
-# ptrace_scope or a container profile: simulated with an outer seccomp filter; a scope the
-# front inside the program does not have). And the command's own status comes back: its exit
+# ptrace_scope or a container profile: simulated with an outer seccomp filter). And the command's own status comes back: its exit
 # code, 128+signal, 127 when not found.
 # fronts: seccomp (the launcher's --seccomp failures and exit statuses)
 . "$(dirname "$0")/lib.sh"
@@ -27,8 +26,15 @@ own_failure "no seccomp (ENOSYS)" "$ITEST_BIN/denysys" seccomp 38 "$RLTHROTTLE" 
 assert_match "message" "no seccomp" "$(cat "$T/o.err")"
 own_failure "ptrace forbidden (EPERM)" "$ITEST_BIN/denysys" ptrace 1 "$RLTHROTTLE" --seccomp -d 1MiB/s -- echo RAN
 assert_match "message" "ptrace is not allowed" "$(cat "$T/o.err")"
-own_failure "redis scope" "$RLTHROTTLE" --seccomp -d "1MiB/s scope=redis://127.0.0.1:1/x" -- echo RAN
-assert_match "message" "scope=redis:// .*--seccomp" "$(cat "$T/o.err")"
+# a Redis server named, not given by its address: there is no resolver inside the program, so
+# it is an outage that says why (and the rule's fallback applies: deny refuses the connect)
+RLT_LOG=warn "$RLTHROTTLE" --seccomp -c "10/s scope=redis://redis.invalid:6379/x fallback=deny errno=EPERM" -- \
+	python3 -c 'import socket
+try: socket.socket().connect(("127.0.0.1", 9))
+except OSError as e: print("connect errno", e.errno)' >"$T/rn.out" 2>"$T/rn.err"
+show "$T/rn.out" "$T/rn.err"
+assert_eq "redis server by name: the connect refused by fallback=deny" "connect errno 1" "$(cat "$T/rn.out")"
+assert_match "redis server by name: says to give its address" "given by its address" "$(cat "$T/rn.err")"
 
 rc=0; "$RLTHROTTLE" --seccomp -d 1MiB/s -- sh -c 'exit 7' || rc=$?
 assert_eq "the command's exit status" 7 "$rc"

@@ -7,8 +7,8 @@
  *
  * What it checks against this program's own (glibc) build of the core: the canonical form of
  * a parsed rule and a token bucket's decisions, identical; the clock between two of ours; a
- * send through the hook arriving whole; errno kept in the thread block, not in glibc's; and a
- * redis:// rule refused at load with one line and status 125.
+ * send through the hook arriving whole; errno kept in the thread block, not in glibc's; a
+ * redis:// rule loaded, and a bad rule refused at load with one line and status 125.
  */
 #include <elf.h>
 #include <errno.h>
@@ -122,36 +122,53 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A redis:// rule: the blob's load refuses it, one line on stderr, status 125. */
-static void redis_refused(const char *path)
+/* The blob's load in a child, env its environment: the exit status, and stderr in line. A
+ * load that goes through exits 0 when it found one RLT_SEND rule and turned the hooks on. */
+static int load_in_child(const char *path, char **env, char *line, size_t cap)
 {
 	int pfd[2], st = 0;
-	char line[1024] = "";
+	size_t got = 0;
+	ssize_t n;
 	pid_t pid;
 
 	if (pipe(pfd) != 0)
 		exit(2);
 	pid = fork();
 	if (pid == 0) {
-		static char *env[] = {"RLT_PUBLISH=0", "RLT_SEND=10B/s scope=redis://127.0.0.1:6379/x",
-		                      NULL};
-		static struct rlt_probe p = {.phase = 1, .cfg = {env, auxv}, .rule = "1msg/s", .sock = -1};
+		static struct rlt_probe p = {.phase = 1, .rule = "1msg/s", .sock = -1};
+		p.cfg.environ = env;
+		p.cfg.auxv = auxv;
 		dup2(pfd[1], 2);
 		probe = map_blob(path);
 		trap_stack_call(trap_stack_new(), run_probe, &p);
-		_exit(0); /* loaded: not refused */
+		_exit(p.active == 1 && p.send_rules == 1 ? 0 : 3);
 	}
 	close(pfd[1]);
-	size_t got = 0;
-	ssize_t n;
-	while (got < sizeof line - 1 && (n = read(pfd[0], line + got, sizeof line - 1 - got)) > 0)
+	while (got < cap - 1 && (n = read(pfd[0], line + got, cap - 1 - got)) > 0)
 		got += (size_t)n;
 	line[got] = '\0';
 	close(pfd[0]);
 	waitpid(pid, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 125, "a redis rule ends the load with 125 (status %#x)", st);
-	CHECK(strstr(line, "rlthrottle: ") == line && strstr(line, "scope=redis://") &&
-	      strchr(line, '\n') == line + strlen(line) - 1, "one line naming the scope: %s", line);
+	return st;
+}
+
+/* A redis:// rule loads in the blob as in the preload (the server is reached at the first
+ * call that needs a lease, not at load); a bad rule ends the load with one line and 125. */
+static void load_outcomes(const char *path)
+{
+	static char *redis[] = {"RLT_PUBLISH=0", "RLT_SEND=10B/s scope=redis://127.0.0.1:6379/x",
+	                        NULL};
+	static char *bad[] = {"RLT_PUBLISH=0", "RLT_SEND=10 per second", NULL};
+	char line[1024];
+	int st;
+
+	st = load_in_child(path, redis, line, sizeof line);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a redis rule loads (status %#x): %s", st, line);
+	st = load_in_child(path, bad, line, sizeof line);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 125, "a bad rule ends the load with 125 (status %#x)",
+	      st);
+	CHECK(strstr(line, "rlthrottle: ") == line && strstr(line, "RLT_SEND") &&
+	      strchr(line, '\n') == line + strlen(line) - 1, "one line naming the variable: %s", line);
 }
 
 int main(int argc, char **argv)
@@ -170,7 +187,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	read_auxv();
-	redis_refused(argv[1]);
+	load_outcomes(argv[1]);
 
 	probe = map_blob(argv[1]);
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0 || !(stk = trap_stack_new()))
