@@ -29,6 +29,11 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	int set = h->set_gen != 0; /* a copy: a plain read */
 
 	(*count)++;
+	if (!in->readable && in->not_file) {
+		printf("%-24s %-36s %-8s %10s  %s of uid %u, not a segment (shm rm removes it)\n",
+		       in->name, "?", "?", "-", in->not_file, (unsigned)in->uid);
+		return;
+	}
 	if (!in->readable) {
 		printf("%-24s %-36s %-8s %10llu  uid %u mode %04o (not readable by us)\n", in->name,
 		       "?", "?", (unsigned long long)in->size, (unsigned)in->uid, (unsigned)in->mode);

@@ -483,8 +483,21 @@ static void read_info(const char *name, struct rlt__shm_info *in)
 	object_name(obj, sizeof obj, name);
 	/* O_NONBLOCK: a FIFO planted under the name must not hang `shm list` */
 	fd = shm_open(obj, O_RDONLY | O_NONBLOCK, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		/* say what it is (shm_open does not follow a link another user may have planted) */
+		char path[sizeof RLT_SHM_DIR + RLT_NAME_MAX + 32];
+		snprintf(path, sizeof path, "%s%s", RLT_SHM_DIR, obj);
+		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			in->uid = st.st_uid;
+			in->mode = st.st_mode & 07777;
+			in->not_file = S_ISLNK(st.st_mode)    ? "a symbolic link"
+			               : S_ISFIFO(st.st_mode) ? "a FIFO"
+			               : S_ISDIR(st.st_mode)  ? "a directory"
+			               : S_ISSOCK(st.st_mode) ? "a socket"
+			                                      : "not a regular file";
+		}
 		return;
+	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		in->size = (uint64_t)st.st_size;
 		in->uid = st.st_uid;

@@ -100,6 +100,8 @@ struct rlt__shm_info {
 	uid_t uid;
 	mode_t mode;
 	int readable;            /* 0: could not be opened: only the above is known */
+	const char *not_file;    /* not a segment at all: "a symbolic link", "a FIFO", ... (the
+	                            owner and mode above are then its own, by lstat) */
 	int valid;               /* the header is ours and ready (size may differ from hdr.size:
 	                            truncated when smaller, extended when larger) */
 	struct rlt__shm_hdr hdr; /* a copy, when valid */
