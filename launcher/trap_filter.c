@@ -32,7 +32,8 @@ static const char *const always[] = {
 
 /* Ours when their first fd is in the band. */
 static const char *const on_band_fd[] = {
-	"read", "write", "readv", "writev", "close", "dup", "fcntl", "sendfile",
+	"read", "write", "readv", "writev", "preadv2", "pwritev2", "close", "dup", "fcntl",
+	"sendfile",
 };
 
 /* Ours when they carry a signal mask (the argument that points to it, 0-based). */

@@ -217,6 +217,30 @@ RLT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	return readv_slow(fd, iov, cnt);
 }
 
+/* preadv2 on a socket: a readv when its offset is -1, a non-blocking one with RWF_NOWAIT
+ * (see pwritev2 in hook_send.c). */
+static RLT_SLOW ssize_t preadv2_slow(int fd, const struct iovec *iov, int cnt, off_t off,
+                                     int flags)
+{
+	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = cnt < 0 ? 0 : (size_t)cnt};
+	rlt_pre_ensure_real();
+	if (cnt < 0 || off != -1 || (flags & ~RWF_NOWAIT) || !rlt_pre_socket_for(fd, RLT_VAR_RECV))
+		return real_preadv2(fd, iov, cnt, off, flags);
+	return flags ? recv_msg(fd, &h, MSG_DONTWAIT, 0) : recv_msg(fd, &h, 0, 1);
+}
+
+RLT_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_RECV)))
+		return real_preadv2(fd, iov, cnt, off, flags);
+	return preadv2_slow(fd, iov, cnt, off, flags);
+}
+
+RLT_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	return preadv2(fd, iov, cnt, off, flags);
+}
+
 static RLT_SLOW int recvmmsg_slow(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
                                   struct timespec *timeout)
 {

@@ -270,6 +270,32 @@ RLT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	return writev_slow(fd, iov, cnt);
 }
 
+/* pwritev2 on a socket is a writev when its offset is -1 (any other: ESPIPE, the kernel's to
+ * say), and a non-blocking one with RWF_NOWAIT; other flags mean nothing to a socket and go to
+ * the kernel as they are. */
+static RLT_SLOW ssize_t pwritev2_slow(int fd, const struct iovec *iov, int cnt, off_t off,
+                                      int flags)
+{
+	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = cnt < 0 ? 0 : (size_t)cnt};
+	rlt_pre_ensure_real();
+	if (cnt < 0 || off != -1 || (flags & ~RWF_NOWAIT) || !rlt_pre_socket_for(fd, RLT_VAR_SEND))
+		return real_pwritev2(fd, iov, cnt, off, flags);
+	return flags ? send_msg(fd, &h, MSG_DONTWAIT, 0) : send_msg(fd, &h, 0, 1);
+}
+
+RLT_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	if (rlt_pre_passes(fd, RLT_PASS(RLT_VAR_SEND)))
+		return real_pwritev2(fd, iov, cnt, off, flags);
+	return pwritev2_slow(fd, iov, cnt, off, flags);
+}
+
+/* glibc's name for it under _FILE_OFFSET_BITS=64 (the same function on 64-bit) */
+RLT_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	return pwritev2(fd, iov, cnt, off, flags);
+}
+
 /* sendmmsg: several messages in one call, charged together (bytes and message count); what the
  * kernel did not send is given back. On a stream socket it is charged the same way, unsplit.
  * Its rules and a keyed rule's key are the first message's destination's. */

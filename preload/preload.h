@@ -65,6 +65,8 @@
 	X(int, recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *))          \
 	X(ssize_t, read, (int, void *, size_t))                                                  \
 	X(ssize_t, readv, (int, const struct iovec *, int))                                      \
+	X(ssize_t, preadv2, (int, const struct iovec *, int, off_t, int))                        \
+	X(ssize_t, pwritev2, (int, const struct iovec *, int, off_t, int))                       \
 	X(int, close, (int))                                                                     \
 	X(int, close_range, (unsigned int, unsigned int, int))                                   \
 	X(void, closefrom, (int))                                                                \

@@ -117,6 +117,17 @@ static ssize_t sys_read(int fd, void *b, size_t n)
 	return R(RLT_SYS3(SYS_read, fd, b, n));
 }
 
+/* off goes in one register on x86_64 (the high half of pos_l/pos_h is ignored there) */
+static ssize_t sys_preadv2(int fd, const struct iovec *v, int n, off_t off, int flags)
+{
+	return rlt_trap_ret(RLT_SYS(SYS_preadv2, fd, v, n, off, 0, flags));
+}
+
+static ssize_t sys_pwritev2(int fd, const struct iovec *v, int n, off_t off, int flags)
+{
+	return rlt_trap_ret(RLT_SYS(SYS_pwritev2, fd, v, n, off, 0, flags));
+}
+
 static ssize_t sys_readv(int fd, const struct iovec *v, int n)
 {
 	return R(RLT_SYS3(SYS_readv, fd, v, n));

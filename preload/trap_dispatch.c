@@ -81,6 +81,12 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 		return answer(readv((int)a[0], (const struct iovec *)a[1], (int)a[2]));
 	case SYS_writev:
 		return answer(writev((int)a[0], (const struct iovec *)a[1], (int)a[2]));
+	case SYS_preadv2: /* the offset in one register on x86_64, the flags in the sixth */
+		return answer(preadv2((int)a[0], (const struct iovec *)a[1], (int)a[2], (off_t)a[3],
+		                      (int)a[5]));
+	case SYS_pwritev2:
+		return answer(pwritev2((int)a[0], (const struct iovec *)a[1], (int)a[2], (off_t)a[3],
+		                       (int)a[5]));
 	case SYS_sendto:
 		return answer(sendto((int)a[0], (const void *)a[1], (size_t)a[2], (int)a[3],
 		                     (const struct sockaddr *)a[4], (socklen_t)a[5]));
