@@ -29,7 +29,6 @@
 static _Atomic(char *) chunks[MAX_CHUNKS];
 static _Atomic uint64_t used[MAX_CHUNKS];
 static _Atomic unsigned nchunks;
-static _Atomic int growing;
 
 static char *map_chunk(void)
 {
@@ -44,28 +43,21 @@ static char *map_chunk(void)
 	return (char *)a;
 }
 
-/* One more chunk, made by one thread at a time; 0 when none can be had. */
+/* One more chunk; 0 when none can be had. No lock: a signal handler's call may need a stack
+ * while its own thread is here. Two threads that grow at once both map one, the first to
+ * store it wins, and the other's stays mapped, unused (a race of the first moments at most). */
 static int grow(unsigned seen)
 {
-	int expect = 0;
-	char *c;
+	char *c, *none = NULL;
 
-	while (!atomic_compare_exchange_weak(&growing, &expect, 1)) {
-		expect = 0;
-		if (atomic_load(&nchunks) != seen)
-			return 1; /* another thread added one: look there */
-	}
-	if (atomic_load(&nchunks) != seen) {
-		atomic_store(&growing, 0);
-		return 1;
-	}
-	if (seen >= MAX_CHUNKS || !(c = map_chunk())) {
-		atomic_store(&growing, 0);
+	if (seen >= MAX_CHUNKS)
 		return 0;
+	if (atomic_load(&chunks[seen]) == NULL) {
+		if (!(c = map_chunk()))
+			return 0;
+		atomic_compare_exchange_strong(&chunks[seen], &none, c);
 	}
-	atomic_store(&chunks[seen], c);
-	atomic_store(&nchunks, seen + 1);
-	atomic_store(&growing, 0);
+	atomic_compare_exchange_strong(&nchunks, &seen, seen + 1);
 	return 1;
 }
 
