@@ -44,6 +44,14 @@ static const struct {
 	{"ppoll", 3}, {"epoll_pwait", 4}, {"epoll_pwait2", 4}, {"pselect6", 5},
 };
 
+/* One argument test (libseccomp's SCMP_A* macros leave a field to the default, which clang's
+ * -Wmissing-field-initializers refuses). */
+static struct scmp_arg_cmp cmp_arg(unsigned n, enum scmp_compare op, scmp_datum_t a, scmp_datum_t b)
+{
+	struct scmp_arg_cmp c = {.arg = n, .op = op, .datum_a = a, .datum_b = b};
+	return c;
+}
+
 static int rule(scmp_filter_ctx ctx, uint32_t act, const char *name, unsigned n,
                 const struct scmp_arg_cmp *cmp, struct rlt_error *err)
 {
@@ -64,20 +72,20 @@ static int body(scmp_filter_ctx ctx, int band, struct rlt_error *err)
 	for (i = 0; i < sizeof always / sizeof always[0]; i++)
 		if (rule(ctx, trap, always[i], 0, NULL, err))
 			return -1;
-	c[0] = SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)band);
+	c[0] = cmp_arg(0, SCMP_CMP_GE, (scmp_datum_t)band, 0);
 	for (i = 0; i < sizeof on_band_fd / sizeof on_band_fd[0]; i++)
 		if (rule(ctx, trap, on_band_fd[i], 1, c, err))
 			return -1;
 	/* dup2, dup3: a socket copied down, or whatever held a band fd replaced */
-	c[1] = SCMP_A1(SCMP_CMP_GE, (scmp_datum_t)band);
+	c[1] = cmp_arg(1, SCMP_CMP_GE, (scmp_datum_t)band, 0);
 	if (rule(ctx, trap, "dup2", 1, &c[0], err) || rule(ctx, trap, "dup2", 1, &c[1], err) ||
 	    rule(ctx, trap, "dup3", 1, &c[0], err) || rule(ctx, trap, "dup3", 1, &c[1], err))
 		return -1;
 	/* splice: either end a socket */
-	c[1] = SCMP_A2(SCMP_CMP_GE, (scmp_datum_t)band);
+	c[1] = cmp_arg(2, SCMP_CMP_GE, (scmp_datum_t)band, 0);
 	if (rule(ctx, trap, "splice", 1, &c[0], err) || rule(ctx, trap, "splice", 1, &c[1], err))
 		return -1;
-	c[1] = SCMP_A1(SCMP_CMP_EQ, FIONBIO);
+	c[1] = cmp_arg(1, SCMP_CMP_EQ, FIONBIO, 0);
 	if (rule(ctx, trap, "ioctl", 2, c, err))
 		return -1;
 	for (i = 0; i < sizeof masks / sizeof masks[0]; i++) {
@@ -90,14 +98,14 @@ static int body(scmp_filter_ctx ctx, int band, struct rlt_error *err)
 	 * one with a stack of its own, which could not return through the handler's. clone3
 	 * hides its flags in memory: refused, so that the C library falls back to clone. */
 	{
-		struct scmp_arg_cmp f[2] = {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_VM, 0),
-		                            SCMP_A1(SCMP_CMP_EQ, 0)};
+		struct scmp_arg_cmp f[2] = {cmp_arg(0, SCMP_CMP_MASKED_EQ, CLONE_VM, 0),
+		                            cmp_arg(1, SCMP_CMP_EQ, 0, 0)};
 		if (rule(ctx, trap, "clone", 2, f, err) || rule(ctx, trap, "fork", 0, NULL, err) ||
 		    rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err))
 			return -1;
 	}
 	/* a filter of the program's own: said once (trap_dispatch.c), then installed */
-	c[0] = SCMP_A0(SCMP_CMP_EQ, PR_SET_SECCOMP);
+	c[0] = cmp_arg(0, SCMP_CMP_EQ, PR_SET_SECCOMP, 0);
 	if (rule(ctx, trap, "seccomp", 0, NULL, err) || rule(ctx, trap, "prctl", 1, c, err))
 		return -1;
 	/* io_uring moves data past every hook: programs fall back to ordinary calls */
