@@ -119,7 +119,11 @@ TRAP_CORE_OBJ := $(TRAP_CORE_SRC:%.c=$(BUILD)/trap/%.o)
 TRAP_PRE_OBJ  := $(patsubst %.S,$(BUILD)/trap/%.o,$(TRAP_PRE_SRC:%.c=$(BUILD)/trap/%.o))
 NOLIBC_OBJ    := $(NOLIBC_SRC:%.c=$(BUILD)/trap/%.o)
 TRAP_OBJ      := $(TRAP_CORE_OBJ) $(TRAP_PRE_OBJ) $(NOLIBC_OBJ)
-TRAP_CFLAGS = -std=c11 $(WARN) $(OPT) -DRLT_NOLIBC -D_GNU_SOURCE -U_FORTIFY_SOURCE \
+# Its own optimisation, whatever OPT says (the Debian build empties OPT for dpkg-buildflags' CFLAGS,
+# which are the C library's hardening and never reach this build): at -O0 its stacks would not
+# hold a call, nor its hot path keep the preload's cost.
+TRAP_OPT ?= -O2 -g
+TRAP_CFLAGS = -std=c11 $(WARN) $(TRAP_OPT) -DRLT_NOLIBC -D_GNU_SOURCE -U_FORTIFY_SOURCE \
 	-include preload/nolibc/nolibc.h -fpie -fvisibility=hidden -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-unwind-tables -fcf-protection=none \
 	-ftls-model=local-exec

@@ -31,6 +31,7 @@ in_list() { printf '%s\n' "$2" | grep -qxF "$1"; }
 # which are the C library's by necessity (the core and the hooks call them by those names).
 libc_names="__chk_fail __errno_location access aligned_alloc atexit bcmp calloc clock_gettime clock_nanosleep
 closedir environ fchmod flock free fstat ftruncate getenv geteuid getpeername getpid getrlimit
+htonl htons ntohl ntohs
 getsockname getsockopt gettid inet_ntop inet_pton kill lstat malloc memchr memcmp memcpy memmove
 memset mmap mprotect munmap nanosleep open opendir poll ppoll pthread_atfork
 posix_fallocate pread pwrite pthread_mutex_consistent pthread_mutex_destroy pthread_mutex_init pthread_mutex_lock

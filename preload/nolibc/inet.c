@@ -190,3 +190,4 @@ int inet_pton(int af, const char *restrict src, void *restrict dst)
 	errno = EAFNOSUPPORT;
 	return -1;
 }
+
