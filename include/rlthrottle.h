@@ -190,7 +190,7 @@ uint64_t rlt_available(const struct rlt_params *p, void *state, rlt_ns_t now);
 const char *rlt_algo_name(enum rlt_algo a);
 
 /* ---------------------------------------------------------------------------------------------
- * Rules (SPEC §3)
+ * Rules (rlthrottle(7) RULES)
  * ------------------------------------------------------------------------------------------- */
 
 enum rlt_var {
@@ -210,7 +210,7 @@ enum rlt_unit {
 };
 
 /* DRY_RUN never delays nor fails a call: it only counts what DELAY would have waited and what
- * REJECT would have refused (SPEC §3). */
+ * REJECT would have refused (rlthrottle(7) RULES). */
 enum rlt_action { RLT_ACTION_DELAY = 0, RLT_ACTION_REJECT, RLT_ACTION_DRY_RUN };
 
 enum rlt_scope { RLT_SCOPE_PROCESS = 0, RLT_SCOPE_CONNECTION, RLT_SCOPE_SHARED, RLT_SCOPE_REDIS };
@@ -219,7 +219,7 @@ enum rlt_fallback { RLT_FALLBACK_LOCAL = 0, RLT_FALLBACK_ALLOW, RLT_FALLBACK_DEN
 
 enum rlt_family { RLT_FAMILY_INET = 0, RLT_FAMILY_UNIX, RLT_FAMILY_ALL };
 
-/* What splits a rule into one budget per value (SPEC §3 `key`). */
+/* What splits a rule into one budget per value (rlthrottle(7) RULES `key`). */
 enum rlt_key {
 	RLT_KEY_NONE = 0, /* one budget for the rule */
 	RLT_KEY_PEER,     /* the remote address (accept: the client's), cut to a prefix */

@@ -63,7 +63,7 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* --check is a subcommand: its usage errors exit 2, as the others' do (SPEC §5); running a
+/* --check is a subcommand: its usage errors exit 2, as the others' do (rlthrottle(1) OPTIONS); running a
  * command keeps 125 for ours. */
 static int checking;
 

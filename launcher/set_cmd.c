@@ -1,5 +1,5 @@
 /*
- * set_cmd.c: `rlthrottle set PID VAR[#N] RULE` and `rlthrottle set shared:NAME RULE` (SPEC §7):
+ * set_cmd.c: `rlthrottle set PID VAR[#N] RULE` and `rlthrottle set shared:NAME RULE` (rlthrottle(1) COMMANDS):
  * a rule of a running process, or of a shared scope, gets a new rate, burst, action or
  * max-wait. The RULE is checked here first, with the same one-line error as at start, so that a
  * bad one never reaches the process; the process (or the segment's check) refuses what is a

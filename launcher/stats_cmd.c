@@ -1,6 +1,6 @@
 /*
  * stats_cmd.c: `rlthrottle stats [PID|all] [--format json|prometheus]`: one snapshot of the
- * published pages (SPEC §7). The Prometheus form is the text exposition format (version 0.0.4)
+ * published pages (rlthrottle(1) COMMANDS). The Prometheus form is the text exposition format (version 0.0.4)
  * that node_exporter's textfile collector reads: each family's HELP and TYPE, then its samples,
  * label values escaped (backslash, double quote, newline).
  */

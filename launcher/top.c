@@ -1,5 +1,5 @@
 /*
- * top.c: `rlthrottle top [PID...] [--once] [--json]`, the live view of SPEC §7: one line per
+ * top.c: `rlthrottle top [PID...] [--once] [--json]`, the live view of rlthrottle(1) COMMANDS: one line per
  * process and rule, the busiest rule first; the limit beside the rate achieved over the last
  * second and since start; delayed and rejected calls; threads waiting; a sparkline of the last
  * minute. Plain ANSI (no curses): clear, home, reverse video for the heading; the terminal is

@@ -163,7 +163,7 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 		return 0;
 	uint32_t amask = rlt__match_accept(&rlt_pre_rules, &peer, l->local_port);
 	uint32_t nmask = e->mask[RLT_VAR_CONNS];
-	/* key=port of an accepted connection is the local, listening port (SPEC §3) */
+	/* key=port of an accepted connection is the local, listening port (rlthrottle(7) RULES) */
 	struct rlt__peer kp = peer;
 	kp.port = l->local_port;
 

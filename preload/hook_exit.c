@@ -1,5 +1,5 @@
 /*
- * hook_exit.c: _exit and _Exit. exit() removes the process's published page (SPEC §7) through
+ * hook_exit.c: _exit and _Exit. exit() removes the process's published page (rlthrottle(1) COMMANDS) through
  * atexit, but _exit runs no handlers, and it is how a fork's child usually ends (Python's
  * os._exit in a forking server, a shell's subshell): each such child would leave its page in
  * /dev/shm until a reader found it stale, and a forking server would fill the tmpfs. The page

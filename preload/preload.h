@@ -108,7 +108,7 @@ int rlt_pre_load(const struct rlt__settings *set, struct rlt_error *err);
 void rlt_pre_go(void);
 /* stderr through the real write, never through a hook or stdio's buffer. */
 void rlt_pre_say(const char *s, size_t n);
-/* The RLT_STATS summary, once per process (SPEC §6); whether one is wanted, whether we
+/* The RLT_STATS summary, once per process (rlthrottle(7) STATISTICS); whether one is wanted, whether we
  * publish a page. */
 void rlt_pre_write_stats(void);
 int rlt_pre_summary_wanted(void);
@@ -123,7 +123,7 @@ void rlt_pre_forked(void);
  * A system call (two in such a child): only for the calls that change the fd table, never on
  * a hot path. */
 int rlt_pre_borrowed(void);
-/* Removes this process's published page (SPEC §7), if the page is this process's own: a vfork
+/* Removes this process's published page (rlthrottle(1) COMMANDS), if the page is this process's own: a vfork
  * child and the child of a fork that ran no handlers share or copy their parent's. At exit, at
  * a fatal signal, and in the _exit hook (hook_exit.c). */
 void rlt_pre_unpublish(void);
@@ -303,7 +303,7 @@ static inline int rlt_pre_is_dgram(const struct rlt_pre_fd *e)
 uint32_t rlt_pre_mask_to(struct rlt_pre_fd *e, enum rlt_var var, const struct sockaddr *sa,
                          socklen_t len, struct rlt__peer *to);
 
-/* What a keyed rule keys a send or receive on (SPEC §3 `key`): the socket's peer when it is
+/* What a keyed rule keys a send or receive on (rlthrottle(7) RULES `key`): the socket's peer when it is
  * connected, else the datagram's address (`to`, from rlt_pre_mask_to; af 0: "(no address)"). */
 static inline const struct rlt__peer *rlt_pre_key_peer(const struct rlt_pre_fd *e,
                                                        const struct rlt__peer *to)

@@ -2,7 +2,7 @@
  * charge.c: one call against every rule that applies to it. Reserve everywhere first, then wait
  * once for the latest slot: a call waits for its strictest rule, and a rejection anywhere gives
  * back what the other rules had already granted, so a rejected call leaves every budget as it
- * was (SPEC §4).
+ * was (rlthrottle(7) BEHAVIOUR).
  */
 #include <errno.h>
 

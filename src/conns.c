@@ -368,7 +368,7 @@ int rlt__conns_acquire_peer(struct rlt__ruleset *rs, uint32_t mask, const struct
 	int rc;
 
 	/* Bounded by the max-wait (rlt__conns_try rejects after it); a delay without one waits
-	 * for a close, as SPEC §3 says. */
+	 * for a close, as rlthrottle(7) RULES says. */
 	while ((rc = conns_try(rs, mask, peer, &w, rlt__now())) == 1) {
 		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][w.rule];
 		if (r->keytab) {

@@ -265,7 +265,7 @@ int rlt_params_retune(struct rlt_params *np, const struct rlt_params *old, rlt_n
 			return 0;
 		}
 		/* A new rate or burst: the budget carries over as a share of the burst
-		 * (rlt_state_carry), into a state that counts in np's own ticks (SPEC §7). */
+		 * (rlt_state_carry), into a state that counts in np's own ticks (rlthrottle(1) COMMANDS). */
 		return 1;
 	default:
 		/* The windows' counters and the log's entries are kept per window or sub-window
@@ -321,7 +321,7 @@ static u128 units_in(const struct rlt_params *old, const struct rlt_params *np, 
 
 /*
  * A state x (a TAT in old's ticks) at `since`, in np's ticks: the one rule by which a budget
- * carries over a set (SPEC §7). How full the bucket is goes over as a share of the burst: a
+ * carries over a set (rlthrottle(1) COMMANDS). How full the bucket is goes over as a share of the burst: a
  * token bucket's credit (x behind the clock, at most a burst) and its emptiness (x ahead of
  * the clock by up to a burst: what has gone lately) scale from old's burst to np's, so a
  * sender that had emptied a burst of 1 MiB has emptied the new burst of 16 KiB, not 1 MiB of

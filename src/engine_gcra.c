@@ -170,7 +170,7 @@ static int settle(const struct rlt_params *p, tat_t *st, uint64_t old, uint64_t 
  * Leaky bucket as a meter: calls leave evenly spaced at the rate; a call starts at
  * max(TAT, now) and the next may start `cost` later. The bucket holds what is waiting: a call
  * that finds more than `burst` already ahead of it (TAT - now > tau) overflows and is denied
- * whatever the mode (SPEC §3: rejected even under action=delay).
+ * whatever the mode (rlthrottle(7) RULES: rejected even under action=delay).
  */
 /* Inlined into each caller so that `leaky` is a constant there: one shared body, no branch
  * on the hot path (measured: a called body costs 4 ns a decision). */

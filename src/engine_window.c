@@ -9,7 +9,7 @@
  * Zeroed memory is a valid state.
  *
  * Sliding window: ten sub-window counters and the oldest one weighed by the part of it still
- * inside the period (SPEC §3). It takes a lock (the counters move together), held for the
+ * inside the period (rlthrottle(7) RULES). It takes a lock (the counters move together), held for the
  * decision alone; zeroed memory is not a valid state, rlt_state_init() must run first. A call
  * nested in its own thread's decision (a signal handler) is admitted at once and recorded by
  * the next decision (engine.h, RLT_LOCK_SELF).

@@ -1,5 +1,5 @@
 /*
- * keytab.h: the keyed table of a rule with `key=` in process or shared scope (SPEC §3 `key`,
+ * keytab.h: the keyed table of a rule with `key=` in process or shared scope (rlthrottle(7) RULES `key`,
  * `keys`): one engine state per key value (a peer's address prefix, or a port), at most `keys`
  * of them.
  *

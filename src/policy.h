@@ -27,7 +27,7 @@ struct rlt__stats {
 	_Atomic uint64_t keys_tracked; /* key=: keys in the rule's table now (keytab.h) */
 	_Atomic uint64_t keys_evicted; /* key=: keys replaced whose budget was not full again */
 	/* action=dry-run: what delay and reject would have done, never in the fields above
-	 * (SPEC §6); a rule `set` from dry-run to delay keeps both apart */
+	 * (rlthrottle(7) STATISTICS); a rule `set` from dry-run to delay keeps both apart */
 	_Atomic uint64_t would_delay;          /* calls delay would have made wait */
 	_Atomic uint64_t would_delay_ns_total; /* and how long, in all */
 	_Atomic uint64_t would_delay_ns_max;
@@ -302,7 +302,7 @@ int rlt__charge_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
                      uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                      uint64_t bytes, uint64_t msgs);
 
-/* rlt__charge_wait for a call whose rules may have key= (SPEC §3): `peer` is what the key is
+/* rlt__charge_wait for a call whose rules may have key= (rlthrottle(7) RULES): `peer` is what the key is
  * made of, its address the remote one and its port the one key=port takes (the remote port; for
  * accept, the local, listening one; for send and receive, the remote address of the socket or
  * of the datagram). NULL: no address known (such calls share one key). rlt__charge and
@@ -370,7 +370,7 @@ static inline void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t,
  */
 int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err);
 void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask);
-/* The same for a connection whose rules may have key= (SPEC §3: at most N open per key):
+/* The same for a connection whose rules may have key= (rlthrottle(7) RULES: at most N open per key):
  * `peer` as for rlt__charge_wait_peer, the same at the release as at the acquire. */
 int rlt__conns_acquire_peer(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
                             int *err);

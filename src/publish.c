@@ -1,5 +1,5 @@
 /*
- * publish.c: the per-process page of SPEC §7 (see publish.h for the layout and its rules).
+ * publish.c: the per-process page of rlthrottle(1) COMMANDS (see publish.h for the layout and its rules).
  *
  * Writer: made once per process (load, a fork's child, or by the supervisor for each process it
  * serves), never resized. The hot path only counts into it (charge.c, conns.c, unchanged) and,
@@ -282,7 +282,7 @@ void rlt__pub_forked(struct rlt__ruleset *rs, pid_t pid)
 
 	if (!parent)
 		return;
-	/* the child's counts start at zero (SPEC §6: a fork reports its own calls) */
+	/* the child's counts start at zero (rlthrottle(7) STATISTICS: a fork reports its own calls) */
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rs->n[v]; i++) {
 			rlt__stats_zero(&rs->rules[v][i].own);

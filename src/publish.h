@@ -1,6 +1,6 @@
 /*
  * publish.h: the page a throttled process publishes its rules and counters in, so that
- * `rlthrottle top` and `rlthrottle stats` can read them while it runs (SPEC §7).
+ * `rlthrottle top` and `rlthrottle stats` can read them while it runs (rlthrottle(1) COMMANDS).
  *
  * One page per process: /dev/shm/rlthrottle-UID-PID-START (START: field 22 of /proc/PID/stat,
  * so that a recycled pid is never taken for the process that made the page), mode 0600, made

@@ -1,5 +1,5 @@
 /*
- * publish_read.c: the read side of the per-process pages (SPEC §7) for `rlthrottle top`,
+ * publish_read.c: the read side of the per-process pages (rlthrottle(1) COMMANDS) for `rlthrottle top`,
  * `stats` and `set`: finding a process's page, opening it with its checks, reading a rule.
  * It trusts nothing in the page (see publish.c's opening comment for the rules it holds to).
  */

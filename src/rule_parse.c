@@ -1,5 +1,5 @@
 /*
- * rule_parse.c: the rule grammar of SPEC §3, from the value of one variable to struct rlt_rule,
+ * rule_parse.c: the rule grammar of rlthrottle(7) RULES, from the value of one variable to struct rlt_rule,
  * and back to a canonical text (rlt_rule_format) that parses to the same rule.
  *
  * This runs when the preloaded library loads, before main and possibly before libc is fully
@@ -7,7 +7,7 @@
  * streams, no getenv, nothing that depends on the locale (ASCII helpers, no strtod or ctype),
  * and no state outside the stack, which makes it reentrant and thread-safe.
  *
- * A bad value is never guessed at: every path either accepts exactly what SPEC §3 describes or
+ * A bad value is never guessed at: every path either accepts exactly what rlthrottle(7) RULES describes or
  * fails with a message that names the variable, quotes the rule and quotes the wrong part.
  */
 #include <arpa/inet.h>
@@ -929,7 +929,7 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 		rc = parse_burst(c, val[K_BURST], r, &burst);
 		if (rc)
 			return rc;
-		/* SPEC §3: a window's count is its limit and burst is ignored. It was checked, but
+		/* rlthrottle(7) RULES: a window's count is its limit and burst is ignored. It was checked, but
 		 * is not kept, so that the rule says what is in force. */
 		if (r->algo != RLT_ALGO_TOKEN && r->algo != RLT_ALGO_LEAKY)
 			burst = 0;

@@ -1,5 +1,5 @@
 /*
- * rule_set.h: `rlthrottle set` (SPEC §7): a rule of a running process, or of a shared scope,
+ * rule_set.h: `rlthrottle set` (rlthrottle(1) COMMANDS): a rule of a running process, or of a shared scope,
  * replaced by a new rate, burst, action or max-wait without a restart and without a moment
  * unlimited.
  *

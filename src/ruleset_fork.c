@@ -1,5 +1,5 @@
 /*
- * ruleset_fork.c: a forked process's own budgets, for the supervisor (SPEC §4: "the child has
+ * ruleset_fork.c: a forked process's own budgets, for the supervisor (rlthrottle(7) BEHAVIOUR: "the child has
  * its own budgets, starting where the parent's stood"). The preload gets this from fork()
  * itself, its states being process memory; the supervisor keeps one ruleset per supervised
  * process and makes a child's from its parent's here.

@@ -20,7 +20,7 @@ struct rlt__settings {
 	int loglevel;                        /* RLT_LOG, default warn */
 	int ignore_bad;                      /* RLT_ON_ERROR=ignore */
 	int inherit;                         /* RLT_INHERIT, default 1 */
-	int publish;                         /* RLT_PUBLISH, default 1: the page of SPEC §7 */
+	int publish;                         /* RLT_PUBLISH, default 1: the page of rlthrottle(1) COMMANDS */
 	char stats[RLT_STATS_PATH_MAX];      /* RLT_STATS template, "" when off */
 };
 

@@ -144,7 +144,7 @@ static void keys_of(struct out *o, const struct rlt__rt_rule *r)
 	puts_(o, "]");
 }
 
-/* One rule's counters: what happened, then what a dry-run rule would have done (SPEC §6). */
+/* One rule's counters: what happened, then what a dry-run rule would have done (rlthrottle(7) STATISTICS). */
 static void counters(struct out *o, const struct rlt__stats *st)
 {
 	field(o, "calls", LOAD(st->calls));

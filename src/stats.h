@@ -1,4 +1,4 @@
-/* stats.h: the RLT_STATS JSON summary (SPEC §6). */
+/* stats.h: the RLT_STATS JSON summary (rlthrottle(7) STATISTICS). */
 #ifndef RLT_STATS_H
 #define RLT_STATS_H
 
@@ -6,7 +6,7 @@
 
 #include "policy.h"
 
-/* The schema of the RLT_STATS summary, `top --json` and `stats --format json` (SPEC §6): one
+/* The schema of the RLT_STATS summary, `top --json` and `stats --format json` (rlthrottle(7) STATISTICS): one
  * set of field names, rules numbered from 1. A new number when a field changes meaning or
  * goes; added fields keep it. */
 #define RLT_STATS_SCHEMA 1

@@ -1,5 +1,5 @@
 /*
- * units.c: amounts, units, periods and durations of the rule grammar (SPEC §3), exactly.
+ * units.c: amounts, units, periods and durations of the rule grammar (rlthrottle(7) RULES), exactly.
  *
  * An amount is kept as the decimal that was written (digits / 10^scale) until it is multiplied
  * by its unit, and then as a reduced fraction. No floating point: 0.1MB must be 100000 bytes,

@@ -1,5 +1,5 @@
 /*
- * units.h: the numbers of the rule grammar (SPEC §3): decimal amounts kept as exact fractions,
+ * units.h: the numbers of the rule grammar (rlthrottle(7) RULES): decimal amounts kept as exact fractions,
  * units and their multipliers, periods and durations. Integer arithmetic only, every step
  * checked for overflow; nothing here allocates, reads the locale or keeps state, so it is safe
  * at load time in a preloaded library and from any thread.

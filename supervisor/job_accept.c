@@ -77,7 +77,7 @@ void rlt_sup_step_accept(struct rlt_sup *s, struct rlt_sup_job *j)
 			j->accepted = c;
 			rlt__peer_from_sockaddr(&j->apeer, (struct sockaddr *)&ss, sl);
 		}
-		/* key=port of an accepted connection is the local, listening port (SPEC §3) */
+		/* key=port of an accepted connection is the local, listening port (rlthrottle(7) RULES) */
 		j->kpeer = j->apeer;
 		j->kpeer.port = j->sock->local_port;
 		j->mask = rlt__match_accept(s->rs, &j->apeer, j->sock->local_port);

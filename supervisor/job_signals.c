@@ -146,7 +146,7 @@ static int stash_accepted(struct rlt_sup_job *j)
  * kernel waits, ERESTARTSYS (EINTR without SA_RESTART; EINTR whatever the handler when the
  * socket has a timeout, as sock_intr_errno says); waiting for the throttle (its slot, an
  * RLT_CONNS place), ERESTARTNOINTR: the handler runs, the delay goes on, and the throttle never
- * makes a call fail with EINTR (SPEC 4).
+ * makes a call fail with EINTR (rlthrottle(7) BEHAVIOUR).
  */
 void rlt_sup_job_interrupt(struct rlt_sup *s, struct rlt_sup_job *j)
 {
@@ -189,7 +189,7 @@ int rlt_sup_job_prepaid_take(struct rlt_sup *s, const struct rlt_sup_job *j)
  * A call that waited for the throttle is CONTINUEd when its turn comes; if its thread has a
  * signal pending by then, the kernel's own call (a connect waiting for its handshake, a send
  * waiting for room) sees it and fails with EINTR when the handler has no SA_RESTART: the
- * throttle's delay would have made the call fail (SPEC 4). So it is answered ERESTARTNOINTR:
+ * throttle's delay would have made the call fail (rlthrottle(7) BEHAVIOUR). So it is answered ERESTARTNOINTR:
  * the handler runs, the kernel makes the call again, and that call goes through at once and
  * uncharged (rlt_sup_job_prepaid_take), as the charge of this one is kept for it.
  */

@@ -47,7 +47,7 @@ static void on_recv(struct rlt_sup *s, const struct seccomp_notif *req, struct r
 	else if (nr == SYS_recvmsg)
 		flags = (int)a[2];
 	if (flags & MSG_PEEK) {
-		answer_continue(s, req->id); /* not charged (SPEC §4) */
+		answer_continue(s, req->id); /* not charged (rlthrottle(7) BEHAVIOUR) */
 		return;
 	}
 	if (k->type != SOCK_STREAM) {

@@ -67,7 +67,7 @@ static pid_t status_pid(pid_t pid, const char *key, int *rc)
 }
 
 /*
- * The budgets a newly seen process starts from (SPEC §4: a forked child has its own, starting
+ * The budgets a newly seen process starts from (rlthrottle(7) BEHAVIOUR: a forked child has its own, starting
  * where its parent's stood): those of its nearest supervised ancestor, or the command's. We
  * see a process at its first call, not at its fork, so "where the parent stood" is where it
  * stands then. Bounded: 64 generations.

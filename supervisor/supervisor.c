@@ -1,5 +1,5 @@
 /*
- * supervisor.c: --seccomp, the launcher as a seccomp supervisor (SPEC §1, §5; issue 5): the
+ * supervisor.c: --seccomp, the launcher as a seccomp supervisor (rlthrottle(7) DESCRIPTION, §5; issue 5): the
  * run (setup, the end, the exit status). rlt_sup_run (supervisor.h) is all the launcher sees.
  *
  * In short: the child installs a filter that hands the network calls (and no other) to us;
@@ -167,7 +167,7 @@ int rlt_sup_run(char **cmd)
 	}
 	rlt_sup_keeper_add(pid);
 	log_pid = pid;
-	/* the command's page (SPEC §7): its forks get theirs in proc_table.c */
+	/* the command's page (rlthrottle(1) COMMANDS): its forks get theirs in proc_table.c */
 	if (set.publish && rlt__pub_create(&rs, pid, 1, &err) != 0)
 		rlt_sup_log(NULL, RLT_LOG_INFO, pid, "%s (running unpublished)", err.msg);
 	sync_wakeups(s.notify_fd);

@@ -3,7 +3,7 @@
 # name of an object carries its folder's prefix, so that none is defined in two folders and a
 # name says where it lives; and a folder includes only the headers its layer may see.
 #   src/        rlt__ (the core both fronts share), and the public rlt_ API of include/
-#   preload/    rlt_pre_, the hooks of exports.map, and real_<fn> (the real functions, STYLE.md)
+#   preload/    rlt_pre_, the hooks of exports.map, and real_<fn> (the real functions)
 #   supervisor/ rlt_sup_
 #   launcher/   rlt_cli_, and main
 #   preload/nolibc/ (the freestanding build, $BUILD/trap/) rlt_trap_, and the C library's own

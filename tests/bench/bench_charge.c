@@ -2,7 +2,7 @@
  * bench_charge.c: ns per conforming charge and settle (src/charge.c, what a hook pays per call
  * beyond its clock read and the real call) of one send under one token-bucket rule that never
  * binds: counting off, counting into private counters (RLT_STATS), and counting into the
- * published page (SPEC §7). Built against this tree by `make bench`; tests/bench/publish.sh also
+ * published page (rlthrottle(1) COMMANDS). Built against this tree by `make bench`; tests/bench/publish.sh also
  * builds it against another tree's librlt.a (the previous release) to print both side by side.
  * The clock is read once per round: the charge is timed, not the clock, and the history's
  * once-a-second rollover is not on this path (a compare only).

@@ -286,7 +286,7 @@ fi
 fi
 if want f; then
 echo
-# SPEC 4: a call that conforms costs a clock read and an atomic update per matching rule. Issue
+# rlthrottle(7) BEHAVIOUR: a call that conforms costs a clock read and an atomic update per matching rule. Issue
 # 21 asks for a conforming 1-byte TCP send at most 1.05x plain, UDP too. One process pinned to
 # CPU 0 sends 1-byte datagrams or stream writes on loopback and drains them itself (one read,
 # or one recvmmsg, per 32 sends), so that nothing else is scheduled between two sends.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make bench, the publishing part (SPEC §7). Prints figures; not a pass/fail gate.
+# make bench, the publishing part (rlthrottle(1) COMMANDS). Prints figures; not a pass/fail gate.
 #   (a) ns per conforming charge+settle (bench_charge): counting off, counting privately
 #       (RLT_STATS), counting into the published page; beside the same program built against
 #       BENCH_BASELINE (a tree of the previous release with build/librlt.a built, e.g. a

@@ -1,6 +1,6 @@
 /* sigdelay: one big blocking send (or a MSG_WAITALL recv) that the throttle must delay, with
  * signals arriving during the delay. Checks: the handler ran, the call did not fail with EINTR and
- * returned the whole count (SPEC §4: the delay goes on after the handler).
+ * returned the whole count (rlthrottle(7) BEHAVIOUR: the delay goes on after the handler).
  *
  *   sigdelay [-h HOST] -p PORT -n BYTES [-R] [-r] [-k] [-s alrm|usr1] [-i MS] [-T SECONDS]
  *   -R   receive (recv MSG_WAITALL of BYTES) instead of send

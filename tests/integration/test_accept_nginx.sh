@@ -1,6 +1,6 @@
 #!/bin/bash
 # nginx (epoll + accept4, 2 worker processes forked from a master) under RLT_ACCEPT="50/s burst=5",
-# hammered by hey without keep-alive for 3 s. Each worker has its own budget (SPEC §4: a forked
+# hammered by hey without keep-alive for 3 s. Each worker has its own budget (rlthrottle(7) BEHAVIOUR: a forked
 # child has its own budgets), so each worker accepts at most ~50/s, and together at least ~50/s.
 # The workers must not spin while they wait.
 # fronts: preload seccomp

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §3: a bad rule in any variable ends the process with status 125, after exactly one line on
+# rlthrottle(7) RULES: a bad rule in any variable ends the process with status 125, after exactly one line on
 # stderr that starts with "rlthrottle:" and names the variable; the program's main never runs.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +18,7 @@ check_bad() { # VAR VALUE
 	info "$var=\"$val\" -> 125: $err"
 }
 
-# The example from SPEC §3: a bare rate for bytes or messages.
+# The example from rlthrottle(7) RULES: a bare rate for bytes or messages.
 check_bad RLT_SEND "1000/s"
 check_bad RLT_RECV "1000/s"
 err=$(cat "$T/err")
@@ -36,7 +36,7 @@ check_bad RLT_RECV "1MiB/s peer=300.1.2.3"
 check_bad RLT_CONNS "many"
 check_bad RLT_CONNS "-3"
 
-# Bad values of the keys (SPEC §3 table).
+# Bad values of the keys (rlthrottle(7) RULES table).
 check_bad RLT_SEND "1MiB/s family=carrier-pigeon"
 check_bad RLT_SEND "1MiB/s port=70000"
 check_bad RLT_SEND "1MiB/s max-wait=forever"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §3 "Other variables": a bad value of RLT_LOG, RLT_ON_ERROR or RLT_INHERIT is an error too
+# rlthrottle(7) RULES "Other variables": a bad value of RLT_LOG, RLT_ON_ERROR or RLT_INHERIT is an error too
 # (never guessed at): status 125, one line that names the variable, main does not run.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One voice across the commands (SPEC §5, issue 19): every subcommand answers --help on stdout
+# One voice across the commands (rlthrottle(1) OPTIONS, issue 19): every subcommand answers --help on stdout
 # with status 0, `rlthrottle help [CMD]` prints it too; usage errors of top, stats, set, shm
 # and --check exit 2 while running a command keeps 125; --log, --no-inherit, --no-publish set
 # their variables; --stats - is refused (stdout is the program's); a trickle or pv style bare

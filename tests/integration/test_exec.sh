@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §4 exec: a program exec'd by a throttled one is throttled by the same rules (plain exec and
+# rlthrottle(7) BEHAVIOUR exec: a program exec'd by a throttled one is throttled by the same rules (plain exec and
 # fork+exec), unless RLT_INHERIT=0 (preload); --seccomp refuses RLT_INHERIT=0 (its filter stays
 # with every program the command executes): status 125, one line, the command never runs.
 # fronts: preload seccomp

@@ -1,6 +1,6 @@
 #!/bin/bash
 # fronts: preload (the loader's own refusals; the launcher's, --seccomp's included, are run here too)
-# Issue 11, SPEC §3 `key`, `keys`, `action=dry-run`: each bad value ends the process before main
+# Issue 11, rlthrottle(7) RULES `key`, `keys`, `action=dry-run`: each bad value ends the process before main
 # with status 125 and one line that names the variable and the wrong part; the launcher's own
 # run says the same with 125, and --check with 2.
 . "$(dirname "$0")/lib.sh"

@@ -51,7 +51,7 @@ assert_eq "what each connection got" \
 	"a1 served a2 served a3 refused b1 served b2 served b3 refused a4 served a5 refused" \
 	"$(awk '{ printf "%s%s %s", (NR > 1 ? " " : ""), $1, $3 }' "$T/client.out")"
 
-# action=dry-run (SPEC §3): the same connections all served; the count goes on over the limit
+# action=dry-run (rlthrottle(7) RULES): the same connections all served; the count goes on over the limit
 # and what reject would have refused is counted: a3 and b3 (third of each address), then a4
 # and a5 (.2 holds 3 after a3, 2 after one closes, so a4 and a5 find it at the limit).
 kill "$LAST_PID" 2>/dev/null

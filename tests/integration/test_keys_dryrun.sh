@@ -1,6 +1,6 @@
 #!/bin/bash
 # fronts: preload seccomp
-# Issue 11, SPEC §3 action=dry-run (then its send side, below): curl downloads 4 MiB from a local HTTP server under
+# Issue 11, rlthrottle(7) RULES action=dry-run (then its send side, below): curl downloads 4 MiB from a local HTTP server under
 # RLT_RECV="100KiB/s action=dry-run". It runs at full speed (no delay: well under the 41 s the
 # rate would take), every byte arrives, and its RLT_STATS report the delay that delay would have
 # added (within 10% of size/rate - elapsed) and the receives reject would have refused.
@@ -22,7 +22,7 @@ assert_le "elapsed at full speed (100KiB/s would take 41 s)" 3 "$elapsed"
 st=$(tr -d '\n' <"$T/stats.json")
 info "stats: $st"
 would=$(sed 's/.*"would_delay_ns_total":\([0-9]*\).*/\1/' <<<"$st")
-# SPEC §6: what dry-run would have done is never in the fields of what happened
+# rlthrottle(7) STATISTICS: what dry-run would have done is never in the fields of what happened
 assert_match "nothing was delayed nor rejected" '"delayed":0,"rejected":0,.*"delay_ns_total":0,"delay_ns_max":0,' "$st"
 expect=$(calc "($size / 102400 - $elapsed) * 1e9")
 info "delay would have added $(calc "$would / 1e9") s; size/rate - elapsed = $(calc "$expect / 1e9") s"

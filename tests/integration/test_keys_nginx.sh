@@ -20,7 +20,7 @@ master=$(prog_pid "$npid")
 worker=$(ps -o pid= --ppid "$master" | tr -d ' ' | head -1)
 
 keys_clients "$port"
-# the live view (SPEC §7): keys tracked and evicted, in top and in the JSON snapshot
+# the live view (rlthrottle(1) COMMANDS): keys tracked and evicted, in top and in the JSON snapshot
 LAUNCHER=$(dirname "$RLT_LIB")/rlthrottle
 assert_match "top shows the worker's keys" "keys: $worker RLT_ACCEPT rule 1: 3 tracked of 4096, 0 evicted" \
 	"$("$LAUNCHER" top --once "$worker")"

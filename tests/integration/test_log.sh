@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §3 RLT_LOG: at debug level the library says something, and every line it writes to stderr
+# rlthrottle(7) RULES RLT_LOG: at debug level the library says something, and every line it writes to stderr
 # starts with "rlthrottle[PID]:" (the program's pid). At error level a good run prints nothing.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §3: several rules in one variable (";"): every matching rule applies, the strictest wins;
+# rlthrottle(7) RULES: several rules in one variable (";"): every matching rule applies, the strictest wins;
 # a rule whose filters do not match does not apply.
 # fronts: preload seccomp
 # matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §4: reads and writes on files, pipes and /dev/null are not throttled by RLT_SEND/RLT_RECV,
+# rlthrottle(7) BEHAVIOUR: reads and writes on files, pipes and /dev/null are not throttled by RLT_SEND/RLT_RECV,
 # even with family=all: 20 MB through each at a 1 kB/s rule takes well under 3 s.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"

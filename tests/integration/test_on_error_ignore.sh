@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §3: RLT_ON_ERROR=ignore runs the program; the bad rule is ignored with a warning that names
+# rlthrottle(7) RULES: RLT_ON_ERROR=ignore runs the program; the bad rule is ignored with a warning that names
 # the variable; good rules in other variables still apply.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"

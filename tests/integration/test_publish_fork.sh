@@ -1,5 +1,5 @@
 #!/bin/bash
-# Pages across fork (SPEC §7 with §4): a fork's child publishes its own page, counting from
+# Pages across fork (rlthrottle(1) COMMANDS with §4): a fork's child publishes its own page, counting from
 # zero, and removes it at its exit (exit() or _exit: a forking server's children, subshells),
 # leaving the parent's; a child of a fork that ran no atfork
 # handlers (a raw fork system call) has the parent's page mapped, and its exit must not remove

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A non-blocking receiver driven by epoll is throttled and does not spin (SPEC §4: the process
+# A non-blocking receiver driven by epoll is throttled and does not spin (rlthrottle(7) BEHAVIOUR: the process
 # does not spin while it waits; PEERS: trickle burns a full core here). CPU per wall second < 0.3.
 # fronts: preload seccomp
 # matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)

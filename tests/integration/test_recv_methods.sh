@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §3/§4: every receive entry point is throttled: read, recv, recvfrom, recvmsg, recvmmsg,
+# rlthrottle(7) RULES/§4: every receive entry point is throttled: read, recv, recvfrom, recvmsg, recvmmsg,
 # readv, and splice from the socket into a pipe; MSG_WAITALL is honoured (full buffers). 2.5 MiB
 # at 2 MiB/s, burst 512 KiB; bytes exact.
 # fronts: preload seccomp
@@ -16,7 +16,7 @@ for combo in read recv recvfrom recvmsg recvmmsg readv splice "recv -W" "recvmsg
 	label="$how-$m$(echo "$*" | tr -d ' -')"
 	RLT_RECV="2MiB/s burst=512KiB" do_recv "$label" -m "$m" -b 65536 "$@"
 	MIN_SPAN_S=0.7 assert_rate "$label" $((n - 524288)) "$(kv elapsed_ns "$P_OUT")" 2097152 0.7 1.3
-	# waiting for the budget must not spin (SPEC §4): CPU per wall second well under one core
+	# waiting for the budget must not spin (rlthrottle(7) BEHAVIOUR): CPU per wall second well under one core
 	assert_cpu "$label receiver" "$(kv cpu_ns "$P_OUT")" "$(kv total_ns "$P_OUT")" 0.3
 	case " $* " in *" -W "*) assert_eq "$label: short MSG_WAITALL returns" 0 "$(kv short "$P_OUT")" ;; esac
 done

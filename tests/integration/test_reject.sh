@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §3/§4 action=reject: the call fails at once with the rule's errno (connect ECONNREFUSED,
+# rlthrottle(7) RULES/§4 action=reject: the call fails at once with the rule's errno (connect ECONNREFUSED,
 # accept ECONNABORTED, send ENOBUFS, recv EAGAIN, or errno=NAME), and the budget stays as it was.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"

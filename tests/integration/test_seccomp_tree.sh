@@ -1,7 +1,7 @@
 #!/bin/bash
 # --seccomp covers a command's threads and child processes (the filter is inherited): a shell
 # forks two blast processes, each sending on two connections from two threads. Each process has
-# its own budget (SPEC §4; the shell spent nothing of its own before the fork), shared by its
+# its own budget (rlthrottle(7) BEHAVIOUR; the shell spent nothing of its own before the fork), shared by its
 # threads: the two streams of a process together go at the rule's rate, the whole tree at twice
 # it (one budget for the command would give once), and every byte arrives intact.
 # fronts: seccomp (the filter inherited by a shell's children and their threads)

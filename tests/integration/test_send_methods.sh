@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §3/§4: every send entry point is throttled: write, send, sendto, sendmsg, sendmmsg, writev,
+# rlthrottle(7) RULES/§4: every send entry point is throttled: write, send, sendto, sendmsg, sendmmsg, writev,
 # sendfile, and splice from a pipe, on a blocking TCP socket. 2.5 MiB at 2 MiB/s, burst 512 KiB:
 # 1 s paced; bytes exact.
 # Under --seccomp sendfile is made for the program, piece by piece, from a duplicate of its file,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 17 row 7: `rlthrottle set` lowering a rate and a burst mid-transfer carries the budget
-# over as a share of the burst (SPEC §7): 1MiB/s (burst 1 MiB, empty while sending) set to
+# over as a share of the burst (rlthrottle(1) COMMANDS): 1MiB/s (burst 1 MiB, empty while sending) set to
 # 200KiB/s burst=16KiB goes on at the new rate at once: at least 300 KB in the next 3 s and no
 # gap over 0.7 s (a 64 KiB send waiting at the set goes at the new rate: 0.32 s). Before: 31-73
 # KB and a ~5 s stall, paying off the old burst at the new rate. Every byte arrives (sha256).

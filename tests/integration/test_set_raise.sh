@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 17 row 15: `rlthrottle set` raising a rate never lets more than the new burst through
-# at once (SPEC §7): a sender at 1MiB/s (default burst, empty while sending) set to 2MiB/s
+# at once (rlthrottle(1) COMMANDS): a sender at 1MiB/s (default burst, empty while sending) set to 2MiB/s
 # sends about 2 MiB in the next second, at most 2.3 MiB (before: 2.93 MiB, the old bucket's
 # emptiness counted in units against a burst twice its size). sha256.
 # fronts: preload seccomp

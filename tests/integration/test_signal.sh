@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §4: a signal during a delay runs its handler; the throttle never fails a call with EINTR.
+# rlthrottle(7) BEHAVIOUR: a signal during a delay runs its handler; the throttle never fails a call with EINTR.
 # A call that already moved data then returns that count, as the kernel's own blocking call
 # does (SA_RESTART or not), and the calls that follow move the rest: every byte arrives, once.
 # With and without SA_RESTART, SIGALRM and SIGUSR1, on send and on a MSG_WAITALL recv.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §6 RLT_STATS: at exit, one JSON object with pid, elapsed_ns and, per rule, variable, rule,
+# rlthrottle(7) STATISTICS RLT_STATS: at exit, one JSON object with pid, elapsed_ns and, per rule, variable, rule,
 # calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max. %p becomes the pid; units
 # are the bytes sent; "stderr" writes it to stderr.
 # fronts: preload seccomp

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §6: several processes writing one RLT_STATS path each append their summary as one line
+# rlthrottle(7) STATISTICS: several processes writing one RLT_STATS path each append their summary as one line
 # (JSON Lines), so no process's figures are lost (bash and the curl it runs: both lines, curl's
 # bytes in its own); %p gives each its own file; a FIFO nobody reads never holds the exit; a
 # symbolic link planted at the path is not followed.

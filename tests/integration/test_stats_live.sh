@@ -1,7 +1,7 @@
 #!/bin/bash
-# `rlthrottle stats` on running processes (SPEC §7) and the pages' life and trust:
+# `rlthrottle stats` on running processes (rlthrottle(1) COMMANDS) and the pages' life and trust:
 #  - prometheus output passes `promtool check metrics` (which refuses malformed samples: checked
-#    first), names and labels of SPEC §7, json parses;
+#    first), names and labels of rlthrottle(1) COMMANDS, json parses;
 #  - a PID that is not a throttled process of ours: one line, status 2;
 #  - the page is removed at exit; a stale page (pid gone, or another start time) is cleaned;
 #  - a page of the wrong mode is refused, and (as root) another user cannot read ours;

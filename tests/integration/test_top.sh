@@ -1,5 +1,5 @@
 #!/bin/bash
-# `rlthrottle top` against a running curl download under RLT_RECV="1MiB/s" (SPEC §7): --once
+# `rlthrottle top` against a running curl download under RLT_RECV="1MiB/s" (rlthrottle(1) COMMANDS): --once
 # shows the rule, --json gives a rate over the last seconds within 10% of the limit, and in a
 # real terminal (tmux, fixed size) the table renders and `q` quits it (the pane's process ends);
 # at 80x24 every line fits, the rate achieved shows, a long RULE is cut with an ellipsis, and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPEC §3: every form the grammar allows is accepted: the program runs, exits 0, and nothing is
+# rlthrottle(7) RULES: every form the grammar allows is accepted: the program runs, exits 0, and nothing is
 # printed at the default log level. Also: no variables at all = the library is inert.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 /* sigconnect: blocking calls the throttle delays while SIGALRM (no SA_RESTART) comes every US
- * microseconds; the handler writes one byte to /dev/null. SPEC 4: the throttle never makes a
+ * microseconds; the handler writes one byte to /dev/null. rlthrottle(7) BEHAVIOUR: the throttle never makes a
  * call fail with EINTR itself.
  *
  *   sigconnect -p PORT -m connect|send [-n N] [-b BYTES] [-i US]

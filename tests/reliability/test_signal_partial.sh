@@ -5,7 +5,7 @@
 # 0.5 s, raised 3.3 s late (0.0 s under --seccomp); a C send of 2 MB returned 2 MB 1.6 s after
 # its SA_RESTART handler. Now: within one piece's time, on both fronts, and the peer got exactly
 # the prefix the program was told went (sha256). A call that moved nothing yet goes on waiting
-# (SPEC 4: never EINTR of ours).
+# (rlthrottle(7) BEHAVIOUR: never EINTR of ours).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
 need_bin sigpartial

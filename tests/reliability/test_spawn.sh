@@ -77,7 +77,7 @@ for front in preload seccomp; do
 	out=$(cat "$T/rawfork_$front.out")
 	info "$front _Fork child: $out"
 	assert_le "$front: _Fork child: 256 KiB to a file at a closed socket's number (ms)" 500 "$(kv write_ms "$out")"
-	# each process counts its own (SPEC §4: the child's budgets are its own), under --seccomp
+	# each process counts its own (rlthrottle(7) BEHAVIOUR: the child's budgets are its own), under --seccomp
 	# too: the handler makes the fork and the child takes its state as its own (the old
 	# supervisor counted the command's connections together)
 	assert_eq "$front: _Fork child: a connection in place of the closed one" OK "$(kv child_open1 "$out")"

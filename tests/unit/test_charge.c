@@ -330,7 +330,7 @@ static void dry_run_counts(void **s)
 	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_SEND, 0x1, NULL, 100, 1), 0);
 	rlt__settle(&rs, &t, 100, 1);
 	assert_in_range(st->would_delay_ns_total, 1079 * NS_S, 1080 * NS_S);
-	/* SPEC §6: never in the fields of what happened */
+	/* rlthrottle(7) STATISTICS: never in the fields of what happened */
 	assert_int_equal(st->delayed, 0);
 	assert_int_equal(st->rejected, 0);
 	assert_int_equal(st->delay_ns_total, 0);

@@ -1,4 +1,4 @@
-/* test_publish.c: src/publish.c, the page of SPEC §7: made 0600 under the name of this process,
+/* test_publish.c: src/publish.c, the page of rlthrottle(1) COMMANDS: made 0600 under the name of this process,
  * the counters live in it (what the hot path counts, a reader reads), the history is the units
  * of each whole second (driven with chosen clock readings), `set`'s update goes through the
  * seqlock, the control area is there and zeroed; a fork's child gets its own page; a stale page

@@ -1,4 +1,4 @@
-/* test_rule_parse.c: src/rule_parse.c and src/errno_names.c: the rule grammar of SPEC §3,
+/* test_rule_parse.c: src/rule_parse.c and src/errno_names.c: the rule grammar of rlthrottle(7) RULES,
  * its defaults, its error messages and the canonical form. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -342,7 +342,7 @@ static void test_burst(void **state)
 	r = parse1(CONNECT, "10/s burst=3");
 	assert_true(r.burst == 3 && r.params.burst == 3);
 	assert_round_trip(&r);
-	/* windows: burst is checked, then ignored (SPEC §3), and the canonical form omits it */
+	/* windows: burst is checked, then ignored (rlthrottle(7) RULES), and the canonical form omits it */
 	r = parse1(CONNECT, "120/min algo=fixed-window burst=5");
 	assert_true(r.burst == 0);
 	assert_round_trip(&r);

@@ -1,5 +1,5 @@
 /* test_rule_set.c: `rlthrottle set` in the core. The engines' side with a fake clock (they take
- * `now`): a state carried over as a share of the burst (SPEC §7: a lowered rate goes on at
+ * `now`): a state carried over as a share of the burst (rlthrottle(1) COMMANDS: a lowered rate goes on at
  * once, a raise passes no more than its burst, a waiting call keeps its units, a dry-run's lag
  * and a saturated time never carry), what cannot change. Then a ruleset's side: the rule swapped, a waiting
  * ticket moved, the refusals (nothing changed). */
@@ -471,7 +471,7 @@ static void which_rule(void **s)
 
 /* A request is looked for at the page's tick, not at every call: a call in the same tick as
  * the request still runs the old rule, the first call a tick later (RLT_PUB_CHECK_NS, 5 ms:
- * within the 10 ms SPEC §7 gives) applies it and answers. */
+ * within the 10 ms rlthrottle(1) COMMANDS gives) applies it and answers. */
 static void a_request_applies_at_the_tick(void **s)
 {
 	(void)s;

@@ -1,5 +1,5 @@
 /* test_ruleset_fork.c: src/ruleset_fork.c: the supervisor's budgets of a forked process
- * (SPEC §4: "the child has its own budgets, starting where the parent's stood"). Every
+ * (rlthrottle(7) BEHAVIOUR: "the child has its own budgets, starting where the parent's stood"). Every
  * algorithm's process-scope budget in the fork starts where the parent's stood and is its own
  * from then on; a shared scope stays one budget; the fork's statistics start at zero and, on
  * join, add into the parent's (the maximum delay as a maximum). */

@@ -1,4 +1,4 @@
-/* test_settings.c: src/settings.c: RLT_LOG, RLT_ON_ERROR, RLT_INHERIT and RLT_STATS as SPEC §3
+/* test_settings.c: src/settings.c: RLT_LOG, RLT_ON_ERROR, RLT_INHERIT and RLT_STATS as rlthrottle(7) RULES
  * has them (defaults, every accepted value, a bad value refused with a message that names the
  * variable and quotes the value), and the one format of a log line. */
 #include <errno.h>

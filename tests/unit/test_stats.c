@@ -1,4 +1,4 @@
-/* test_stats.c: src/stats.c: the RLT_STATS summary of SPEC §6, to the byte: its fields in
+/* test_stats.c: src/stats.c: the RLT_STATS summary of rlthrottle(7) STATISTICS, to the byte: its fields in
  * order, strings quoted so that the JSON stays valid, a summary larger than the writer's buffer,
  * a write that is short, interrupted or failing, and where the summary goes (stderr, a path
  * with %p, a path it cannot write). The rulesets are filled by hand: only the writer is tested. */
@@ -112,7 +112,7 @@ static void no_rules(void **s)
 
 #define W0 "\"would_delay\":0,\"would_delay_ns_total\":0,\"would_delay_ns_max\":0,\"would_reject\":0"
 
-/* Every field of SPEC §6, in variable order then rule order (each numbered from 1 in its
+/* Every field of rlthrottle(7) STATISTICS, in variable order then rule order (each numbered from 1 in its
  * variable), numbers in full, on one line (JSON Lines), written in one call; a dry-run
  * rule's figures under would_* only. */
 static void every_field_in_order(void **s)
