@@ -237,9 +237,9 @@ INJ_BIN := $(BUILD)/itest/injectrun $(BUILD)/itest/trapblob_min $(BUILD)/itest/t
 	$(BUILD)/itest/trapprog_taken
 BLOB_FLAGS = -std=c11 $(WARN) -O2 -ffreestanding -nostdlib -static -fpie \
 	-fno-stack-protector -fno-asynchronous-unwind-tables -Wl,-Ttext-segment=0x5a5a00000000 \
-	-Wl,-e,rlt_blob_entry -Wl,--build-id=none -Isrc -Ipreload -Itests/inject
+	-Wl,-e,rlt_blob_entry -Wl,--build-id=none -Isrc -Ipreload -Ipreload/nolibc -Itests/inject
 $(BUILD)/itest/trapblob_min: tests/inject/trapblob_min.c tests/inject/trapblob_min.h \
-		src/inject_proto.h preload/trap_exec.h $(BUILD_STAMP)
+		src/inject_proto.h preload/trap_exec.h preload/nolibc/rawsys.h $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BLOB_FLAGS) -o $@ $<
 $(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(BUILD)/launcher/inject.o

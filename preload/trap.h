@@ -16,19 +16,22 @@
 #include "rlthrottle.h"
 
 #include "nolibc.h"
+#include "rawsys.h" /* rlt_trap_sys6 */
 #include "start.h"
 #include "trap_abi.h"
 
-static inline long rlt_trap_sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d, r8 __asm__("r8") = e, r9 __asm__("r9") = f;
-	long ret;
-	__asm__ volatile("syscall"
-	                 : "=a"(ret)
-	                 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-	                 : "rcx", "r11", "memory");
-	return ret;
-}
+/* The kernel's struct sigaction on x86_64 (not the C library's): the handler's own calls of
+ * rt_sigaction pass it as is. */
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
 
 /* trap_entry.S */
 void rlt_trap_entry(int sig, siginfo_t *si, void *uc);

@@ -21,6 +21,7 @@
 #define RLT_TRAP_EXEC_H
 
 #include "inject_proto.h"
+#include "rawsys.h"
 
 #define RLT_TRAP_NR_CLOSE 3
 #define RLT_TRAP_NR_SOCKET 41
@@ -34,19 +35,8 @@
  * turns into a failed exec rather than a hung program. */
 #define RLT_TRAP_EXEC_TIMEOUT_S 10
 
-static inline long rlt_trap_sys(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-
-	__asm__ volatile("syscall"
-	                 : "=a"(ret)
-	                 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-	                 : "rcx", "r11", "memory");
-	return ret;
-}
+/* the raw call of the subset (rawsys.h), under the name this header has always used */
+#define rlt_trap_sys rlt_trap_sys6
 
 /* The launcher's pid, from the socket's name (RLT_INJECT_SOCK_PREFIX "<pid>-<nonce>"); 0 if
  * the name is not one of ours. */

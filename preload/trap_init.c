@@ -37,17 +37,6 @@ static long failed(struct rlt__trap_cfg *cfg, long code, const char *msg)
 	return code;
 }
 
-#ifndef SA_RESTORER
-#define SA_RESTORER 0x04000000
-#endif
-
-struct ksigaction {
-	void *handler;
-	unsigned long flags;
-	void *restorer;
-	uint64_t mask;
-};
-
 static void catch_fatal_signals(void);
 
 int rlt_trap_load(unsigned generation, struct rlt_error *err)

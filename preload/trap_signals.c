@@ -21,14 +21,6 @@
 
 #define SIGSYS_BIT (1ull << (SIGSYS - 1))
 
-/* The kernel's struct sigaction on x86_64 (not the C library's). */
-struct ksigaction {
-	void *handler;
-	unsigned long flags;
-	void *restorer;
-	uint64_t mask;
-};
-
 /* The program's SIGSYS action, as it set it; SIG_DFL until it sets one. */
 static struct ksigaction kept;
 static _Atomic int kept_lock;
