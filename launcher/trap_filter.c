@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "trap_abi.h"
 #include "trap_filter.h"
 
 /* Always ours: every network call, the calls that could leave SIGSYS blocked, and exec (the
@@ -140,22 +141,12 @@ static int export(scmp_filter_ctx ctx, struct sock_filter *out, size_t max, stru
 int rlt_cli_trap_filter(const struct rlt_cli_trap_spec *spec, struct sock_filter *prog,
                         size_t max, struct rlt_error *err)
 {
-	/* instruction_pointer is a u64 at offset 8: its low word first (x86_64 is little-endian) */
-	const uint32_t ip_lo = offsetof(struct seccomp_data, instruction_pointer);
-	const uint32_t hi = (uint32_t)(spec->base >> 32), lo = (uint32_t)spec->base;
+	const uint32_t lo = (uint32_t)spec->base;
 	/* Where a call would trap: the handler's own calls pass. The test comes after the call's
 	 * number and arguments, not before them, so that a call the filter always lets through
 	 * never reads the instruction pointer: the kernel then caches its answer per number and
 	 * runs no filter at all for it (Linux 5.11+). */
-	const struct sock_filter ip_test[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ip_lo + 4),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 4),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ip_lo),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo, 0, 2),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo + spec->span, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-	};
+	const struct sock_filter ip_test[] = {RLT_TRAP_IP_TEST(spec->base, spec->span)};
 	const size_t ntest = sizeof ip_test / sizeof ip_test[0];
 	scmp_filter_ctx ctx;
 	int n;

@@ -15,6 +15,7 @@
 #include <linux/seccomp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "preload.h"
@@ -67,7 +68,6 @@ static const int watch_calls[] = {
 
 int rlt_trap_watch(const int *fds, int n)
 {
-	const uint32_t hi = (uint32_t)(RLT_TRAP_BASE >> 32), lo = (uint32_t)RLT_TRAP_BASE;
 	const int ncalls = (int)(sizeof watch_calls / sizeof watch_calls[0]);
 	struct sock_filter f[3 + 16 + 2 + WATCH_FDS_MAX + 1 + 7];
 	struct sock_fprog prog;
@@ -103,13 +103,11 @@ int rlt_trap_watch(const int *fds, int n)
 		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fds[i],
 		                                    (uint8_t)(test_at - k - 1), 0);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 12); /* ip, high word */
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 4);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 8);
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo, 0, 2);
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo + RLT_TRAP_SPAN, 1, 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+	{
+		const struct sock_filter test[] = {RLT_TRAP_IP_TEST(RLT_TRAP_BASE, RLT_TRAP_SPAN)};
+		memcpy(f + k, test, sizeof test);
+		k += (int)(sizeof test / sizeof test[0]);
+	}
 	prog.len = (unsigned short)k;
 	prog.filter = f;
 	rc = rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0);

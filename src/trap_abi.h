@@ -7,6 +7,7 @@
 #define RLT_TRAP_ABI_H
 
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdint.h>
 
 /* The handler's code and data: one fixed window, allowed by the filter's first test. Far from
@@ -17,6 +18,18 @@
 #define RLT_TRAP_MAGIC 0x726c7474u /* "rltt" */
 #define RLT_TRAP_VERSION 1
 #define RLT_TRAP_FILTER_MAX 512
+
+/* The end of every filter of the front, where a call would trap: one made from the handler's
+ * window passes, any other traps (7 instructions; instruction_pointer's high word is at
+ * offset 12 of seccomp_data, its low word at 8). The base's low word and base + span must fit
+ * in 32 bits, as RLT_TRAP_BASE does. */
+#define RLT_TRAP_IP_TEST(base, span)                                                             \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 12),                                                  \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)((base) >> 32), 0, 4),                     \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 8),                                                   \
+	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)(base), 0, 2),                             \
+	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)(base) + (span), 1, 0),                    \
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP)
 
 /* Sockets start here unless the fd limit is lower (then at half of it). */
 #define RLT_TRAP_BAND 512
