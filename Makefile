@@ -23,8 +23,8 @@ SAN     ?=
 
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # The include path of each folder holds the layering: src/ (the core) sees only itself and
-# include/; each front sees its own folder and the core; the launcher sees the supervisor too
-# (supervisor.h alone: tests/layering.sh checks it). INC is set per folder below.
+# include/; each front sees its own folder and the core (tests/layering.sh checks it). INC is set
+# per folder below.
 CPPFLAGS_ALL = -D_GNU_SOURCE $(INC) $(CPPFLAGS)
 INC_CORE     = -Iinclude -Isrc
 INC          = $(INC_CORE)
@@ -34,7 +34,6 @@ LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
 LIB_SRC     := $(sort $(wildcard src/*.c))
 # trap_*.c and real_sys.c are the system-call front's (see trap-elf)
 PRELOAD_SRC := $(filter-out preload/trap_% preload/real_sys.c,$(sort $(wildcard preload/*.c)))
-SUP_SRC     := $(sort $(wildcard supervisor/*.c))
 CLI_SRC     := $(sort $(wildcard launcher/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC   := $(sort $(wildcard tests/bench/bench_*.c))
@@ -42,7 +41,6 @@ ITEST_SRC   := $(sort $(wildcard tests/integration/*.c tests/reliability/*.c))
 
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
-SUP_OBJ     := $(SUP_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ     := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
@@ -71,8 +69,7 @@ $(shell mkdir -p $(BUILD) && (echo '$(BUILD_ID)' | cmp -s - $(BUILD_STAMP) || \
 	echo '$(BUILD_ID)' > $(BUILD_STAMP)))
 
 $(PRELOAD_OBJ): INC = -Ipreload -Isrc -Iinclude
-$(SUP_OBJ): INC = -Isupervisor -Isrc -Iinclude
-$(CLI_OBJ): INC = -Ilauncher -Isupervisor -Isrc -Iinclude
+$(CLI_OBJ): INC = -Ilauncher -Isrc -Iinclude
 
 $(BUILD)/%.o: %.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
@@ -177,28 +174,17 @@ trap-test: $(TRAP_ELF) $(TRAP_TEST)/test_nolibc $(TRAP_TEST)/rlthrottle-trap-pro
 	@$(TRAP_TEST)/test_nolibc
 	@$(TRAP_TEST)/test_trap_load $(TRAP_TEST)/rlthrottle-trap-probe.elf
 
-# The supervisor's objects, for the launcher and for the unit tests of supervisor/ modules.
-SUP_LIB := $(BUILD)/libsupervisor.a
-$(SUP_LIB): $(SUP_OBJ)
-	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
-
 # The launcher carries the handler's ELF (trap_blob.S), so that they come from one build.
 $(BUILD)/launcher/trap_blob.o: launcher/trap_blob.S $(TRAP_ELF)
 	@mkdir -p $(dir $@)
 	$(CC) -DRLT_TRAP_ELF='"$(TRAP_ELF)"' -c $< -o $@
-$(BUILD)/rlthrottle: $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(SUP_LIB) $(STATIC_LIB)
-	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(SUP_LIB) $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
+$(BUILD)/rlthrottle: $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(STATIC_LIB)
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
 
 # UNIT_WRAP: functions a unit test stands in for (-Wl,--wrap: the test defines __wrap_NAME and
 # reaches the real one as __real_NAME), set per test below.
-# A unit test links only what it tests: the core (librlt.a); the tests of supervisor/ modules
-# (SUP_UNIT) the supervisor's objects too, and see its folder.
-SUP_UNIT := $(BUILD)/tests/test_timer_heap
-$(SUP_UNIT): INC = -Isupervisor $(INC_CORE)
-$(SUP_UNIT): UNIT_LIBS = $(SUP_LIB) $(STATIC_LIB) -lseccomp
-$(SUP_UNIT): $(SUP_LIB)
+# A unit test links only what it tests: the core (librlt.a); the tests of launcher/ modules
+# their objects too, and see its folder.
 # the injector's blob checks (launcher/inject.c)
 CLI_UNIT := $(BUILD)/tests/test_inject_blob
 $(CLI_UNIT) $(BUILD)/tests/test_trap_filter: INC = -Ilauncher $(INC_CORE)
@@ -307,11 +293,11 @@ ubsan:
 # gcc warns that TSan does not model atomic_thread_fence (the seqlocks of publish.c and
 # rule_set.c use one); the tests that race there use the atomics around it
 TSAN_NOWARN := $(shell $(CC) -Werror -Wno-tsan -x c -c /dev/null -o /dev/null 2>/dev/null && echo -Wno-tsan)
+# The unit tests alone: the threads that race are the core's (the unit tests of charge, conns,
+# keytab and the engines run them). The launcher has one thread, and the --seccomp handler is
+# built without the C library, so no TSan runtime can run inside it.
 tsan:
 	$(MAKE) BUILD=build/tsan SAN="-fsanitize=thread $(TSAN_NOWARN)" OPT="-O1 -g" unit
-	@# the supervisor's two threads, end to end (the timing gate of the file read is left out)
-	TSAN_OPTIONS=halt_on_error=1 $(MAKE) BUILD=build/tsan SAN="-fsanitize=thread $(TSAN_NOWARN)" OPT="-O1 -g" \
-		ITEST_FILTER=test_seccomp ITEST_EXCLUDE=fileread integration
 
 # libFuzzer over the rule parser (clang only). FUZZ_SECONDS=60 by default.
 FUZZ_SECONDS ?= 60
@@ -360,5 +346,5 @@ clean:
 # The header dependencies of everything built so far (none yet in a fresh tree: then everything
 # is built anyway).
 -include $(wildcard $(BUILD)/trap/tests/*.d $(BUILD)/trap/tests/trap/*.d $(BUILD)/trap/src/*.d $(BUILD)/trap/preload/*.d $(BUILD)/trap/preload/nolibc/*.d \
-	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/supervisor/*.d $(BUILD)/launcher/*.d \
+	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/launcher/*.d \
 	$(BUILD)/tests/*.d $(BUILD)/bench/*.d $(BUILD)/itest/*.d)

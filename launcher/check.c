@@ -12,7 +12,6 @@
 #include "rlthrottle.h"
 #include "scope_redis.h"
 #include "settings.h"
-#include "supervisor.h"
 
 /* --check: whether a redis rule's server answers, said beside the rule. */
 static const char *redis_status(const struct rlt_rule *r)
@@ -38,9 +37,8 @@ static int check_one(enum rlt_var v, const char *text, struct rlt_rule *rules, s
 	if (rlt_rules_parse(v, text, rules, RLT_MAX_RULES_PER_VAR, n, err) != 0)
 		return -1;
 	for (size_t i = 0; i < *n; i++) {
-		const char *why = seccomp == 2 ? rlt__rule_unsupported_seccomp(&rules[i])
-		                  : seccomp  ? rlt__rule_unsupported_trap(&rules[i])
-		                             : rlt__rule_unsupported(&rules[i]);
+		const char *why = seccomp ? rlt__rule_unsupported_trap(&rules[i])
+		                          : rlt__rule_unsupported(&rules[i]);
 		if (why) {
 			snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": %s", rlt_var_name(v),
 			         rules[i].text, why);
@@ -111,10 +109,10 @@ static void print_rules(enum rlt_var v, const struct rlt_rule *rules, size_t n)
 }
 
 /*
- * Checks the settings and every variable as the library (or the supervisor) will at load. A bad
- * setting, or a bad rule under RLT_ON_ERROR=exit, prints its one line and returns -1. Under
- * RLT_ON_ERROR=ignore the run leaves a bad rule out with a warning, which the library or the
- * supervisor prints itself; --check (print) prints that warning here, and still returns -1: the
+ * Checks the settings and every variable as the library (or the handler of --seccomp) will at
+ * load. A bad setting, or a bad rule under RLT_ON_ERROR=exit, prints its one line and returns -1.
+ * Under RLT_ON_ERROR=ignore the run leaves a bad rule out with a warning, which the library or
+ * the handler prints itself; --check (print) prints that warning here, and still returns -1: the
  * rule is not valid.
  */
 int rlt_cli_check_rules(int print, int seccomp)
@@ -127,12 +125,6 @@ int rlt_cli_check_rules(int print, int seccomp)
 
 	if (rlt__settings_read(&set, &err) != 0) {
 		fprintf(stderr, "rlthrottle: %s\n", err.msg);
-		return -1;
-	}
-	/* the supervisor's filter stays with every program the command executes; the front
-	 * inside the program gives those a handler that passes everything through */
-	if (seccomp == 2 && !set.inherit) {
-		fprintf(stderr, "rlthrottle: %s\n", RLT_SECCOMP_NO_INHERIT);
 		return -1;
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++) {

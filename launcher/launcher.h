@@ -4,14 +4,19 @@
 
 #include <sys/types.h>
 
+/* Exit statuses of the launcher's own failures, as env(1) and timeout(1) have them. */
+#define RLT_EXIT_OWN 125
+#define RLT_EXIT_CANNOT_RUN 126
+#define RLT_EXIT_NOTFOUND 127
+
 /* `rlthrottle shm list` and `rlthrottle shm rm NAME...` (shm_cmd.c). argv[0] is "shm". Returns
  * the launcher's exit status (0, 1 when a NAME could not be removed, 2 for a usage error). */
 int rlt_cli_shm_cmd(int argc, char **argv);
 
 /*
- * Checks the settings and every variable as the library (or the supervisor) will at load
- * (check.c); print: --check, the rules as understood on stdout. seccomp: 1 for --seccomp (the
- * front inside the program), 2 for --seccomp=supervisor, 0 for the preload.
+ * Checks the settings and every variable as the library (or the handler of --seccomp) will at
+ * load (check.c); print: --check, the rules as understood on stdout. seccomp: 1 for --seccomp
+ * (the rules the system-call front takes), 0 for the preload.
  * 0, or -1 with one line on stderr.
  */
 int rlt_cli_check_rules(int print, int seccomp);

@@ -1,7 +1,7 @@
 /*
  * main.c: the rlthrottle launcher. Turns options into the RLT_* variables, checks them with the
  * same parser the library uses (check.c), and executes the command with librlthrottle.so
- * preloaded (or, with --seccomp, under the seccomp supervisor). Exit status: the command's; 125
+ * preloaded (or, with --seccomp, with the system-call front injected). Exit status: the command's; 125
  * for our own errors, 126 when the command cannot be executed, 127 when it is not found (as
  * env(1)).
  */
@@ -17,7 +17,6 @@
 #include "policy.h"
 #include "pub_view.h"
 #include "rlthrottle.h"
-#include "supervisor.h"
 
 /* Where `make install` puts librlthrottle.so (PKGLIBDIR): the Makefile always says. */
 #ifndef RLT_LIBDIR
@@ -262,7 +261,7 @@ int main(int argc, char **argv)
 		{"log", required_argument, NULL, OPT_LOG},
 		{"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
 		{"no-publish", no_argument, NULL, OPT_NO_PUBLISH},
-		{"seccomp", optional_argument, NULL, OPT_SECCOMP},
+		{"seccomp", no_argument, NULL, OPT_SECCOMP},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -309,13 +308,7 @@ int main(int argc, char **argv)
 		case OPT_LOG: setenv("RLT_LOG", optarg, 1); break; /* checked with the rules */
 		case OPT_NO_INHERIT: setenv("RLT_INHERIT", "0", 1); break;
 		case OPT_NO_PUBLISH: setenv("RLT_PUBLISH", "0", 1); break;
-		case OPT_SECCOMP:
-			/* the supervisor stays reachable until the front inside the program has
-			 * passed the whole matrix (it then goes) */
-			if (optarg && strcmp(optarg, "supervisor"))
-				die("--seccomp takes no value but \"supervisor\" (see --help)");
-			seccomp = optarg ? 2 : 1;
-			break;
+		case OPT_SECCOMP: seccomp = 1; break;
 		case OPT_CHECK: check = 1; break;
 		case 'h':
 		case 'V':
@@ -356,8 +349,6 @@ int main(int argc, char **argv)
 	}
 	if (rlt_cli_check_rules(0, seccomp) != 0)
 		return RLT_EXIT_OWN;
-	if (seccomp == 2)
-		return rlt_sup_run(argv + optind);
 	if (seccomp)
 		return rlt_cli_trap_run(argv + optind);
 	preload_and_exec(argv + optind);

@@ -15,7 +15,6 @@
 #include "inject.h"
 #include "inject_proto.h"
 #include "launcher.h"
-#include "supervisor.h" /* the exit statuses */
 #include "trap_abi.h"
 #include "trap_filter.h"
 

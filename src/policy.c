@@ -255,13 +255,6 @@ void rlt__ruleset_keys_forked(struct rlt__ruleset *rs)
 				rlt__keytab_forked(rs->rules[v][i].keytab);
 }
 
-const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r)
-{
-	const char *why = rlt__rule_unsupported(r);
-
-	return why;
-}
-
 const char *rlt__rule_unsupported_trap(const struct rlt_rule *r)
 {
 	const char *why = rlt__rule_unsupported(r);

@@ -4,7 +4,6 @@
 # name says where it lives; and a folder includes only the headers its layer may see.
 #   src/        rlt__ (the core both fronts share), and the public rlt_ API of include/
 #   preload/    rlt_pre_, the hooks of exports.map, and real_<fn> (the real functions)
-#   supervisor/ rlt_sup_
 #   launcher/   rlt_cli_, and main
 #   preload/nolibc/ (the freestanding build, $BUILD/trap/) rlt_trap_, and the C library's own
 #               names it stands in for, each listed below: nothing else may take a libc name
@@ -14,7 +13,7 @@ BUILD=${BUILD:-build}
 bad=0
 say() { echo "layering: $*"; bad=1; }
 
-for d in src preload supervisor launcher; do
+for d in src preload launcher; do
 	ls "$BUILD/$d"/*.o >/dev/null 2>&1 || { say "no objects in $BUILD/$d (build first)"; continue; }
 done
 [ "$bad" -eq 0 ] || exit 1
@@ -43,7 +42,7 @@ libc_names=$(printf '%s\n' $libc_names)
 
 all=$(mktemp) || exit 2
 trap 'rm -f "$all"' EXIT
-for d in src preload supervisor launcher; do
+for d in src preload launcher; do
 	for sym in $(nm -g --defined-only "$BUILD/$d"/*.o 2>/dev/null | awk 'NF == 3 { print $3 }' |
 		sort -u); do
 		echo "$sym $d" >>"$all"
@@ -52,7 +51,6 @@ for d in src preload supervisor launcher; do
 		src:rlt_*) in_list "$sym" "$public" || say "src/ defines $sym: not in include/rlthrottle.h" ;;
 		preload:rlt_pre_* | preload:real_*) ;;
 		preload:*) in_list "$sym" "$hooks" || say "preload/ defines $sym: not rlt_pre_, not a hook" ;;
-		supervisor:rlt_sup_*) ;;
 		launcher:rlt_cli_* | launcher:main) ;;
 		*) say "$d/ defines $sym: not its folder's prefix" ;;
 		esac
@@ -80,8 +78,7 @@ for sym in $(awk '{ print $1 }' "$all" | sort | uniq -d); do
 done
 
 # Includes: quoted includes name a header of the folder itself, of src/ or include/ (the -I of
-# each folder in the Makefile); a path (../x.h, preload/x.h) would step around them. The
-# launcher sees the supervisor through supervisor.h only.
+# each folder in the Makefile); a path (../x.h, preload/x.h) would step around them.
 # preload/nolibc/ sees only itself (it is below the core); real_sys.c, the freestanding build's
 # real functions, sees its raw system calls; the system-call front's files (preload/trap*), built
 # only freestanding, see the subset's headers.
@@ -90,17 +87,16 @@ for f in preload/nolibc/*.[ch]; do
 		[ -e "preload/nolibc/$h" ] || say "$f includes \"$h\": not in preload/nolibc/"
 	done
 done
-for f in src/*.[ch] preload/*.[ch] supervisor/*.[ch] launcher/*.[ch]; do
+for f in src/*.[ch] preload/*.[ch] launcher/*.[ch]; do
 	d=${f%%/*}
 	for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		case "$h" in */*) say "$f includes \"$h\": a path, not a header of its layer"; continue ;; esac
 		{ [ "$f" = preload/real_sys.c ] && [ "$h" = rawsys.h ]; } ||
 		{ case $f in preload/trap*) [ -e "preload/nolibc/$h" ] ;; *) false ;; esac; } ||
 		[ -e "$d/$h" ] || [ -e "src/$h" ] || [ -e "include/$h" ] ||
-			{ [ "$d" = launcher ] && [ "$h" = supervisor.h ]; } ||
 			say "$f includes \"$h\": not in $d/, src/ or include/"
 	done
 done
 
-[ "$bad" -eq 0 ] && echo "layering: ok ($(wc -l <"$all") external names in 5 folders, no name in two)"
+[ "$bad" -eq 0 ] && echo "layering: ok ($(wc -l <"$all") external names in 4 folders, no name in two)"
 exit "$bad"

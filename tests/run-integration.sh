@@ -16,11 +16,6 @@
 # integration suite every test must declare its fronts; a reliability test without the line runs
 # once, as NAME.
 #
-# A line `# seccomp-supervisor: REASON` runs the seccomp run on the old supervisor instead
-# (`rlthrottle --seccomp=supervisor`, UNDER_SECCOMP=supervisor), reported as NAME[supervisor]:
-# what the front inside the program does not do yet, kept tested until it does (then the line
-# and the supervisor go).
-#
 # The budget: `make integration` (part of `make test`) leaves out the runs a test marks
 # `# matrix-only: seccomp (why)` (a slow test whose other front is run already); `make matrix`
 # (ITEST_MATRIX=1) runs every declared run, the whole matrix; `make matrix-rest`
@@ -48,7 +43,7 @@ want_fronts=${ITEST_FRONTS:-preload seccomp}
 
 [ -f "$RLT_LIB" ] || echo "$suite: warning: $RLT_LIB does not exist; every test will fail"
 
-pass=0; fail=0; skipped=0; xfailed=0; failed=""; xfails=""; deferred=0; sup_runs=""
+pass=0; fail=0; skipped=0; xfailed=0; failed=""; xfails=""; deferred=0
 
 # record LABEL OUTCOME SECS LOG [XFAIL_REASON [XFAIL_ERE]]: print and count one run's result.
 record() {
@@ -90,9 +85,7 @@ record() {
 run_one() {
 	t=$1 label=$2 log=$3 front=$4 xreason=$5 xon=$6
 	t0=$(date +%s)
-	if [ "$front" = supervisor ]; then
-		UNDER_SECCOMP=supervisor timeout -k 5 120 bash "$t" >"$log" 2>&1 </dev/null
-	elif [ "$front" = seccomp ]; then
+	if [ "$front" = seccomp ]; then
 		UNDER_SECCOMP=1 timeout -k 5 120 bash "$t" >"$log" 2>&1 </dev/null
 	else
 		env -u UNDER_SECCOMP timeout -k 5 120 bash "$t" >"$log" 2>&1 </dev/null
@@ -129,7 +122,6 @@ for tf in $(ls "$here"/$suite/test_*.sh 2>/dev/null | LC_ALL=C sort); do
 	t_xreason=$(grep -m 1 '^# xfail-seccomp:' "$tf" | sed 's/^# xfail-seccomp: *//')
 	t_xon=$(grep -m 1 '^# xfail-seccomp-on:' "$tf" | sed 's/^# xfail-seccomp-on: *//')
 	t_only=$(grep -m 1 '^# matrix-only:' "$tf" | sed 's/^# matrix-only: *//; s/(.*//')
-	t_sup=$(grep -m 1 '^# seccomp-supervisor:' "$tf" | sed 's/^# seccomp-supervisor: *//')
 	if [ -z "$decl" ]; then
 		selected "$name" || continue
 		log=$logs/$name.log
@@ -166,18 +158,12 @@ for tf in $(ls "$here"/$suite/test_*.sh 2>/dev/null | LC_ALL=C sort); do
 		fi
 		x=""
 		[ "$f" = seccomp ] && x=$t_xreason
-		if [ "$f" = seccomp ] && [ -n "$t_sup" ]; then
-			sup_runs="$sup_runs $name"
-			run_one "$tf" "$name[supervisor]" "$logs/$name.supervisor.log" supervisor "$x" "$t_xon"
-			continue
-		fi
 		run_one "$tf" "$name[$f]" "$logs/$name.$f.log" "$f" "$x" "$t_xon"
 	done
 done
 echo "$suite: total time $(( $(date +%s) - start ))s; logs in $logs"
 [ -n "$failed" ] && echo "failed $suite tests:$failed"
 [ -n "$xfails" ] && echo "known drifts (xfail-seccomp):$xfails"
-[ -n "$sup_runs" ] && echo "run on the old supervisor (# seccomp-supervisor: the front inside the program lacks it yet):$sup_runs"
 echo "$suite: $pass passed, $fail failed, $xfailed xfailed, $skipped skipped"
 [ "$deferred" -eq 0 ] || echo "$suite: $deferred runs marked matrix-only left to make matrix"
 [ "$fail" -eq 0 ]

@@ -6,8 +6,8 @@
 #                 same limit: one curl each from a local HTTP server (python3 -m http.server),
 #                 the bytes curl has written sampled every 100 ms, the rate between samples
 #   overhead.png  ns per 1-byte call on a TCP socket: plain, preloaded, trickle, --seccomp
-#                 (callcost, a dynamic program), and a static program's send(): plain,
-#                 --seccomp, --seccomp=supervisor (trapprog). Read from what preload.sh,
+#                 (callcost, a dynamic program), and a static program's send(): plain and
+#                 --seccomp (trapprog). Read from what preload.sh,
 #                 seccomp.sh and trap.sh printed in this run ($BUILD/bench/*.txt, which run.sh
 #                 keeps); measured here, briefly, only when those are missing.
 # BENCH_QUICK=1 shortens the downloads (4 s instead of 8).
@@ -118,7 +118,7 @@ after() {
 }
 num() { case $1 in '' | *[!0-9.]*) return 1 ;; esac; }
 overhead_plot() {
-	local p0 pl tr p1 sc s0 s1 s2 src=""
+	local p0 pl tr p1 sc s0 s1 src=""
 	local pre=$OUT/preload.txt sec=$OUT/seccomp.txt trp=$OUT/trap.txt
 	if [ -s "$pre" ] && [ -s "$sec" ]; then
 		p0=$(field "no library" 3 "$pre"); pl=$(field "rlthrottle, RLT_SEND=16GB/s" 3 "$pre")
@@ -138,12 +138,10 @@ overhead_plot() {
 	fi
 	if [ -s "$trp" ]; then
 		s0=$(after "1-byte TCP send" 1 plain "$trp"); s1=$(after "1-byte TCP send" 1 --seccomp "$trp")
-		s2=$(after "1-byte TCP send" 1 --seccomp=supervisor "$trp")
 	fi
 	if { ! num "${s0:-}" || ! num "${s1:-}"; } && [ -x "$BIN/trapprog" ]; then
 		s0=$(kv send_ns <("$BIN/trapprog" sendcost 20000) 2>/dev/null)
 		s1=$(kv send_ns <("$RLT" --seccomp -u 100GiB/s -- "$BIN/trapprog" sendcost 20000) 2>/dev/null)
-		s2=$(kv send_ns <("$RLT" --seccomp=supervisor -u 100GiB/s -- "$BIN/trapprog" sendcost 20000) 2>/dev/null)
 	fi
 	{
 		# two runs of the plain program when the figures come from two scripts: each is the
@@ -158,7 +156,6 @@ overhead_plot() {
 	num "${s0:-}" && num "${s1:-}" && {
 		echo "\"plain\" $s0 1"
 		echo "\"--seccomp\" $s1 4"
-		num "${s2:-}" && echo "\"--seccomp=supervisor\" $s2 5"
 	} >"$T/static.dat"
 	local right=""
 	[ -s "$T/static.dat" ] && right="

@@ -1,6 +1,6 @@
 #!/bin/sh
 # make bench: prints figures; not a pass/fail gate. Engine micro-benchmarks first, then the
-# end-to-end scripts (the preload beside trickle, the seccomp supervisor, the shared scopes),
+# end-to-end scripts (the preload beside trickle, --seccomp, the shared scopes),
 # each one's output also kept in $BUILD/bench/NAME.txt, and last the pictures drawn from them
 # (plots.sh: PNG files under $BUILD/bench/).
 set -u

@@ -1,6 +1,6 @@
 #!/bin/sh
 # make bench, the system-call front inside the program (rlthrottle --seccomp) beside the plain
-# program and the old supervisor (--seccomp=supervisor), in one run: prints figures, never fails.
+# program, in one run: prints figures, never fails.
 # Run as: BUILD=build sh tests/bench/trap.sh
 #   (a) busybox dd if=/dev/zero of=/dev/null bs=512 count=200000 (static; file I/O, never
 #       trapped), rule never binding: seconds, median of 5 alternating runs
@@ -29,31 +29,27 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 secs() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); calc "($t1 - $t0) / 1e9"; echo; }
 
 echo "== the system-call front: busybox dd bs=512 count=200000, /dev/zero to /dev/null (s, median of $RUNS)"
-: >"$T/dd.plain"; : >"$T/dd.trap"; : >"$T/dd.sup"
+: >"$T/dd.plain"; : >"$T/dd.trap"
 for i in $(seq "$RUNS"); do
 	secs busybox dd if=/dev/zero of=/dev/null bs=512 count=200000 >>"$T/dd.plain"
 	secs "$RLT" --seccomp -u "$NEVER" -- busybox dd if=/dev/zero of=/dev/null bs=512 count=200000 >>"$T/dd.trap"
-	secs "$RLT" --seccomp=supervisor -u "$NEVER" -- busybox dd if=/dev/zero of=/dev/null bs=512 count=200000 >>"$T/dd.sup"
 done
-p=$(median <"$T/dd.plain"); t=$(median <"$T/dd.trap"); s=$(median <"$T/dd.sup")
+p=$(median <"$T/dd.plain"); t=$(median <"$T/dd.trap")
 printf '%-28s %10s %10s\n' "" seconds "x plain"
 printf '%-28s %10s %10s\n' plain "$p" 1
 printf '%-28s %10s %10s\n' "--seccomp" "$t" "$(calc "$t / $p")"
-printf '%-28s %10s %10s\n' "--seccomp=supervisor" "$s" "$(calc "$s / $p")"
 
 echo
 echo "== the system-call front: a 1-byte TCP send from a static C program (ns, best of 5 rounds of $N; median of $RUNS runs)"
-: >"$T/s.plain"; : >"$T/s.trap"; : >"$T/s.sup"
+: >"$T/s.plain"; : >"$T/s.trap"
 for i in $(seq "$RUNS"); do
 	"$BIN/trapprog" sendcost "$N" | tr ' ' '\n' | awk -F= '$1 == "send_ns" { print $2 }' >>"$T/s.plain"
 	"$RLT" --seccomp -u "$NEVER" -- "$BIN/trapprog" sendcost "$N" | tr ' ' '\n' | awk -F= '$1 == "send_ns" { print $2 }' >>"$T/s.trap"
-	"$RLT" --seccomp=supervisor -u "$NEVER" -- "$BIN/trapprog" sendcost "$N" | tr ' ' '\n' | awk -F= '$1 == "send_ns" { print $2 }' >>"$T/s.sup"
 done
-p=$(median <"$T/s.plain"); t=$(median <"$T/s.trap"); s=$(median <"$T/s.sup")
+p=$(median <"$T/s.plain"); t=$(median <"$T/s.trap")
 printf '%-28s %10s %10s\n' "" ns "x plain"
 printf '%-28s %10s %10s\n' plain "$p" 1
 printf '%-28s %10s %10s\n' "--seccomp" "$t" "$(calc "$t / $p")"
-printf '%-28s %10s %10s\n' "--seccomp=supervisor" "$s" "$(calc "$s / $p")"
 
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
 	echo
@@ -64,17 +60,15 @@ if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; 
 	i=0; while ! redis-cli -p "$port" ping >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 	rb() { "$@" redis-benchmark -p "$port" -c 1 -n "$N" -t ping -q 2>/dev/null | tr '\r' '\n' |
 		awk '/PING_INLINE:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { print $i; exit } }'; }
-	: >"$T/r.plain"; : >"$T/r.trap"; : >"$T/r.sup"
+	: >"$T/r.plain"; : >"$T/r.trap"
 	for i in $(seq "$RUNS"); do
 		rb env >>"$T/r.plain"
 		rb "$RLT" --seccomp -u "$NEVER" -- >>"$T/r.trap"
-		rb "$RLT" --seccomp=supervisor -u "$NEVER" -- >>"$T/r.sup"
 	done
-	p=$(median <"$T/r.plain"); t=$(median <"$T/r.trap"); s=$(median <"$T/r.sup")
+	p=$(median <"$T/r.plain"); t=$(median <"$T/r.trap")
 	printf '%-28s %10s %10s\n' "" "req/s" "x plain"
 	printf '%-28s %10s %10s\n' plain "$p" 1
 	printf '%-28s %10s %10s\n' "--seccomp" "$t" "$(calc "$t / $p")"
-	printf '%-28s %10s %10s\n' "--seccomp=supervisor" "$s" "$(calc "$s / $p")"
 fi
 
 if command -v socat >/dev/null; then
@@ -83,7 +77,7 @@ if command -v socat >/dev/null; then
 	printf '%-28s %14s %9s %14s\n' "" "B/s after 1 s" "x 200MB/s" "launcher CPU %"
 	hz=$(getconf CLK_TCK)
 	truncate -s 1000000000 "$T/big" # reads as zeros, from the page cache's zero page
-	for opt in plain --seccomp --seccomp=supervisor; do
+	for opt in plain --seccomp; do
 		rm -f "$T/port"
 		"$BIN/sink" -P "$T/port" -e 1000 -x >"$T/sink.out" 2>&1 &
 		spid=$!

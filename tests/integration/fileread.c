@@ -1,6 +1,6 @@
 /* fileread: reads a file to its end with read() of a given size and prints how long the reading
  * took, measured inside the program, so that the figure is the cost of the reads themselves and
- * not of starting the program (or the supervisor that runs it).
+ * not of starting the program (or the launcher that runs it).
  *
  *   fileread FILE [CHUNK]   prints: bytes=N elapsed_ns=NS
  */

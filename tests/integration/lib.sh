@@ -59,26 +59,24 @@ pre() { env LD_PRELOAD="$RLT_LIB" "$@"; }
 # from the caller either way (RLT_SEND=... throttled cmd, or RLT_SEND=... bg NAME throttled cmd).
 # (UNDER_SECCOMP is read at each call: a test may switch fronts itself.)
 throttled_prefix() {
-	if [ "${UNDER_SECCOMP:-}" = supervisor ]; then
-		THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp=supervisor --)
-	elif [ -n "${UNDER_SECCOMP:-}" ]; then
+	if [ -n "${UNDER_SECCOMP:-}" ]; then
 		THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
 	else
 		THROTTLED_PREFIX=(env LD_PRELOAD="$RLT_LIB")
 	fi
 }
 # seccomp_opt: the launcher's option for the system-call front of this run
-seccomp_opt() { if [ "${UNDER_SECCOMP:-}" = supervisor ]; then echo --seccomp=supervisor; else echo --seccomp; fi; }
+seccomp_opt() { echo --seccomp; }
 throttled() { throttled_prefix; "${THROTTLED_PREFIX[@]}" "$@"; }
 # front: the front of this run, preload or seccomp (for the few lines that differ by design).
 front() { if [ -n "${UNDER_SECCOMP:-}" ]; then echo seccomp; else echo preload; fi; }
 # prog_pid PID: the throttled program's own pid for a PID that bg started through throttled (under
-# --seccomp that is the launcher, whose children are the program and its keeper).
+# --seccomp that is the launcher, whose child is the program).
 prog_pid() {
 	if [ -n "${UNDER_SECCOMP:-}" ]; then
 		local i=0 c=""
 		while [ -z "$c" ] && [ $i -lt 100 ]; do
-			c=$(ps -o pid=,comm= --ppid "$1" | awk '$2 != "rlthrottle-keep" { print $1; exit }')
+			c=$(ps -o pid= --ppid "$1" | awk '{ print $1; exit }')
 			[ -n "$c" ] || sleep 0.05
 			i=$((i + 1))
 		done

@@ -35,8 +35,8 @@ def serve(portfile, path, hold=None, gofile=None):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     s.listen(1)
-    # the pid of the throttled program itself (under a launcher or a supervisor, its parents
-    # are other processes), for `rlthrottle set`
+    # the pid of the throttled program itself (under a launcher, its parent is another
+    # process), for `rlthrottle set`
     with open(portfile + ".pid", "w") as f:
         f.write("%d\n" % os.getpid())
     with open(portfile + ".tmp", "w") as f:

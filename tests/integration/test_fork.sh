@@ -2,8 +2,7 @@
 # rlthrottle(7) BEHAVIOUR fork(): the child has its own budgets, starting where the parent's stood. The parent
 # spends its whole burst (100 KiB at 100 KiB/s), forks, then parent and child each send 200 KiB at
 # once: each takes ~2 s (own budget, starting empty). Shared budget: ~4 s; a fresh child: ~1 s.
-# Under --seccomp the child's budgets are copied from where the parent's stand at the child's
-# first throttled call, which is when the supervisor sees it.
+# Under --seccomp the fork is made by the handler inside the program, as under the preload.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib

@@ -4,7 +4,7 @@
 # must still throttle: an fd first seen on its first call (a socket inherited over exec), a
 # number that was a file and is now a socket, a datagram socket with no peer sending to a
 # matched address, a socket connected anew to a matched peer, a copy (dup2) of a matched one.
-# Under --seccomp the same cases check the supervisor's fd facts (an fd checked where it is used).
+# Under --seccomp the same cases go through the same gate, in the handler.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib

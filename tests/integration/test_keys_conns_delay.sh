@@ -1,6 +1,6 @@
 #!/bin/bash
 # fronts: preload seccomp
-# matrix-only: seccomp (make test keeps the supervisor's keys in test_keys_nginx, test_keys_conns and test_keys_dryrun; the whole matrix runs in CI after it)
+# matrix-only: seccomp (make test keeps the keys under --seccomp in test_keys_nginx, test_keys_conns and test_keys_dryrun; the whole matrix runs in CI after it)
 # Issue 11: RLT_CONNS="2 key=peer action=delay": a python server (four threads accepting on one
 # listener, a thread per connection, each held open until its client says bye) admits at most
 # two connections per client address at once. A third from 127.0.0.2 waits (its accept is held)

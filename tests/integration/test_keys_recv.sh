@@ -1,6 +1,6 @@
 #!/bin/bash
 # fronts: preload seccomp
-# matrix-only: seccomp (slow; the supervisor's keyed charge, the job's kpeer, runs in test_keys_send and test_keys_udp: make matrix runs this one)
+# matrix-only: seccomp (slow; the keyed charge under --seccomp runs in test_keys_nginx, test_keys_conns and test_keys_dryrun: make matrix runs this one)
 # Issue 11, rlthrottle(7) RULES `key` on RLT_RECV: a python3 receiver throttled with RLT_RECV="1MiB/s
 # key=peer" takes two 3 MiB uploads at once, from 127.0.0.2 and 127.0.0.3. Each is read at its
 # own 1 MiB/s (+-15%, measured after its 1 MiB burst, over ~2 s): independent budgets (the two

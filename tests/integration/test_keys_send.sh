@@ -1,6 +1,6 @@
 #!/bin/bash
 # fronts: preload seccomp
-# matrix-only: seccomp (make test keeps the supervisor's keys in test_keys_nginx, test_keys_conns and test_keys_dryrun; the whole matrix runs in CI after it)
+# matrix-only: seccomp (make test keeps the keys under --seccomp in test_keys_nginx, test_keys_conns and test_keys_dryrun; the whole matrix runs in CI after it)
 # Issue 11, rlthrottle(7) RULES `key` on RLT_SEND: a python3 server throttled with RLT_SEND="1MiB/s key=peer"
 # sends a 3 MiB file to two clients (bound to 127.0.0.2 and 127.0.0.3) at once. Each gets its
 # own 1 MiB/s (+-15%, measured after its 1 MiB burst, over ~2 s): independent budgets (the two

@@ -1,6 +1,6 @@
 #!/bin/bash
 # fronts: preload seccomp
-# matrix-only: seccomp (make test keeps the supervisor's keys in test_keys_nginx, test_keys_conns and test_keys_dryrun; the whole matrix runs in CI after it)
+# matrix-only: seccomp (make test keeps the keys under --seccomp in test_keys_nginx, test_keys_conns and test_keys_dryrun; the whole matrix runs in CI after it)
 # Issue 11, rlthrottle(7) RULES `key` on unconnected datagram sockets: the key is each datagram's address.
 # Send: one python3 socket throttled with RLT_SEND="20msg/s burst=1 key=peer" sends in turn to
 # receivers on 127.0.0.2 and 127.0.0.3 (offered 40/s each): each destination gets ~20/s, on its

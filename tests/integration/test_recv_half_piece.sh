@@ -4,7 +4,7 @@
 # rule: one decision for both fronts). RLT_RECV="1KiB/s burst=256B action=reject": a piece is
 # 256 B. The first receive takes the burst; 50 ms later about 51 B have come back: the next
 # receive returns those (1..255 B), under the preload and under --seccomp alike. Before issue
-# 10 the supervisor charged a whole piece and the call failed with the rule's errno (EAGAIN).
+# 10 the --seccomp front of the time charged a whole piece and the call failed with the rule's errno (EAGAIN).
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib

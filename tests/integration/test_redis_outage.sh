@@ -2,7 +2,7 @@
 # Redis is killed in the middle of a run and started again on the same port. With each fallback:
 # local keeps about the rate in each process, allow lets every call through, deny rejects with
 # the rule's errno. Nothing hangs; one log line when Redis goes, one when it is back, under
-# --seccomp too (the supervisor logs the outage as the preload does: the Redis calls are its own).
+# --seccomp too (the handler logs the outage as the preload does: the Redis calls are its own).
 # fronts: preload seccomp
 # matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"

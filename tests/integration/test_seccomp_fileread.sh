@@ -1,15 +1,11 @@
 #!/bin/bash
-# --seccomp's fast path: read() and write() on files and pipes are answered CONTINUE after a
-# cache look-up. Reading a 100 MiB file (128 KiB reads, timed inside the reading program so that
+# --seccomp leaves files and pipes alone: read() and write() on an fd below the socket band are
+# not trapped. Reading a 100 MiB file (128 KiB reads, timed inside the reading program so that
 # the launcher's start-up is not counted) under --seccomp with send and receive rules in force
 # must not be more than 3x slower than without; the figure is printed, and beside it the whole
-# command `cat FILE >/dev/null` (start-up included) and a pipe (cat | wc -c), not gated.
-# Each read is one notification, and its cost is two context switches (the program's thread
-# to the supervisor's lane and back), whatever the supervisor does: the figure printed beside
-# the ratio. The gated figure runs program and supervisor on one CPU, best of 5 rounds:
-# across two CPUs of a VM a wake-up's latency swings from run to run, which measures the
-# hypervisor rather than the supervisor. That figure is printed too.
-# fronts: seccomp (the cost of the supervisor's fast path for files and pipes)
+# command `cat FILE >/dev/null` (start-up included) and a pipe (cat | wc -c), not gated. The
+# gated figure runs on one CPU, best of 5 rounds; the same on any CPU is printed too.
+# fronts: seccomp (the filter's test of the fd for files and pipes)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"
@@ -63,11 +59,7 @@ pplain=$(best bash -c "cat '$T/big' | wc -c") || fail "plain pipe read failed"
 psec=$(best "$RLTHROTTLE" --seccomp -d 1MiB/s -u 1MiB/s -- bash -c "cat '$T/big' | wc -c") || fail "pipe read under --seccomp failed"
 echo "figure: 100 MiB file read (128 KiB reads, timed in the program, ${PIN:-not pinned}, best of 5 rounds each): plain $(calc "$rplain / 1e6") ms, --seccomp $(calc "$rsec / 1e6") ms, ratio $ratio"
 echo "figure: the same on any CPU, not gated: plain $(calc "$uplain / 1e6") ms, --seccomp $(calc "$usec / 1e6") ms, ratio $uratio"
-echo "figure: cost of one notified read (a round trip to the supervisor, two context switches): $(calc "($rsec - $rplain) / $reads / 1e3") us pinned, $(calc "($usec - $uplain) / $reads / 1e3") us on any CPU"
-need_bin pingpong
-pp=$($PIN "$ITEST_BIN/pingpong" pipe -n 20000 | sed -n 's/.*elapsed_ns=\([0-9]*\).*/\1/p')
-[ -n "$pp" ] || fail "pipe ping-pong failed"
-echo "figure: this machine's floor, two context switches (pipe ping-pong between two processes, ${PIN:-not pinned}): $(calc "$pp / 20000 / 1e3") us a round"
+echo "figure: cost per read under --seccomp: $(calc "($rsec - $rplain) / $reads / 1e3") us pinned, $(calc "($usec - $uplain) / $reads / 1e3") us on any CPU"
 echo "figure: cat FILE >/dev/null (start-up included), not gated: plain $(calc "$plain / 1e6") ms, --seccomp $(calc "$sec / 1e6") ms, ratio $(calc "$sec / $plain")"
 echo "figure: 100 MiB through a pipe (cat | wc -c), not gated: plain $(calc "$pplain / 1e6") ms, --seccomp $(calc "$psec / 1e6") ms, ratio $(calc "$psec / $pplain")"
 assert_le "slowdown of a file read under --seccomp" 3 "$ratio"

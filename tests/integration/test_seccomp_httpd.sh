@@ -1,8 +1,8 @@
 #!/bin/bash
 # --seccomp on a static server that sends files with sendfile: busybox httpd (busybox-static)
 # serves a 4 MB file under -u 1MiB/s. It asks for the whole file in one sendfile call, with a
-# count of 2^63: the supervisor makes that call for it piece by piece, from a duplicate of its
-# file, and moves its offset on. The call succeeds (nothing rejected: busybox would fall back to
+# count of 2^63: the handler makes that call for it piece by piece, as the preload's hook
+# does, and moves its offset on. The call succeeds (nothing rejected: busybox would fall back to
 # read and write on an error, a Go server would drop the connection), the bytes arrive exactly,
 # they are paced from the first second (not held back, then sent at once), and the rate after
 # the burst is the rule's.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # --seccomp, action=reject: a rejected connect fails with ECONNREFUSED, or the rule's errno=;
 # a send beyond a reject rule fails with ENOBUFS and leaves the budget as it was.
-# fronts: seccomp (the supervisor answering with an errno; test_reject covers both fronts)
+# fronts: seccomp (the handler answering with an errno in a static program; test_reject covers both fronts)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

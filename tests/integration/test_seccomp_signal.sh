@@ -1,9 +1,9 @@
 #!/bin/bash
-# --seccomp: signals (SA_RESTART) arrive while a big send is held by the supervisor. The call
+# --seccomp: signals (SA_RESTART) arrive while a big send is held by the handler. The call
 # ends at the first one with what it moved so far, as a blocking call in the kernel does, so
 # that the handler runs; the program sends the rest. Nothing charged twice (units == bytes),
 # no byte sent twice or lost (the sink gets the stream exactly).
-# fronts: seccomp (a call held by the supervisor ended for a signal handler)
+# fronts: seccomp (a call held by the SIGSYS handler ended for the program's signal handler)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

@@ -1,10 +1,10 @@
 #!/bin/bash
-# SO_RCVTIMEO and SO_SNDTIMEO are honoured when the supervisor makes the call for the program
+# SO_RCVTIMEO and SO_SNDTIMEO are honoured when the handler makes the call for the program
 # (a stream receive under a RECV rule, a send larger than a piece under a SEND rule), as the
 # kernel honours them under the preload: a receive from a peer that sends nothing fails with
 # EAGAIN after the timeout, and a send to a peer that reads nothing returns what went out.
 # The server holds each connection open for 4 s without a byte either way.
-# fronts: seccomp (SO_RCVTIMEO/SO_SNDTIMEO on calls the supervisor makes for the program)
+# fronts: seccomp (SO_RCVTIMEO/SO_SNDTIMEO on calls the handler makes for a static program)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # A connect() waiting for its slot under RLT_CONNECT=1/20s (the second attempt: 20 s away) is set
 # to 100/s: it goes within 2 s of the set (a loaded machine: some 10 ms on a quiet one), not 20 s later. Under UNDER_SECCOMP=1 the program
-# runs under --seccomp: the supervisor moves the waiting call's timer.
+# runs under --seccomp: the handler's wait sees the set, as the preload's does.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib

@@ -3,7 +3,7 @@
 # rule (the same line as at start), an unknown pid, a process that is not throttled, a variable
 # the process has no rule in, another algorithm, another scope, another user's process (as
 # root: set run as nobody). Afterwards the sender still runs at its first rate (within 5%).
-# fronts: preload (set on a preloaded process; the supervisor's handling of a set: test_set_rate, test_set_connect)
+# fronts: preload (set on a preloaded process; a set under --seccomp: test_set_rate, test_set_connect)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/set_lib.sh"
 need_lib

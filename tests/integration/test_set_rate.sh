@@ -2,7 +2,7 @@
 # rlthrottle set on a running sender (RLT_SEND=1MiB/s burst=16KiB): set to 256KiB/s mid-transfer
 # and back to 1MiB/s. Each phase's rate, measured at the receiver over 2 s or more, within 5% of
 # its limit; every byte arrives (sha256). Under UNDER_SECCOMP=1 the sender runs under
-# `rlthrottle --seccomp` (the supervisor applies the set).
+# `rlthrottle --seccomp` (the handler inside it applies the set).
 # fronts: preload seccomp
 # matrix-only: seccomp (slow: its seccomp run is in make matrix-rest, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"

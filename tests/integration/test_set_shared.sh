@@ -3,7 +3,7 @@
 # 1MiB/s -> 256KiB/s -> 1MiB/s mid-transfer. The two receivers' rates added, each phase over 2 s
 # or more, within 5% of the limit; every byte arrives (sha256); a rule that is not a new rate
 # (another algorithm) is refused with status 2 and nothing changes.
-# fronts: preload (set on a preloaded process; the supervisor's handling of a set: test_set_rate, test_set_connect)
+# fronts: preload (set on a preloaded process; a set under --seccomp: test_set_rate, test_set_connect)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/set_lib.sh"
 need_lib

@@ -3,7 +3,7 @@
 # notices within a wait slice and the whole MiB has arrived within 0.5 s of the set (at 10KiB/s
 # it would take 100 s). The new rate is 1024 times the first: the budget moves to a new state
 # (rlt_state_carry). Bytes exact.
-# fronts: preload (set on a preloaded process; the supervisor's handling of a set: test_set_rate, test_set_connect)
+# fronts: preload (set on a preloaded process; a set under --seccomp: test_set_rate, test_set_connect)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/set_lib.sh"
 need_lib

@@ -3,7 +3,7 @@
 # 256KiB/s mid-transfer, then back. A fixed window sends its limit in a burst at each window's
 # start (CLOCK_MONOTONIC multiples of the period), so a phase is measured over whole windows:
 # between half-windows, the bytes of the bursts in between, within 10% of the limit; every byte
-# arrives (sha256). Under UNDER_SECCOMP=1 the supervisor applies the set.
+# arrives (sha256). Under UNDER_SECCOMP=1 the handler applies the set.
 # fronts: preload seccomp
 # matrix-only: seccomp (slow: whole 1 s windows per phase; its seccomp run is in make matrix-rest)
 . "$(dirname "$0")/lib.sh"

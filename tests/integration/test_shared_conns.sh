@@ -55,9 +55,7 @@ assert_eq "clients served one after another by a forking server under 2 shared s
 seg=$("$(dirname "$RLT_LIB")/rlthrottle" shm list 2>/dev/null | grep -- "$name-fork" | head -1)
 info "segment: $seg"
 # The clients are done (their processes ended, the slots they held are taken back when needed):
-# a new process gets both slots. Under --seccomp a close is seen by the supervisor's sweep, every
-# 50 ms while it holds slots of a shared rule (the server's parent closes its copy unnotified).
-[ "$(front)" = seccomp ] && sleep 0.2
+# a new process gets both slots.
 RLT_CONNS="2 scope=shared:$name-fork" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -S "open open" >"$T/p.out" 2>&1 || fail "conn failed"
 show "$T/p.out"
 assert_eq "both slots free once every client is done" 2 "$(grep -c -- '-> OK' "$T/p.out")"

@@ -3,7 +3,7 @@
 # (JSON Lines), so no process's figures are lost (bash and the curl it runs: both lines, curl's
 # bytes in its own); %p gives each its own file; a FIFO nobody reads never holds the exit; a
 # symbolic link planted at the path is not followed.
-# fronts: preload (the summary per process is the preload's: under --seccomp the supervisor writes one summary for the command)
+# fronts: preload (bash and curl preloaded by the launcher and by pre; the summary under --seccomp: test_stats)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv

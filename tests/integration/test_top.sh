@@ -5,7 +5,7 @@
 # at 80x24 every line fits, the rate achieved shows, a long RULE is cut with an ellipsis, and
 # the keys s (sort) and + (interval) and the option -d act. The curl's page is removed when it
 # exits.
-# fronts: preload (curl under --seccomp publishes through the supervisor: test_top_seccomp)
+# fronts: preload (the page under --seccomp, of a static program: test_top_seccomp)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Publishing under --seccomp: a static busybox wget downloading at 1MiB/s publishes its own page
-# from the handler inside it (the old supervisor published one for it: "supervised");
+# from the handler inside it;
 # `rlthrottle top --json` shows it with a rate within 10% of the limit, and the page goes when
 # the process ends.
 # fronts: seccomp (a static busybox wget: the page of the system-call front; the preload's is test_top's)
@@ -28,11 +28,7 @@ print(str(p["supervised"]).lower(), r["limit_units_per_second"], sum(r["history"
 PY
 )"
 info "busybox $wpid: supervised $sup, limit $lim B/s, last 2 s $rate B/s"
-if [ "${UNDER_SECCOMP:-}" = supervisor ]; then
-	assert_eq "published by the supervisor" true "$sup"
-else
-	assert_eq "published by the process itself (not a supervisor)" false "$sup"
-fi
+assert_eq "published by the process itself" false "$sup"
 assert_eq "limit (B/s)" 1048576 "$lim"
 assert_range "rate over the last 2 whole seconds (B/s)" 943718 1153434 "$rate"
 wait_pid "$lpid" 20 || fail "the download did not finish"

@@ -4,9 +4,6 @@
 # recvmsg and recvmmsg (each datagram counts as one message).
 # fronts: preload seccomp
 # matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
-# message (the one it can peek at) and let through, and the kernel hands over up to vlen: 250
-# datagrams in 63 calls, unthrottled. The fix is for the supervisor to make the call itself, a
-# datagram at a time (as it does recvmmsg on a stream). recvmmsg is checked last for that reason.
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin pull blast

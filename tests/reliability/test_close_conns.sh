@@ -1,10 +1,8 @@
 #!/bin/bash
-# A close frees its RLT_CONNS slot for a connect waiting for one, promptly. Under --seccomp
-# close is not notified (a notified close could fail with EINTR, test_close_signal.sh): the
-# supervisor looks for closed sockets while a connect waits (every 10 ms). RLT_CONNS=2
+# A close frees its RLT_CONNS slot for a connect waiting for one, promptly. RLT_CONNS=2
 # (action=delay): 2 connections open, a third connect waits, a thread closes the first after
 # 200 ms: the third connects within 50 ms of that close. And an fd number that refers to
-# another socket (dup2 over it: nothing notified) gets that socket's rules: under
+# another socket (dup2 over it) gets that socket's rules: under
 # RLT_SEND="64KiB/s port=A", 128 KiB written to a fd learnt as A's and then replaced by a
 # connection to B go at once, and the other way round take about a second. Both fronts.
 . "$(dirname "$0")/../integration/lib.sh"

@@ -1,8 +1,7 @@
 #!/bin/bash
-# close() must not fail with EINTR under --seccomp. A notified call waits interruptibly until
-# the supervisor receives it, so a signal in that window made close() return EINTR with the fd
-# still open (Linux closes it whatever close returns: programs leak it; Python raised
-# InterruptedError from socket.close()). close is no longer notified. A C program (SIGUSR1 to
+# close() must not fail with EINTR under --seccomp: a close that waited interruptibly for the
+# throttle returned EINTR to a signal with the fd still open (Linux closes it whatever close
+# returns: programs leak it; Python raised InterruptedError from socket.close()). A C program (SIGUSR1 to
 # its looping thread every 100 us, no SA_RESTART) and python3 (SIGALRM every 1 ms) each
 # connect and close loopback sockets under RLT_CONNECT and RLT_CONNS; plain and preloaded
 # runs are the reference (0).

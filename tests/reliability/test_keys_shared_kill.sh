@@ -1,5 +1,5 @@
 #!/bin/bash
-# fronts: preload (a kill inside an insert needs the insert in the killed process; under --seccomp the supervisor inserts)
+# fronts: preload (the churners are preloaded directly; under --seccomp the handler runs the same insert, in the killed process too)
 # Issue 11, "a process killed mid-update corrupts no entry": processes churn inserts into one
 # small shared keyed table (keys=8: one set, every call a new key); rounds of three are started
 # and SIGKILLed a moment after, for 4 s. A kill that lands inside an insert

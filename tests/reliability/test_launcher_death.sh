@@ -4,7 +4,7 @@
 # 1 MiB/s keeps its rate after the launcher's death, and every byte arrives. What needs the
 # launcher is the next exec (the new image gets its handler from it): an exec after its death
 # fails with EPERM instead of running an image that would die of SIGSYS at its first trapped
-# call. (The old supervisor's death killed the tree: test_seccomp_death.sh.)
+# call. A normal end still ends: `| cat` sees EOF, the exit status is the command's.
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_cmd busybox python3
@@ -61,4 +61,10 @@ i=0
 while kill -0 "$ppid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 show "$T/ex.out" "$T/ex.err"
 assert_match "the exec after the launcher's death" "exec failed: errno=1 " "$(cat "$T/ex.out")"
+
+# A normal end: the status is the command's, a pipe after the launcher ends.
+out=$(timeout 10 "$L" --seccomp -- sh -c 'echo hello; exit 3' | cat; echo "${PIPESTATUS[0]}")
+assert_eq "normal end: output and status" "hello 3" "$(echo $out)"
+out=$(timeout 10 "$L" --seccomp -- sh -c 'sleep 0.2 & echo bg' | cat; echo "${PIPESTATUS[0]}")
+assert_eq "normal end with a background child: output and status" "bg 0" "$(echo $out)"
 exit 0

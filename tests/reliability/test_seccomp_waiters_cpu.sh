@@ -1,12 +1,9 @@
 #!/bin/bash
-# The launcher's cost while 400 calls wait for their budget. Under the front inside the program
-# (--seccomp) the launcher takes no part in a call: it must use under 2% of a core. The old
-# supervisor (--seccomp=supervisor, with WAITERS_FRONT=supervisor) answered every call, and its
-# cost must not grow with the number of calls waiting (issue 9): Each waiting call's thread has its signals read from /proc; read every 5 ms tick, 400
-# threads each in one 20 kB send at 50 KiB/s cost the supervisor 47% of a core. Now the reads are
-# spread so that there are some 2000 a second at most: the supervisor's CPU over 3 s of 400
-# waiting threads must stay under 15% of a core (measured 4%; before 45%), and a signal to a
-# held thread still reaches its handler within the bound (N/2 ms: 400 waiters, 200 ms; + slack).
+# The launcher's cost while 400 calls wait for their budget (issue 9: a launcher that answered
+# every call once used 47% of a core here). Under --seccomp the launcher takes no part in a
+# call: over 3 s of 400 threads each in one 20 kB send at 50 KiB/s it must use under 2% of a
+# core, and a signal to a held thread still reaches its handler within the bound (N/2 ms: 400
+# waiters, 200 ms; + slack).
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_cmd python3
@@ -55,7 +52,7 @@ except OSError as e: print("main thread's send:", e, file=sys.stderr, flush=True
 os._exit(0)
 PY
 export RLT_SEND="50KiB/s"
-if [ "${WAITERS_FRONT:-}" = supervisor ]; then opt=--seccomp=supervisor max=15; else opt=--seccomp max=2; fi
+opt=--seccomp max=2
 bg load "$L" "$opt" -- python3 "$T/waiters.py" "$N" "$port" "$T/pid"
 launcher=$LAST_PID
 wait_file "$T/pid" 10

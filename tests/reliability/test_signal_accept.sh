@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue 9: a python3 server in a blocking accept() throttled by RLT_ACCEPT while SIGALRM
-# arrives every 3 ms (its handler writes to /dev/null). A connection the supervisor accepted
-# for a call that then ends for the signal must go to the restarted accept, not be dropped:
+# arrives every 3 ms (its handler writes to /dev/null). A connection accepted for a call
+# that then ends for the signal must go to the restarted accept, not be dropped:
 # all 30 clients are served, each once. Both fronts.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"

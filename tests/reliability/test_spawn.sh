@@ -78,8 +78,7 @@ for front in preload seccomp; do
 	info "$front _Fork child: $out"
 	assert_le "$front: _Fork child: 256 KiB to a file at a closed socket's number (ms)" 500 "$(kv write_ms "$out")"
 	# each process counts its own (rlthrottle(7) BEHAVIOUR: the child's budgets are its own), under --seccomp
-	# too: the handler makes the fork and the child takes its state as its own (the old
-	# supervisor counted the command's connections together)
+	# too: the handler makes the fork and the child takes its state as its own
 	assert_eq "$front: _Fork child: a connection in place of the closed one" OK "$(kv child_open1 "$out")"
 	assert_eq "$front: _Fork child: a 3rd one (RLT_CONNS=2)" ECONNREFUSED "$(kv child_open2 "$out")"
 	assert_eq "$front: _Fork's parent: a 3rd connection" ECONNREFUSED "$(kv parent_open3 "$out")"
