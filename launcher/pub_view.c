@@ -96,7 +96,6 @@ static int add_proc(struct rlt_cli_snap *sn, pid_t pid, uint64_t start, int keep
 	struct rlt_cli_proc *p = &sn->procs[sn->n];
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
-	p->supervised = rd->hdr.supervised != 0;
 	p->started_unix_ns = rd->hdr.started_unix_ns;
 	p->started_ns = rd->hdr.started_ns;
 	memcpy(p->comm, comm, sizeof comm);
@@ -326,8 +325,8 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 		const struct rlt_cli_proc *p = &sn->procs[i];
 		fprintf(f, "%s\n {\"pid\":%d,\"comm\":", i ? "," : "", (int)p->pid);
 		json_str(f, p->comm);
-		fprintf(f, ",\"supervised\":%s,\"started_unix_ns\":%llu,\"rules\":[",
-		        p->supervised ? "true" : "false", (unsigned long long)p->started_unix_ns);
+		fprintf(f, ",\"started_unix_ns\":%llu,\"rules\":[",
+		        (unsigned long long)p->started_unix_ns);
 		for (unsigned k = 0; k < p->n; k++) {
 			const struct rlt__pub_rule *r = &p->rules[k];
 			fprintf(f, "%s\n  {\"variable\":", k ? "," : "");

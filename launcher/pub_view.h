@@ -17,7 +17,6 @@
 struct rlt_cli_proc {
 	pid_t pid;
 	char comm[64];
-	int supervised;
 	uint64_t started_unix_ns;
 	uint64_t started_ns; /* CLOCK_MONOTONIC */
 	unsigned n;

@@ -1,7 +1,7 @@
 /*
  * io_pacing.c: how the send and receive hooks (hook_send.c, hook_recv.c) move what they pace.
  * What is decided (whole or in pieces, charged before or after, the size of each piece, whether
- * the call goes on) is src/pacing.c's, the supervisor's too; this file holds the preload's
+ * the call goes on) is src/pacing.c's; this file holds the hooks'
  * mechanics: a loop that makes the real calls and sleeps in rlt__charge_wait* for the budget.
  * A blocking stream send no larger than what can go whole is charged whole, waited for, and
  * made as one real call; a larger one goes out piece by piece and returns when all of it has

@@ -164,7 +164,7 @@ int rlt_pre_load(const struct rlt__settings *set, struct rlt_error *err)
 	if (set->publish) {
 		/* a process that cannot publish runs on, counting privately; a full /dev/shm is
 		 * worth a warning (top, stats and set will not see it), a missing one not */
-		int prc = rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), 0, err);
+		int prc = rlt__pub_create(&rlt_pre_rules, (pid_t)syscall(SYS_getpid), err);
 		if (prc != 0)
 			rlt_pre_log(prc == -ENOSPC ? RLT_LOG_WARN : RLT_LOG_INFO,
 			            "%s (running unpublished)", err->msg);

@@ -300,38 +300,6 @@ int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wai
 	return conns_try(rs, mask, NULL, w, now);
 }
 
-int rlt__conns_try_peer(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
-                        struct rlt__conns_wait *w, rlt_ns_t now)
-{
-	return conns_try(rs, mask, peer, w, now);
-}
-
-uint32_t rlt__conns_full(struct rlt__ruleset *rs)
-{
-	return rlt__conns_full_peer(rs, NULL);
-}
-
-uint32_t rlt__conns_full_peer(struct rlt__ruleset *rs, const struct rlt__peer *peer)
-{
-	uint32_t full = 0;
-
-	for (unsigned i = 0; i < rs->n[RLT_VAR_CONNS]; i++) {
-		struct rlt__rt_rule *r = &rs->rules[RLT_VAR_CONNS][i];
-		struct rlt__key k;
-		uint64_t open, limit = r->rule.amount_num;
-		if (r->keytab) {
-			key_of(r, peer, &k);
-			open = rlt__keytab_count(r->keytab, &k);
-		} else {
-			open = atomic_load(open_of(r));
-			limit = (uint32_t)limit; /* as rlt__conns_take counts it */
-		}
-		if (open >= limit)
-			full |= 1u << i;
-	}
-	return full;
-}
-
 /* A keyed rule's wait for a close of this peer's key (or w->deadline). The key's count word
  * in its slot, with this thread registered on it as a waiter so that the key keeps its slot:
  * a futex on the count's low 32 bits, woken by the release (rlt__conns_release_peer). A key

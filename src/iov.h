@@ -1,5 +1,5 @@
-/* iov.h: a byte range of a scattered buffer, as the preload's pieces and the supervisor's
- * remote reads and writes both need it. */
+/* iov.h: a byte range of a scattered buffer, as the hooks' pieces of a vectored call need
+ * it. */
 #ifndef RLT_IOV_H
 #define RLT_IOV_H
 

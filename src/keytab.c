@@ -166,37 +166,6 @@ struct rlt__keytab *rlt__keytab_attach(void *base, const struct rlt_params *p, u
 	return t;
 }
 
-struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct rlt_params *p)
-{
-	struct rlt__keytab *c;
-
-	if (t->shared)
-		return NULL; /* a segment's table is the segment's processes', never copied */
-	c = rlt__keytab_new(p, t->keys, 0, t->count_units);
-	if (!c)
-		return NULL;
-	/* The same seed, counts and overflow budget; then the slots that hold a key: the free
-	 * ones are zero in a fresh mapping too, so a large table costs its fingerprints and its
-	 * keys, not its size. The copy is made while no call decides on t (the supervisor, under
-	 * its lock): no lock is held. */
-	c->seed = t->seed;
-	c->a->seed = t->a->seed;
-	c->leases = t->leases;
-	atomic_init(&c->a->tracked, atomic_load(&t->a->tracked));
-	atomic_init(&c->a->evictions, atomic_load(&t->a->evictions));
-	atomic_init(&c->a->expired, atomic_load(&t->a->expired));
-	atomic_init(&c->a->spills, atomic_load(&t->a->spills));
-	memcpy(&c->a->spill, &t->a->spill, sizeof c->a->spill);
-	for (uint32_t i = 0; i < t->keys; i++) {
-		uint64_t fp = atomic_load_explicit(&t->fps[i], memory_order_relaxed);
-		if (!fp)
-			continue;
-		memcpy(&c->slots[i], &t->slots[i], sizeof c->slots[i]);
-		atomic_init(&c->fps[i], fp);
-	}
-	return c;
-}
-
 void rlt__keytab_free(struct rlt__keytab *t)
 {
 	if (t)

@@ -147,10 +147,6 @@ struct rlt__keytab *rlt__keytab_attach(void *base, const struct rlt_params *p, u
                                        int count_units);
 /* Unmaps a table made by rlt__keytab_new, or the handle made by rlt__keytab_attach. */
 void rlt__keytab_free(struct rlt__keytab *t);
-/* A copy of t, whose params are now p (a forked process's own table under the supervisor,
- * starting where its parent's stood). Not while t is used by another thread. NULL: no memory.
- * Its mirror is unset. */
-struct rlt__keytab *rlt__keytab_copy(const struct rlt__keytab *t, const struct rlt_params *p);
 
 
 /* The key of a peer under a rule's key= (RLT_KEY_PEER cut to prefix4 / prefix6, or

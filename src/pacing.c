@@ -1,9 +1,7 @@
 /*
  * pacing.c: the pacing of a stream send or receive, decided once for both fronts (see
- * pacing.h for the three questions and who asks them). The preload and the supervisor used to
- * each carry a copy of these rules, and the copies drifted: the supervisor read a whole piece
- * where the preload read what the budget allowed, and held a reservation while it waited for
- * data where the preload held none. The fronts now differ only in how they wait.
+ * pacing.h for the three questions and who asks them): the rules live here, not in the hooks,
+ * so that the decision stays pure and tested apart from the calls that carry it out.
  */
 #include "pacing.h"
 

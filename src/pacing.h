@@ -1,9 +1,8 @@
 /*
- * pacing.h: how a stream send or receive is paced, decided once for both fronts. The preload
- * (preload/io_pacing.c) makes the call in a loop that sleeps; the supervisor
- * (supervisor/job_stream.c, job_splice.c) in a state machine that schedules and never sleeps.
- * Both keep only their mechanics (how a piece is made, how a wait is waited) and ask this
- * module three things, in this order:
+ * pacing.h: how a stream send or receive is paced. The hooks (preload/io_pacing.c, under the
+ * preload and in the --seccomp handler alike) make the call in a loop that sleeps; they keep
+ * only its mechanics (how a piece is made, how a wait is waited) and ask this module three
+ * things, in this order:
  *
  *   rlt__pace_begin   once per call: whole (one real call, charged before), in pieces (each
  *                     charged before it is made), or received first and charged after;
@@ -11,7 +10,7 @@
  *   rlt__pace_after   after each real call that moved n >= 0 bytes: whether the call goes on.
  *
  * Pure: no clock (the caller passes `now`), no sleep, no system call, no allocation; the
- * state is a small struct on the caller's stack (preload) or in its job (supervisor).
+ * state is a small struct on the caller's stack.
  */
 #ifndef RLT_PACING_H
 #define RLT_PACING_H
@@ -35,10 +34,7 @@ enum rlt__pace_flag {
 	RLT_PACE_KEEP_WHOLE = 1u << 2, /* a send by send, sendto, write, sendmsg or writev: goes
 	                                * out in one real call when small enough (rlt__whole);
 	                                * sendfile and splice move in pieces */
-	RLT_PACE_MADE_NONBLOCK = 1u << 3, /* the front makes each real call non-blocking on the
-	                                   * program's behalf (the supervisor): a short piece of a
-	                                   * blocking call means "no room or data yet", not its end */
-	RLT_PACE_UNSPLIT = 1u << 4, /* a call the throttle must not reshape, whatever its size:
+	RLT_PACE_UNSPLIT = 1u << 3, /* a call the throttle must not reshape, whatever its size:
 	                             * its flags are the kernel's to interpret per real call (a
 	                             * send with MSG_ZEROCOPY: each call is one completion id the
 	                             * program counts). One real call, charged whole, as a
@@ -119,10 +115,9 @@ static inline int rlt__pace_charge_after(const struct rlt__pace *p)
  * After a real call asked for `piece` bytes moved n >= 0: counts them, and says whether the
  * call goes on (1) or returns p->done now (0). It ends when all has moved, at the end of the
  * stream, after one piece of a receive without MSG_WAITALL or of a non-blocking send, on a
- * short piece (the kernel took or had no more: non-blocking, or a signal; unless the front
- * made it non-blocking itself, RLT_PACE_MADE_NONBLOCK), and when `interrupted`: the thread has
- * a signal handler to run and data has moved, so the call returns the count, as the kernel's
- * own blocking call does.
+ * short piece (the kernel took or had no more: non-blocking, or a signal), and when
+ * `interrupted`: the thread has a signal handler to run and data has moved, so the call
+ * returns the count, as the kernel's own blocking call does.
  */
 static inline int rlt__pace_after(struct rlt__pace *p, uint64_t piece, uint64_t n,
                                   int interrupted)
@@ -134,11 +129,8 @@ static inline int rlt__pace_after(struct rlt__pace *p, uint64_t piece, uint64_t 
 		return 0;
 	if (p->var == RLT_VAR_SEND && (p->flags & RLT_PACE_NONBLOCK))
 		return 0;
-	/* a short piece of a call made as the program asked: the kernel took or had no more
-	 * (non-blocking after all, or a signal) */
-	if (n < piece && !(p->flags & RLT_PACE_MADE_NONBLOCK))
-		return 0;
-	return 1;
+	/* a short piece: the kernel took or had no more (non-blocking after all, or a signal) */
+	return n >= piece;
 }
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * policy.h: the rules in force in a process, which of them apply to a call, and the charge of a
- * call against all that apply (reserve, wait, refund, count). Shared by the preload and the
- * seccomp supervisor: neither knows an engine, both ask this.
+ * call against all that apply (reserve, wait, refund, count). The hooks ask this, under the
+ * preload and in the --seccomp handler alike; they know no engine.
  */
 #ifndef RLT_POLICY_H
 #define RLT_POLICY_H
@@ -139,18 +139,6 @@ struct rlt__ruleset {
 	_Atomic uint64_t keys_next; /* when the page's busiest keys are next refreshed (ns) */
 	int conns_shared;          /* some RLT_CONNS rule has scope=shared:NAME */
 };
-
-/*
- * A forked process's rules, for the supervisor (ruleset_fork.c): a copy of rs whose
- * process-scope states stand where rs's stand now (rlt_state_copy) and whose statistics start
- * at zero, private and unpublished (the supervisor publishes it: rlt__pub_create). RLT_CONNS counts, shared and redis scopes stay common (the copy points at rs's).
- * No decision on rs may run meanwhile for the copy to be exact (the supervisor holds its
- * lock). NULL when out of memory.
- */
-struct rlt__ruleset *rlt__ruleset_fork(struct rlt__ruleset *rs);
-/* Adds a fork's statistics into rs's (the summary of the whole command), removes its page and
- * frees it. */
-void rlt__ruleset_join(struct rlt__ruleset *rs, struct rlt__ruleset *fork);
 
 /* What a call is made to or from, for the rule filters. */
 struct rlt__peer {
@@ -290,7 +278,7 @@ struct rlt__ticket {
  * Charges a call of `bytes` bytes and `msgs` messages (a calls rule takes 1) against every rule
  * in mask: reject rules must conform now; delay rules reserve within their max-wait. Returns 0
  * (taken: wait until t->go, make the real call, then rlt__settle), or -1 with t->err set
- * (nothing taken). Never sleeps itself: the preload sleeps, the supervisor schedules. Counts
+ * (nothing taken). Never sleeps itself: the caller waits (rlt__charge_wait_at). Counts
  * statistics.
  */
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -339,13 +327,12 @@ int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
 /*
  * A ticket whose rules were set since it was charged: moves each at[i] to the same place in
  * its rule's queue under the params in force now, and t->go with them. 1 when something moved.
- * The preload's waits call it every RLT_SET_SLICE_NS; the supervisor when a set is applied.
+ * The waits call it every RLT_SET_SLICE_NS.
  */
 int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t);
 /* Threads waiting now (for `rlthrottle top`): _start when a charged call starts waiting for
  * t->go counts it on each rule of the ticket that makes it wait and returns those rules; _end
- * takes it off the same ones (a set meanwhile may move t->at[]). The preload's sleeps count
- * themselves (rlt__charge_wait_at); the supervisor counts its parked jobs. */
+ * takes it off the same ones (a set meanwhile may move t->at[]): rlt__charge_wait_at's. */
 uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ticket *t);
 void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m);
 
@@ -384,23 +371,14 @@ struct rlt__conns_wait {
 };
 
 /*
- * The RLT_CONNS decision in one step that never sleeps, for the preload's blocking acquire and
- * the supervisor's scheduled one alike: a slot in every rule of mask, all or none. Returns 0
+ * The RLT_CONNS decision in one step that never sleeps, under the blocking acquire: a slot in
+ * every rule of mask, all or none. Returns 0
  * (taken), 1 (wait: w->rule is full, until a close or w->deadline, then try again with the same
  * w), or -errno (rejected: a reject rule is full, or the max-wait is over). Counts statistics
  * once the call is admitted or rejected; w starts zeroed and is zeroed again then.
  */
 int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
                    rlt_ns_t now);
-/* rlt__conns_try for a connection whose rules may have key= (peer as rlt__conns_acquire_peer). */
-int rlt__conns_try_peer(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
-                        struct rlt__conns_wait *w, rlt_ns_t now);
-/* The RLT_CONNS rules at their limit now (bit i: rule i), as rlt__conns_try would find them
- * before taking back the slots of dead processes: for a front that learns of closes late and
- * looks for them before a call waits or is refused (the supervisor's sweep). The _peer form
- * looks at this peer's key in keyed rules. */
-uint32_t rlt__conns_full(struct rlt__ruleset *rs);
-uint32_t rlt__conns_full_peer(struct rlt__ruleset *rs, const struct rlt__peer *peer);
 /* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
  * the slots of dead processes, in shared scope). rlt__conns_release_rule gives one back and
  * wakes waiters. */

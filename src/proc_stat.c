@@ -1,8 +1,8 @@
 /*
- * proc_stat.c: /proc/PID/stat, for the two places that must tell whether a process is still the
- * one they knew: RLT_CONNS holders of a shared segment (conns.c) and the keeper that kills the
- * supervised tree (supervisor/keeper.c). One reader, because counting its fields is easy to get
- * wrong (the keeper once read field 23 for 22).
+ * proc_stat.c: /proc/PID/stat, for the places that must tell whether a process is still the one
+ * they knew: RLT_CONNS holders of a shared segment (conns.c), a keyed table's lock holders
+ * (keytab.c), and a page's owner. One reader, because counting its fields is easy to get wrong
+ * (field 23 was once read for 22).
  */
 #include <fcntl.h>
 #include <stdlib.h>

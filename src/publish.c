@@ -1,8 +1,7 @@
 /*
  * publish.c: the per-process page of rlthrottle(1) COMMANDS (see publish.h for the layout and its rules).
  *
- * Writer: made once per process (load, a fork's child, or by the supervisor for each process it
- * serves), never resized. The hot path only counts into it (charge.c, conns.c, unchanged) and,
+ * Writer: made once per process (at load or in a fork's child), never resized. The hot path only counts into it (charge.c, conns.c, unchanged) and,
  * once a second, the first call that sees the new second records where each rule's units stand
  * (rlt__pub_roll): the history costs a conforming call one relaxed load and a compare. The same
  * compare ticks every RLT_PUB_CHECK_NS, which is when a charge looks for a `set` request.
@@ -127,7 +126,7 @@ static uint64_t next_tick(rlt_ns_t now)
 	return now + RLT_PUB_CHECK_NS < sec_end ? now + RLT_PUB_CHECK_NS : sec_end;
 }
 
-int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct rlt_error *err)
+int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, struct rlt_error *err)
 {
 	struct rlt__proc_stat ps;
 	struct rlt__pub *p;
@@ -181,7 +180,6 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct r
 	h->started_ns = now;
 	h->nrules = n;
 	h->rec_size = sizeof(struct rlt__pub_rec);
-	h->supervised = supervised ? 1 : 0;
 	atomic_init(&h->hist_sec, now / RLT_NS_PER_SEC);
 	atomic_init(&p->next_ns, next_tick(now));
 	unsigned k = 0;
@@ -292,7 +290,7 @@ void rlt__pub_forked(struct rlt__ruleset *rs, pid_t pid)
 	/* the parent's mapping is shared with the parent: leave it, never its name */
 	munmap(parent->hdr, parent->size);
 	free(parent);
-	rlt__pub_create(rs, pid, 0, &err);
+	rlt__pub_create(rs, pid, &err);
 }
 
 void rlt__pub_rule_update(struct rlt__ruleset *rs, enum rlt_var var, unsigned i)

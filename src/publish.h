@@ -4,8 +4,7 @@
  *
  * One page per process: /dev/shm/rlthrottle-UID-PID-START (START: field 22 of /proc/PID/stat,
  * so that a recycled pid is never taken for the process that made the page), mode 0600, made
- * by the preload at load (and in a fork's child) or by the --seccomp supervisor for each
- * process it serves, removed at exit. A reader recognises a stale page (its pid gone, or
+ * by the preload (or the --seccomp handler) at load and in a fork's child, removed at exit. A reader recognises a stale page (its pid gone, or
  * started at another time) and removes it.
  *
  * The counters of a rule live IN the page: struct rlt__rt_rule's `st` points at its record's
@@ -62,8 +61,7 @@ struct rlt__pub_hdr {
 	uint64_t started_ns;      /* CLOCK_MONOTONIC then (rates since start) */
 	uint32_t nrules;          /* records that follow */
 	uint32_t rec_size;        /* sizeof(struct rlt__pub_rec) */
-	uint32_t supervised;      /* 1: made by an `rlthrottle --seccomp` supervisor */
-	uint32_t reserved;
+	uint32_t reserved[2];
 	/* The newest second (CLOCK_MONOTONIC / 1e9) the history rings hold an entry for; written
 	 * (release) after the entries. */
 	_Atomic uint64_t hist_sec;
@@ -126,10 +124,9 @@ struct rlt__pub {
  * each rule's counters at its record (carrying over what they counted so far) and turns
  * counting on. A page of the same name (an exec in the same process) is replaced. Returns 0,
  * or a negative errno with err saying why: the rules then keep their private counters and the
- * process runs on unpublished. supervised: 1 when the supervisor makes it for another process.
- * Load time, a fork's child or the supervisor's loop: not a hook's path.
+ * process runs on unpublished. Load time or a fork's child: not a hook's path.
  */
-int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, int supervised, struct rlt_error *err);
+int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, struct rlt_error *err);
 
 /* Removes the page's name (async-signal-safe: unlink only). The mapping stays, so that threads
  * still counting and a summary written afterwards read valid memory. */

@@ -1,6 +1,6 @@
 /*
  * ruleset_env.c: the rules of a process from its environment, with the lines that go with them,
- * for the preload (at load) and the supervisor (before it starts the command) alike.
+ * for the preload and the --seccomp handler (at load) alike.
  */
 #include <stdlib.h>
 

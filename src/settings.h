@@ -1,7 +1,7 @@
 /*
  * settings.h: the variables other than the rules (RLT_LOG, RLT_ON_ERROR, RLT_INHERIT,
- * RLT_STATS, RLT_PUBLISH), read the same way by the preload and the seccomp supervisor, and the one format of
- * a log line.
+ * RLT_STATS, RLT_PUBLISH), read the same way by the preload and the --seccomp handler, and the
+ * one format of a log line.
  */
 #ifndef RLT_SETTINGS_H
 #define RLT_SETTINGS_H

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 	rs.stats_on = 1;
 	printf("%-12s mode=stats-private ns=%.2f\n", label, run(&rs));
 #ifdef HAVE_PUBLISH
-	if (rlt__pub_create(&rs, getpid(), 0, &err) != 0) {
+	if (rlt__pub_create(&rs, getpid(), &err) != 0) {
 		fprintf(stderr, "bench_charge: %s\n", err.msg);
 		return 1;
 	}

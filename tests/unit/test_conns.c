@@ -1,5 +1,5 @@
-/* test_conns.c: rlt__conns_try, the RLT_CONNS decision both fronts take in steps (the preload
- * waits between them, the supervisor schedules): all or none over the rules of a mask, a reject
+/* test_conns.c: rlt__conns_try, the RLT_CONNS decision in steps (the hooks wait between them):
+ * all or none over the rules of a mask, a reject
  * rule refuses at once, a delay rule answers "wait" with the full rule and its max-wait deadline
  * and refuses once the max-wait is over, and the statistics count each call once. */
 #include <arpa/inet.h>
@@ -107,22 +107,6 @@ static void all_or_none(void **s)
 	assert_int_equal(open_of(0), 2);
 }
 
-/* rlt__conns_full: the rules at their limit, before and after a release */
-static void full_rules(void **s)
-{
-	struct rlt__conns_wait w = {0};
-	(void)s;
-	load("2 ; 1 action=delay");
-	assert_int_equal(rlt__conns_full(&rs), 0);
-	assert_int_equal(rlt__conns_try(&rs, 3, &w, 1000), 0);
-	assert_int_equal(rlt__conns_full(&rs), 2);
-	assert_int_equal(rlt__conns_try(&rs, 1, &w, 2000), 0);
-	assert_int_equal(rlt__conns_full(&rs), 3);
-	rlt__conns_release(&rs, 2);
-	assert_int_equal(rlt__conns_full(&rs), 1);
-	assert_int_equal(st(0)->calls, 2); /* looking counts nothing */
-}
-
 static struct rlt__peer peer_of(const char *ip)
 {
 	struct rlt__peer p = {.af = AF_INET};
@@ -179,8 +163,6 @@ static void keyed_delay_waits_for_its_key(void **s)
 	assert_int_equal(err, ECONNREFUSED);
 	assert_true(rlt__now() - t0 >= 100 * 1000000ull);
 	assert_true(rlt__now() - t0 < 1000 * 1000000ull);
-	assert_int_equal(rlt__conns_full_peer(&rs, &x), 1);
-	assert_int_equal(rlt__conns_full_peer(&rs, &y), 0);
 }
 
 int main(void)
@@ -190,7 +172,6 @@ int main(void)
 		cmocka_unit_test(delay_rule_waits_then_expires),
 		cmocka_unit_test(delay_rule_counts_the_wait),
 		cmocka_unit_test(all_or_none),
-		cmocka_unit_test(full_rules),
 		cmocka_unit_test(keyed_delay_waits_for_its_key),
 	};
 	return cmocka_run_group_tests_name("conns", tests, NULL, NULL);

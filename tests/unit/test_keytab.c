@@ -475,27 +475,6 @@ static void test_counts_churn(void **s)
 	rlt__keytab_free(t);
 }
 
-/* A forked process's table under the supervisor: a copy that decides as the parent's stood,
- * and moves on its own. */
-static void test_copy(void **s)
-{
-	struct rlt_params p = token(10, 1), q = token(10, 1);
-	struct rlt__keytab *t = rlt__keytab_new(&p, 64, 7, 0);
-	(void)s;
-	assert_non_null(t);
-	assert_int_equal(now_go(t, nth(1), T0), RLT_GO);
-	struct rlt__keytab *c = rlt__keytab_copy(t, &q);
-	assert_non_null(c);
-	assert_int_equal(atomic_load(&c->a->tracked), 1);
-	assert_int_equal(now_go(c, nth(1), T0), RLT_DENY); /* its budget as the parent left it */
-	assert_int_equal(now_go(c, nth(2), T0), RLT_GO);
-	assert_int_equal(now_go(t, nth(2), T0), RLT_GO);   /* the parent's own, untouched */
-	assert_int_equal(atomic_load(&c->a->tracked), 2);
-	rlt__keytab_free(c);
-	assert_int_equal(now_go(t, nth(1), T0), RLT_DENY);
-	rlt__keytab_free(t);
-}
-
 /* A segment's table: two handles on one shared mapping (as two processes have) hash alike and
  * decide on the same states; a lock left by a process that died mid-insert (its word names a
  * pid that is gone, a slot of the set left odd) is taken over by the next insert, which frees
@@ -601,7 +580,6 @@ int main(void)
 		cmocka_unit_test(test_forked),
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_count_waiters),
-		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_counts_churn),
 		cmocka_unit_test(test_shared_dead_holder),
 	};

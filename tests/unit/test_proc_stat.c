@@ -1,5 +1,5 @@
-/* test_proc_stat.c: src/proc_stat.c, the one reader of /proc/PID/stat (RLT_CONNS holders, the
- * supervisor's keeper): state, parent and start time, whatever the process's name holds. */
+/* test_proc_stat.c: src/proc_stat.c, the one reader of /proc/PID/stat (RLT_CONNS holders, a
+ * keyed table's lock holders): state, parent and start time, whatever the process's name holds. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

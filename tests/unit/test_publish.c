@@ -30,7 +30,7 @@ static int setup(void **s)
 	memset(&rs, 0, sizeof rs);
 	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
 		fail_msg("build: %s", err.msg);
-	if (rlt__pub_create(&rs, getpid(), 0, &err) != 0)
+	if (rlt__pub_create(&rs, getpid(), &err) != 0)
 		fail_msg("create: %s", err.msg);
 	return 0;
 }
@@ -368,7 +368,7 @@ static void busiest_keys(void **s)
 
 	memset(&kr, 0, sizeof kr);
 	assert_int_equal(rlt__ruleset_build(&kr, v, 0, NULL, NULL, &err), 0);
-	assert_int_equal(rlt__pub_create(&kr, getpid(), 0, &err), 0);
+	assert_int_equal(rlt__pub_create(&kr, getpid(), &err), 0);
 	for (unsigned a = 0; a < 3; a++)
 		for (unsigned n = 0; n < times[a]; n++) {
 			struct rlt__peer p = {.af = AF_INET, .addr = {127, 0, 0, (uint8_t)(2 + a)}};
@@ -406,7 +406,7 @@ static void no_rules_no_page(void **s)
 	char path[128];
 	(void)s;
 	memset(&none, 0, sizeof none);
-	assert_int_equal(rlt__pub_create(&none, getpid(), 0, &err), 0);
+	assert_int_equal(rlt__pub_create(&none, getpid(), &err), 0);
 	assert_null(none.pub);
 	my_path(path, sizeof path);
 	assert_int_equal(access(path, F_OK), -1);

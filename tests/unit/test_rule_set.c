@@ -479,7 +479,7 @@ static void a_request_applies_at_the_tick(void **s)
 	struct rlt_error e;
 
 	load("1000B/s burst=100");
-	if (rlt__pub_create(&rs, getpid(), 0, &e) != 0)
+	if (rlt__pub_create(&rs, getpid(), &e) != 0)
 		fail_msg("page: %s", e.msg);
 	const struct rlt__rule_ver *v0 = rlt__ver(&rs.rules[RLT_VAR_SEND][0]);
 	rlt_ns_t now = rlt__now();

@@ -1,0 +1,14 @@
+build-x/preload/load.o: preload/load.c src/clock.h include/rlthrottle.h \
+ preload/preload.h src/policy.h src/settings.h src/publish.h src/policy.h \
+ src/ruleset_env.h src/settings.h src/stats.h src/stats_count.h
+src/clock.h:
+include/rlthrottle.h:
+preload/preload.h:
+src/policy.h:
+src/settings.h:
+src/publish.h:
+src/policy.h:
+src/ruleset_env.h:
+src/settings.h:
+src/stats.h:
+src/stats_count.h:

@@ -1,0 +1,2 @@
+build-x/src/errno_names.o: src/errno_names.c include/rlthrottle.h
+include/rlthrottle.h:

@@ -1,0 +1,1 @@
+build-x/src/hiredis_nolibc.o: src/hiredis_nolibc.c

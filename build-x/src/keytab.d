@@ -1,0 +1,6 @@
+build-x/src/keytab.o: src/keytab.c src/keytab.h src/policy.h \
+ include/rlthrottle.h src/proc_stat.h
+src/keytab.h:
+src/policy.h:
+include/rlthrottle.h:
+src/proc_stat.h:

@@ -1,0 +1,2 @@
+build-x/src/proc_stat.o: src/proc_stat.c src/proc_stat.h
+src/proc_stat.h:

@@ -1,0 +1,11 @@
+build-x/src/publish.o: src/publish.c src/clock.h include/rlthrottle.h \
+ src/keytab.h src/policy.h src/proc_stat.h src/publish.h \
+ src/publish_page.h src/stats_count.h
+src/clock.h:
+include/rlthrottle.h:
+src/keytab.h:
+src/policy.h:
+src/proc_stat.h:
+src/publish.h:
+src/publish_page.h:
+src/stats_count.h:

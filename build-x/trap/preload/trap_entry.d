@@ -1,0 +1,1 @@
+build-x/trap/preload/trap_entry.o: preload/trap_entry.S

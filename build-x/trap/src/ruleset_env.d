@@ -1,0 +1,10 @@
+build-x/trap/src/ruleset_env.o: src/ruleset_env.c preload/nolibc/nolibc.h \
+ src/ruleset_env.h src/policy.h include/rlthrottle.h src/settings.h \
+ src/scope_redis.h src/redis_client.h
+preload/nolibc/nolibc.h:
+src/ruleset_env.h:
+src/policy.h:
+include/rlthrottle.h:
+src/settings.h:
+src/scope_redis.h:
+src/redis_client.h:
