@@ -1,3 +1,0 @@
-build-x/bench/bench_engine: tests/bench/bench_engine.c \
- include/rlthrottle.h
-include/rlthrottle.h:

@@ -1,6 +1,0 @@
-build-x/launcher/trap_filter.o: launcher/trap_filter.c src/trap_abi.h \
- launcher/trap_filter.h src/error.h include/rlthrottle.h
-src/trap_abi.h:
-launcher/trap_filter.h:
-src/error.h:
-include/rlthrottle.h:

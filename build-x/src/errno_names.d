@@ -1,2 +1,0 @@
-build-x/src/errno_names.o: src/errno_names.c include/rlthrottle.h
-include/rlthrottle.h:

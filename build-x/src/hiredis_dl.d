@@ -1,4 +1,0 @@
-build-x/src/hiredis_dl.o: src/hiredis_dl.c src/hiredis_dl.h \
- include/rlthrottle.h
-src/hiredis_dl.h:
-include/rlthrottle.h:

@@ -1,1 +1,0 @@
-build-x/src/hiredis_nolibc.o: src/hiredis_nolibc.c

@@ -1,6 +1,0 @@
-build-x/src/pacing.o: src/pacing.c src/pacing.h src/clock.h \
- include/rlthrottle.h src/policy.h
-src/pacing.h:
-src/clock.h:
-include/rlthrottle.h:
-src/policy.h:

@@ -1,4 +1,0 @@
-build-x/src/settings.o: src/settings.c src/settings.h \
- include/rlthrottle.h
-src/settings.h:
-include/rlthrottle.h:

@@ -1,7 +1,0 @@
-build-x/tests/test_engine_log: tests/unit/test_engine_log.c \
- tests/unit/engine_harness.h tests/unit/testutil.h src/engine.h \
- include/rlthrottle.h
-tests/unit/engine_harness.h:
-tests/unit/testutil.h:
-src/engine.h:
-include/rlthrottle.h:

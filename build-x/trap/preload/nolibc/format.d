@@ -1,3 +1,0 @@
-build-x/trap/preload/nolibc/format.o: preload/nolibc/format.c \
- preload/nolibc/nolibc.h
-preload/nolibc/nolibc.h:

@@ -1,3 +1,0 @@
-build-x/trap/preload/nolibc/string.o: preload/nolibc/string.c \
- preload/nolibc/nolibc.h
-preload/nolibc/nolibc.h:
