@@ -65,8 +65,6 @@ throttled_prefix() {
 		THROTTLED_PREFIX=(env LD_PRELOAD="$RLT_LIB")
 	fi
 }
-# seccomp_opt: the launcher's option for the system-call front of this run
-seccomp_opt() { echo --seccomp; }
 throttled() { throttled_prefix; "${THROTTLED_PREFIX[@]}" "$@"; }
 # front: the front of this run, preload or seccomp (for the few lines that differ by design).
 front() { if [ -n "${UNDER_SECCOMP:-}" ]; then echo seccomp; else echo preload; fi; }

@@ -12,7 +12,7 @@ head -c $((7 * 1048576)) /dev/urandom >"$T/f.bin"
 port=$(free_port)
 bg http python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T"
 wait_port "$port"
-bg wget "$RLTHROTTLE" "$(seccomp_opt)" -d 1MiB/s -- busybox wget -q -O "$T/out.bin" "http://127.0.0.1:$port/f.bin"
+bg wget "$RLTHROTTLE" --seccomp -d 1MiB/s -- busybox wget -q -O "$T/out.bin" "http://127.0.0.1:$port/f.bin"
 lpid=$LAST_PID
 sleep 4.3
 kill -0 "$lpid" 2>/dev/null || { show "$T/wget.err"; fail "the download ended early"; }
