@@ -70,6 +70,10 @@ ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 dpkg -L rlthrottle | grep -qx "/usr/lib/$ma/rlthrottle/librlthrottle.so" ||
 	fail "the preload library is not at /usr/lib/$ma/rlthrottle/"
 dpkg -L librlthrottle-dev | grep -qx "/usr/lib/$ma/librlt.a" || fail "librlt.a is not at /usr/lib/$ma/"
+for d in README.md rules.md precisely.md seccomp.md live-view.md scopes.md; do
+	dpkg -L rlthrottle | grep -qE "^/usr/share/doc/rlthrottle/$d(\.gz)?$" ||
+		fail "the user page $d is not in /usr/share/doc/rlthrottle/"
+done
 [ "$(pkg-config --variable=libdir rlthrottle 2>/dev/null)" = "/usr/lib/$ma" ] ||
 	fail "pkg-config rlthrottle: libdir is not /usr/lib/$ma"
 man -w rlthrottle >/dev/null 2>&1 && man -w 7 rlthrottle >/dev/null 2>&1 ||
