@@ -53,8 +53,6 @@
 /* how long one injected step (a call, the blob's init) may take: a blob whose init hangs turns
  * into an error rather than a hung launcher */
 #define STEP_MS 10000
-/* after the command has exited: how long tracees still waiting for their exec are served */
-#define DRAIN_MS 5000
 
 struct seg {
 	uint64_t vaddr, memsz, off, filesz;
@@ -81,6 +79,7 @@ struct run {
 	char sockname[64];
 	pid_t child;
 	int child_done, child_status;
+	int none_left; /* no process of the command is left (waitpid: ECHILD) */
 	struct tracee t[MAX_CONNS];
 	int conn[MAX_CONNS]; /* accepted connections, -1: free */
 };
@@ -536,15 +535,6 @@ static struct tracee *find_tracee(struct run *r, pid_t tid)
 	return NULL;
 }
 
-static int tracees(const struct run *r)
-{
-	int i, n = 0;
-
-	for (i = 0; i < MAX_CONNS; i++)
-		n += r->t[i].tid != 0;
-	return n;
-}
-
 static void reply(int fd, int32_t tid, int32_t status)
 {
 	struct rlt_inject_msg m = {RLT_INJECT_MAGIC, RLT_INJECT_REPLY, tid, status};
@@ -703,6 +693,8 @@ static void reap(struct run *r)
 			}
 		}
 	}
+	if (p < 0 && errno == ECHILD)
+		r->none_left = 1;
 }
 
 /* Starts the command seized before its exec; returns at its exec stop. */
@@ -794,7 +786,6 @@ int rlt_cli_inject_run(const struct rlt_cli_inject_opts *o, int *status,
 	static struct run r; /* one command per launcher */
 	sigset_t sigs, old;
 	int lfd, sfd = -1, i, st;
-	long long drain_until = 0;
 
 	memset(&r, 0, sizeof r);
 	r.o = o;
@@ -815,6 +806,7 @@ int rlt_cli_inject_run(const struct rlt_cli_inject_opts *o, int *status,
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &sigs, &old);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	if (start_child(&r, &old, err) != 0)
 		goto fail;
 	if (inject_image(&r, r.child, RLT_INJECT_FIRST, o->readback, o->readback_len, err) != 0) {
@@ -830,31 +822,33 @@ int rlt_cli_inject_run(const struct rlt_cli_inject_opts *o, int *status,
 		goto fail;
 	}
 	reap(&r); /* a SIGCHLD of the injection is consumed already */
-	while (!r.child_done || tracees(&r)) {
+	/* The command's processes outlive its first one (a shell's background job): each may still
+	 * exec, and an exec nobody injects fails. So the launcher serves until none is left; as
+	 * the command's subreaper, every orphan of it is our child, and waitpid's ECHILD says when
+	 * the last one has ended. */
+	while (!r.none_left) {
 		struct pollfd p[2 + MAX_CONNS];
 		int n = 0, slot[2 + MAX_CONNS];
-		if (r.child_done) {
-			/* the command is gone: serve the execs under way a little longer */
-			if (!drain_until)
-				drain_until = now_ms() + DRAIN_MS;
-			if (now_ms() >= drain_until)
-				break;
-		}
 		p[n].fd = sfd, p[n].events = POLLIN, slot[n++] = -1;
 		p[n].fd = lfd, p[n].events = POLLIN, slot[n++] = -2;
 		for (i = 0; i < MAX_CONNS; i++)
 			if (r.conn[i] >= 0)
 				p[n].fd = r.conn[i], p[n].events = POLLIN, slot[n++] = i;
-		if (poll(p, (nfds_t)n, r.child_done ? 100 : 1000) < 0 && errno != EINTR)
+		if (poll(p, (nfds_t)n, 1000) < 0 && errno != EINTR)
 			break;
 		for (i = 0; i < n; i++) {
 			if (!p[i].revents)
 				continue;
 			if (slot[i] == -1) {
 				struct signalfd_siginfo si;
-				while (read(sfd, &si, sizeof si) == sizeof si)
-					if (si.ssi_signo != SIGCHLD && !r.child_done)
+				while (read(sfd, &si, sizeof si) == sizeof si) {
+					if (si.ssi_signo == SIGCHLD)
+						continue;
+					if (!r.child_done)
 						kill(r.child, (int)si.ssi_signo);
+					else
+						r.none_left = 1; /* told to go: later execs fail EPERM */
+				}
 			} else if (slot[i] == -2) {
 				int c, k;
 				while ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
