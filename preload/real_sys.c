@@ -201,7 +201,9 @@ static int sys_pselect(int n, fd_set *r, fd_set *w, fd_set *x, const struct time
 		const sigset_t *ss;
 		size_t len;
 	} ps = {m, 8};
-	const long a[6] = {n, (long)r, (long)w, (long)x, (long)t, m ? (long)&ps : 0};
+	const long a[6] = {n, (long)r, (long)w, (long)x, (long)t, (long)&ps};
+	if (!m)
+		return (int)R(RLT_SYS(SYS_pselect6, n, r, w, x, t, 0));
 	return (int)R(rlt_trap_masked_wait(SYS_pselect6, a));
 }
 

@@ -75,8 +75,10 @@ rlt_ns_t rlt__ready_at(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
 		}
 		if (wait == RLT_NS_NEVER)
 			return RLT_NS_NEVER;
-		if (wait < RLT_READY_MIN_NS)
-			continue; /* due within the shortest hold: due now */
+		/* never early: a call told "ready" that finds a unit short waits for a whole
+		 * piece (src/pacing.c), past the deadline this is for */
+		if (wait == 0)
+			continue;
 		at = rlt__ready_later(at, now + wait);
 	}
 	return at;

@@ -17,10 +17,6 @@
 #include "clock.h"
 #include "policy.h"
 
-/* The shortest hold a wait is given: a budget that is due within it counts as due, so that
- * a front never wakes for less (a wait is never a spin). */
-#define RLT_READY_MIN_NS 200000ull
-
 /*
  * When a call of var (RLT_VAR_SEND or RLT_VAR_RECV) under `mask` on a socket may go without
  * waiting for its budget: `now` (or earlier) when it may now, else the earliest time it may
