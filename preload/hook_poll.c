@@ -427,7 +427,21 @@ int rlt_pre_epoll_pwait(int epfd, struct epoll_event *evs, int max, int ms, cons
 	return epoll_held_wait(epfd, evs, max, ms < 0 ? NULL : &ts, sig);
 }
 
-/* ----- the preload's exported hooks ----- */
+/* ----- the hooks ----- */
+
+/* poll and ppoll in both builds: the freestanding one's own calls (the Redis client) come
+ * here too, and pass (rlt__internal, or nothing throttled). */
+RLT_EXPORT int poll(struct pollfd *fds, nfds_t n, int ms)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_poll(fds, n, ms);
+}
+
+RLT_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *s)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_ppoll(fds, n, t, s);
+}
 
 #ifndef RLT_NOLIBC
 /* fortify's forms (_FORTIFY_SOURCE): the C library's headers do not declare them */
@@ -435,22 +449,10 @@ int __poll_chk(struct pollfd *fds, nfds_t n, int ms, size_t len);
 int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *s,
                 size_t len);
 
-RLT_EXPORT int poll(struct pollfd *fds, nfds_t n, int ms)
-{
-	rlt_pre_ensure_real();
-	return rlt_pre_poll(fds, n, ms);
-}
-
 RLT_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int ms, size_t len)
 {
 	(void)len;
 	return poll(fds, n, ms);
-}
-
-RLT_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *s)
-{
-	rlt_pre_ensure_real();
-	return rlt_pre_ppoll(fds, n, t, s);
 }
 
 RLT_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t,
