@@ -77,6 +77,21 @@ unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 	return held;
 }
 
+/* Whether fd is a socket whose events in `events` a rule may hold back: no clock read, no
+ * system call (but the first look at a never-seen fd), so that a wait on nothing throttled
+ * costs a look at each entry. */
+static int may_hold_fd(int fd, unsigned events)
+{
+	struct rlt_pre_fd *e;
+
+	if (fd < 0 || !(events & (IN_EVENTS | OUT_EVENTS)))
+		return 0;
+	e = rlt_pre_fd_get(fd);
+	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
+	       (((events & IN_EVENTS) && e->mask[RLT_VAR_RECV]) ||
+	        ((events & OUT_EVENTS) && e->mask[RLT_VAR_SEND]));
+}
+
 /* The caller's deadline from a relative timeout (NULL: none). */
 static rlt_ns_t deadline_of(const struct timespec *t, rlt_ns_t now)
 {
@@ -113,7 +128,12 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 	} aside[HELD_MAX];
 	rlt_ns_t now, deadline;
 
-	if (!may_hold() || n == 0)
+	nfds_t i = 0;
+
+	if (may_hold())
+		while (i < n && !may_hold_fd(fds[i].fd, (unsigned)fds[i].events))
+			i++;
+	if (i == n)
 		return real_ppoll(fds, n, tmo, sig);
 	now = rlt__now();
 	deadline = deadline_of(tmo, now);
@@ -123,7 +143,7 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 		struct timespec ts;
 		int rc;
 
-		for (nfds_t i = 0; i < n && k < HELD_MAX; i++) {
+		for (i = 0; i < n && k < HELD_MAX; i++) {
 			unsigned h = fds[i].fd < 0 ? 0
 			                           : rlt_pre_fd_held(fds[i].fd, (unsigned)fds[i].events,
 			                                             now, &due);
@@ -165,14 +185,20 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 	rlt_ns_t now, deadline;
 	int top = nfds > FD_SETSIZE ? FD_SETSIZE : nfds;
 
-	if (!may_hold() || (!r && !w) || nfds <= 0)
+	int fd = 0;
+
+	if (may_hold() && (r || w))
+		while (fd < top && !may_hold_fd(fd, (r && FD_ISSET(fd, r) ? POLLIN : 0) |
+		                                        (w && FD_ISSET(fd, w) ? POLLOUT : 0)))
+			fd++;
+	if (fd >= top)
 		return real_pselect(nfds, r, w, x, tmo, sig);
 	/* what the program asked for: each round starts from it, as select writes the sets */
 	FD_ZERO(&in_r);
 	FD_ZERO(&in_w);
 	fd_set in_x;
 	FD_ZERO(&in_x);
-	for (int fd = 0; fd < top; fd++) {
+	for (fd = 0; fd < top; fd++) {
 		if (r && FD_ISSET(fd, r))
 			FD_SET(fd, &in_r);
 		if (w && FD_ISSET(fd, w))
@@ -187,7 +213,7 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 		struct timespec ts;
 		int held = 0, rc;
 
-		for (int fd = 0; fd < top; fd++) {
+		for (fd = 0; fd < top; fd++) {
 			unsigned ev = (FD_ISSET(fd, &in_r) ? POLLIN : 0) |
 			              (FD_ISSET(fd, &in_w) ? POLLOUT : 0);
 			unsigned h = ev ? rlt_pre_fd_held(fd, ev, now, &due) : 0;
