@@ -185,11 +185,11 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 	rlt_ns_t now, deadline;
 	int top = nfds > FD_SETSIZE ? FD_SETSIZE : nfds;
 
-	int fd = 0;
+	int fd = top;
 
 	if (may_hold() && (r || w))
-		while (fd < top && !may_hold_fd(fd, (r && FD_ISSET(fd, r) ? POLLIN : 0) |
-		                                        (w && FD_ISSET(fd, w) ? POLLOUT : 0)))
+		for (fd = 0; fd < top && !may_hold_fd(fd, (r && FD_ISSET(fd, r) ? POLLIN : 0) |
+		                                             (w && FD_ISSET(fd, w) ? POLLOUT : 0));)
 			fd++;
 	if (fd >= top)
 		return real_pselect(nfds, r, w, x, tmo, sig);
