@@ -2,8 +2,9 @@
  * waitdue: an event loop on one throttled TCP socket (loopback), as a program with deadlines
  * writes it: wait with a timeout for the socket to be ready, then one non-blocking call. A
  * child of its own is the other end: it sends without pause (-d recv) or reads everything
- * (-d send). Prints key=value lines: what moved, how long, the CPU used, and how far past its
- * timeout a round (the wait and the call after it) ended.
+ * (-d send). Prints key=value lines: what moved, how long, the CPU used, how far past its
+ * timeout a round (the wait and the call after it) ended at the most, and how many rounds
+ * ended more than 20 ms past it.
  *
  *   waitdue -w poll|ppoll|select|pselect|epoll|epoll_et -d recv|send -t TIMEOUT_MS -s SECONDS
  */
@@ -99,6 +100,7 @@ int main(int argc, char **argv)
 	static char buf[65536];
 	uint64_t bytes = 0, rounds = 0, ready = 0, timeouts = 0, eagain = 0, over_max = 0;
 	uint64_t call_max = 0; /* the longest non-blocking call */
+	uint64_t late = 0;     /* rounds that ended more than 20 ms past their timeout */
 	uint64_t c0 = cpu_ns(), t0 = now_ns(), end = t0 + (uint64_t)(secs * 1e9);
 	while (now_ns() < end && rounds < 1000000) {
 		uint64_t r0 = now_ns();
@@ -123,16 +125,18 @@ int main(int argc, char **argv)
 		uint64_t took = now_ns() - r0, lim = (uint64_t)ms * 1000000u;
 		if (took > lim && took - lim > over_max)
 			over_max = took - lim;
+		if (took > lim + 20000000u)
+			late++;
 	}
 	uint64_t t1 = now_ns(), c1 = cpu_ns();
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	printf("bytes=%llu elapsed_ns=%llu cpu_ns=%llu rounds=%llu ready=%llu timeouts=%llu "
-	       "eagain=%llu over_max_ns=%llu call_max_ns=%llu\n",
+	       "eagain=%llu over_max_ns=%llu call_max_ns=%llu late=%llu\n",
 	       (unsigned long long)bytes, (unsigned long long)(t1 - t0),
 	       (unsigned long long)(c1 - c0), (unsigned long long)rounds,
 	       (unsigned long long)ready, (unsigned long long)timeouts,
 	       (unsigned long long)eagain, (unsigned long long)over_max,
-	       (unsigned long long)call_max);
+	       (unsigned long long)call_max, (unsigned long long)late);
 	return 0;
 }
