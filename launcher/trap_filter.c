@@ -86,6 +86,11 @@ static int body(scmp_filter_ctx ctx, int band, struct rlt_error *err)
 	c[1] = cmp_arg(2, SCMP_CMP_GE, (scmp_datum_t)band, 0);
 	if (rule(ctx, trap, "splice", 1, &c[0], err) || rule(ctx, trap, "splice", 1, &c[1], err))
 		return -1;
+	/* epoll_ctl on a socket: the registrations the waits hold back (preload/hook_poll.c);
+	 * the waits themselves trap from the first throttled socket on (trap_band.c) */
+	c[1] = cmp_arg(2, SCMP_CMP_GE, (scmp_datum_t)band, 0);
+	if (rule(ctx, trap, "epoll_ctl", 1, &c[1], err))
+		return -1;
 	c[1] = cmp_arg(1, SCMP_CMP_EQ, FIONBIO, 0);
 	if (rule(ctx, trap, "ioctl", 2, c, err))
 		return -1;

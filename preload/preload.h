@@ -9,6 +9,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -77,6 +81,13 @@
 	X(int, fcntl, (int, int, ...))                                                           \
 	X(int, fcntl64, (int, int, ...))                                                         \
 	X(int, ioctl, (int, unsigned long, ...))                                                 \
+	X(int, ppoll, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *))    \
+	X(int, pselect, (int, fd_set *, fd_set *, fd_set *, const struct timespec *,            \
+	                 const sigset_t *))                                                      \
+	X(int, epoll_ctl, (int, int, int, struct epoll_event *))                                \
+	X(int, epoll_pwait, (int, struct epoll_event *, int, int, const sigset_t *))            \
+	X(int, epoll_pwait2, (int, struct epoll_event *, int, const struct timespec *,          \
+	                      const sigset_t *))                                                 \
 	X(void, _exit, (int))                                                                    \
 	X(void, _Exit, (int))                                                                    \
 	RLT_REAL_LIBC_ONLY(X)
@@ -397,5 +408,23 @@ ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockadd
  * hold it until its slot. */
 ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct rlt__peer *peer,
                                ssize_t n, uint64_t bytes, uint64_t msgs);
+
+/* ----- the waits (hook_poll.c) ----- */
+
+/* The events of `events` (POLLIN, POLLRDNORM; POLLOUT, POLLWRNORM) on fd that a wait holds back at `now` because the
+ * budget does not allow the call they announce yet (src/ready.h); *due is lowered to when the
+ * earliest of them is due. 0 for anything not a throttled socket. The one place a wait asks
+ * "not ready before T": what else holds a socket back (network conditions) goes here. */
+unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
+/* The waits with the C library's convention (-1 and errno), for both fronts. */
+int rlt_pre_poll(struct pollfd *fds, nfds_t n, int ms);
+int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
+int rlt_pre_select(int nfds, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv);
+int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct timespec *tmo,
+                    const sigset_t *sig);
+int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+int rlt_pre_epoll_pwait(int epfd, struct epoll_event *evs, int max, int ms, const sigset_t *sig);
+int rlt_pre_epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct timespec *tmo,
+                         const sigset_t *sig);
 
 #endif

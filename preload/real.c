@@ -30,14 +30,14 @@ static void die(const char *what, const char *name)
 	_exit(125);
 }
 
-/* Optional: close_range, closefrom, execveat and fcntl64 are missing from older C libraries, sendfile64
+/* Optional: close_range, closefrom, execveat, fcntl64 and epoll_pwait2 are missing from older C libraries, sendfile64
  * and fcntl64 may be aliases; the hooks fall back to the system call or the other name. */
 static int optional(const char *name)
 {
 	return !strcmp(name, "close_range") || !strcmp(name, "closefrom") ||
 	       !strcmp(name, "execveat") ||
 	       !strcmp(name, "fcntl64") ||
-	       !strcmp(name, "sendfile64");
+	       !strcmp(name, "sendfile64") || !strcmp(name, "epoll_pwait2");
 }
 
 static void *resolve(const char *name, void *ours)

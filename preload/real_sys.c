@@ -12,6 +12,7 @@
 
 #include "preload.h"
 #include "rawsys.h"
+#include "trap.h"
 
 _Atomic int rlt_pre_real_ready = 1;
 
@@ -184,6 +185,44 @@ static int sys_ioctl(int fd, unsigned long req, ...)
 	arg = va_arg(ap, long);
 	va_end(ap);
 	return (int)R(RLT_SYS3(SYS_ioctl, fd, req, arg));
+}
+
+/* The waits with a signal mask: SIGSYS kept deliverable in it (trap_signals.c). */
+static int sys_ppoll(struct pollfd *f, nfds_t n, const struct timespec *t, const sigset_t *m)
+{
+	const long a[6] = {(long)f, (long)n, (long)t, (long)m, m ? 8 : 0, 0};
+	return (int)R(rlt_trap_masked_wait(SYS_ppoll, a));
+}
+
+static int sys_pselect(int n, fd_set *r, fd_set *w, fd_set *x, const struct timespec *t,
+                       const sigset_t *m)
+{
+	const struct {
+		const sigset_t *ss;
+		size_t len;
+	} ps = {m, 8};
+	const long a[6] = {n, (long)r, (long)w, (long)x, (long)t, (long)&ps};
+	if (!m)
+		return (int)R(RLT_SYS(SYS_pselect6, n, r, w, x, t, 0));
+	return (int)R(rlt_trap_masked_wait(SYS_pselect6, a));
+}
+
+static int sys_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	return (int)R(RLT_SYS4(SYS_epoll_ctl, epfd, op, fd, ev));
+}
+
+static int sys_epoll_pwait(int epfd, struct epoll_event *e, int max, int ms, const sigset_t *m)
+{
+	const long a[6] = {epfd, (long)e, max, ms, (long)m, m ? 8 : 0};
+	return (int)R(rlt_trap_masked_wait(SYS_epoll_pwait, a));
+}
+
+static int sys_epoll_pwait2(int epfd, struct epoll_event *e, int max, const struct timespec *t,
+                            const sigset_t *m)
+{
+	const long a[6] = {epfd, (long)e, max, (long)t, (long)m, m ? 8 : 0};
+	return (int)R(rlt_trap_masked_wait(SYS_epoll_pwait2, a));
 }
 
 static void sys_exit(int status)

@@ -71,5 +71,7 @@ int rlt_trap_to_band(int fd, int cloexec);
  * stacked on the first); at the start, those the image inherited. */
 int rlt_trap_watch(const int *fds, int n);
 void rlt_trap_watch_inherited(void);
+/* The waits (poll, select, epoll) trap from now on: once, at the first throttled socket. */
+void rlt_trap_watch_waits(void);
 
 #endif

@@ -134,3 +134,46 @@ void rlt_trap_watch_inherited(void)
 	closedir(d);
 	rlt_trap_watch(fds, n);
 }
+
+/*
+ * The waits (poll, select, epoll: preload/hook_poll.c) see the sockets a program waits on in
+ * arrays or in the kernel's interest set, which a filter cannot read; they trap from the first
+ * throttled socket on, by one filter stacked then, and a wait on nothing throttled is made at
+ * once by the handler. A program that never has a throttled socket (one that waits only on
+ * files and pipes) never traps a wait.
+ */
+static const int wait_calls[] = {
+	SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6, SYS_epoll_wait, SYS_epoll_pwait,
+	SYS_epoll_pwait2,
+};
+static _Atomic int waits_watched;
+
+void rlt_trap_watch_waits(void)
+{
+	const int ncalls = (int)(sizeof wait_calls / sizeof wait_calls[0]);
+	struct sock_filter f[4 + 8 + 1 + 7];
+	struct sock_fprog prog;
+	int k = 0;
+
+	if (atomic_load_explicit(&waits_watched, memory_order_relaxed) ||
+	    atomic_exchange(&waits_watched, 1))
+		return;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	for (int i = 0; i < ncalls; i++)
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)wait_calls[i],
+		                                      (uint8_t)(ncalls - i), 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	{
+		const struct sock_filter test[] = {RLT_TRAP_IP_TEST(RLT_TRAP_BASE, RLT_TRAP_SPAN)};
+		memcpy(f + k, test, sizeof test);
+		k += (int)(sizeof test / sizeof test[0]);
+	}
+	prog.len = (unsigned short)k;
+	prog.filter = f;
+	if (rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0) < 0)
+		rlt_pre_log(RLT_LOG_WARN, "the waits could not be trapped: poll and epoll report "
+		                          "throttled sockets ready before their budget");
+}

@@ -49,6 +49,27 @@ static long copied_down(long oldfd, long fd)
 	return fd;
 }
 
+/* A socket a send or receive rule applies to: the waits trap from now on (trap_band.c). */
+static long throttled_seen(long fd)
+{
+	struct rlt_pre_fd *e = fd >= 0 ? rlt_pre_fd_slot((int)fd) : NULL;
+
+	if (e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
+	    (e->mask[RLT_VAR_SEND] | e->mask[RLT_VAR_RECV]))
+		rlt_trap_watch_waits();
+	return fd;
+}
+
+/* pselect6's sixth argument: the signal mask by way of a pair, its address and its size. */
+static const sigset_t *pselect_mask(long a5)
+{
+	const struct {
+		const sigset_t *ss;
+		size_t len;
+	} *ps = (const void *)a5;
+	return ps ? ps->ss : NULL;
+}
+
 /* A fork made here: the child returns through the handler on its copy of our stack, and
  * first makes our state its own, as the preload's fork handler does. */
 static long forked(long rc)
@@ -107,18 +128,56 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 	case SYS_splice:
 		return answer(splice((int)a[0], (loff_t *)a[1], (int)a[2], (loff_t *)a[3],
 		                     (size_t)a[4], (unsigned)a[5]));
-	case SYS_connect:
-		return answer(connect((int)a[0], (const struct sockaddr *)a[1], (socklen_t)a[2]));
+	case SYS_connect: {
+		long rc = answer(connect((int)a[0], (const struct sockaddr *)a[1], (socklen_t)a[2]));
+		throttled_seen(a[0]);
+		return rc;
+	}
 	case SYS_accept:
-		return new_fd(answer(accept((int)a[0], (struct sockaddr *)a[1], (socklen_t *)a[2])),
-		              0);
+		return throttled_seen(new_fd(
+		        answer(accept((int)a[0], (struct sockaddr *)a[1], (socklen_t *)a[2])), 0));
 	case SYS_accept4:
-		return new_fd(answer(accept4((int)a[0], (struct sockaddr *)a[1], (socklen_t *)a[2],
-		                             (int)a[3])),
-		              (a[3] & SOCK_CLOEXEC) != 0);
+		return throttled_seen(new_fd(answer(accept4((int)a[0], (struct sockaddr *)a[1],
+		                                            (socklen_t *)a[2], (int)a[3])),
+		                             (a[3] & SOCK_CLOEXEC) != 0));
 	case SYS_socket:
-		return new_fd(answer(socket((int)a[0], (int)a[1], (int)a[2])),
-		              (a[1] & SOCK_CLOEXEC) != 0);
+		return throttled_seen(new_fd(answer(socket((int)a[0], (int)a[1], (int)a[2])),
+		                             (a[1] & SOCK_CLOEXEC) != 0));
+	case SYS_epoll_ctl: {
+		long rc = answer(rlt_pre_epoll_ctl((int)a[0], (int)a[1], (int)a[2],
+		                                   (struct epoll_event *)a[3]));
+		throttled_seen(a[2]);
+		return rc;
+	}
+	/* the waits: a throttled socket is reported when its budget allows (hook_poll.c) */
+	case SYS_poll:
+		return answer(rlt_pre_poll((struct pollfd *)a[0], (nfds_t)a[1], (int)a[2]));
+	case SYS_ppoll:
+		if (a[3] && a[4] != 8)
+			return rlt_trap_masked_wait(nr, a); /* the kernel's EINVAL */
+		return answer(rlt_pre_ppoll((struct pollfd *)a[0], (nfds_t)a[1],
+		                            (const struct timespec *)a[2], (const sigset_t *)a[3]));
+	case SYS_select:
+		return answer(rlt_pre_select((int)a[0], (fd_set *)a[1], (fd_set *)a[2], (fd_set *)a[3],
+		                             (struct timeval *)a[4]));
+	case SYS_pselect6:
+		return answer(rlt_pre_pselect((int)a[0], (fd_set *)a[1], (fd_set *)a[2],
+		                              (fd_set *)a[3], (const struct timespec *)a[4],
+		                              pselect_mask(a[5])));
+	case SYS_epoll_wait:
+		return answer(rlt_pre_epoll_pwait((int)a[0], (struct epoll_event *)a[1], (int)a[2],
+		                                  (int)a[3], NULL));
+	case SYS_epoll_pwait:
+		if (a[4] && a[5] != 8)
+			return rlt_trap_masked_wait(nr, a);
+		return answer(rlt_pre_epoll_pwait((int)a[0], (struct epoll_event *)a[1], (int)a[2],
+		                                  (int)a[3], (const sigset_t *)a[4]));
+	case SYS_epoll_pwait2:
+		if (a[4] && a[5] != 8)
+			return rlt_trap_masked_wait(nr, a);
+		return answer(rlt_pre_epoll_pwait2((int)a[0], (struct epoll_event *)a[1], (int)a[2],
+		                                   (const struct timespec *)a[3],
+		                                   (const sigset_t *)a[4]));
 	case SYS_socketpair: {
 		int *sv = (int *)a[3];
 		long rc = answer(socketpair((int)a[0], (int)a[1], (int)a[2], sv));
@@ -151,11 +210,6 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 		return rlt_trap_sigaction(a[0], a[1], a[2], a[3]);
 	case SYS_rt_sigprocmask:
 		return rlt_trap_sigprocmask(uc, a[0], a[1], a[2], a[3]);
-	case SYS_ppoll:
-	case SYS_pselect6:
-	case SYS_epoll_pwait:
-	case SYS_epoll_pwait2:
-		return rlt_trap_masked_wait(nr, a);
 	case SYS_execve:
 	case SYS_execveat:
 		return rlt_trap_exec(nr, a);

@@ -43,6 +43,12 @@ static void *state_of(const struct rlt__rt_rule *r, const struct rlt__rule_ver *
 	return conn_block ? (char *)conn_block + r->conn_off : NULL;
 }
 
+void *rlt__rule_state(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
+                      void *conn_block)
+{
+	return state_of(r, v, conn_block);
+}
+
 /* A redis-scope rule decides through its lease (scope_redis.c); every other rule through the
  * engine on its state (process memory, a connection block or a shared segment alike). */
 static enum rlt_verdict decide(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
@@ -100,6 +106,18 @@ static uint64_t available_keyed(const struct rlt__rt_rule *r, const struct rlt__
 	return rlt__keytab_available(r->keytab, &v->params, &k, now);
 }
 
+uint64_t rlt__available_rule(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
+                             void *conn_block, const struct rlt__peer *peer, rlt_ns_t now)
+{
+	void *st = state_of(r, v, conn_block);
+
+	if (!st && !r->keytab)
+		return UINT64_MAX; /* a connection-scope rule of a socket with no block */
+	return r->keytab  ? available_keyed(r, v, peer, now)
+	       : r->redis ? rlt__redis_available(r->redis, now)
+	                  : rlt_available(&v->params, st, now);
+}
+
 uint64_t rlt__available_peer(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
                              void *conn_block, const struct rlt__peer *peer, rlt_ns_t now)
 {
@@ -108,14 +126,11 @@ uint64_t rlt__available_peer(struct rlt__ruleset *rs, enum rlt_var var, uint32_t
 	for (unsigned i = 0; i < rs->n[var]; i++) {
 		const struct rlt__rt_rule *r = &rs->rules[var][i];
 		const struct rlt__rule_ver *v = rlt__ver(r);
-		void *st = state_of(r, v, conn_block);
-		if (!(mask & (1u << i)) || r->rule.unit != RLT_UNIT_BYTES || (!st && !r->keytab))
+		if (!(mask & (1u << i)) || r->rule.unit != RLT_UNIT_BYTES)
 			continue;
 		if (v->action == RLT_ACTION_DRY_RUN)
 			continue; /* it never holds a call back, so it never cuts one either */
-		uint64_t a = r->keytab  ? available_keyed(r, v, peer, now)
-		             : r->redis ? rlt__redis_available(r->redis, now)
-		                        : rlt_available(&v->params, st, now);
+		uint64_t a = rlt__available_rule(r, v, conn_block, peer, now);
 		if (a < least)
 			least = a;
 	}

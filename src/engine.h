@@ -40,6 +40,10 @@ int rlt__fw_carry(const struct rlt_params *old, void *old_state, const struct rl
 enum rlt_verdict rlt__token_decide(const struct rlt_params *p, void *state, rlt_ns_t now,
                                    uint64_t cost, enum rlt_mode mode, rlt_ns_t *at);
 
+/* engine_gcra.c: the first time a call costing `cost` would go on a token or leaky bucket's
+ * state, as the state stands (0: it would go at any time; nothing taken). */
+rlt_ns_t rlt__gcra_go_at(const struct rlt_params *p, void *state, uint64_t cost);
+
 /* engine.c: the retune of a rule whose states are many (one per connection, one per key) and
  * cannot all be carried: np continues old's ticks from `now`, so each state keeps its units,
  * which count at np's rate. 0, 1 (np too fast for old's ticks: it has its own, a state must be

@@ -204,6 +204,18 @@ gcra_decide(const struct rlt_params *p, tat_t *st, rlt_ns_t now, uint64_t cost,
 	}
 }
 
+rlt_ns_t rlt__gcra_go_at(const struct rlt_params *p, void *state, uint64_t cost)
+{
+	uint64_t tat = atomic_load_explicit((tat_t *)state, memory_order_relaxed);
+	uint64_t c = cost_ticks(p, cost);
+
+	if (c == 0)
+		return RLT_NS_NEVER;
+	if (p->algo == RLT_ALGO_LEAKY)
+		return ns_of(p, tat);
+	return tat + c > p->tau ? ns_of(p, tat + c - p->tau) : 0;
+}
+
 enum rlt_verdict rlt__token_decide(const struct rlt_params *p, void *state, rlt_ns_t now,
                                    uint64_t cost, enum rlt_mode mode, rlt_ns_t *at)
 {

@@ -40,8 +40,16 @@ uint64_t rlt__pace_piece_budget(const struct rlt__pace *p, struct rlt__ruleset *
 	if (p->var == RLT_VAR_RECV) {
 		/* What trickled in during the last call is not worth a call of its own: taking it
 		 * would read a few bytes at a time at full CPU. */
-		if (a < piece && (a >= piece / 2 || (a && p->rejects)))
+		if (a < piece && (a >= piece / 2 || (a && p->rejects))) {
 			piece = a;
+		} else if ((p->flags & RLT_PACE_NONBLOCK) && a > piece) {
+			/* a non-blocking receive takes what the budget allows now, as a send
+			 * does: an edge-triggered reader handed one piece of what the kernel
+			 * holds, with budget left, takes the short read for "drained" and is
+			 * never told again (no new edge comes while its sender waits) */
+			uint64_t want = p->total - p->done;
+			piece = a < want ? a : want;
+		}
 	} else {
 		/* a non-blocking send: what the budget allows now, if that is at least one piece
 		 * (an event loop that offers much is not made to come back for each piece) */

@@ -89,7 +89,8 @@ uint64_t rlt__pace_piece_budget(const struct rlt__pace *p, struct rlt__ruleset *
  * The size of the next real call (> 0 while p->done < p->total). Pieces: a receive asks the
  * kernel for no more than the budget allows now (below half a piece a delay rule waits for a
  * whole one rather than read a few bytes at a time at full CPU; a reject rule takes what there
- * is); a non-blocking send sends what the budget allows now when that is more than a piece.
+ * is); a non-blocking send or receive moves what the budget allows now when that is more than
+ * a piece.
  * rs, states and now are read only in those two cases (rlt__available). Inline, as is
  * rlt__pace_after: a conforming send pays for no call it does not need.
  */

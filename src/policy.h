@@ -228,6 +228,13 @@ uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask
                         void *conn_block, rlt_ns_t now);
 uint64_t rlt__available_peer(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
                              void *conn_block, const struct rlt__peer *peer, rlt_ns_t now);
+/* The engine state a call of rule r (block v) decides on: NULL for a keyed rule (its key's),
+ * a redis rule's lease, or a connection-scope rule of a socket with no block. */
+void *rlt__rule_state(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
+                      void *conn_block);
+/* ... of one rule (its block v, loaded by the caller): UINT64_MAX when it has no state here. */
+uint64_t rlt__available_rule(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
+                             void *conn_block, const struct rlt__peer *peer, rlt_ns_t now);
 
 /*
  * Asks for the lines a charge under `mask` of var will read of its rules (the rule's first

@@ -166,16 +166,7 @@ int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct
 	return (int)-RLT_SYS4(SYS_clock_nanosleep, clk, flags, req, rem);
 }
 
-int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *mask)
-{
-	return (int)rlt_trap_ret(RLT_SYS(SYS_ppoll, fds, n, t, mask, _NSIG / 8, 0));
-}
-
-int poll(struct pollfd *fds, nfds_t n, int ms)
-{
-	struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
-	return (int)rlt_trap_ret(RLT_SYS(SYS_ppoll, fds, n, ms < 0 ? NULL : &t, NULL, 0, 0));
-}
+/* poll and ppoll are the hooks' (preload/hook_poll.c), in this build too. */
 
 /* shm_open as the C library does it: a file of /dev/shm, never followed through a link. */
 static int shm_path(const char *name, char *path)

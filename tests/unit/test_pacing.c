@@ -135,6 +135,18 @@ static void the_half_piece_receive_rule(void **st)
 	/* a reject rule takes what there is, however little */
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 4 * MS), 409);
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 1 * MS), 102);
+
+	/* non-blocking: what the budget allows now, when more than a piece (an edge-triggered
+	 * reader must not be handed one piece of the kernel's data with budget left) */
+	load(RLT_VAR_RECV, "100KiB/s burst=8KiB");
+	rlt__pace_begin(&p, &rs, RLT_VAR_RECV, 1, 65536, RLT_PACE_NONBLOCK);
+	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 8192);
+	rlt__pace_begin(&p, &rs, RLT_VAR_RECV, 1, 4096, RLT_PACE_NONBLOCK);
+	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 4096);
+	take(RLT_VAR_RECV, T0, 8192);
+	/* below a piece, as before: half a piece or more is taken, less waits for a piece */
+	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 6 * MS), 614);
+	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 4 * MS), 1024);
 }
 
 /* A blocking receive under token buckets that delay without a max-wait is charged after it

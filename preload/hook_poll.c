@@ -1,0 +1,529 @@
+/*
+ * hook_poll.c: the waits (poll, ppoll, select, pselect, epoll_wait, epoll_pwait, epoll_pwait2)
+ * report a throttled socket ready only when the call they announce may go without waiting for
+ * its budget (src/ready.h), and return by the caller's timeout. Without this a wait reported
+ * data the budget did not allow yet, and the receive that followed slept for the budget, past
+ * the program's own deadline (curl --max-time: issue 17 row 14).
+ *
+ * How: the socket's event (POLLIN for a receive rule, POLLOUT for a send rule) is held back
+ * until it is due (rlt_pre_fd_held); the real wait is made without it and with the timeout
+ * cut to when it is due, then made again (a bounded loop; each round sleeps in the kernel, so
+ * it never spins). A wait on nothing throttled makes the real call at once: its cost is a
+ * look at each fd's entry (no system call, no lock). epoll's interest set is the kernel's, so
+ * the registrations of sockets are kept here (epoll_ctl) and a held socket's event is taken
+ * out of its registration (EPOLL_CTL_MOD) while it is held, put back when due: a re-armed
+ * edge-triggered registration (Go's netpoller) then gets its edge.
+ *
+ * Both fronts: the preload's exported hooks below, and the system-call front's dispatch
+ * (trap_dispatch.c), which calls the rlt_pre_* forms with the kernel's arguments.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/time.h>
+
+#include "clock.h"
+#include "preload.h"
+#include "ready.h"
+
+/* A wait goes round at most this often (each round sleeps until something is due). */
+#define ROUNDS_MAX 100000
+/* The held sockets of one poll or select call kept aside; more are not held. */
+#define HELD_MAX 64
+
+/* Whether any wait can hold a socket back: a send or receive rule exists and applies now. */
+static int may_hold(void)
+{
+	return (rlt_pre_vars_in_use & ((1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV))) &&
+	       atomic_load_explicit(&rlt_pre_active, memory_order_acquire) && !rlt__internal;
+}
+
+/* The events that announce a receive, a send (epoll's EPOLLIN... have the same values). */
+#define IN_EVENTS (POLLIN | POLLRDNORM)
+#define OUT_EVENTS (POLLOUT | POLLWRNORM)
+
+unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
+{
+	struct rlt_pre_fd *e;
+	unsigned held = 0;
+	rlt_ns_t t;
+
+	if (!(events & (IN_EVENTS | OUT_EVENTS)))
+		return 0;
+	e = rlt_pre_fd_get(fd);
+	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
+		return 0;
+	if ((events & IN_EVENTS) && e->mask[RLT_VAR_RECV]) {
+		t = rlt__ready_at(&rlt_pre_rules, RLT_VAR_RECV, e->mask[RLT_VAR_RECV],
+		                  rlt_pre_budget_states(e), &e->peer, now);
+		if (t > now) {
+			held |= events & IN_EVENTS;
+			*due = t < *due ? t : *due;
+		}
+	}
+	if ((events & OUT_EVENTS) && e->mask[RLT_VAR_SEND]) {
+		t = rlt__ready_at(&rlt_pre_rules, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
+		                  rlt_pre_budget_states(e), &e->peer, now);
+		if (t > now) {
+			held |= events & OUT_EVENTS;
+			*due = t < *due ? t : *due;
+		}
+	}
+	return held;
+}
+
+/* Whether fd is a socket whose events in `events` a rule may hold back: no clock read, no
+ * system call (but the first look at a never-seen fd), so that a wait on nothing throttled
+ * costs a look at each entry. */
+static int may_hold_fd(int fd, unsigned events)
+{
+	struct rlt_pre_fd *e;
+
+	if (fd < 0 || !(events & (IN_EVENTS | OUT_EVENTS)))
+		return 0;
+	e = rlt_pre_fd_get(fd);
+	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
+	       (((events & IN_EVENTS) && e->mask[RLT_VAR_RECV]) ||
+	        ((events & OUT_EVENTS) && e->mask[RLT_VAR_SEND]));
+}
+
+/* The caller's deadline from a relative timeout (NULL: none). */
+static rlt_ns_t deadline_of(const struct timespec *t, rlt_ns_t now)
+{
+	if (!t)
+		return RLT_NS_NEVER;
+	if (t->tv_sec < 0 || t->tv_nsec < 0)
+		return now;
+	if ((uint64_t)t->tv_sec > (RLT_NS_NEVER - now) / RLT_NS_PER_SEC / 2)
+		return RLT_NS_NEVER;
+	return now + (uint64_t)t->tv_sec * RLT_NS_PER_SEC + (uint64_t)t->tv_nsec;
+}
+
+/* The timeout of one round: until the deadline or what is due, whichever comes first. */
+static struct timespec *round_timeout(struct timespec *ts, rlt_ns_t deadline, rlt_ns_t due,
+                                      rlt_ns_t now)
+{
+	rlt_ns_t until = due < deadline ? due : deadline;
+
+	if (until == RLT_NS_NEVER)
+		return NULL;
+	until = until > now ? until - now : 0;
+	ts->tv_sec = (time_t)(until / RLT_NS_PER_SEC);
+	ts->tv_nsec = (long)(until % RLT_NS_PER_SEC);
+	return ts;
+}
+
+/* ----- poll, ppoll ----- */
+
+int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig)
+{
+	struct {
+		nfds_t i;
+		short held;
+	} aside[HELD_MAX];
+	rlt_ns_t now, deadline;
+
+	nfds_t i = 0;
+
+	if (may_hold())
+		while (i < n && !may_hold_fd(fds[i].fd, (unsigned)fds[i].events))
+			i++;
+	if (i == n)
+		return real_ppoll(fds, n, tmo, sig);
+	now = rlt__now();
+	deadline = deadline_of(tmo, now);
+	for (int round = 0; round < ROUNDS_MAX; round++) {
+		rlt_ns_t due = RLT_NS_NEVER;
+		unsigned k = 0;
+		struct timespec ts;
+		int rc;
+
+		for (i = 0; i < n && k < HELD_MAX; i++) {
+			unsigned h = fds[i].fd < 0 ? 0
+			                           : rlt_pre_fd_held(fds[i].fd, (unsigned)fds[i].events,
+			                                             now, &due);
+			if (h) {
+				aside[k].i = i;
+				aside[k++].held = (short)h;
+				fds[i].events &= (short)~h;
+			}
+		}
+		if (k == 0)
+			return real_ppoll(fds, n, round_timeout(&ts, deadline, RLT_NS_NEVER, now), sig);
+		rc = real_ppoll(fds, n, round_timeout(&ts, deadline, due, now), sig);
+		int err = errno;
+		for (unsigned j = 0; j < k; j++)
+			fds[aside[j].i].events |= aside[j].held;
+		errno = err;
+		if (rc != 0)
+			return rc;
+		now = rlt__now();
+		if (now >= deadline)
+			return 0;
+	}
+	return 0;
+}
+
+int rlt_pre_poll(struct pollfd *fds, nfds_t n, int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	return rlt_pre_ppoll(fds, n, ms < 0 ? NULL : &ts, NULL);
+}
+
+/* ----- select, pselect ----- */
+
+int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct timespec *tmo,
+                    const sigset_t *sig)
+{
+	fd_set in_r, in_w;
+	rlt_ns_t now, deadline;
+	int top = nfds > FD_SETSIZE ? FD_SETSIZE : nfds;
+
+	int fd = top;
+
+	if (may_hold() && (r || w))
+		for (fd = 0; fd < top && !may_hold_fd(fd, (r && FD_ISSET(fd, r) ? POLLIN : 0) |
+		                                             (w && FD_ISSET(fd, w) ? POLLOUT : 0));)
+			fd++;
+	if (fd >= top)
+		return real_pselect(nfds, r, w, x, tmo, sig);
+	/* what the program asked for: each round starts from it, as select writes the sets */
+	FD_ZERO(&in_r);
+	FD_ZERO(&in_w);
+	fd_set in_x;
+	FD_ZERO(&in_x);
+	for (fd = 0; fd < top; fd++) {
+		if (r && FD_ISSET(fd, r))
+			FD_SET(fd, &in_r);
+		if (w && FD_ISSET(fd, w))
+			FD_SET(fd, &in_w);
+		if (x && FD_ISSET(fd, x))
+			FD_SET(fd, &in_x);
+	}
+	now = rlt__now();
+	deadline = deadline_of(tmo, now);
+	for (int round = 0; round < ROUNDS_MAX; round++) {
+		rlt_ns_t due = RLT_NS_NEVER;
+		struct timespec ts;
+		int held = 0, rc;
+
+		for (fd = 0; fd < top; fd++) {
+			unsigned ev = (FD_ISSET(fd, &in_r) ? POLLIN : 0) |
+			              (FD_ISSET(fd, &in_w) ? POLLOUT : 0);
+			unsigned h = ev ? rlt_pre_fd_held(fd, ev, now, &due) : 0;
+			if (r && FD_ISSET(fd, &in_r) && !(h & POLLIN))
+				FD_SET(fd, r);
+			else if (r)
+				FD_CLR(fd, r);
+			if (w && FD_ISSET(fd, &in_w) && !(h & POLLOUT))
+				FD_SET(fd, w);
+			else if (w)
+				FD_CLR(fd, w);
+			if (x && FD_ISSET(fd, &in_x))
+				FD_SET(fd, x);
+			held |= h != 0;
+		}
+		if (!held)
+			return real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, RLT_NS_NEVER, now),
+			                    sig);
+		rc = real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, due, now), sig);
+		if (rc != 0)
+			return rc;
+		now = rlt__now();
+		if (now >= deadline)
+			return 0;
+	}
+	return 0;
+}
+
+int rlt_pre_select(int nfds, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv)
+{
+	struct timespec ts;
+	rlt_ns_t start = 0;
+	int rc;
+
+	if (tv) {
+		if (tv->tv_sec < 0 || tv->tv_usec < 0)
+			return rlt_pre_fail(EINVAL);
+		ts.tv_sec = tv->tv_sec + tv->tv_usec / 1000000;
+		ts.tv_nsec = (long)(tv->tv_usec % 1000000) * 1000;
+		start = rlt__now();
+	}
+	rc = rlt_pre_pselect(nfds, r, w, x, tv ? &ts : NULL, NULL);
+	if (tv) {
+		/* Linux's select leaves the time not slept in *tv */
+		int err = errno;
+		rlt_ns_t asked = (uint64_t)ts.tv_sec * RLT_NS_PER_SEC + (uint64_t)ts.tv_nsec;
+		rlt_ns_t spent = rlt__now() - start;
+		rlt_ns_t left = spent < asked ? asked - spent : 0;
+		tv->tv_sec = (time_t)(left / RLT_NS_PER_SEC);
+		tv->tv_usec = (suseconds_t)(left % RLT_NS_PER_SEC / 1000);
+		errno = err;
+	}
+	return rc;
+}
+
+/* ----- epoll ----- */
+
+/*
+ * The registrations of sockets on epoll instances, kept so that a wait knows which of its
+ * sockets to look at and what to put back. A fixed table (no allocation in a hook), found by
+ * (epfd, fd); a registration the kernel dropped with its last fd is found stale by the
+ * EPOLL_CTL_MOD that fails, and its slot freed. A registration beyond the table is not held
+ * back (its receive then waits for its budget, as before). One thread at a time changes a
+ * slot (`busy`); a wait that finds a slot busy leaves it to the other thread.
+ */
+#define REGS_MAX 256
+struct reg {
+	_Atomic int epfd; /* the instance + 1; 0: free */
+	_Atomic int fd;
+	_Atomic uint32_t events;  /* as the program registered them */
+	_Atomic uint64_t data;
+	_Atomic uint32_t held;    /* what is taken out of the kernel's registration now */
+	_Atomic int busy;
+};
+static struct reg regs[REGS_MAX];
+static _Atomic unsigned regs_top; /* slots ever used: a wait looks at these */
+
+static struct reg *reg_find(int epfd, int fd)
+{
+	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
+
+	for (unsigned i = 0; i < top; i++)
+		if (atomic_load_explicit(&regs[i].epfd, memory_order_acquire) == epfd + 1 &&
+		    atomic_load_explicit(&regs[i].fd, memory_order_relaxed) == fd)
+			return &regs[i];
+	return NULL;
+}
+
+static void reg_set(struct reg *g, const struct epoll_event *ev)
+{
+	atomic_store_explicit(&g->events, ev->events, memory_order_relaxed);
+	atomic_store_explicit(&g->data, ev->data.u64, memory_order_relaxed);
+	atomic_store_explicit(&g->held, 0, memory_order_relaxed);
+}
+
+static void reg_add(int epfd, int fd, const struct epoll_event *ev)
+{
+	struct reg *g = reg_find(epfd, fd);
+
+	for (unsigned i = 0; !g && i < REGS_MAX; i++) {
+		int zero = 0;
+		/* the fd first: a wait that sees the epfd sees an fd that goes with it */
+		if (atomic_load_explicit(&regs[i].epfd, memory_order_relaxed) == 0 &&
+		    !atomic_exchange_explicit(&regs[i].busy, 1, memory_order_acquire)) {
+			if (atomic_load_explicit(&regs[i].epfd, memory_order_relaxed) == 0) {
+				atomic_store_explicit(&regs[i].fd, fd, memory_order_relaxed);
+				reg_set(&regs[i], ev);
+				atomic_compare_exchange_strong(&regs[i].epfd, &zero, epfd + 1);
+				g = &regs[i];
+				unsigned top = atomic_load(&regs_top);
+				while (top < i + 1 &&
+				       !atomic_compare_exchange_weak(&regs_top, &top, i + 1))
+					;
+			}
+			atomic_store_explicit(&regs[i].busy, 0, memory_order_release);
+			if (g)
+				return;
+		}
+	}
+	if (g)
+		reg_set(g, ev);
+}
+
+int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	int rc = real_epoll_ctl(epfd, op, fd, ev);
+	struct rlt_pre_fd *e;
+
+	if (rc != 0 || !may_hold())
+		return rc;
+	int err = errno;
+	if (op == EPOLL_CTL_DEL) {
+		struct reg *g = reg_find(epfd, fd);
+		if (g)
+			atomic_store_explicit(&g->epfd, 0, memory_order_release);
+	} else if ((op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD) && ev) {
+		e = rlt_pre_fd_get(fd);
+		/* a socket (its rules may come with its connect); a one-shot registration is the
+		 * program's to re-arm, so it is not touched */
+		if (e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
+		    !(ev->events & EPOLLONESHOT))
+			reg_add(epfd, fd, ev);
+		else if (op == EPOLL_CTL_MOD) {
+			struct reg *g = reg_find(epfd, fd);
+			if (g)
+				atomic_store_explicit(&g->epfd, 0, memory_order_release);
+		}
+	}
+	errno = err;
+	return rc;
+}
+
+/* Brings epfd's registrations in line with their budgets; the earliest time one held is due. */
+static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
+{
+	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
+	rlt_ns_t due = RLT_NS_NEVER;
+
+	for (unsigned i = 0; i < top; i++) {
+		struct reg *g = &regs[i];
+		if (atomic_load_explicit(&g->epfd, memory_order_acquire) != epfd + 1)
+			continue;
+		int fd = atomic_load_explicit(&g->fd, memory_order_relaxed);
+		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
+		unsigned h = rlt_pre_fd_held(fd, events, now, &due);
+		if (h == atomic_load_explicit(&g->held, memory_order_relaxed) ||
+		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
+			continue;
+		struct epoll_event ev = {.events = events & ~h};
+		ev.data.u64 = atomic_load_explicit(&g->data, memory_order_relaxed);
+		if (real_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+			atomic_store_explicit(&g->held, h, memory_order_relaxed);
+		else if (errno == ENOENT || errno == EBADF)
+			atomic_store_explicit(&g->epfd, 0, memory_order_release); /* gone */
+		atomic_store_explicit(&g->busy, 0, memory_order_release);
+	}
+	return due;
+}
+
+/* One round of an epoll wait that holds something back: epoll_pwait in whole ms, rounded up
+ * (epoll_pwait2 is Linux 5.11's and not in every C library). */
+static int epoll_round(int epfd, struct epoll_event *evs, int max, rlt_ns_t deadline,
+                       rlt_ns_t due, rlt_ns_t now, const sigset_t *sig)
+{
+	rlt_ns_t until = due < deadline ? due : deadline;
+	int ms = -1;
+
+	if (until != RLT_NS_NEVER) {
+		rlt_ns_t left = until > now ? until - now : 0;
+		uint64_t m = (left + 999999) / 1000000;
+		ms = m > INT_MAX ? INT_MAX : (int)m;
+	}
+	return real_epoll_pwait(epfd, evs, max, ms, sig);
+}
+
+/* The wait of epoll_wait, epoll_pwait (tmo from ms) and epoll_pwait2. */
+static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
+                           const struct timespec *tmo, const sigset_t *sig)
+{
+	rlt_ns_t now = rlt__now(), deadline = deadline_of(tmo, now);
+	int saved = errno;
+
+	for (int round = 0; round < ROUNDS_MAX; round++) {
+		rlt_ns_t due = epoll_hold(epfd, now);
+		errno = saved;
+		int rc = epoll_round(epfd, evs, max, deadline, due, now, sig);
+		if (rc != 0 || due == RLT_NS_NEVER)
+			return rc;
+		now = rlt__now();
+		if (now >= deadline)
+			return 0;
+	}
+	return 0;
+}
+
+/* Whether an epoll wait has registrations to look at. */
+static int epoll_tracked(void)
+{
+	return may_hold() && atomic_load_explicit(&regs_top, memory_order_acquire) != 0;
+}
+
+int rlt_pre_epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct timespec *tmo,
+                         const sigset_t *sig)
+{
+	if (!epoll_tracked())
+		return real_epoll_pwait2 ? real_epoll_pwait2(epfd, evs, max, tmo, sig)
+		                         : rlt_pre_fail(ENOSYS);
+	return epoll_held_wait(epfd, evs, max, tmo, sig);
+}
+
+int rlt_pre_epoll_pwait(int epfd, struct epoll_event *evs, int max, int ms, const sigset_t *sig)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	if (!epoll_tracked())
+		return real_epoll_pwait(epfd, evs, max, ms, sig);
+	return epoll_held_wait(epfd, evs, max, ms < 0 ? NULL : &ts, sig);
+}
+
+/* ----- the hooks ----- */
+
+/* poll and ppoll in both builds: the freestanding one's own calls (the Redis client) come
+ * here too, and pass (rlt__internal, or nothing throttled). */
+RLT_EXPORT int poll(struct pollfd *fds, nfds_t n, int ms)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_poll(fds, n, ms);
+}
+
+RLT_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *s)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_ppoll(fds, n, t, s);
+}
+
+#ifndef RLT_NOLIBC
+/* fortify's forms (_FORTIFY_SOURCE): the C library's headers do not declare them */
+int __poll_chk(struct pollfd *fds, nfds_t n, int ms, size_t len);
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *s,
+                size_t len);
+
+RLT_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int ms, size_t len)
+{
+	(void)len;
+	return poll(fds, n, ms);
+}
+
+RLT_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t,
+                           const sigset_t *s, size_t len)
+{
+	(void)len;
+	return ppoll(fds, n, t, s);
+}
+
+RLT_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_select(nfds, r, w, x, tv);
+}
+
+RLT_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct timespec *t,
+                       const sigset_t *s)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_pselect(nfds, r, w, x, t, s);
+}
+
+RLT_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_epoll_ctl(epfd, op, fd, ev);
+}
+
+RLT_EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int max, int ms)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_epoll_pwait(epfd, evs, max, ms, NULL);
+}
+
+RLT_EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max, int ms,
+                           const sigset_t *s)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_epoll_pwait(epfd, evs, max, ms, s);
+}
+
+RLT_EXPORT int epoll_pwait2(int epfd, struct epoll_event *evs, int max,
+                            const struct timespec *t, const sigset_t *s)
+{
+	rlt_pre_ensure_real();
+	return rlt_pre_epoll_pwait2(epfd, evs, max, t, s);
+}
+#endif
