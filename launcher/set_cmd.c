@@ -16,6 +16,7 @@
 #include "launcher.h"
 #include "publish.h"
 #include "rule_set.h"
+#include "shm_set.h"
 
 /* How long `set` waits for a busy process to answer (it answers at its next throttled call,
  * or within a wait slice when a thread waits). */

@@ -11,6 +11,7 @@
 #include "keytab.h"
 #include "policy.h"
 #include "rule_set.h"
+#include "shm_set.h"
 #include "publish.h"
 #include "scope_redis.h"
 #include "stats_count.h"

@@ -15,6 +15,7 @@
 #include "policy.h"
 #include "publish.h"
 #include "rule_set.h"
+#include "shm_set.h"
 #include "scope_shm.h"
 
 #define MS 1000000ull
