@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 
+#include "charge.h"
 #include "clock.h"
 #include "engine.h"
 #include "keytab.h"
@@ -508,7 +509,7 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
 }
 
 /* The settle of a ticket whose call did not move all it was charged, or whose units were not
- * counted at the charge (it waited); rlt__settle (policy.h) returns before it otherwise. */
+ * counted at the charge (it waited); rlt__settle (charge.h) returns before it otherwise. */
 void rlt__settle_rest(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
                       uint64_t msgs_used)
 {

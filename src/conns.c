@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conns.h"
 #include "keytab.h"
 #include "policy.h"
 #include "proc_stat.h"

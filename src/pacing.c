@@ -5,6 +5,7 @@
  * where the preload read what the budget allowed, and held a reservation while it waited for
  * data where the preload held none. The fronts now differ only in how they wait.
  */
+#include "charge.h"
 #include "pacing.h"
 
 void rlt__pace_begin(struct rlt__pace *p, const struct rlt__ruleset *rs, enum rlt_var var,

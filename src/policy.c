@@ -10,6 +10,7 @@
 #include <sys/un.h>
 
 #include "clock.h"
+#include "conns.h"
 #include "keytab.h"
 #include "policy.h"
 #include "scope_redis.h"

@@ -11,6 +11,7 @@
 #include "keytab.h"
 #include "policy.h"
 #include "publish.h"
+#include "ruleset_fork.h"
 #include "stats_count.h"
 
 /* What a fork owns: the process-scope states of the rules that decide (RLT_CONNS counts and

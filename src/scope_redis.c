@@ -30,10 +30,6 @@
 #include "redis_scripts.h"
 #include "scope_redis.h"
 
-#ifndef RLT_NOLIBC /* there a field of the thread block (policy.h) */
-_Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
-#endif
-
 void (*rlt__scope_log)(int level, const char *fmt, ...);
 
 #define TIMEOUT_US 50000 /* the connect; then the requests of one refill and their replies */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "connect_attempt.h"
 #include "internal.h"
 
 struct rlt_sup_sock rlt_sup_not_a_socket;

@@ -14,6 +14,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "charge.h"
+#include "conns.h"
 #include "pacing.h"
 #include "policy.h"
 #include "settings.h"

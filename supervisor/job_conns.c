@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conns.h"
 #include "internal.h"
 
 /*

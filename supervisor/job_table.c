@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "charge.h"
 #include "clock.h"
 #include "internal.h"
 #include "policy.h"

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "connect_attempt.h"
 #include "internal.h"
 
 static void answer_continue(struct rlt_sup *s, uint64_t id)

@@ -18,6 +18,7 @@
 
 #include "internal.h"
 #include "publish.h"
+#include "ruleset_fork.h"
 
 static unsigned proc_bucket(pid_t p)
 {

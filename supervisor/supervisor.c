@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conns.h"
 #include "ruleset_env.h"
 #include "settings.h"
 #include "publish.h"

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "charge.h"
+#include "conns.h"
 #include "testutil.h"
 #include "clock.h"
 #include "keytab.h"

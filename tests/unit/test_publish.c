@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "charge.h"
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "charge.h"
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "charge.h"
+#include "ruleset_fork.h"
 #include "testutil.h"
 #include "clock.h"
 #include "keytab.h"

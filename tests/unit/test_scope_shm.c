@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conns.h"
 #include "testutil.h"
 #include "clock.h"
 #include "keytab.h"
