@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "launcher.h"
 #include "publish.h"
+#include "publish_read.h"
 #include "rule_set.h"
 #include "shm_set.h"
 

@@ -19,6 +19,7 @@
 #include "proc_stat.h"
 #include "publish.h"
 #include "publish_page.h"
+#include "publish_read.h"
 
 /* "UID-PID-START" after the prefix, digits only, each in range. */
 static int parse_name(const char *s, uid_t *uid, pid_t *pid, uint64_t *start)

@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "engine.h"
+#include "engine_lock.h"
 #include "hiredis_dl.h"
 #include "keytab.h"
 #include "policy.h"
@@ -52,7 +53,7 @@ struct rlt__redis {
 	_Atomic uint64_t deny_until;  /* local ns: Redis said no call conforms before this, so
 	                                 action=reject calls are denied without asking again */
 
-	/* The slow path, under `lock` (engine.h: a signal handler that interrupted this thread's
+	/* The slow path, under `lock` (engine_lock.h: a signal handler that interrupted this thread's
 	 * refill finds it its own and takes the fallback; a fork child finds it free). */
 	struct rlt__lock lock;
 	struct rlt__redis_conn conn; /* conn.ctx NULL until needed, or after an error */

@@ -1,7 +1,7 @@
 /*
  * nolibc.h: the C library subset the in-process handler links (issue 21, item 5), as its
  * callers see it. The freestanding build (make trap-elf) pre-includes this header in every
- * file, so that the core's per-thread variables (redis_client.h, engine.h) and errno find the
+ * file, so that the core's per-thread variables (redis_client.h, engine_lock.h) and errno find the
  * thread block below instead of TLS: in a static or Go program the program owns %fs.
  *
  * The thread block contract: the handler runs on a stack of its own per thread, RLT_TRAP_STACK

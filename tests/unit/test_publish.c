@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "charge.h"
+#include "publish_read.h"
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"
