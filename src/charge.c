@@ -12,6 +12,7 @@
 #include "keytab.h"
 #include "policy.h"
 #include "rule_set.h"
+#include "scope_redis_key.h"
 #include "shm_set.h"
 #include "publish.h"
 #include "scope_redis.h"

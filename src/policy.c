@@ -14,6 +14,7 @@
 #include "keytab.h"
 #include "policy.h"
 #include "scope_redis.h"
+#include "scope_redis_key.h"
 #include "scope_shm.h"
 
 /* How much time of the rate one real call moves at most: small enough that a long transfer

@@ -31,7 +31,7 @@ struct rlt_trap_thread {
 	int err;                  /* errno (__errno_location) */
 	uint32_t lock_self;       /* engine_lock.c: this thread's lock id (rlt__lock_self) */
 	int internal;             /* redis_client.h: the library's own calls pass (rlt__internal) */
-	int refilling;            /* scope_redis.c: this thread is in a Redis round trip */
+	int refilling;            /* scope_redis.h: this thread is in a Redis round trip */
 	int alt_moved;            /* trap_stack.c: the thread's signal stack is ours meanwhile */
 	void *uc;                 /* the trapped call's context (ucontext_t): rax gets the answer */
 };
