@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "engine.h"
 #include "keytab.h"
+#include "keytab_key.h"
 #include "policy.h"
 #include "rule_set.h"
 #include "scope_redis_key.h"

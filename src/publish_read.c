@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "error.h"
 #include "keytab.h"
+#include "keytab_key.h"
 #include "proc_stat.h"
 #include "publish.h"
 #include "publish_page.h"

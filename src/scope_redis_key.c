@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "engine_lock.h"
 #include "keytab.h"
+#include "keytab_key.h"
 #include "redis_client.h"
 #include "scope_redis.h"
 #include "scope_redis_key.h"

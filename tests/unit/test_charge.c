@@ -11,6 +11,7 @@
 
 #include "charge.h"
 #include "conns.h"
+#include "keytab_key.h"
 #include "testutil.h"
 #include "clock.h"
 #include "keytab.h"

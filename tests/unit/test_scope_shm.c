@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "conns.h"
+#include "keytab_key.h"
 #include "testutil.h"
 #include "clock.h"
 #include "keytab.h"
