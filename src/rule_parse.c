@@ -834,16 +834,9 @@ static int next_token(const char **p, const char *end, struct span *t)
 	return 1;
 }
 
-static int parse_rule(const struct ctx *c, struct rlt_rule *r)
+/* A rule's fields before any of its words is read: each key's default for the variable. */
+static void rule_defaults(const struct ctx *c, struct rlt_rule *r)
 {
-	const char *p = c->rule, *end = c->rule + c->rule_len, *peek;
-	struct span rate, t, val[K_COUNT];
-	int has[K_COUNT] = { 0 };
-	uint64_t burst = 0;
-	struct rlt_error e;
-	struct qbuf q1;
-	int rc;
-
 	memset(r, 0, sizeof *r);
 	r->var = c->var;
 	mask_secrets(c->rule, c->rule_len, r->text, sizeof r->text);
@@ -862,20 +855,39 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 	r->port_lo = 0;
 	r->port_hi = 65535;
 	r->family = RLT_FAMILY_INET;
+}
 
-	next_token(&p, end, &rate); /* the caller made sure the rule is not blank */
-	peek = p;
+/* The rule's first word, its rate (RLT_CONNS: its count), into *rate and r. */
+static int read_rate(const struct ctx *c, const char **p, const char *end, struct span *rate,
+                     struct rlt_rule *r)
+{
+	const char *peek;
+	struct span t;
+	struct qbuf q1;
+
+	next_token(p, end, rate); /* the caller made sure the rule is not blank */
+	peek = *p;
 	/* "10 /s" or "10/ s": a rate cut in two by a space, which is worth saying as such. */
 	if (next_token(&peek, end, &t) && !memchr(t.s, '=', t.n) &&
-	    ((t.s[0] == '/' && !memchr(rate.s, '/', rate.n)) || rate.s[rate.n - 1] == '/'))
+	    ((t.s[0] == '/' && !memchr(rate->s, '/', rate->n)) || rate->s[rate->n - 1] == '/'))
 		return fail(c, "rate: \"%s\" has a space in it: write the rate as one word, e.g. 10/s",
-		            qp(&q1, rate.s, (size_t)(t.s + t.n - rate.s)));
-	rc = c->var == RLT_VAR_CONNS ? parse_conns(c, rate, r) : parse_rate(c, rate, r);
-	if (rc)
-		return rc;
+		            qp(&q1, rate->s, (size_t)(t.s + t.n - rate->s)));
+	return c->var == RLT_VAR_CONNS ? parse_conns(c, *rate, r) : parse_rate(c, *rate, r);
+}
 
-	/* Keys are collected first and read in a fixed order below, since what a value means can
-	 * depend on another key (burst on the rate's unit, fallback on the scope). */
+/* The key=value words after the rate, each key at most once. */
+struct keyvals {
+	struct span val[K_COUNT];
+	int has[K_COUNT];
+};
+
+/* Keys are collected first and read in a fixed order after, since what a value means can depend
+ * on another key (burst on the rate's unit, fallback on the scope). */
+static int collect_keys(const struct ctx *c, const char *p, const char *end, struct keyvals *kv)
+{
+	struct span t;
+	struct qbuf q1;
+
 	while (next_token(&p, end, &t)) {
 		const char *eq = memchr(t.s, '=', t.n);
 		struct span k;
@@ -890,26 +902,36 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 			return fail(c, "unknown key \"%s\" (algo, burst, action, max-wait, errno, scope, "
 			               "fallback, peer, port, family, key, keys)",
 			            qp(&q1, k.s, k.n));
-		if (has[key])
+		if (kv->has[key])
 			return fail(c, "%s is given twice", key_names[key]);
-		val[key] = (struct span){ eq + 1, t.n - k.n - 1 };
-		if (val[key].n == 0)
+		kv->val[key] = (struct span){ eq + 1, t.n - k.n - 1 };
+		if (kv->val[key].n == 0)
 			return fail(c, "%s: no value after \"=\"", key_names[key]);
-		has[key] = 1;
+		kv->has[key] = 1;
 	}
+	return 0;
+}
 
-	if (c->var == RLT_VAR_CONNS && (has[K_ALGO] || has[K_BURST]))
+/* algo= and burst=: how the rate is enforced. */
+static int apply_algo(const struct ctx *c, const struct keyvals *kv, struct span rate,
+                      struct rlt_rule *r)
+{
+	struct qbuf q1;
+	uint64_t burst = 0;
+	int rc;
+
+	if (c->var == RLT_VAR_CONNS && (kv->has[K_ALGO] || kv->has[K_BURST]))
 		return fail(c, "%s does not apply: RLT_CONNS limits connections open at once",
-		            has[K_ALGO] ? "algo" : "burst");
-	if (has[K_ALGO]) {
+		            kv->has[K_ALGO] ? "algo" : "burst");
+	if (kv->has[K_ALGO]) {
 		int a = -1;
 		for (int k = 0; k < RLT_ALGO_COUNT && a < 0; k++)
-			if (span_is(val[K_ALGO], rlt_algo_name((enum rlt_algo)k)))
+			if (span_is(kv->val[K_ALGO], rlt_algo_name((enum rlt_algo)k)))
 				a = k;
 		if (a < 0)
 			return fail(c, "algo: unknown \"%s\" (token, leaky, fixed-window, "
 			               "sliding-window, sliding-log)",
-			            qp(&q1, val[K_ALGO].s, val[K_ALGO].n));
+			            qp(&q1, kv->val[K_ALGO].s, kv->val[K_ALGO].n));
 		r->algo = (enum rlt_algo)a;
 	}
 	if (r->algo == RLT_ALGO_SLIDING_LOG) {
@@ -925,8 +947,8 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 			            r->unit == RLT_UNIT_MSGS ? "message" : "call",
 			            (unsigned long long)RLT_LOG_MAX_LIMIT, qp(&q1, rate.s, rate.n));
 	}
-	if (has[K_BURST]) {
-		rc = parse_burst(c, val[K_BURST], r, &burst);
+	if (kv->has[K_BURST]) {
+		rc = parse_burst(c, kv->val[K_BURST], r, &burst);
 		if (rc)
 			return rc;
 		/* rlthrottle(7) RULES: a window's count is its limit and burst is ignored. It was checked, but
@@ -935,87 +957,128 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 			burst = 0;
 		r->burst = burst;
 	}
-	if (has[K_ACTION]) {
-		int a = lookup(val[K_ACTION], action_names, COUNT_OF(action_names));
+	return 0;
+}
+
+/* action=, max-wait=, errno=: what a call that does not conform gets. */
+static int apply_action(const struct ctx *c, const struct keyvals *kv, struct rlt_rule *r)
+{
+	struct qbuf q1;
+	int rc;
+
+	if (kv->has[K_ACTION]) {
+		int a = lookup(kv->val[K_ACTION], action_names, COUNT_OF(action_names));
 		if (a < 0)
 			return fail(c, "action: unknown \"%s\" (delay, reject, dry-run)",
-			            qp(&q1, val[K_ACTION].s, val[K_ACTION].n));
+			            qp(&q1, kv->val[K_ACTION].s, kv->val[K_ACTION].n));
 		r->action = (enum rlt_action)a;
 	}
-	if (has[K_MAX_WAIT]) {
+	if (kv->has[K_MAX_WAIT]) {
 		/* dry-run keeps it: it counts what delay with this max-wait would have done */
 		if (r->action == RLT_ACTION_REJECT)
 			return fail(c, "max-wait applies only with action=delay (or dry-run): a "
 			               "rejected call does not wait");
-		rc = parse_max_wait(c, val[K_MAX_WAIT], &r->max_wait_ns);
+		rc = parse_max_wait(c, kv->val[K_MAX_WAIT], &r->max_wait_ns);
 		if (rc)
 			return rc;
 	}
-	if (has[K_ERRNO]) {
-		rc = parse_errno(c, val[K_ERRNO], &r->err);
+	if (kv->has[K_ERRNO])
+		return parse_errno(c, kv->val[K_ERRNO], &r->err);
+	return 0;
+}
+
+/* scope= and fallback=: where the budget lives. */
+static int apply_scope(const struct ctx *c, const struct keyvals *kv, struct rlt_rule *r)
+{
+	struct qbuf q1;
+	int rc;
+
+	if (kv->has[K_SCOPE]) {
+		rc = parse_scope(c, kv->val[K_SCOPE], r);
 		if (rc)
 			return rc;
 	}
-	if (has[K_SCOPE]) {
-		rc = parse_scope(c, val[K_SCOPE], r);
-		if (rc)
-			return rc;
-	}
-	if (has[K_FALLBACK]) {
+	if (kv->has[K_FALLBACK]) {
 		int f;
 		if (r->scope != RLT_SCOPE_REDIS)
 			return fail(c, "fallback applies only to a redis:// scope");
-		f = lookup(val[K_FALLBACK], fallback_names, COUNT_OF(fallback_names));
+		f = lookup(kv->val[K_FALLBACK], fallback_names, COUNT_OF(fallback_names));
 		if (f < 0)
 			return fail(c, "fallback: unknown \"%s\" (local, allow, deny)",
-			            qp(&q1, val[K_FALLBACK].s, val[K_FALLBACK].n));
+			            qp(&q1, kv->val[K_FALLBACK].s, kv->val[K_FALLBACK].n));
 		r->fallback = (enum rlt_fallback)f;
 	}
-	if (has[K_PEER]) {
-		rc = parse_peer(c, val[K_PEER], r);
+	return 0;
+}
+
+/* peer=, port=, family=: which calls the rule counts. */
+static int apply_filters(const struct ctx *c, const struct keyvals *kv, struct rlt_rule *r)
+{
+	struct qbuf q1;
+	int rc;
+
+	if (kv->has[K_PEER]) {
+		rc = parse_peer(c, kv->val[K_PEER], r);
 		if (rc)
 			return rc;
 	}
-	if (has[K_PORT]) {
-		rc = parse_port(c, val[K_PORT], r);
+	if (kv->has[K_PORT]) {
+		rc = parse_port(c, kv->val[K_PORT], r);
 		if (rc)
 			return rc;
 	}
-	if (has[K_FAMILY]) {
-		int f = lookup(val[K_FAMILY], family_names, COUNT_OF(family_names));
+	if (kv->has[K_FAMILY]) {
+		int f = lookup(kv->val[K_FAMILY], family_names, COUNT_OF(family_names));
 		if (f < 0)
 			return fail(c, "family: unknown \"%s\" (inet, unix, all)",
-			            qp(&q1, val[K_FAMILY].s, val[K_FAMILY].n));
+			            qp(&q1, kv->val[K_FAMILY].s, kv->val[K_FAMILY].n));
 		r->family = (enum rlt_family)f;
 	}
 	/* A unix socket has no address or port: such a rule would match nothing. */
-	if (r->family == RLT_FAMILY_UNIX && (has[K_PEER] || has[K_PORT]))
+	if (r->family == RLT_FAMILY_UNIX && (kv->has[K_PEER] || kv->has[K_PORT]))
 		return fail(c, "%s does not apply to family=unix: a unix socket has no %s",
-		            has[K_PEER] ? "peer" : "port", has[K_PEER] ? "IP address" : "port");
+		            kv->has[K_PEER] ? "peer" : "port", kv->has[K_PEER] ? "IP address" : "port");
+	return 0;
+}
 
-	if (has[K_KEYS] && !has[K_KEY])
+/* key= and keys=: one budget per key value. */
+static int apply_key(const struct ctx *c, const struct keyvals *kv, struct rlt_rule *r)
+{
+	struct qbuf q1;
+	int rc;
+
+	if (kv->has[K_KEYS] && !kv->has[K_KEY])
 		return fail(c, "keys applies only with key=: it bounds how many keys are tracked");
-	if (has[K_KEY]) {
-		rc = parse_key(c, val[K_KEY], r);
+	if (!kv->has[K_KEY])
+		return 0;
+	rc = parse_key(c, kv->val[K_KEY], r);
+	if (rc)
+		return rc;
+	r->keys = RLT_KEYS_DEFAULT;
+	if (kv->has[K_KEYS]) {
+		uint64_t x = 0;
+		rc = rlt__parse_count(kv->val[K_KEYS].s, kv->val[K_KEYS].n, RLT_KEYS_MAX, &x);
 		if (rc)
-			return rc;
-		r->keys = RLT_KEYS_DEFAULT;
-		if (has[K_KEYS]) {
-			uint64_t x = 0;
-			rc = rlt__parse_count(val[K_KEYS].s, val[K_KEYS].n, RLT_KEYS_MAX, &x);
-			if (rc)
-				return fail(c, "keys: \"%s\" is not a count in 1..%u",
-				            qp(&q1, val[K_KEYS].s, val[K_KEYS].n), RLT_KEYS_MAX);
-			r->keys = (uint32_t)x;
-		}
-		/* One socket has one peer and one port: a key could never split its budget. */
-		if (r->scope == RLT_SCOPE_CONNECTION)
-			return fail(c, "key does not apply to scope=connection: a connection has one "
-			               "peer and one port");
-		if (r->family == RLT_FAMILY_UNIX)
-			return fail(c, "key does not apply to family=unix: a unix socket has no %s",
-			            r->key == RLT_KEY_PORT ? "port" : "IP address");
+			return fail(c, "keys: \"%s\" is not a count in 1..%u",
+			            qp(&q1, kv->val[K_KEYS].s, kv->val[K_KEYS].n), RLT_KEYS_MAX);
+		r->keys = (uint32_t)x;
 	}
+	/* One socket has one peer and one port: a key could never split its budget. */
+	if (r->scope == RLT_SCOPE_CONNECTION)
+		return fail(c, "key does not apply to scope=connection: a connection has one "
+		               "peer and one port");
+	if (r->family == RLT_FAMILY_UNIX)
+		return fail(c, "key does not apply to family=unix: a unix socket has no %s",
+		            r->key == RLT_KEY_PORT ? "port" : "IP address");
+	return 0;
+}
+
+/* The engine's params from the rule, and the canonical form's length checked. */
+static int finish_rule(const struct ctx *c, struct span rate, struct rlt_rule *r)
+{
+	struct rlt_error e;
+	struct qbuf q1;
+	int rc;
 
 	if (c->var != RLT_VAR_CONNS) {
 		e.msg[0] = '\0';
@@ -1034,6 +1097,31 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 		               "the scope's host or NAME",
 		            RLT_RULE_TEXT_MAX);
 	return 0;
+}
+
+/* One rule: its rate, then its keys, each read in the order the others' meaning needs. */
+static int parse_rule(const struct ctx *c, struct rlt_rule *r)
+{
+	const char *p = c->rule, *end = c->rule + c->rule_len;
+	struct keyvals kv = { .has = { 0 } };
+	struct span rate;
+	int rc;
+
+	rule_defaults(c, r);
+	rc = read_rate(c, &p, end, &rate, r);
+	if (!rc)
+		rc = collect_keys(c, p, end, &kv);
+	if (!rc)
+		rc = apply_algo(c, &kv, rate, r);
+	if (!rc)
+		rc = apply_action(c, &kv, r);
+	if (!rc)
+		rc = apply_scope(c, &kv, r);
+	if (!rc)
+		rc = apply_filters(c, &kv, r);
+	if (!rc)
+		rc = apply_key(c, &kv, r);
+	return rc ? rc : finish_rule(c, rate, r);
 }
 
 /* ---------------------------------------------------------------------------------------------
