@@ -912,6 +912,24 @@ static int collect_keys(const struct ctx *c, const char *p, const char *end, str
 	return 0;
 }
 
+/* The value of `key`, one of names (the error lists `choices`), into *out; *out as it was when
+ * the rule has no such key. */
+static int pick_name(const struct ctx *c, const struct keyvals *kv, int key,
+                     const char *const *names, size_t count, const char *choices, int *out)
+{
+	struct qbuf q1;
+	int v;
+
+	if (!kv->has[key])
+		return 0;
+	v = lookup(kv->val[key], names, count);
+	if (v < 0)
+		return fail(c, "%s: unknown \"%s\" (%s)", key_names[key],
+		            qp(&q1, kv->val[key].s, kv->val[key].n), choices);
+	*out = v;
+	return 0;
+}
+
 /* algo= and burst=: how the rate is enforced. */
 static int apply_algo(const struct ctx *c, const struct keyvals *kv, struct span rate,
                       struct rlt_rule *r)
@@ -963,16 +981,14 @@ static int apply_algo(const struct ctx *c, const struct keyvals *kv, struct span
 /* action=, max-wait=, errno=: what a call that does not conform gets. */
 static int apply_action(const struct ctx *c, const struct keyvals *kv, struct rlt_rule *r)
 {
-	struct qbuf q1;
+	int a = (int)r->action;
 	int rc;
 
-	if (kv->has[K_ACTION]) {
-		int a = lookup(kv->val[K_ACTION], action_names, COUNT_OF(action_names));
-		if (a < 0)
-			return fail(c, "action: unknown \"%s\" (delay, reject, dry-run)",
-			            qp(&q1, kv->val[K_ACTION].s, kv->val[K_ACTION].n));
-		r->action = (enum rlt_action)a;
-	}
+	rc = pick_name(c, kv, K_ACTION, action_names, COUNT_OF(action_names),
+	               "delay, reject, dry-run", &a);
+	if (rc)
+		return rc;
+	r->action = (enum rlt_action)a;
 	if (kv->has[K_MAX_WAIT]) {
 		/* dry-run keeps it: it counts what delay with this max-wait would have done */
 		if (r->action == RLT_ACTION_REJECT)
@@ -990,7 +1006,6 @@ static int apply_action(const struct ctx *c, const struct keyvals *kv, struct rl
 /* scope= and fallback=: where the budget lives. */
 static int apply_scope(const struct ctx *c, const struct keyvals *kv, struct rlt_rule *r)
 {
-	struct qbuf q1;
 	int rc;
 
 	if (kv->has[K_SCOPE]) {
@@ -999,13 +1014,13 @@ static int apply_scope(const struct ctx *c, const struct keyvals *kv, struct rlt
 			return rc;
 	}
 	if (kv->has[K_FALLBACK]) {
-		int f;
+		int f = 0;
 		if (r->scope != RLT_SCOPE_REDIS)
 			return fail(c, "fallback applies only to a redis:// scope");
-		f = lookup(kv->val[K_FALLBACK], fallback_names, COUNT_OF(fallback_names));
-		if (f < 0)
-			return fail(c, "fallback: unknown \"%s\" (local, allow, deny)",
-			            qp(&q1, kv->val[K_FALLBACK].s, kv->val[K_FALLBACK].n));
+		rc = pick_name(c, kv, K_FALLBACK, fallback_names, COUNT_OF(fallback_names),
+		               "local, allow, deny", &f);
+		if (rc)
+			return rc;
 		r->fallback = (enum rlt_fallback)f;
 	}
 	return 0;
@@ -1014,7 +1029,7 @@ static int apply_scope(const struct ctx *c, const struct keyvals *kv, struct rlt
 /* peer=, port=, family=: which calls the rule counts. */
 static int apply_filters(const struct ctx *c, const struct keyvals *kv, struct rlt_rule *r)
 {
-	struct qbuf q1;
+	int f = (int)r->family;
 	int rc;
 
 	if (kv->has[K_PEER]) {
@@ -1027,13 +1042,10 @@ static int apply_filters(const struct ctx *c, const struct keyvals *kv, struct r
 		if (rc)
 			return rc;
 	}
-	if (kv->has[K_FAMILY]) {
-		int f = lookup(kv->val[K_FAMILY], family_names, COUNT_OF(family_names));
-		if (f < 0)
-			return fail(c, "family: unknown \"%s\" (inet, unix, all)",
-			            qp(&q1, kv->val[K_FAMILY].s, kv->val[K_FAMILY].n));
-		r->family = (enum rlt_family)f;
-	}
+	rc = pick_name(c, kv, K_FAMILY, family_names, COUNT_OF(family_names), "inet, unix, all", &f);
+	if (rc)
+		return rc;
+	r->family = (enum rlt_family)f;
 	/* A unix socket has no address or port: such a rule would match nothing. */
 	if (r->family == RLT_FAMILY_UNIX && (kv->has[K_PEER] || kv->has[K_PORT]))
 		return fail(c, "%s does not apply to family=unix: a unix socket has no %s",
