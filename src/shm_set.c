@@ -114,112 +114,131 @@ void rlt__shm_follow_all(struct rlt__ruleset *rs)
 
 /* ----- the setter's side ----- */
 
-int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_error *err)
+/* Segment NAME opened and mapped read-write, if it is one a set may write: ours (or we are
+ * root), written by no one else, of this version and ready. 0 with *fd, *h and *mapped, or a
+ * negative errno with err (nothing left open). */
+static int open_segment(const char *name, int *fd, struct rlt__shm_hdr **h, size_t *mapped,
+                        struct rlt_error *err)
 {
 	char obj[RLT_NAME_MAX + 32];
-	struct rlt_rule cr, nr;
 	struct stat st;
-	size_t n = 0;
-	int fd, rc;
+	int rc;
 
 	if (!rlt__shm_name_ok(name))
 		return rlt__fail(err, -EINVAL, "shared:%.200s: not a valid scope name", name);
 	snprintf(obj, sizeof obj, "/" RLT_SHM_PREFIX "%s", name);
-	fd = shm_open(obj, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
-	if (fd < 0)
+	*fd = shm_open(obj, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0);
+	if (*fd < 0)
 		return rlt__fail(err, errno == EACCES ? -EACCES : -ENOENT,
 		            errno == EACCES ? "shared:%s: the segment is another user's: refused"
 		                            : "shared:%s: no such segment (no process names it)",
 		            name);
 	/* O_NONBLOCK above: a FIFO planted under the name must not hang us before this check */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != geteuid() && geteuid() != 0) || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
 	    st.st_size < (off_t)sizeof(struct rlt__shm_hdr)) {
-		close(fd);
+		close(*fd);
 		return rlt__fail(err, -EACCES,
 		            "shared:%s: the segment is another user's, writable by others or too "
 		            "small: refused",
 		            name);
 	}
-	size_t mapped = (size_t)st.st_size;
-	struct rlt__shm_hdr *h = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED) {
+	*mapped = (size_t)st.st_size;
+	*h = mmap(NULL, *mapped, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (*h == MAP_FAILED) {
 		rc = rlt__fail(err, -errno, "shared:%s: cannot map the segment: %s", name, strerror(errno));
-		close(fd);
+		close(*fd);
 		return rc;
 	}
-	rc = -EPROTO;
-	if (h->magic != RLT_SHM_MAGIC || h->layout != RLT_SHM_LAYOUT ||
-	    !atomic_load_explicit(&h->ready, memory_order_acquire) || h->var >= RLT_VAR_COUNT ||
-	    h->size > mapped || h->state_off + sizeof(uint64_t) > mapped) {
-		rlt__fail(err, rc, "shared:%s: not a ready segment of this version of rlthrottle", name);
-		goto out;
+	if ((*h)->magic != RLT_SHM_MAGIC || (*h)->layout != RLT_SHM_LAYOUT ||
+	    !atomic_load_explicit(&(*h)->ready, memory_order_acquire) || (*h)->var >= RLT_VAR_COUNT ||
+	    (*h)->size > *mapped || (*h)->state_off + sizeof(uint64_t) > *mapped) {
+		rc = rlt__fail(err, -EPROTO, "shared:%s: not a ready segment of this version of rlthrottle",
+		               name);
+		munmap(*h, *mapped);
+		close(*fd);
+		return rc;
 	}
+	return 0;
+}
+
+/* The segment's rule as its creator wrote it (*cr) and the new one (*nr, text in the segment's
+ * scope), which must be the same rule with a new rate: 0, or a negative errno with err. */
+static int new_rule_of(const struct rlt__shm_hdr *h, const char *name, const char *text,
+                       struct rlt_rule *cr, struct rlt_rule *nr, struct rlt_error *err)
+{
 	enum rlt_var var = (enum rlt_var)h->var;
 	char creator[RLT_RULE_TEXT_MAX + 1];
+	char full[RLT_RULE_TEXT_MAX + RLT_NAME_MAX + 32];
+	size_t n = 0;
+	int rc;
+
 	memcpy(creator, h->text, sizeof creator);
 	creator[sizeof creator - 1] = '\0';
-	if (rlt_rules_parse(var, creator, &cr, 1, &n, err) != 0 || n != 1)
-		goto out;
+	if (rlt_rules_parse(var, creator, cr, 1, &n, err) != 0 || n != 1)
+		return -EPROTO;
 	/* The scope is the segment's: a rule that names none names it. */
-	char full[RLT_RULE_TEXT_MAX + RLT_NAME_MAX + 32];
 	if (strstr(text, "scope="))
 		snprintf(full, sizeof full, "%s", text);
 	else
 		snprintf(full, sizeof full, "%s scope=shared:%s", text, name);
-	rc = rlt__rule_parse_one(var, full, text, &nr, err);
+	rc = rlt__rule_parse_one(var, full, text, nr, err);
 	if (rc)
-		goto out;
-	rc = -EINVAL;
-	const char *why = rlt__rule_differs(&cr, &nr);
-	if (why) {
-		rlt__fail(err, rc,
+		return rc;
+	const char *why = rlt__rule_differs(cr, nr);
+	if (why)
+		return rlt__fail(err, -EINVAL,
 		     "%s=\"%.200s\": %s than the segment's rule \"%.200s\": a different rule, not a "
 		     "new rate",
-		     rlt_var_name(var), nr.text, why, cr.text);
-		goto out;
-	}
-	if (var == RLT_VAR_CONNS) {
-		rc = rlt__fail(err, -ENOTSUP,
+		     rlt_var_name(var), nr->text, why, cr->text);
+	if (var == RLT_VAR_CONNS)
+		return rlt__fail(err, -ENOTSUP,
 		          "RLT_CONNS=\"%.200s\": set changes rates; a connection count is not one yet",
-		          nr.text);
-		goto out;
-	}
-	if (cr.key != RLT_KEY_NONE) {
-		rc = rlt__fail(err, -ENOTSUP,
+		          nr->text);
+	if (cr->key != RLT_KEY_NONE)
+		return rlt__fail(err, -ENOTSUP,
 		          "%s=\"%.200s\": the segment holds one budget per key (key=): set does not "
 		          "change a keyed rule in this build",
-		          rlt_var_name(var), nr.text);
-		goto out;
-	}
-	/* setters one at a time (bounded: a set holds it for microseconds) */
+		          rlt_var_name(var), nr->text);
+	return 0;
+}
+
+/* Setters one at a time (bounded: a set holds the segment's lock for microseconds). */
+static int lock_segment(int fd, const char *name, struct rlt_error *err)
+{
 	for (int k = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; k++) {
-		if (k >= 1000) {
-			rc = rlt__fail(err, -EBUSY, "shared:%s: the segment stays locked: try again", name);
-			goto out;
-		}
+		if (k >= 1000)
+			return rlt__fail(err, -EBUSY, "shared:%s: the segment stays locked: try again",
+			                 name);
 		nanosleep(&(struct timespec){0, 1000000L}, NULL);
 	}
+	return 0;
+}
+
+/* nr in force in the segment from `now` (under its lock): the budget carried to the new params
+ * where it must be, then the set written under the segment's sequence word. 0, or a negative
+ * errno with err (nothing written). */
+static int write_set(struct rlt__shm_hdr *h, const struct rlt_rule *cr,
+                     const struct rlt_rule *nr, const char *name, rlt_ns_t now,
+                     struct rlt_error *err)
+{
+	enum rlt_var var = (enum rlt_var)h->var;
 	uint32_t g = atomic_load(&h->set_gen);
-	struct rlt_params old = g ? h->set_params : cr.params, np = nr.params;
+	struct rlt_params old = g ? h->set_params : cr->params, np = nr->params;
 	uint32_t slot = g ? h->set_slot : 0;
 	struct rlt_error e;
-	if (g && !set_params_sane(&old, &cr.params, slot)) {
-		rc = rlt__fail(err, -EINVAL,
+	int rc;
+
+	if (g && !set_params_sane(&old, &cr->params, slot))
+		return rlt__fail(err, -EINVAL,
 		          "shared:%s: the segment's rule in force is not one a set can have made "
 		          "(damaged, or made by another program): refused",
 		          name);
-		flock(fd, LOCK_UN);
-		goto out;
-	}
 	rc = rlt_params_retune(&np, &old, now, &e);
-	if (rc < 0) {
-		rlt__fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr.text, e.msg);
-		flock(fd, LOCK_UN);
-		goto out;
-	}
-	uint32_t was_dry = (g ? h->set_action : (uint32_t)cr.action) == RLT_ACTION_DRY_RUN;
-	if (rc == 0 && was_dry && nr.action != RLT_ACTION_DRY_RUN &&
+	if (rc < 0)
+		return rlt__fail(err, rc, "%s=\"%.200s\": %s", rlt_var_name(var), nr->text, e.msg);
+	uint32_t was_dry = (g ? h->set_action : (uint32_t)cr->action) == RLT_ACTION_DRY_RUN;
+	if (rc == 0 && was_dry && nr->action != RLT_ACTION_DRY_RUN &&
 	    (np.algo == RLT_ALGO_TOKEN || np.algo == RLT_ALGO_LEAKY))
 		rc = 1; /* a dry-run's lag is dropped by a carry, as rule_set's */
 	if (rc == 1) {
@@ -237,16 +256,34 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	atomic_thread_fence(memory_order_release);
 	h->set_params = np;
 	h->set_slot = slot;
-	h->set_action = (uint32_t)nr.action;
-	h->set_err = nr.err;
+	h->set_action = (uint32_t)nr->action;
+	h->set_err = nr->err;
 	h->set_since = now;
-	memcpy(h->set_text, nr.text, sizeof h->set_text);
+	memcpy(h->set_text, nr->text, sizeof h->set_text);
 	atomic_store_explicit(&h->set_gen, g + 2, memory_order_release);
-	flock(fd, LOCK_UN);
-	snprintf(err->msg, sizeof err->msg, "shared:%s: %s=\"%.300s\" in force", name,
-	         rlt_var_name(var), nr.text);
-	rc = 0;
-out:
+	return 0;
+}
+
+int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_error *err)
+{
+	struct rlt__shm_hdr *h = NULL;
+	struct rlt_rule cr, nr;
+	size_t mapped = 0;
+	int fd = -1;
+	int rc = open_segment(name, &fd, &h, &mapped, err);
+
+	if (rc)
+		return rc;
+	rc = new_rule_of(h, name, text, &cr, &nr, err);
+	if (!rc)
+		rc = lock_segment(fd, name, err);
+	if (!rc) {
+		rc = write_set(h, &cr, &nr, name, now, err);
+		flock(fd, LOCK_UN);
+	}
+	if (!rc)
+		snprintf(err->msg, sizeof err->msg, "shared:%s: %s=\"%.300s\" in force", name,
+		         rlt_var_name((enum rlt_var)h->var), nr.text);
 	munmap(h, mapped);
 	close(fd);
 	return rc;
