@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "error.h"
 #include "keytab.h"
+#include "pacing.h"
 #include "rule_set.h"
 
 _Static_assert(sizeof(struct rlt__ctl) <= RLT_PUB_CTL_SIZE, "the control area holds a request");

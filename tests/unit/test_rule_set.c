@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "charge.h"
+#include "pacing.h"
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"
