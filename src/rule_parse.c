@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 
 #include "rlthrottle.h"
-#include "rule_message.h"
+#include "rule_text.h"
 #include "rule_parse.h"
 #include "rule_values.h"
 #include "units.h"

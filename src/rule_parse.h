@@ -1,8 +1,8 @@
 /*
  * rule_parse.h: what the grammar's files share (rule_parse.c: a variable, one rule, the rate;
- * rule_values.c: the values of the keys; rule_format.c: the canonical form; the messages are
- * rule_message.h's). Not for the rest of src/: the
- * grammar's API is include/rlthrottle.h (rlt_rules_parse, rlt_rule_format).
+ * rule_values.c: the values of the keys; rule_text.c: the messages and the canonical form).
+ * Not for the rest of src/: the grammar's API is include/rlthrottle.h (rlt_rules_parse,
+ * rlt_rule_format).
  */
 #ifndef RLT_RULE_PARSE_H
 #define RLT_RULE_PARSE_H
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "rlthrottle.h"
-#include "rule_message.h"
+#include "rule_text.h"
 
 struct span {
 	const char *s;
@@ -66,7 +66,7 @@ static inline const char *unit_words(enum rlt_unit u)
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The names of action=, fallback= and family= values, by their enum (rule_parse.c): what the
- * grammar reads and the canonical form (rule_format.c) writes. */
+ * grammar reads and the canonical form (rule_text.c) writes. */
 #define RLT_RULE_ACTIONS (RLT_ACTION_DRY_RUN + 1)
 #define RLT_RULE_FALLBACKS (RLT_FALLBACK_DENY + 1)
 #define RLT_RULE_FAMILIES (RLT_FAMILY_ALL + 1)

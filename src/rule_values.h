@@ -1,6 +1,6 @@
 /*
  * rule_values.h: the values of a rule's keys, read into the rule (rule_values.c). Each returns 0
- * or fails as rule_message.h's fail (-EINVAL, the message in c->err).
+ * or fails as rule_text.h's fail (-EINVAL, the message in c->err).
  */
 #ifndef RLT_RULE_VALUES_H
 #define RLT_RULE_VALUES_H

@@ -1,9 +1,9 @@
 /*
- * rule_message.h: the grammar's messages. A bad rule fails with one line that names the
- * variable, quotes the rule and quotes the wrong part (rule_parse.c, rule_values.c).
+ * rule_text.h: the grammar's messages (rule_text.c). A bad rule fails with one line that names
+ * the variable, quotes the rule and quotes the wrong part (rule_parse.c, rule_values.c).
  */
-#ifndef RLT_RULE_MESSAGE_H
-#define RLT_RULE_MESSAGE_H
+#ifndef RLT_RULE_TEXT_H
+#define RLT_RULE_TEXT_H
 
 #include <stdarg.h>
 #include <stddef.h>
