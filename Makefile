@@ -105,7 +105,7 @@ $(BUILD)/launcher/main.o: CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PKGLIBDIR)\"
 # small copies inlined); nolibc itself is -ffreestanding, so that a loop in memset is never
 # turned into a call to memset. No -mno-red-zone: the kernel skips the red zone when it puts a
 # signal frame on a stack, ours included. nolibc.h is pre-included: the core's per-thread
-# variables (policy.h, engine.h) and errno live in the thread block it defines.
+# variables (redis_client.h, engine_lock.h) and errno live in the thread block it defines.
 TRAP_BASE   := 0x5a5a00000000
 TRAP_ELF    := $(BUILD)/rlthrottle-trap.elf
 TRAP_CORE_SRC := $(filter-out src/hiredis_dl.c,$(LIB_SRC))

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "publish.h"
+#include "publish_read.h"
 
 /* Subcommands' exit status for a bad argument or a PID that is not ours to read. */
 #define RLT_CLI_EXIT_USAGE 2

@@ -15,7 +15,9 @@
 #include "clock.h"
 #include "launcher.h"
 #include "publish.h"
+#include "publish_read.h"
 #include "rule_set.h"
+#include "shm_set.h"
 
 /* How long `set` waits for a busy process to answer (it answers at its next throttled call,
  * or within a wait slice when a thread waits). */

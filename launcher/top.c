@@ -269,18 +269,18 @@ static int by_pid(const void *a, const void *b)
 	return x->r->index < y->r->index ? -1 : (x->r->index > y->r->index);
 }
 
-static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigned rows_max,
-                  int tty, int utf8, double interval)
+/* The rows of a frame: every process's rules sorted as asked, then the shared scopes' totals
+ * (*nproc: how many are processes'). NULL when out of memory. */
+static struct row *frame_rows(const struct rlt_cli_snap *sn, unsigned *count, unsigned *nproc)
 {
 	struct row *rows;
 	unsigned n = 0;
-	struct layout l = plan(tty ? cols : 0);
 
 	for (unsigned i = 0; i < sn->n; i++)
 		n += sn->procs[i].n;
 	rows = calloc(n + sn->nshared + 1, sizeof *rows);
 	if (!rows)
-		return;
+		return NULL;
 	n = 0;
 	for (unsigned i = 0; i < sn->n; i++)
 		for (unsigned k = 0; k < sn->procs[i].n; k++)
@@ -293,97 +293,131 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 	qsort(rows, n, sizeof *rows,
 	      sort_by == SORT_RATE ? by_rate : sort_by == SORT_PID ? by_pid : busier);
 	/* the shared scopes' totals after the processes (PID shown as "total") */
-	unsigned nproc_rows = n;
+	*nproc = n;
 	for (unsigned i = 0; i < sn->nshared; i++) {
 		rows[n].p = &sn->shared[i];
 		rows[n].r = &sn->shared[i].rules[0];
 		n++;
 	}
+	*count = n;
+	return rows;
+}
 
+/* A line of text, cut at the width on a terminal (never wrapped). */
+static void line_cut(FILE *f, char *s, unsigned cols, int tty)
+{
+	if (tty && cols && strlen(s) > cols)
+		s[cols] = '\0';
+	fputs(s, f);
+	eol(f, tty);
+}
+
+/* The title and the columns' heads. */
+static void frame_head(FILE *f, const struct rlt_cli_snap *sn, unsigned n, const struct layout *l,
+                       unsigned cols, int tty, int utf8, double interval)
+{
 	char title[200];
+
 	snprintf(title, sizeof title, "rlthrottle top - %u process%s, %u rule%s%s", sn->n,
 	         sn->n == 1 ? "" : "es", n, n == 1 ? "" : "s", "");
 	if (tty)
 		snprintf(title + strlen(title), sizeof title - strlen(title),
 		         ", every %gs, by %s   (q quits)", interval, sort_names[sort_by]);
-	if (tty && cols && strlen(title) > cols)
-		title[cols] = '\0';
-	fputs(title, f);
-	eol(f, tty);
+	line_cut(f, title, cols, tty);
 	if (tty)
 		fputs("\033[7m", f);
-	cell(f, "PID", l.pid, 0, utf8), fputc(' ', f);
-	cell(f, "COMMAND", l.comm, 0, utf8), fputc(' ', f);
-	cell(f, "VAR", l.var, 0, utf8), fputc(' ', f);
-	cell(f, "RULE", l.rule, 0, utf8), fputc(' ', f);
-	cell(f, "LIMIT", l.limit, 1, utf8), fputc(' ', f);
-	cell(f, "LAST 1s", l.last, 1, utf8), fputc(' ', f);
-	if (l.avg)
-		cell(f, "AVERAGE", l.avg, 1, utf8), fputc(' ', f);
-	cell(f, "DELAYED", l.del, 1, utf8), fputc(' ', f);
-	cell(f, l.rej < 8 ? "REJECT" : "REJECTED", l.rej, 1, utf8), fputc(' ', f);
-	cell(f, "WAIT", l.wait, 1, utf8);
-	if (l.spark)
+	cell(f, "PID", l->pid, 0, utf8), fputc(' ', f);
+	cell(f, "COMMAND", l->comm, 0, utf8), fputc(' ', f);
+	cell(f, "VAR", l->var, 0, utf8), fputc(' ', f);
+	cell(f, "RULE", l->rule, 0, utf8), fputc(' ', f);
+	cell(f, "LIMIT", l->limit, 1, utf8), fputc(' ', f);
+	cell(f, "LAST 1s", l->last, 1, utf8), fputc(' ', f);
+	if (l->avg)
+		cell(f, "AVERAGE", l->avg, 1, utf8), fputc(' ', f);
+	cell(f, "DELAYED", l->del, 1, utf8), fputc(' ', f);
+	cell(f, l->rej < 8 ? "REJECT" : "REJECTED", l->rej, 1, utf8), fputc(' ', f);
+	cell(f, "WAIT", l->wait, 1, utf8);
+	if (l->spark)
 		fputs(" LAST MINUTE", f);
 	if (tty)
 		fputs("\033[0m", f);
 	eol(f, tty);
-	unsigned used = 2;
-	for (unsigned i = 0; i < n && (!rows_max || used + 1 < rows_max); i++, used++) {
-		const struct rlt__pub_rule *r = rows[i].r;
-		char lim[32], last[32], avg[32], pid[16], line[RLT_PUB_HIST * 3 + 1];
-		int dry = !r->params_torn && r->params.action == RLT_ACTION_DRY_RUN;
-		rlt_cli_fmt_limit(lim, sizeof lim, r);
-		rlt_cli_fmt_rate(last, sizeof last, (double)r->per_sec[RLT_PUB_HIST - 1], r);
-		rlt_cli_fmt_rate(avg, sizeof avg, rlt_cli_rate_since_start(sn, rows[i].p, r), r);
-		snprintf(pid, sizeof pid, i < nproc_rows ? "%d" : "total", (int)rows[i].p->pid);
-		cell(f, pid, l.pid, 0, utf8), fputc(' ', f);
-		cell(f, rows[i].p->comm, l.comm, 0, utf8), fputc(' ', f);
-		cell(f, rlt_var_name(r->var) + 4, l.var, 0, utf8), fputc(' ', f); /* no "RLT_" */
-		cell(f, r->params_torn ? "?" : r->params.text, l.rule, 0, utf8), fputc(' ', f);
-		cell(f, lim, l.limit, 1, utf8), fputc(' ', f);
-		cell(f, last, l.last, 1, utf8), fputc(' ', f);
-		if (l.avg)
-			cell(f, avg, l.avg, 1, utf8), fputc(' ', f);
-		count_cell(f, r->delayed, r->would_delay, dry, l.del), fputc(' ', f);
-		count_cell(f, r->rejected, r->would_reject, dry, l.rej), fputc(' ', f);
-		char w[16];
-		snprintf(w, sizeof w, "%llu", (unsigned long long)r->waiting);
-		cell(f, w, l.wait, 1, utf8);
-		if (l.spark) {
-			sparkline(line, sizeof line, r, (unsigned)l.spark, utf8);
-			fputc(' ', f);
-			fputs(line, f);
-		}
-		eol(f, tty);
+}
+
+/* One rule's line (a shared scope's total: PID "total"). */
+static void frame_rule(FILE *f, const struct rlt_cli_snap *sn, const struct row *row, int total,
+                       const struct layout *l, int tty, int utf8)
+{
+	const struct rlt__pub_rule *r = row->r;
+	char lim[32], last[32], avg[32], pid[16], w[16], line[RLT_PUB_HIST * 3 + 1];
+	int dry = !r->params_torn && r->params.action == RLT_ACTION_DRY_RUN;
+
+	rlt_cli_fmt_limit(lim, sizeof lim, r);
+	rlt_cli_fmt_rate(last, sizeof last, (double)r->per_sec[RLT_PUB_HIST - 1], r);
+	rlt_cli_fmt_rate(avg, sizeof avg, rlt_cli_rate_since_start(sn, row->p, r), r);
+	snprintf(pid, sizeof pid, total ? "total" : "%d", (int)row->p->pid);
+	cell(f, pid, l->pid, 0, utf8), fputc(' ', f);
+	cell(f, row->p->comm, l->comm, 0, utf8), fputc(' ', f);
+	cell(f, rlt_var_name(r->var) + 4, l->var, 0, utf8), fputc(' ', f); /* no "RLT_" */
+	cell(f, r->params_torn ? "?" : r->params.text, l->rule, 0, utf8), fputc(' ', f);
+	cell(f, lim, l->limit, 1, utf8), fputc(' ', f);
+	cell(f, last, l->last, 1, utf8), fputc(' ', f);
+	if (l->avg)
+		cell(f, avg, l->avg, 1, utf8), fputc(' ', f);
+	count_cell(f, r->delayed, r->would_delay, dry, l->del), fputc(' ', f);
+	count_cell(f, r->rejected, r->would_reject, dry, l->rej), fputc(' ', f);
+	snprintf(w, sizeof w, "%llu", (unsigned long long)r->waiting);
+	cell(f, w, l->wait, 1, utf8);
+	if (l->spark) {
+		sparkline(line, sizeof line, r, (unsigned)l->spark, utf8);
+		fputc(' ', f);
+		fputs(line, f);
 	}
+	eol(f, tty);
+}
+
+/* A keyed rule's table in one line: keys tracked and evicted, the three busiest as the width
+ * allows. */
+static void frame_keys(FILE *f, const struct row *row, unsigned cols, int tty)
+{
+	const struct rlt__pub_rule *r = row->r;
+	char busiest[160], kl[320];
+	size_t bl = 0;
+
+	busiest[0] = '\0';
+	for (unsigned j = 0; j < r->nbusy && j < 3 && bl < sizeof busiest; j++) {
+		int wr = snprintf(busiest + bl, sizeof busiest - bl, "%s%s %llu", j ? ", " : "; busiest ",
+		                  r->busy[j].key, (unsigned long long)r->busy[j].units);
+		if (wr < 0 || (size_t)wr >= sizeof busiest - bl) {
+			busiest[bl] = '\0';
+			break;
+		}
+		bl += (size_t)wr;
+	}
+	snprintf(kl, sizeof kl, "keys: %d %s rule %u: %llu tracked of %llu, %llu evicted%s",
+	         (int)row->p->pid, rlt_var_name(r->var), r->index + 1,
+	         (unsigned long long)r->keys_tracked, (unsigned long long)r->params.keys,
+	         (unsigned long long)r->keys_evicted, busiest);
+	line_cut(f, kl, cols, tty);
+}
+
+static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigned rows_max,
+                  int tty, int utf8, double interval)
+{
+	struct layout l = plan(tty ? cols : 0);
+	unsigned n, nproc_rows, used = 2;
+	struct row *rows = frame_rows(sn, &n, &nproc_rows);
+
+	if (!rows)
+		return;
+	frame_head(f, sn, n, &l, cols, tty, utf8, interval);
+	for (unsigned i = 0; i < n && (!rows_max || used + 1 < rows_max); i++, used++)
+		frame_rule(f, sn, &rows[i], i >= nproc_rows, &l, tty, utf8);
 	/* keyed rules: their tables, one line each under the rows, as the height allows */
 	for (unsigned i = 0; i < nproc_rows && i < n && (!rows_max || used + 1 < rows_max); i++) {
-		const struct rlt__pub_rule *r = rows[i].r;
-		if (!r->params.keys || r->params_torn)
+		if (!rows[i].r->params.keys || rows[i].r->params_torn)
 			continue;
-		char busiest[160];
-		size_t bl = 0;
-		busiest[0] = '\0';
-		/* the three busiest, as the width allows */
-		for (unsigned j = 0; j < r->nbusy && j < 3 && bl < sizeof busiest; j++) {
-			int wr = snprintf(busiest + bl, sizeof busiest - bl, "%s%s %llu", j ? ", " : "; busiest ",
-			                  r->busy[j].key, (unsigned long long)r->busy[j].units);
-			if (wr < 0 || (size_t)wr >= sizeof busiest - bl) {
-				busiest[bl] = '\0';
-				break;
-			}
-			bl += (size_t)wr;
-		}
-		char kl[320];
-		snprintf(kl, sizeof kl, "keys: %d %s rule %u: %llu tracked of %llu, %llu evicted%s",
-		         (int)rows[i].p->pid, rlt_var_name(r->var), r->index + 1,
-		         (unsigned long long)r->keys_tracked, (unsigned long long)r->params.keys,
-		         (unsigned long long)r->keys_evicted, busiest);
-		if (tty && cols && strlen(kl) > cols)
-			kl[cols] = '\0'; /* a narrow terminal: cut, never wrap */
-		fputs(kl, f);
-		eol(f, tty);
+		frame_keys(f, &rows[i], cols, tty);
 		used++;
 	}
 	if (nproc_rows == 0 && !sn->other_layout) {
@@ -393,10 +427,7 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 	if (sn->other_layout) { /* an upgrade: the processes started before it, in one line */
 		char ol[sizeof sn->other_msg + 16];
 		snprintf(ol, sizeof ol, "left out: %s", sn->other_msg);
-		if (tty && cols && strlen(ol) > cols)
-			ol[cols] = '\0';
-		fputs(ol, f);
-		eol(f, tty);
+		line_cut(f, ol, cols, tty);
 	}
 	if (tty)
 		fputs("\033[J", f); /* what the frame before had below this one */
@@ -414,29 +445,24 @@ static void term_size(unsigned *cols, unsigned *rows)
 	}
 }
 
-int rlt_cli_top(int argc, char **argv)
+/* The options and PIDs of `top`. -1: go on; else the exit status (--help, a usage error). */
+static int top_args(int argc, char **argv, pid_t *pids, unsigned max, unsigned *npids, int *once,
+                    int *json, double *interval)
 {
-	pid_t pids[256];
-	unsigned npids = 0, cols, rows;
-	int once = 0, json = 0, utf8;
-	double interval = 1;
-	struct rlt_cli_snap sn;
-	struct rlt_error err;
-
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
 		} else if (!strcmp(argv[i], "--once")) {
-			once = 1;
+			*once = 1;
 		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
+			*json = 1;
 		} else if (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--interval") ||
 		           !strncmp(argv[i], "--interval=", 11)) {
 			const char *v = argv[i][10] == '=' ? argv[i] + 11 : i + 1 < argc ? argv[++i] : NULL;
 			char *end = NULL;
-			interval = v ? strtod(v, &end) : 0;
-			if (!v || !*v || *end || !(interval >= 0.1 && interval <= 3600)) {
+			*interval = v ? strtod(v, &end) : 0;
+			if (!v || !*v || *end || !(*interval >= 0.1 && *interval <= 3600)) {
 				fprintf(stderr, "rlthrottle top: %s needs SECONDS, 0.1 to 3600 (see "
 				        "rlthrottle top --help)\n", argv[i]);
 				return RLT_CLI_EXIT_USAGE;
@@ -445,33 +471,21 @@ int rlt_cli_top(int argc, char **argv)
 			fprintf(stderr, "rlthrottle top: unknown option %s (see rlthrottle top --help)\n",
 			        argv[i]);
 			return RLT_CLI_EXIT_USAGE;
-		} else if (npids == sizeof pids / sizeof pids[0] ||
-		           rlt_cli_parse_pid(argv[i], &pids[npids]) != 0) {
+		} else if (*npids == max || rlt_cli_parse_pid(argv[i], &pids[*npids]) != 0) {
 			fprintf(stderr, "rlthrottle top: %s: %s (see rlthrottle top --help)\n", argv[i],
-			        npids == sizeof pids / sizeof pids[0] ? "too many PIDs (256 at most)"
-			                                              : "not a PID");
+			        *npids == max ? "too many PIDs (256 at most)" : "not a PID");
 			return RLT_CLI_EXIT_USAGE;
 		} else {
-			npids++;
+			(*npids)++;
 		}
 	}
-	rlt_cli_guard_sigbus();
-	setlocale(LC_CTYPE, "");
-	utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
-	/* the PIDs asked for must be ours from the start; later, one that ends drops out */
-	if (rlt_cli_snap_take(&sn, pids, npids, 1, 1, &err) != 0) {
-		fprintf(stderr, "rlthrottle top: %s\n", err.msg);
-		return RLT_CLI_EXIT_USAGE;
-	}
-	if (json || once || !isatty(STDOUT_FILENO)) {
-		if (json)
-			rlt_cli_snap_json(stdout, &sn);
-		else
-			frame(stdout, &sn, 0, 0, 0, utf8, interval);
-		rlt_cli_snap_free(&sn);
-		return fflush(stdout) == 0 ? 0 : 1;
-	}
+	return -1;
+}
 
+/* The live view's terminal: its signals handled, raw input, the alternate screen with no
+ * cursor; restore() gives it back on every way out. */
+static void screen_enter(void)
+{
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -491,7 +505,75 @@ int rlt_cli_top(int argc, char **argv)
 	}
 	screen_used = 1;
 	fputs("\033[?1049h\033[?25l\033[2J", stdout); /* the alternate screen, no cursor */
-	int input = 1;
+}
+
+/* Between two frames: the interval, or a key, a resize or a signal. 1 when a key quits. The
+ * keys change the order and the interval; *input goes 0 at the end of the input (the clock
+ * alone refreshes then). */
+static int between_frames(double *interval, int *input)
+{
+	rlt_ns_t until = rlt__now() + (rlt_ns_t)(*interval * 1e9);
+	int quit = 0, now_again = 0;
+
+	while (!stop_sig && !resized && !quit && !now_again) {
+		rlt_ns_t now = rlt__now();
+		if (now >= until)
+			break;
+		struct pollfd pf = {.fd = STDIN_FILENO, .events = POLLIN};
+		int r = poll(&pf, *input ? 1 : 0, (int)((until - now) / 1000000) + 1);
+		if (r <= 0)
+			continue;
+		char c[64];
+		ssize_t k = read(STDIN_FILENO, c, sizeof c);
+		if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
+			*input = 0; /* end of input: refresh on the clock alone */
+		for (ssize_t j = 0; j < k; j++) {
+			if (c[j] == 'q' || c[j] == 'Q' || c[j] == 3)
+				quit = 1;
+			else if (c[j] == 's' || c[j] == 'S')
+				sort_by = (sort_by + 1) % SORT_COUNT;
+			else if (c[j] == '+' && *interval * 2 <= 3600)
+				*interval *= 2;
+			else if (c[j] == '-' && *interval / 2 >= 0.1)
+				*interval /= 2;
+			else if (c[j] != ' ' && c[j] != 'r')
+				continue;
+			now_again = 1; /* a key that changes the view redraws at once */
+		}
+	}
+	return quit;
+}
+
+int rlt_cli_top(int argc, char **argv)
+{
+	pid_t pids[256];
+	unsigned npids = 0, cols, rows;
+	int once = 0, json = 0, utf8, input = 1;
+	double interval = 1;
+	struct rlt_cli_snap sn;
+	struct rlt_error err;
+	int rc = top_args(argc, argv, pids, sizeof pids / sizeof pids[0], &npids, &once, &json,
+	                  &interval);
+
+	if (rc >= 0)
+		return rc;
+	rlt_cli_guard_sigbus();
+	setlocale(LC_CTYPE, "");
+	utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+	/* the PIDs asked for must be ours from the start; later, one that ends drops out */
+	if (rlt_cli_snap_take(&sn, pids, npids, 1, 1, &err) != 0) {
+		fprintf(stderr, "rlthrottle top: %s\n", err.msg);
+		return RLT_CLI_EXIT_USAGE;
+	}
+	if (json || once || !isatty(STDOUT_FILENO)) {
+		if (json)
+			rlt_cli_snap_json(stdout, &sn);
+		else
+			frame(stdout, &sn, 0, 0, 0, utf8, interval);
+		rlt_cli_snap_free(&sn);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
+	screen_enter();
 	while (!stop_sig) {
 		term_size(&cols, &rows);
 		if (resized)
@@ -501,36 +583,7 @@ int rlt_cli_top(int argc, char **argv)
 		frame(stdout, &sn, cols, rows, 1, utf8, interval);
 		fflush(stdout);
 		rlt_cli_snap_free(&sn);
-		/* the interval, or a key, a resize or a signal */
-		rlt_ns_t until = rlt__now() + (rlt_ns_t)(interval * 1e9);
-		int quit = 0, now_again = 0;
-		while (!stop_sig && !resized && !quit && !now_again) {
-			rlt_ns_t now = rlt__now();
-			if (now >= until)
-				break;
-			struct pollfd pf = {.fd = STDIN_FILENO, .events = POLLIN};
-			int r = poll(&pf, input ? 1 : 0, (int)((until - now) / 1000000) + 1);
-			if (r > 0) {
-				char c[64];
-				ssize_t k = read(STDIN_FILENO, c, sizeof c);
-				if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
-					input = 0; /* end of input: refresh on the clock alone */
-				for (ssize_t j = 0; j < k; j++) {
-					if (c[j] == 'q' || c[j] == 'Q' || c[j] == 3)
-						quit = 1;
-					else if (c[j] == 's' || c[j] == 'S')
-						sort_by = (sort_by + 1) % SORT_COUNT;
-					else if (c[j] == '+' && interval * 2 <= 3600)
-						interval *= 2;
-					else if (c[j] == '-' && interval / 2 >= 0.1)
-						interval /= 2;
-					else if (c[j] != ' ' && c[j] != 'r')
-						continue;
-					now_again = 1; /* a key that changes the view redraws at once */
-				}
-			}
-		}
-		if (quit)
+		if (between_frames(&interval, &input))
 			break;
 		if (rlt_cli_snap_take(&sn, pids, npids, 0, 1, &err) != 0) {
 			restore();

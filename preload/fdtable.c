@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include "conns.h"
 #include "preload.h"
 
 #define TABLE_MAX (1u << 20)

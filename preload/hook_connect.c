@@ -12,7 +12,11 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include "charge.h"
+#include "connect_attempt.h"
+#include "conns.h"
 #include "preload.h"
+#include "redis_client.h"
 
 static int stream_socket(struct rlt_pre_fd *e)
 {

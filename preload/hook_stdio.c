@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "redis_client.h"
 
 /* the cookie is the fd itself */
 static ssize_t cookie_read(void *c, char *buf, size_t size)

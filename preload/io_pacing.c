@@ -19,6 +19,7 @@
 #include <sys/sendfile.h>
 #include <unistd.h>
 
+#include "charge.h"
 #include "clock.h"
 #include "iov.h"
 #include "pacing.h"

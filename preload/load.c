@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conns.h"
 #include "preload.h"
 #include "publish.h"
 #include "ruleset_env.h"

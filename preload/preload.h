@@ -17,7 +17,9 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "charge.h"
 #include "policy.h"
+#include "redis_client.h"
 #include "settings.h"
 
 #ifdef RLT_NOLIBC /* the freestanding blob exports nothing: its caller jumps to fixed addresses */

@@ -6,11 +6,15 @@
  */
 #include <errno.h>
 
+#include "charge.h"
 #include "clock.h"
 #include "engine.h"
 #include "keytab.h"
+#include "keytab_key.h"
 #include "policy.h"
 #include "rule_set.h"
+#include "scope_redis_key.h"
+#include "shm_set.h"
 #include "publish.h"
 #include "scope_redis.h"
 #include "stats_count.h"
@@ -522,7 +526,7 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
 }
 
 /* The settle of a ticket whose call did not move all it was charged, or whose units were not
- * counted at the charge (it waited); rlt__settle (policy.h) returns before it otherwise. */
+ * counted at the charge (it waited); rlt__settle (charge.h) returns before it otherwise. */
 void rlt__settle_rest(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
                       uint64_t msgs_used)
 {

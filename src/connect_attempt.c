@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <linux/tcp.h>
 
+#include "connect_attempt.h"
 #include "policy.h"
 
 /* include/net/tcp_states.h; <linux/tcp.h> has no names for them */

@@ -22,7 +22,10 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conns.h"
 #include "keytab.h"
+#include "keytab_count.h"
+#include "keytab_key.h"
 #include "policy.h"
 #include "proc_stat.h"
 #include "publish.h"

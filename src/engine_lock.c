@@ -1,6 +1,6 @@
 /*
  * engine_lock.c: the lock of the engines that need one (sliding window, sliding log); what it
- * guarantees and why is in engine.h.
+ * guarantees and why is in engine_lock.h.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "engine_lock.h"
 
 /* The fork generation: a lock word taken in an older one names a thread of an ancestor. */
 _Atomic uint32_t rlt__lock_generation;

@@ -9,7 +9,7 @@
  * The state holds no pointer (absolute indices into the ring that follows the header), so that
  * it works the same in process memory and in a shared-memory segment mapped at any address.
  * Its lock is held for one decision only. A call nested in its own thread's decision (a signal
- * handler) is admitted at once and recorded by the next decision (engine.h, RLT_LOCK_SELF): the
+ * handler) is admitted at once and recorded by the next decision (engine_lock.h, RLT_LOCK_SELF): the
  * one place where the log is not exact, by that call's units.
  */
 #include <errno.h>
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "engine_lock.h"
 
 struct log_entry {
 	uint64_t t; /* when the call (or reservation) goes, ns */
@@ -26,7 +27,7 @@ struct log_entry {
 };
 
 struct log_state {
-	struct rlt__lock lock; /* held for one decision (engine.h) */
+	struct rlt__lock lock; /* held for one decision (engine_lock.h) */
 	uint64_t begin;        /* absolute index of the oldest entry; the slot is begin % capacity */
 	uint64_t end;          /* absolute index one past the newest entry */
 	uint64_t total;        /* sum of n over [begin, end); rebuilt after a holder died */

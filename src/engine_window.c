@@ -12,7 +12,7 @@
  * inside the period (rlthrottle(7) RULES). It takes a lock (the counters move together), held for the
  * decision alone; zeroed memory is not a valid state, rlt_state_init() must run first. A call
  * nested in its own thread's decision (a signal handler) is admitted at once and recorded by
- * the next decision (engine.h, RLT_LOCK_SELF).
+ * the next decision (engine_lock.h, RLT_LOCK_SELF).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "engine_lock.h"
 
 typedef unsigned __int128 u128;
 
@@ -239,7 +240,7 @@ struct sw_slot {
 };
 
 struct sw_state {
-	struct rlt__lock lock;       /* held for one decision (engine.h) */
+	struct rlt__lock lock;       /* held for one decision (engine_lock.h) */
 	uint64_t hw;                 /* the latest `now` seen: a stale reading is moved up to it */
 	uint64_t last_at;            /* time of the latest admission: no later call goes before it */
 	struct sw_slot slot[SW_RING]; /* indexed by sub-window number mod SW_RING */

@@ -4,7 +4,6 @@
  */
 #include "keytab.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,21 +18,9 @@
 _Static_assert(sizeof(struct rlt__keyslot) == 64, "a slot is one cache line");
 _Static_assert(sizeof(struct rlt__keytab_area) == 128, "keytab.h states a 128-byte head");
 
-/* Spins before an insert gives up on its set's lock and charges the overflow budget. An insert
- * holds it for some fifty loads and stores; only a preempted holder or a signal handler that
- * interrupted it on the same thread makes a call wait this long. */
-#define LOCK_SPINS 2000
-/* Look-ups made again when the slot changed hands during a decision. */
-#define RETRIES 4
 /* The last-use time is stored only when it moved this much: a hit then stores nothing. */
 #define LAST_GRAIN_NS 1000000ull
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -170,68 +157,6 @@ void rlt__keytab_free(struct rlt__keytab *t)
 {
 	if (t)
 		munmap(t, t->bytes ? t->bytes : sizeof *t);
-}
-
-/* The first `bits` (0..64) bits of an 8-byte word read from network-order bytes, as a mask of
- * that word in memory order. */
-static inline uint64_t prefix_mask(unsigned bits)
-{
-	uint64_t m = bits >= 64 ? ~0ull : bits == 0 ? 0 : ~0ull << (64 - bits);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return m;
-#else
-	return __builtin_bswap64(m);
-#endif
-}
-
-void rlt__key_of(enum rlt_key kind, unsigned prefix4, unsigned prefix6,
-                 const struct rlt__peer *peer, uint16_t port, struct rlt__key *k)
-{
-	uint64_t w1 = 0, w2 = 0;
-	unsigned bits = 0, kk = RLT_KEYKIND_NONE;
-
-	if (kind == RLT_KEY_PORT) {
-		k->w[0] = RLT_KEYKIND_PORT | (uint64_t)port << 8;
-		k->w[1] = k->w[2] = 0;
-		return;
-	}
-	/* The address's bytes as they lie in memory, the bits past the prefix cleared: two
-	 * fixed-size copies and a mask of each word (a call's hot path: no loop, no call). */
-	if (peer && peer->af == AF_INET) {
-		uint32_t v4;
-		kk = RLT_KEYKIND_V4;
-		bits = prefix4 > 32 ? 32 : prefix4;
-		memcpy(&v4, peer->addr, 4);
-		w1 = v4;
-	} else if (peer && peer->af == AF_INET6) {
-		kk = RLT_KEYKIND_V6;
-		bits = prefix6 > 128 ? 128 : prefix6;
-		memcpy(&w1, peer->addr, 8);
-		memcpy(&w2, peer->addr + 8, 8);
-	}
-	k->w[0] = kk;
-	k->w[1] = w1 & prefix_mask(bits);
-	k->w[2] = w2 & prefix_mask(bits > 64 ? bits - 64 : 0);
-}
-
-int rlt__key_format(const struct rlt__key *k, unsigned prefix4, unsigned prefix6, char *buf,
-                    size_t len)
-{
-	char addr[INET6_ADDRSTRLEN];
-	uint8_t a[16];
-	unsigned kind = (unsigned)(k->w[0] & 0xff);
-
-	memcpy(a, &k->w[1], 8);
-	memcpy(a + 8, &k->w[2], 8);
-	if (kind == RLT_KEYKIND_PORT)
-		return snprintf(buf, len, "port %u", (unsigned)(k->w[0] >> 8 & 0xffff));
-	if (kind == RLT_KEYKIND_V4 && inet_ntop(AF_INET, a, addr, sizeof addr))
-		return prefix4 >= 32 ? snprintf(buf, len, "%s", addr)
-		                     : snprintf(buf, len, "%s/%u", addr, prefix4);
-	if (kind == RLT_KEYKIND_V6 && inet_ntop(AF_INET6, a, addr, sizeof addr))
-		return prefix6 >= 128 ? snprintf(buf, len, "%s", addr)
-		                      : snprintf(buf, len, "%s/%u", addr, prefix6);
-	return snprintf(buf, len, "(no address)");
 }
 
 /* Whether slot s holds k (its sequence seq read before, even). */
@@ -380,7 +305,7 @@ static int lock_set(struct rlt__keytab *t, _Atomic uint64_t *lock, uint64_t star
 {
 	uint64_t held;
 
-	for (int spins = 0; spins < LOCK_SPINS; spins++) {
+	for (int spins = 0; spins < RLT__KEYTAB_SPINS; spins++) {
 		uint64_t free_ = 0;
 		if (atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
 		    atomic_compare_exchange_weak_explicit(lock, &free_, t->me, memory_order_acquire,
@@ -388,7 +313,7 @@ static int lock_set(struct rlt__keytab *t, _Atomic uint64_t *lock, uint64_t star
 			atomic_fetch_add_explicit(&t->inserting, 1, memory_order_relaxed);
 			return 1;
 		}
-		cpu_relax();
+		rlt__cpu_relax();
 	}
 	held = atomic_load_explicit(lock, memory_order_relaxed);
 	if (!t->shared || held == 0 || held == t->me || !owner_gone(held))
@@ -468,7 +393,7 @@ enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt_para
 {
 	enum rlt_verdict v;
 
-	for (int tries = 0; tries < RETRIES; tries++) {
+	for (int tries = 0; tries < RLT__KEYTAB_RETRIES; tries++) {
 		uint64_t seq, last;
 		struct rlt__keyslot *s = rlt__keytab_find(t, k, now, 1, &seq);
 		if (!s)
@@ -497,105 +422,6 @@ enum rlt_verdict rlt__keytab_decide(struct rlt__keytab *t, const struct rlt_para
 	atomic_fetch_add_explicit(&t->a->spills, 1, memory_order_relaxed);
 	*state = (void *)&t->a->spill.state;
 	return rlt_decide(p, *state, now, cost, mode, at);
-}
-
-/* A count table's state word: the open count in its low 32 bits, the threads waiting for the
- * key's count to drop in its high 32 (so that a key with waiters is not idle, never replaced). */
-#define COUNT_LOW 0xffffffffull
-#define COUNT_WAITER (1ull << 32)
-
-/* The low half of a count word, which a futex can wait on: the word's first four bytes on a
- * little-endian machine (x86, arm64), its last four on a big-endian one. */
-static _Atomic uint32_t *count_low(struct rlt__keyslot *s)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return (_Atomic uint32_t *)((char *)&s->state + 4);
-#else
-	return (_Atomic uint32_t *)(void *)&s->state;
-#endif
-}
-
-int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint64_t limit,
-                           rlt_ns_t now)
-{
-	for (int tries = 0; tries < RETRIES; tries++) {
-		uint64_t seq;
-		struct rlt__keyslot *s = rlt__keytab_find(t, k, now, 1, &seq);
-		if (!s)
-			return 0;
-		uint64_t cur = atomic_load(&s->state);
-		do {
-			if ((cur & COUNT_LOW) >= limit)
-				return 0;
-		} while (!atomic_compare_exchange_weak(&s->state, &cur, cur + 1));
-		if (rlt__keytab_still(s, seq)) {
-			atomic_store_explicit(&s->last, now, memory_order_relaxed);
-			if (t->count_units) /* connections opened by the key (busiest keys) */
-				atomic_fetch_add_explicit(&s->units, 1, memory_order_relaxed);
-			return 1;
-		}
-		atomic_fetch_sub(&s->state, 1); /* the slot was being given to another key */
-	}
-	return 0;
-}
-
-_Atomic uint32_t *rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k)
-{
-	uint64_t seq;
-	struct rlt__keyslot *s = NULL;
-
-	/* Bounded: the key is there (it holds a count), at worst for a moment behind an odd
-	 * sequence (an insert that found it busy and left it as it was). */
-	for (int spins = 0; !s && spins < LOCK_SPINS; spins++) {
-		s = rlt__keytab_find(t, k, 0, 0, &seq);
-		if (!s)
-			cpu_relax();
-	}
-	if (s) {
-		uint64_t c = atomic_load(&s->state);
-		while ((c & COUNT_LOW) && !atomic_compare_exchange_weak(&s->state, &c, c - 1))
-			;
-		/* The waiters as the decrement saw them: one that registers after it reads the
-		 * lower count before it sleeps (rlt__keytab_count_watch), so none is missed. */
-		if ((c & COUNT_LOW) && c >= COUNT_WAITER)
-			return count_low(s);
-	}
-	return NULL;
-}
-
-_Atomic uint32_t *rlt__keytab_count_watch(struct rlt__keytab *t, const struct rlt__key *k,
-                                          rlt_ns_t now, struct rlt__keyslot **slot,
-                                          uint32_t *val)
-{
-	for (int tries = 0; tries < RETRIES; tries++) {
-		uint64_t seq;
-		struct rlt__keyslot *s = rlt__keytab_find(t, k, now, 1, &seq);
-		if (!s)
-			return NULL;
-		/* Registered first, then checked: a slot taken over meanwhile (only a key holding
-		 * nothing is, see victim) is left at once, its new key's word as it was. */
-		uint64_t c = atomic_fetch_add(&s->state, COUNT_WAITER) + COUNT_WAITER;
-		if (rlt__keytab_still(s, seq)) {
-			*slot = s;
-			*val = (uint32_t)(c & COUNT_LOW);
-			return count_low(s);
-		}
-		atomic_fetch_sub(&s->state, COUNT_WAITER);
-	}
-	return NULL;
-}
-
-uint32_t rlt__keytab_count(struct rlt__keytab *t, const struct rlt__key *k)
-{
-	uint64_t seq;
-	struct rlt__keyslot *s = rlt__keytab_find(t, k, 0, 0, &seq);
-
-	return s ? (uint32_t)(atomic_load(&s->state) & COUNT_LOW) : 0;
-}
-
-void rlt__keytab_count_unwatch(struct rlt__keyslot *s)
-{
-	atomic_fetch_sub(&s->state, COUNT_WAITER);
 }
 
 uint64_t rlt__keytab_available(struct rlt__keytab *t, const struct rlt_params *p,

@@ -64,6 +64,21 @@
 #include "rlthrottle.h"
 
 #define RLT_KEYTAB_WAYS 8
+/* Spins before an insert gives up on its set's lock and charges the overflow budget (and a
+ * count's release looks for its key). An insert holds it for some fifty loads and stores; only
+ * a preempted holder or a signal handler that interrupted it on the same thread makes a call
+ * wait this long. */
+#define RLT__KEYTAB_SPINS 2000
+/* Look-ups made again when the slot changed hands during a decision. */
+#define RLT__KEYTAB_RETRIES 4
+
+/* A spin's pause. */
+static inline void rlt__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
 
 /* A key value: w[0] holds its kind (low 8 bits, never 0) and a port; w[1], w[2] an address
  * prefix, masked. */
@@ -149,15 +164,6 @@ struct rlt__keytab *rlt__keytab_attach(void *base, const struct rlt_params *p, u
 void rlt__keytab_free(struct rlt__keytab *t);
 
 
-/* The key of a peer under a rule's key= (RLT_KEY_PEER cut to prefix4 / prefix6, or
- * RLT_KEY_PORT: `port`, which the caller chose: the remote port, or for accept the local). */
-void rlt__key_of(enum rlt_key kind, unsigned prefix4, unsigned prefix6,
-                 const struct rlt__peer *peer, uint16_t port, struct rlt__key *k);
-
-/* A key as people read it: "10.1.2.0/24", "2001:db8::/64", "port 8080", "(no address)". */
-int rlt__key_format(const struct rlt__key *k, unsigned prefix4, unsigned prefix6, char *buf,
-                    size_t len);
-
 /*
  * The slot of key k, inserted (replacing one, see above) when it is not in the table and
  * `insert` is set. *seq is the slot's sequence to validate against (rlt__keytab_still). NULL:
@@ -166,28 +172,6 @@ int rlt__key_format(const struct rlt__key *k, unsigned prefix4, unsigned prefix6
  */
 struct rlt__keyslot *rlt__keytab_find(struct rlt__keytab *t, const struct rlt__key *k,
                                       rlt_ns_t now, int insert, uint64_t *seq);
-/* RLT_CONNS per key (a table without params): take one of `limit` connections of key k (1),
- * or not (0: the key is at its limit, or no slot: every key of its set holds connections).
- * Release gives one back, and returns the word to wake (rlt__wake_all) when threads wait on
- * the key (NULL: none). A key holding connections or waiters is never replaced, so it is
- * found again. A slot's word is the count in its low 32 bits and the waiters in its high 32. */
-int rlt__keytab_count_take(struct rlt__keytab *t, const struct rlt__key *k, uint64_t limit,
-                           rlt_ns_t now);
-_Atomic uint32_t *rlt__keytab_count_release(struct rlt__keytab *t, const struct rlt__key *k);
-/* A thread that will wait for key k's count to drop (action=delay): registers as a waiter of
- * the key's slot (inserted if need be) and returns the 32-bit futex word to wait on (the
- * count's low half: the first 4 bytes of the slot's word on a little-endian machine), *val
- * the count read after registering (wait only while the word still holds it); *slot for
- * rlt__keytab_count_unwatch, which must follow. NULL: no slot (every key of the set holds
- * connections or waiters): poll. Bound: a fork's child inherits the parent's other threads'
- * registrations, so such a key stays in its table (as one holding connections would). */
-_Atomic uint32_t *rlt__keytab_count_watch(struct rlt__keytab *t, const struct rlt__key *k,
-                                          rlt_ns_t now, struct rlt__keyslot **slot,
-                                          uint32_t *val);
-void rlt__keytab_count_unwatch(struct rlt__keyslot *s);
-/* Key k's open count now (0 when it is not in the table). */
-uint32_t rlt__keytab_count(struct rlt__keytab *t, const struct rlt__key *k);
-
 /* Whether the slot still holds the key it held at sequence seq. */
 static inline int rlt__keytab_still(struct rlt__keyslot *s, uint64_t seq)
 {

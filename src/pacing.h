@@ -20,6 +20,31 @@
 #include "clock.h"
 #include "policy.h"
 
+/* The piece and the whole (rlt__piece, rlt__whole) of one bytes rule; UINT64_MAX for others. */
+uint64_t rlt__piece_of(enum rlt_unit unit, const struct rlt_params *p);
+uint64_t rlt__whole_of(enum rlt_unit unit, const struct rlt_params *p, uint64_t piece);
+/* The largest piece (bytes) a call under `mask` of var should move in one real call. */
+uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
+
+/*
+ * The largest stream send (bytes) under `mask` of var that goes out as one real call, charged
+ * whole; a larger one moves in pieces (rlt__piece). Threads sharing a socket rely on a send
+ * the kernel would take whole being whole: a piece of it between another thread's pieces
+ * tears both records. Blocking: the smallest over the byte rules of what can conform at once
+ * (the burst: a token bucket's depth, a leaky bucket's capacity, a window's limit), and, for a
+ * delay rule with a max-wait, of what the rate gives within it (so that a send is delayed,
+ * never refused, for being whole); never less than a piece. Non-blocking: one piece (it sends
+ * what the budget allows, as the kernel may send part of it).
+ */
+uint64_t rlt__whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask, int nonblock);
+
+/* Whether every rule of var in mask admits any charge, at worst later: token buckets that delay
+ * with no max-wait (a leaky bucket overflows, a window's wait is bounded by max-wait, a redis
+ * rule may fall back to deny). Such a charge may be made after the call it pays for. */
+int rlt__always_admits(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
+/* Whether any rule of var in mask rejects rather than delays. */
+int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
+
 /* How a call is made (see rlt__pace_begin). */
 enum rlt__pace_mode {
 	RLT_PACE_WHOLE,  /* one real call for all of it, charged whole before it is made */

@@ -10,16 +10,13 @@
 #include <sys/un.h>
 
 #include "clock.h"
+#include "conns.h"
 #include "keytab.h"
+#include "pacing.h"
 #include "policy.h"
 #include "scope_redis.h"
+#include "scope_redis_key.h"
 #include "scope_shm.h"
-
-/* How much time of the rate one real call moves at most: small enough that a long transfer
- * is smooth at any one-second view, large enough that the number of system calls stays low. */
-#define PIECE_NS (10 * 1000 * 1000ull)
-/* ... but never a piece below this many bytes unless the burst itself is smaller. */
-#define PIECE_MIN 256u
 
 void rlt__peer_from_sockaddr(struct rlt__peer *p, const struct sockaddr *sa, socklen_t len)
 {
@@ -152,77 +149,6 @@ void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block)
 		}
 }
 
-uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)
-{
-	uint64_t piece = UINT64_MAX;
-
-	for (unsigned i = 0; i < rs->n[var]; i++)
-		if ((mask & (1u << i)) && rlt__ver(&rs->rules[var][i])->piece < piece)
-			piece = rlt__ver(&rs->rules[var][i])->piece;
-	return piece;
-}
-
-uint64_t rlt__whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask, int nonblock)
-{
-	uint64_t whole = UINT64_MAX;
-
-	if (nonblock)
-		return rlt__piece(rs, var, mask);
-	for (unsigned i = 0; i < rs->n[var]; i++)
-		if ((mask & (1u << i)) && rlt__ver(&rs->rules[var][i])->whole < whole)
-			whole = rlt__ver(&rs->rules[var][i])->whole;
-	return whole;
-}
-
-int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)
-{
-	for (unsigned i = 0; i < rs->n[var]; i++)
-		if ((mask & (1u << i)) && rlt__ver(&rs->rules[var][i])->action == RLT_ACTION_REJECT)
-			return 1;
-	return 0;
-}
-
-int rlt__always_admits(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)
-{
-	for (unsigned i = 0; i < rs->n[var]; i++) {
-		const struct rlt__rt_rule *r = &rs->rules[var][i];
-		const struct rlt__rule_ver *cur = rlt__ver(r);
-		if (!(mask & (1u << i)) || cur->action == RLT_ACTION_DRY_RUN)
-			continue;
-		if (cur->action != RLT_ACTION_DELAY || cur->params.max_wait_ns != RLT_NS_NEVER ||
-		    cur->params.algo != RLT_ALGO_TOKEN || r->redis)
-			return 0;
-	}
-	return 1;
-}
-
-uint64_t rlt__piece_of(enum rlt_unit unit, const struct rlt_params *p)
-{
-	unsigned __int128 ten_ms = (unsigned __int128)p->rate_num * PIECE_NS / p->rate_den_ns;
-	uint64_t lo = p->burst < PIECE_MIN ? p->burst : PIECE_MIN;
-	uint64_t piece = ten_ms > p->burst ? p->burst : (uint64_t)ten_ms;
-
-	if (unit != RLT_UNIT_BYTES)
-		return UINT64_MAX;
-	return piece < lo ? lo : piece;
-}
-
-/* See rlt__whole. */
-uint64_t rlt__whole_of(enum rlt_unit unit, const struct rlt_params *p, uint64_t piece)
-{
-	uint64_t whole = p->burst;
-
-	if (unit != RLT_UNIT_BYTES)
-		return UINT64_MAX;
-	if (p->max_wait_ns != RLT_NS_NEVER) { /* delay rules only: reject never waits */
-		unsigned __int128 in_wait =
-			(unsigned __int128)p->rate_num * p->max_wait_ns / p->rate_den_ns;
-		if (in_wait < whole)
-			whole = (uint64_t)in_wait;
-	}
-	return whole > piece ? whole : piece;
-}
-
 void *rlt__map_anon(size_t size)
 {
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -291,14 +217,13 @@ static int new_keytab(struct rlt__ruleset *rs, struct rlt__rt_rule *r, const str
 	return 0;
 }
 
-static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct rlt_error *err)
+/* The rule's place in rs (the next of its variable), and its first block v0 from the rule. */
+static int new_place(struct rlt__ruleset *rs, const struct rlt_rule *rule,
+                     struct rlt__rt_rule **out, struct rlt_error *err)
 {
 	enum rlt_var v = rule->var;
 	struct rlt__rt_rule *r;
-	int rc = check_supported(rule, err);
 
-	if (rc)
-		return rc;
 	if (rs->n[v] >= RLT_MAX_RULES_PER_VAR) {
 		snprintf(err->msg, sizeof err->msg, "%s: more than %d rules (a variable holds at most %d)",
 		         rlt_var_name(v), RLT_MAX_RULES_PER_VAR, RLT_MAX_RULES_PER_VAR);
@@ -317,79 +242,123 @@ static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct
 	r->v0.piece = uncut ? UINT64_MAX : rlt__piece_of(rule->unit, &rule->params);
 	r->v0.whole = uncut ? UINT64_MAX : rlt__whole_of(rule->unit, &rule->params, r->v0.piece);
 	atomic_init(&r->cur, &r->v0);
-	if (rule->scope == RLT_SCOPE_SHARED) {
-		/* the state (or the RLT_CONNS counter) lives in the segment */
-		rc = rlt__shm_attach(rule, &r->v0.state, &r->shared_open, &r->holders, err);
-		if (rc)
-			return rc;
-		if (v == RLT_VAR_CONNS) {
-			rlt__conns_identity();
-		} else if (rule->key != RLT_KEY_NONE) {
-			/* the segment holds the table; `rlthrottle set` leaves a keyed segment alone,
-			 * so there is no set to follow */
-			r->keytab = rlt__keytab_attach(r->v0.state, &r->v0.params, rule->keys,
-			                               rs->stats_on);
-			r->v0.state = NULL;
-			if (!r->keytab) {
-				snprintf(err->msg, sizeof err->msg,
-				         "%s=\"%.300s\": scope=shared:%.60s: no memory for the table's "
-				         "handle",
-				         rlt_var_name(v), rule->text, rule->scope_name);
-				return -ENOMEM;
-			}
-		} else {
-			/* a set made before this process came follows at its first call */
-			r->shm = rlt__shm_hdr_of(r->v0.state);
-			rs->shared[rs->nshared++] = r;
-		}
-	} else if (rule->scope == RLT_SCOPE_REDIS) {
-		rc = rlt__redis_new(rule, &r->redis, err);
-		if (rc)
-			return rc;
-		if (rule->key != RLT_KEY_NONE) {
-			/* each key's lease: no params (Redis holds the budget) */
-			rc = new_keytab(rs, r, NULL, err);
-			if (rc)
-				return rc;
-			rc = rlt__redis_keyed(r->redis, r->keytab, err);
-			if (rc)
-				return rc;
-		}
+	*out = r;
+	return 0;
+}
+
+/* scope=shared: the state (or the RLT_CONNS counter, or the table of keys) in the segment. */
+static int add_shared(struct rlt__ruleset *rs, struct rlt__rt_rule *r, struct rlt_error *err)
+{
+	const struct rlt_rule *rule = &r->rule;
+	enum rlt_var v = rule->var;
+	int rc = rlt__shm_attach(rule, &r->v0.state, &r->shared_open, &r->holders, err);
+
+	if (rc)
+		return rc;
+	if (v == RLT_VAR_CONNS) {
+		rlt__conns_identity();
 	} else if (rule->key != RLT_KEY_NONE) {
-		/* RLT_CONNS: a count per key, no engine */
-		rc = new_keytab(rs, r, v == RLT_VAR_CONNS ? NULL : &r->v0.params, err);
-		if (rc)
-			return rc;
-	} else if (v != RLT_VAR_CONNS) {
-		size_t size = rlt_state_size(&rule->params);
-		if (rule->scope == RLT_SCOPE_CONNECTION) {
-			/* 64-byte slots: one state per cache line at least */
-			r->conn_off = rs->conn_block_size;
-			rs->conn_block_size += (size + 63) & ~(size_t)63;
-		} else {
-			r->v0.state = rlt__map_anon(size);
-			if (!r->v0.state || rlt_state_init(&rule->params, r->v0.state, 0) != 0) {
-				snprintf(err->msg, sizeof err->msg,
-				         "%s=\"%.300s\": no memory for the rule's state",
-				         rlt_var_name(v), rule->text);
-				return -ENOMEM;
-			}
+		/* the segment holds the table; `rlthrottle set` leaves a keyed segment alone,
+		 * so there is no set to follow */
+		r->keytab = rlt__keytab_attach(r->v0.state, &r->v0.params, rule->keys,
+		                               rs->stats_on);
+		r->v0.state = NULL;
+		if (!r->keytab) {
+			snprintf(err->msg, sizeof err->msg,
+			         "%s=\"%.300s\": scope=shared:%.60s: no memory for the table's "
+			         "handle",
+			         rlt_var_name(v), rule->text, rule->scope_name);
+			return -ENOMEM;
+		}
+	} else {
+		/* a set made before this process came follows at its first call */
+		r->shm = rlt__shm_hdr_of(r->v0.state);
+		rs->shared[rs->nshared++] = r;
+	}
+	return 0;
+}
+
+/* scope=redis://: its lease, and with key= a lease per key. */
+static int add_redis(struct rlt__ruleset *rs, struct rlt__rt_rule *r, struct rlt_error *err)
+{
+	int rc = rlt__redis_new(&r->rule, &r->redis, err);
+
+	if (rc || r->rule.key == RLT_KEY_NONE)
+		return rc;
+	/* each key's lease: no params (Redis holds the budget) */
+	rc = new_keytab(rs, r, NULL, err);
+	return rc ? rc : rlt__redis_keyed(r->redis, r->keytab, err);
+}
+
+/* scope=process or connection: the state in process memory (a connection's: its place in each
+ * socket's block), or with key= a table of keys. */
+static int add_local(struct rlt__ruleset *rs, struct rlt__rt_rule *r, struct rlt_error *err)
+{
+	const struct rlt_rule *rule = &r->rule;
+	enum rlt_var v = rule->var;
+	size_t size;
+
+	if (rule->key != RLT_KEY_NONE) /* RLT_CONNS: a count per key, no engine */
+		return new_keytab(rs, r, v == RLT_VAR_CONNS ? NULL : &r->v0.params, err);
+	if (v == RLT_VAR_CONNS)
+		return 0;
+	size = rlt_state_size(&rule->params);
+	if (rule->scope == RLT_SCOPE_CONNECTION) {
+		/* 64-byte slots: one state per cache line at least */
+		r->conn_off = rs->conn_block_size;
+		rs->conn_block_size += (size + 63) & ~(size_t)63;
+		return 0;
+	}
+	r->v0.state = rlt__map_anon(size);
+	if (!r->v0.state || rlt_state_init(&rule->params, r->v0.state, 0) != 0) {
+		snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": no memory for the rule's state",
+		         rlt_var_name(v), rule->text);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A rule with a table of keys: its counts go where the rule's go, and a dry-run's per key. */
+static int add_keyed(struct rlt__ruleset *rs, struct rlt__rt_rule *r, struct rlt_error *err)
+{
+	const struct rlt_rule *rule = &r->rule;
+
+	/* the key counts go where the rule counts (its page, once it has one) */
+	r->keytab->mirror = (struct rlt__stats *const *)&r->st;
+	rs->nkeyed++;
+	if (rule->action == RLT_ACTION_DRY_RUN && rule->var != RLT_VAR_CONNS) {
+		r->keydry = rlt__map_anon((size_t)rule->keys * sizeof *r->keydry);
+		if (!r->keydry) {
+			snprintf(err->msg, sizeof err->msg,
+			         "%s=\"%.300s\": no memory for the dry-run counts of %u keys",
+			         rlt_var_name(rule->var), rule->text, (unsigned)rule->keys);
+			return -ENOMEM;
 		}
 	}
-	if (r->keytab) {
-		/* the key counts go where the rule counts (its page, once it has one) */
-		r->keytab->mirror = (struct rlt__stats *const *)&r->st;
-		rs->nkeyed++;
-		if (rule->action == RLT_ACTION_DRY_RUN && v != RLT_VAR_CONNS) {
-			r->keydry = rlt__map_anon((size_t)rule->keys * sizeof *r->keydry);
-			if (!r->keydry) {
-				snprintf(err->msg, sizeof err->msg,
-				         "%s=\"%.300s\": no memory for the dry-run counts of %u keys",
-				         rlt_var_name(v), rule->text, (unsigned)rule->keys);
-				return -ENOMEM;
-			}
-		}
-	}
+	return 0;
+}
+
+/* One rule into rs: its place, its state where its scope keeps it, its table of keys. */
+static int add_rule(struct rlt__ruleset *rs, const struct rlt_rule *rule, struct rlt_error *err)
+{
+	enum rlt_var v = rule->var;
+	struct rlt__rt_rule *r;
+	int rc = check_supported(rule, err);
+
+	if (!rc)
+		rc = new_place(rs, rule, &r, err);
+	if (rc)
+		return rc;
+	if (rule->scope == RLT_SCOPE_SHARED)
+		rc = add_shared(rs, r, err);
+	else if (rule->scope == RLT_SCOPE_REDIS)
+		rc = add_redis(rs, r, err);
+	else
+		rc = add_local(rs, r, err);
+	if (!rc && r->keytab)
+		rc = add_keyed(rs, r, err);
+	if (rc)
+		return rc;
 	rs->n[v]++;
 	rs->vars_in_use |= 1u << v;
 	if (v == RLT_VAR_CONNS && r->shared_open)

@@ -1,7 +1,8 @@
 /*
- * policy.h: the rules in force in a process, which of them apply to a call, and the charge of a
- * call against all that apply (reserve, wait, refund, count). The hooks ask this, under the
- * preload and in the --seccomp handler alike; they know no engine.
+ * policy.h: the rules in force in a process and which of them apply to a call. The hooks ask
+ * this, under the preload and in the --seccomp handler alike; they know no engine. The charge of a
+ * call against the rules that apply is charge.h; RLT_CONNS conns.h; what a connect() counts
+ * connect_attempt.h.
  */
 #ifndef RLT_POLICY_H
 #define RLT_POLICY_H
@@ -112,16 +113,6 @@ static inline const struct rlt__rule_ver *rlt__ver(const struct rlt__rt_rule *r)
 	return atomic_load_explicit(&r->cur, memory_order_acquire);
 }
 
-/* Set (per thread) while the library itself makes network calls (the Redis client): the hooks
- * then pass every call straight through, so that the throttle never charges or re-enters
- * itself. Defined in scope_redis.c; in the freestanding build (RLT_NOLIBC, which has no TLS
- * and no Redis scope) a field of the thread block (preload/nolibc/nolibc.h, pre-included). */
-#ifdef RLT_NOLIBC
-#define rlt__internal (rlt_trap_self()->internal)
-#else
-extern _Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
-#endif
-
 struct rlt__ruleset {
 	struct rlt__rt_rule rules[RLT_VAR_COUNT][RLT_MAX_RULES_PER_VAR];
 	unsigned n[RLT_VAR_COUNT];
@@ -171,14 +162,13 @@ int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR
  * threads held are let go (rlt__keytab_forked). */
 void rlt__ruleset_keys_forked(struct rlt__ruleset *rs);
 
-/* Why this build cannot enforce a rule it parsed (NULL: it can). */
+/* Why this build cannot enforce a rule it parsed (NULL: it can); the _seccomp form: under
+ * `rlthrottle --seccomp`, which the launcher checks before the supervisor starts. */
 const char *rlt__rule_unsupported(const struct rlt_rule *r);
+const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r);
 /* ... and under the system-call front inside the program (trap_*.c): no redis:// yet. */
 const char *rlt__rule_unsupported_trap(const struct rlt_rule *r);
 
-/* The piece and the whole (rlt__piece, rlt__whole) of one bytes rule; UINT64_MAX for others. */
-uint64_t rlt__piece_of(enum rlt_unit unit, const struct rlt_params *p);
-uint64_t rlt__whole_of(enum rlt_unit unit, const struct rlt_params *p, uint64_t piece);
 /* Zeroed private anonymous memory (an engine state, a rule block). NULL when out of memory. */
 void *rlt__map_anon(size_t size);
 
@@ -199,236 +189,5 @@ uint32_t rlt__match_accept(const struct rlt__ruleset *rs, const struct rlt__peer
 
 /* Initialises a connection block of rs->conn_block_size bytes for a new socket. */
 void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block);
-
-/* The largest piece (bytes) a call under `mask` of var should move in one real call. */
-uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
-
-/*
- * The largest stream send (bytes) under `mask` of var that goes out as one real call, charged
- * whole; a larger one moves in pieces (rlt__piece). Threads sharing a socket rely on a send
- * the kernel would take whole being whole: a piece of it between another thread's pieces
- * tears both records. Blocking: the smallest over the byte rules of what can conform at once
- * (the burst: a token bucket's depth, a leaky bucket's capacity, a window's limit), and, for a
- * delay rule with a max-wait, of what the rate gives within it (so that a send is delayed,
- * never refused, for being whole); never less than a piece. Non-blocking: one piece (it sends
- * what the budget allows, as the kernel may send part of it).
- */
-uint64_t rlt__whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask, int nonblock);
-
-/* Whether every rule of var in mask admits any charge, at worst later: token buckets that delay
- * with no max-wait (a leaky bucket overflows, a window's wait is bounded by max-wait, a redis
- * rule may fall back to deny). Such a charge may be made after the call it pays for. */
-int rlt__always_admits(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
-/* Whether any rule of var in mask rejects rather than delays. */
-int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask);
-
-/* Units a call under `mask` could take at once now (the least over the byte rules). A keyed
- * rule's are those of the key of `peer` (as for rlt__charge_wait_peer; rlt__available: NULL). */
-uint64_t rlt__available(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
-                        void *conn_block, rlt_ns_t now);
-uint64_t rlt__available_peer(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
-                             void *conn_block, const struct rlt__peer *peer, rlt_ns_t now);
-/* The engine state a call of rule r (block v) decides on: NULL for a keyed rule (its key's),
- * a redis rule's lease, or a connection-scope rule of a socket with no block. */
-void *rlt__rule_state(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
-                      void *conn_block);
-/* ... of one rule (its block v, loaded by the caller): UINT64_MAX when it has no state here. */
-uint64_t rlt__available_rule(const struct rlt__rt_rule *r, const struct rlt__rule_ver *v,
-                             void *conn_block, const struct rlt__peer *peer, rlt_ns_t now);
-
-/*
- * Asks for the lines a charge under `mask` of var will read of its rules (the rule's first
- * line and its block v0: a rule not set since it was built) and of the ruleset, without
- * waiting for them. A front calls it before it reads the clock: the clock read waits for
- * every load before it (rdtscp), and after a system call these lines are mostly out of the
- * nearest cache, so their misses then overlap the clock read and each other rather than come
- * one after another.
- */
-static inline void rlt__charge_prefetch(const struct rlt__ruleset *rs, enum rlt_var var,
-                                        uint32_t mask)
-{
-	__builtin_prefetch(&rs->n[var]);
-	for (; mask; mask &= mask - 1) {
-		const struct rlt__rt_rule *r = &rs->rules[var][__builtin_ctz(mask)];
-		__builtin_prefetch(r);
-		__builtin_prefetch((const char *)&r->v0);
-		__builtin_prefetch((const char *)&r->v0 + 64);
-		__builtin_prefetch((const char *)&r->v0 + 128);
-	}
-}
-
-/* A charge taken against every rule in a mask, to be settled after the real call. */
-struct rlt__ticket {
-	enum rlt_var var;
-	uint32_t mask;
-	void *conn_block;
-	uint64_t bytes, msgs;         /* what was reserved */
-	rlt_ns_t at[RLT_MAX_RULES_PER_VAR];
-	const struct rlt__rule_ver *ver[RLT_MAX_RULES_PER_VAR]; /* the block at[i] was decided by */
-	void *kstate[RLT_MAX_RULES_PER_VAR]; /* keyed rules: the key's state charged, for the
-	                                        refund of the settle */
-	uint64_t pos[RLT_MAX_RULES_PER_VAR]; /* at[i] as a position of ver[i]'s params, once a
-	                                        set moved it (rlt__ticket_refresh): a go time
-	                                        clamped by a far rate loses its place, this not */
-	uint32_t posm;                /* the rules whose pos[] holds their place */
-	uint32_t dry;                 /* rules of the mask with action=dry-run: charged, never
-	                                 waited for */
-	rlt_ns_t start;               /* when the call asked */
-	rlt_ns_t go;                  /* when it may go (the latest slot of its rules) */
-	int err;                      /* errno when rejected */
-	int counted;                  /* it went at once and its statistics, units included, were
-	                                 counted whole by the charge: a settle of all it took has
-	                                 nothing left to do */
-};
-
-/*
- * Charges a call of `bytes` bytes and `msgs` messages (a calls rule takes 1) against every rule
- * in mask: reject rules must conform now; delay rules reserve within their max-wait. Returns 0
- * (taken: wait until t->go, make the real call, then rlt__settle), or -1 with t->err set
- * (nothing taken). Never sleeps itself: the caller waits (rlt__charge_wait_at). Counts
- * statistics.
- */
-int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs);
-/* rlt__charge for a call whose rules may have key=: `peer` as for rlt__charge_wait_peer. */
-int rlt__charge_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                     uint32_t mask, void *conn_block, const struct rlt__peer *peer,
-                     uint64_t bytes, uint64_t msgs);
-
-/* rlt__charge_wait for a call whose rules may have key= (rlthrottle(7) RULES): `peer` is what the key is
- * made of, its address the remote one and its port the one key=port takes (the remote port; for
- * accept, the local, listening one; for send and receive, the remote address of the socket or
- * of the datagram). NULL: no address known (such calls share one key). rlt__charge and
- * rlt__charge_wait pass NULL. */
-int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                          uint32_t mask, void *conn_block, const struct rlt__peer *peer,
-                          uint64_t bytes, uint64_t msgs);
-
-/* rlt__charge, then sleep until the call may go. The _at form takes the clock reading the
- * caller already made (one clock read per call on the hot path, not two), and the peer of a
- * send or receive (as for rlt__charge_wait_peer). */
-int rlt__charge_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                     uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs);
-int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                        uint32_t mask, void *conn_block, const struct rlt__peer *peer,
-                        uint64_t bytes, uint64_t msgs, rlt_ns_t now);
-/* rlt__charge_wait_at, but a signal handler that runs during the wait ends it: returns 1 then,
- * the charge taken (settle it as for a call that moved what it moved, 0 if nothing). */
-int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                          uint32_t mask, void *conn_block, const struct rlt__peer *peer,
-                          uint64_t bytes, uint64_t msgs, rlt_ns_t now);
-
-/* rlt__charge_wait_at in its two steps, for a front that must do something between them
- * only when the call waits (the preload's paced call holds its socket: io_pacing.c): the
- * charge (rlt__charge with the caller's clock reading and peer), then the wait until t->go
- * (none when the call may go now; intr as rlt__charge_wait_intr: 1 when a handler ended it). */
-int rlt__charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                   uint32_t mask, void *conn_block, const struct rlt__peer *peer,
-                   uint64_t bytes, uint64_t msgs, rlt_ns_t now);
-int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
-
-/* How long a delayed call sleeps at most before it looks for a set that moved its go time. */
-#define RLT_SET_SLICE_NS (5 * 1000 * 1000ull)
-/* The most sets a waiting ticket follows back (older ones: the wait keeps its time). */
-#define RLT_SET_CHAIN_MAX 64
-/*
- * A ticket whose rules were set since it was charged: moves each at[i] to the same place in
- * its rule's queue under the params in force now, and t->go with them. 1 when something moved.
- * The waits call it every RLT_SET_SLICE_NS.
- */
-int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t);
-/* Threads waiting now (for `rlthrottle top`): _start when a charged call starts waiting for
- * t->go counts it on each rule of the ticket that makes it wait and returns those rules; _end
- * takes it off the same ones (a set meanwhile may move t->at[]): rlt__charge_wait_at's. */
-uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ticket *t);
-void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m);
-
-/* After the real call: gives back what it did not use (bytes_used <= t->bytes, msgs_used <=
- * t->msgs) and counts the units. A call that went at once and moved all it was charged was
- * counted by its charge (t->counted): nothing is left to do, and nothing is done. */
-void rlt__settle_rest(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t bytes_used,
-                      uint64_t msgs_used);
-static inline void rlt__settle(struct rlt__ruleset *rs, struct rlt__ticket *t,
-                               uint64_t bytes_used, uint64_t msgs_used)
-{
-	if (__builtin_expect(t->counted && bytes_used == t->bytes && msgs_used == t->msgs, 1))
-		return;
-	rlt__settle_rest(rs, t, bytes_used, msgs_used);
-}
-
-/*
- * RLT_CONNS (conns.c): admits one more open connection under the rules in mask (reject, or wait
- * for a close within max-wait). Returns 0, or -1 with *err set. rlt__conns_release undoes it.
- */
-int rlt__conns_acquire(struct rlt__ruleset *rs, uint32_t mask, int *err);
-void rlt__conns_release(struct rlt__ruleset *rs, uint32_t mask);
-/* The same for a connection whose rules may have key= (rlthrottle(7) RULES: at most N open per key):
- * `peer` as for rlt__charge_wait_peer, the same at the release as at the acquire. */
-int rlt__conns_acquire_peer(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
-                            int *err);
-void rlt__conns_release_peer(struct rlt__ruleset *rs, uint32_t mask,
-                             const struct rlt__peer *peer);
-
-/* Where a call that must wait for an RLT_CONNS slot stands, between rlt__conns_try steps. */
-struct rlt__conns_wait {
-	int waiting;       /* a rule was found full: since is set */
-	rlt_ns_t since;    /* when it was first found full (the delay, the max-wait count from it) */
-	unsigned rule;     /* after a wait answer: the full rule, whose count to wait on */
-	rlt_ns_t deadline; /* ... and when its max-wait ends (RLT_NS_NEVER: wait for a close) */
-};
-
-/*
- * The RLT_CONNS decision in one step that never sleeps, under the blocking acquire: a slot in
- * every rule of mask, all or none. Returns 0
- * (taken), 1 (wait: w->rule is full, until a close or w->deadline, then try again with the same
- * w), or -errno (rejected: a reject rule is full, or the max-wait is over). Counts statistics
- * once the call is admitted or rejected; w starts zeroed and is zeroed again then.
- */
-int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
-                   rlt_ns_t now);
-/* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
- * the slots of dead processes, in shared scope). rlt__conns_release_rule gives one back and
- * wakes waiters. */
-int rlt__conns_take(struct rlt__rt_rule *r);
-void rlt__conns_release_rule(struct rlt__rt_rule *r);
-/* Rule r's connections open now (its count: process memory, or the shared segment). */
-uint32_t rlt__conns_open(struct rlt__rt_rule *r);
-/* Who this process is to the shared holders (its pid and start time): read at load, and again
- * in a forked child, before anything else. */
-void rlt__conns_identity(void);
-/* In a forked child (after rlt__conns_identity): it holds inherited[i] connections of RLT_CONNS
- * rule i that its parent took; in shared scope they are counted again, as the child's, so that
- * each process gives back what it holds (in process scope the child's copy already has them). */
-void rlt__conns_forked(struct rlt__ruleset *rs, const uint32_t inherited[RLT_MAX_RULES_PER_VAR]);
-
-/* connect_attempt.c: 1 when a connect() now on fd, a stream socket that has seen one before,
- * would start a connection attempt (RLT_CONNECT and RLT_CONNS count it); 0 when it would only
- * report how the last one went (EALREADY, EISCONN, 0 or its error). Keeps errno. */
-int rlt__connect_starts(int fd);
-
-/*
- * Which rules a connect() on fd (a socket of `type`) counts, given *cmask (RLT_CONNECT) and
- * *nmask (RLT_CONNS) as matched for its peer; both are cut to what it counts. A datagram
- * socket counts nothing; one that holds its RLT_CONNS slots already takes none again; and a
- * connect() that only asks how an attempt went counts nothing (rlt__connect_starts, asked only
- * when asked_before: a front that knows this is the socket's first connect() saves the call).
- */
-void rlt__connect_counts(int fd, int type, int asked_before, int holds_slots, uint32_t *cmask,
-                         uint32_t *nmask);
-
-/* connect_attempt.c: 1 when a send is a connect: TCP Fast Open (MSG_FASTOPEN in flags, an
- * address `to`) on a stream socket (`type`) that has no peer yet. Charged as a connect (and its
- * result read as a connect()'s, rlt__connect_outcome of 0 or -1), then as a send to that peer. */
-int rlt__connect_by_send(int type, int flags, const struct sockaddr *to, socklen_t tolen,
-                         int has_peer);
-
-/* What a connect()'s result (rc, and errno err when rc is -1) means for its socket. */
-enum rlt__connect_outcome {
-	RLT_CONNECT_GOING,     /* connected, or an attempt goes on: it holds its RLT_CONNS slots */
-	RLT_CONNECT_CONNECTED, /* EISCONN: connected before, nothing changed */
-	RLT_CONNECT_FAILED,    /* the attempt failed and the program knows: the next connect()
-	                          starts another; its slots go back */
-};
-enum rlt__connect_outcome rlt__connect_outcome(int rc, int err);
 
 #endif

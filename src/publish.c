@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conns.h"
 #include "keytab.h"
 #include "proc_stat.h"
 #include "publish.h"

@@ -16,9 +16,11 @@
 #include "clock.h"
 #include "error.h"
 #include "keytab.h"
+#include "keytab_key.h"
 #include "proc_stat.h"
 #include "publish.h"
 #include "publish_page.h"
+#include "publish_read.h"
 
 /* "UID-PID-START" after the prefix, digits only, each in range. */
 static int parse_name(const char *s, uid_t *uid, pid_t *pid, uint64_t *start)
@@ -160,51 +162,36 @@ static int other_layout(struct rlt_error *err, pid_t pid, uint32_t version)
 	                 version < RLT_PUB_VERSION ? "an older" : "a newer");
 }
 
-int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_error *err)
+/* The page at path opened (rw: to write its control area) if it may be believed: a plain file
+ * of ours (or we are root), mode 0600, of a page's size (one of another layout says so). 0 with
+ * *fd and *size, or a negative errno with err (nothing left open). */
+static int open_trusted(pid_t pid, const char *path, int rw, int *fd, size_t *size,
+                        struct rlt_error *err)
 {
-	struct rlt__proc_stat ps;
-	char path[300];
 	struct stat st;
-	long other;
-	int fd;
 
-	memset(rd, 0, sizeof *rd);
-	rd->fd = -1;
-	if (pid <= 0 || rlt__proc_stat(pid, &ps) != 0 || ps.state == 'Z')
-		return rlt__fail(err, -ENOENT, "%d: no such process", (int)pid);
-	/* our own name first (no directory scan: `top` opens every page every second); the
-	 * scan finds another user's page (root reads it; others are told whose it is) */
-	rlt__pub_path(path, sizeof path, geteuid(), pid, ps.start);
-	if (access(path, F_OK) != 0 && find_page(pid, ps.start, path, sizeof path, &other) != 0) {
-		if (other >= 0)
-			return rlt__fail(err, -EACCES,
-			            "%d: a throttled process of another user (uid %ld): refused",
-			            (int)pid, other);
-		return rlt__fail(err, -ENOENT, "%d: not a process throttled by rlthrottle (no page in %s)",
-		            (int)pid, RLT_PUB_DIR);
-	}
-	fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	*fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (*fd < 0)
 		return rlt__fail(err, errno == EACCES ? -EACCES : -errno, "%d: cannot open %s: %s",
 		            (int)pid, path, strerror(errno));
-	if (fstat(fd, &st) != 0) {
+	if (fstat(*fd, &st) != 0) {
 		int rc = -errno;
-		close(fd);
+		close(*fd);
 		return rlt__fail(err, rc, "%d: cannot stat %s", (int)pid, path);
 	}
 	/* trust: a page another user made, or that others may write, is not believed */
 	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+		close(*fd);
 		return rlt__fail(err, -EACCES, "%d: %s is not a page (a FIFO or device planted under "
 		                 "its name?): refused", (int)pid, path);
 	}
 	if (st.st_uid != geteuid() && geteuid() != 0) {
-		close(fd);
+		close(*fd);
 		return rlt__fail(err, -EACCES, "%d: %s belongs to uid %u, not to us: refused", (int)pid,
 		            path, (unsigned)st.st_uid);
 	}
 	if ((st.st_mode & 07777) != 0600) {
-		close(fd);
+		close(*fd);
 		return rlt__fail(err, -EACCES, "%d: %s has mode %04o, not 0600: refused", (int)pid, path,
 		            (unsigned)(st.st_mode & 07777));
 	}
@@ -212,23 +199,23 @@ int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_erro
 		/* a page of another layout (an older or newer rlthrottle) says so in its first
 		 * words: that is worth one clear line */
 		struct { uint64_t magic; uint32_t version; } head = {0, 0};
-		int whole = pread(fd, &head, sizeof head, 0) == (ssize_t)sizeof head;
-		close(fd);
+		int whole = pread(*fd, &head, sizeof head, 0) == (ssize_t)sizeof head;
+		close(*fd);
 		if (whole && head.magic == RLT_PUB_MAGIC && head.version != RLT_PUB_VERSION)
 			return other_layout(err, pid, head.version);
 		return rlt__fail(err, -EINVAL, "%d: %s is %lld bytes: not a page of this version",
 		            (int)pid, path, (long long)st.st_size);
 	}
-	rd->size = (size_t)st.st_size;
-	rd->map = mmap(NULL, rd->size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
-	if (rd->map == MAP_FAILED) {
-		int rc = -errno;
-		close(fd);
-		rd->map = NULL;
-		return rlt__fail(err, rc, "%d: cannot map %s", (int)pid, path);
-	}
-	rd->fd = fd;
-	rd->writable = rw;
+	*size = (size_t)st.st_size;
+	return 0;
+}
+
+/* The header of the page rd maps, copied into rd->hdr and checked: this layout, this build's
+ * sizes, its file's size, room for its rules, process pid started at `start`. 0, or a
+ * negative errno with err (the caller closes rd). */
+static int header_check(struct rlt__pub_reader *rd, pid_t pid, uint64_t start, const char *path,
+                        struct rlt_error *err)
+{
 	const struct rlt__pub_hdr *h = rd->map;
 	uint64_t magic = *(const volatile uint64_t *)&h->magic;
 	atomic_thread_fence(memory_order_acquire);
@@ -247,18 +234,55 @@ int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_erro
 	else if (c->nrules > RLT_PUB_MAX_RULES ||
 	         sizeof *h + (size_t)c->nrules * sizeof(struct rlt__pub_rec) > rd->size)
 		why = "more rules than it has room for";
-	else if (c->pid != (int32_t)pid || c->proc_start != ps.start)
+	else if (c->pid != (int32_t)pid || c->proc_start != start)
 		why = "it describes another process";
-	if (magic == RLT_PUB_MAGIC && c->version != RLT_PUB_VERSION) {
-		uint32_t v = c->version;
-		rlt__pub_close(rd);
-		return other_layout(err, pid, v);
-	}
-	if (why) {
-		rlt__pub_close(rd);
+	if (magic == RLT_PUB_MAGIC && c->version != RLT_PUB_VERSION)
+		return other_layout(err, pid, c->version);
+	if (why)
 		return rlt__fail(err, -EINVAL, "%d: %s: %s: refused", (int)pid, path, why);
+	return 0;
+}
+
+int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_error *err)
+{
+	struct rlt__proc_stat ps;
+	char path[300];
+	long other;
+	int fd, rc;
+
+	memset(rd, 0, sizeof *rd);
+	rd->fd = -1;
+	if (pid <= 0 || rlt__proc_stat(pid, &ps) != 0 || ps.state == 'Z')
+		return rlt__fail(err, -ENOENT, "%d: no such process", (int)pid);
+	/* our own name first (no directory scan: `top` opens every page every second); the
+	 * scan finds another user's page (root reads it; others are told whose it is) */
+	rlt__pub_path(path, sizeof path, geteuid(), pid, ps.start);
+	if (access(path, F_OK) != 0 && find_page(pid, ps.start, path, sizeof path, &other) != 0) {
+		if (other >= 0)
+			return rlt__fail(err, -EACCES,
+			            "%d: a throttled process of another user (uid %ld): refused",
+			            (int)pid, other);
+		return rlt__fail(err, -ENOENT, "%d: not a process throttled by rlthrottle (no page in %s)",
+		            (int)pid, RLT_PUB_DIR);
 	}
-	rd->nrules = c->nrules;
+	rc = open_trusted(pid, path, rw, &fd, &rd->size, err);
+	if (rc)
+		return rc;
+	rd->map = mmap(NULL, rd->size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	if (rd->map == MAP_FAILED) {
+		rc = -errno;
+		close(fd);
+		rd->map = NULL;
+		return rlt__fail(err, rc, "%d: cannot map %s", (int)pid, path);
+	}
+	rd->fd = fd;
+	rd->writable = rw;
+	rc = header_check(rd, pid, ps.start, path, err);
+	if (rc) {
+		rlt__pub_close(rd);
+		return rc;
+	}
+	rd->nrules = rd->hdr.nrules;
 	return 0;
 }
 

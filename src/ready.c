@@ -3,6 +3,7 @@
  * available units (charge.c rlt__available_rule) and its rate: how long the missing units take
  * to come. A window's units come back at its boundary, not by the rate.
  */
+#include "charge.h"
 #include "engine.h"
 #include "ready.h"
 

@@ -18,6 +18,10 @@
 #include "policy.h"
 #include "redis_client.h"
 
+#ifndef RLT_NOLIBC /* there a field of the thread block (redis_client.h) */
+_Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
+#endif
+
 /* A decimal integer as RESP writes it: [-]digits, at most 18 of them (no overflow). */
 static int parse_ll(const char *s, size_t n, long long *out)
 {

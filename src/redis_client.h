@@ -21,6 +21,18 @@
 
 #include "rlthrottle.h"
 
+/* Set (per thread) while the library itself makes network calls (the Redis client): the hooks
+ * then pass every call straight through, so that the throttle never charges or re-enters
+ * itself. Counted up and down around each of the
+ * client's calls (redis_client.c, scope_redis.c); in the freestanding build (RLT_NOLIBC, which has no TLS
+ * and no Redis scope) a field of the thread block (preload/nolibc/nolibc.h, pre-included). */
+#ifdef RLT_NOLIBC
+#define rlt__internal (rlt_trap_self()->internal)
+#else
+extern _Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
+#endif
+
+
 #define RLT__RESP_REPLY_MAX 4096 /* bytes of one reply: the scripts' are under 200 */
 #define RLT__RESP_ELEMS_MAX 8    /* elements of an array reply: the scripts' have 4 */
 #define RLT__RESP_STR_MAX 127    /* bytes kept of a string or error (longer is cut, not refused) */

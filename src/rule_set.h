@@ -8,9 +8,8 @@
  * (rlt_params_retune), so the budget carries over. The request comes through the control area
  * of the process's published page (struct rlt__ctl): the setter writes it, and the process
  * applies it itself at its next throttled call (its hot path loads one word and compares), or
- * within RLT_SET_SLICE_NS when a thread waits. A shared scope's segment holds the rule in force
- * since a set (scope_shm.h: set_gen and what follows it); every process naming the scope
- * follows at its next call, and its waiters within a slice.
+ * within RLT_SET_SLICE_NS when a thread waits. A shared scope's segment is set and followed by
+ * shm_set.c.
  */
 #ifndef RLT_RULE_SET_H
 #define RLT_RULE_SET_H
@@ -51,9 +50,6 @@ static inline int rlt__ctl_pending(const struct rlt__ruleset *rs)
  * hook's slow path, a signal handler's call): one applies, the others go on. */
 void rlt__ctl_serve(struct rlt__ruleset *rs);
 
-/* Follows the sets made on the segments of rs's shared rules since it last looked. */
-void rlt__shm_follow_all(struct rlt__ruleset *rs);
-
 /* One rule of var parsed from text into *out, more than one refused: 0, or rule_parse.c's
  * error, or -EINVAL with "VAR=\"SHOWN\": set takes one rule" (shown: the text as the user gave
  * it, NULL for text itself). */
@@ -65,6 +61,18 @@ int rlt__rule_parse_one(enum rlt_var var, const char *text, const char *shown,
 int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, const char *text,
                        rlt_ns_t now, unsigned *which, struct rlt_error *err);
 
+/*
+ * What makes two rules the same rule for `set`: not the rate, the burst, the action, max-wait
+ * or errno (what a set changes), but what the budget is of and which calls it counts. NULL
+ * when the same, else what differs (a process's set, and a shared segment's: shm_set.c).
+ */
+const char *rlt__rule_differs(const struct rlt_rule *a, const struct rlt_rule *b);
+
+/* A new block for a rule whose block is `old`: nr's action and errno, np's params on `state`,
+ * in force since `now`. NULL: no memory. */
+struct rlt__rule_ver *rlt__rule_ver_new(const struct rlt__rule_ver *old, const struct rlt_rule *nr,
+                                        const struct rlt_params *np, void *state, rlt_ns_t now);
+
 /* ----- the setter's side (the launcher) ----- */
 
 /*
@@ -75,13 +83,5 @@ int rlt__rule_set_text(struct rlt__ruleset *rs, enum rlt_var var, int index, con
  */
 int rlt__ctl_request(struct rlt__ctl *c, enum rlt_var var, int index, const char *text,
                      rlt_ns_t wait_ns, struct rlt_error *err);
-
-/*
- * `set shared:NAME RULE`: replaces the rule of segment NAME (only its owner, or root; a segment
- * of another user or writable by others is refused). The same checks as in a process; every
- * process naming the scope follows at its next call. 0 (err: what is in force now) or a
- * negative errno with err saying why in one line.
- */
-int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_error *err);
 
 #endif

@@ -3,7 +3,8 @@
  * accuracy bound).
  *
  * The Lua scripts are in redis_scripts.c, the bounded client that talks to Redis in
- * redis_client.c: this file is the lease scheme alone.
+ * redis_client.c, a lease per key value (key=) in scope_redis_key.c: this file is the lease
+ * scheme of a rule, its connection, its round trip and its fallback.
  *
  * The hooks call this on the program's own thread, so a lease refill is a blocking round trip
  * there: it is bounded by 50 ms for the connect (when there is none), 50 ms for the refill's
@@ -23,6 +24,7 @@
 
 #include "clock.h"
 #include "engine.h"
+#include "engine_lock.h"
 #include "hiredis_dl.h"
 #include "keytab.h"
 #include "policy.h"
@@ -30,66 +32,15 @@
 #include "redis_scripts.h"
 #include "scope_redis.h"
 
-#ifndef RLT_NOLIBC /* there a field of the thread block (policy.h) */
-_Thread_local int rlt__internal __attribute__((tls_model("initial-exec")));
-#endif
-
 void (*rlt__scope_log)(int level, const char *fmt, ...);
 
 #define TIMEOUT_US 50000 /* the connect; then the requests of one refill and their replies */
 #define LOCK_WAIT_NS (100 * 1000 * 1000ull)       /* waiting for another thread's refill */
 #define RETRY_NS (500 * 1000 * 1000ull)           /* while down: ask again this often at most */
-#define LEASE_NS (10 * 1000 * 1000ull)            /* a lease is this much of the rate */
 
 typedef unsigned __int128 u128;
 
-/* ----- per rule ----- */
-
-struct rlt__redis {
-	/* The hot path: one atomic decrement of `lease`. */
-	_Atomic uint64_t lease;       /* units leased from Redis and not spent yet */
-	_Atomic uint64_t lease_from;  /* local ns: leased units go no earlier (a reservation) */
-	_Atomic uint64_t lease_until; /* local ns: they lapse (a window's end); RLT_NS_NEVER */
-	_Atomic int down;             /* Redis did not answer: the fallback decides */
-	_Atomic uint64_t retry_at;    /* while down: no new attempt before this local ns */
-	_Atomic uint64_t round_trips; /* requests sent to Redis, for benchmarks and tests */
-	_Atomic uint64_t deny_until;  /* local ns: Redis said no call conforms before this, so
-	                                 action=reject calls are denied without asking again */
-
-	/* The slow path, under `lock` (engine.h: a signal handler that interrupted this thread's
-	 * refill finds it its own and takes the fallback; a fork child finds it free). */
-	struct rlt__lock lock;
-	struct rlt__redis_conn conn; /* conn.ctx NULL until needed, or after an error */
-	pid_t pid;       /* the process that made c: a forked child makes its own */
-	char sha[48];    /* the script's SHA1 once loaded on this connection */
-	char ref[64];    /* the last lease's ref (window, sub-window or log member): a give-back */
-	char why[160];   /* what went wrong last, for the outage line */
-
-	/* Set at load. */
-	struct rlt_rule rule;
-	enum rlt__redis_family fam;
-	uint64_t lease_size;
-	char key[RLT_NAME_MAX + 32];
-	char args[RLT__REDIS_NARGS][40]; /* the family's params, formatted once */
-	int nargs;
-	void *local;       /* fallback=local: a process-local state with the same params */
-	struct rlt__redis *next;
-
-	/* key=: a lease per key instead of the one above (see "keyed leases" below). */
-	struct rlt__keytab *keys;       /* per key: its unspent units (a slot's `state`) */
-	struct klease *kl;              /* per slot of `keys`: its lease's times */
-	size_t kl_bytes;
-	struct rlt__keytab *local_keys; /* fallback=local: a process-scope table, same params */
-	_Atomic uint64_t gen;           /* bumped in a fork's child: each lease is the parent's */
-};
-
-/* A key's lease beside its slot (keytab.h's slots have no room for it). `owner` names the slot's
- * key (its sequence) and the process generation it was leased in: a lease whose owner is not
- * the slot's key now is none (the slot changed hands, or this is a fork's child). */
-struct klease {
-	_Atomic uint64_t owner;
-	_Atomic uint64_t from, until, deny_until; /* as the rule's lease_from, lease_until, deny_until */
-};
+/* ----- per rule (the rule's record: scope_redis.h) ----- */
 
 static struct rlt__redis *all_rules; /* every redis rule, for exit and fork (set at load) */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -123,14 +74,13 @@ static void atfork_child(void)
 }
 
 static void drop(struct rlt__redis *rd);
-static int lock_bounded(struct rlt__redis *rd, rlt_ns_t now);
 
 /* Give back what is unspent, then close the connections (a leak checker sees none). */
 static void at_exit(void)
 {
 	rlt__redis_return_leases();
 	for (struct rlt__redis *rd = all_rules; rd; rd = rd->next)
-		if (rd->conn.ctx && lock_bounded(rd, rlt__now()) == 0) {
+		if (rd->conn.ctx && rlt__redis_lock_bounded(rd, rlt__now()) == 0) {
 			rlt__internal++;
 			drop(rd);
 			rlt__internal--;
@@ -146,7 +96,7 @@ static void register_handlers(void)
 
 static uint64_t lease_size_of(const struct rlt_params *p)
 {
-	u128 n = (u128)p->rate_num * LEASE_NS / p->rate_den_ns;
+	u128 n = (u128)p->rate_num * RLT__REDIS_LEASE_NS / p->rate_den_ns;
 	uint64_t cap = p->algo == RLT_ALGO_TOKEN || p->algo == RLT_ALGO_LEAKY ? p->burst : p->limit;
 
 	if (n > cap)
@@ -260,16 +210,10 @@ static int connect_redis(struct rlt__redis *rd, rlt_ns_t *deadline)
 	return 0;
 }
 
-struct grant {
-	int64_t units;
-	int64_t wait_us;  /* -1: never */
-	int64_t valid_us; /* -1: no lapse */
-	char ref[64];
-};
 
 /* One EVALSHA (reloading the script once on NOSCRIPT: Redis restarted). 0 or -1 (rd->why). */
-static int eval(struct rlt__redis *rd, const char *key, int64_t want, uint64_t min, int reserve,
-                const char *ref, struct grant *g)
+int rlt__redis_eval(struct rlt__redis *rd, const char *key, int64_t want, uint64_t min, int reserve,
+                const char *ref, struct rlt__redis_grant *g)
 {
 	char a_want[24], a_min[24], a_maxw[24];
 	const char *argv[12];
@@ -338,23 +282,13 @@ static int lapsed(struct rlt__redis *rd, rlt_ns_t now)
 /* The hot path: takes cost units from the lease. 1 when taken (*at: when the call may go). */
 static int take(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost, rlt_ns_t *at)
 {
-	uint64_t have = atomic_load_explicit(&rd->lease, memory_order_relaxed);
-
-	if (have < cost || lapsed(rd, now))
+	if (lapsed(rd, now))
 		return 0;
 	/* acquire: pairs with the refill's release, so lease_from is at least the batch's */
-	while (have >= cost)
-		if (atomic_compare_exchange_weak_explicit(&rd->lease, &have, have - cost,
-		                                          memory_order_acquire,
-		                                          memory_order_relaxed)) {
-			rlt_ns_t from = atomic_load_explicit(&rd->lease_from, memory_order_relaxed);
-			*at = from > now ? from : now;
-			return 1;
-		}
-	return 0;
+	return rlt__redis_lease_take(&rd->lease, &rd->lease_from, now, cost, at);
 }
 
-static enum rlt_verdict fallback(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
+enum rlt_verdict rlt__redis_fallback(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
                                  enum rlt_mode mode, rlt_ns_t *at)
 {
 	switch (rd->rule.fallback) {
@@ -375,7 +309,7 @@ static const char *fallback_name(enum rlt_fallback f)
 	return f == RLT_FALLBACK_ALLOW ? "allow" : f == RLT_FALLBACK_DENY ? "deny" : "local";
 }
 
-static void went_down(struct rlt__redis *rd, rlt_ns_t now)
+void rlt__redis_went_down(struct rlt__redis *rd, rlt_ns_t now)
 {
 	atomic_store(&rd->retry_at, now + RETRY_NS);
 	if (atomic_exchange(&rd->down, 1) == 0)
@@ -384,7 +318,7 @@ static void went_down(struct rlt__redis *rd, rlt_ns_t now)
 		    rd->why, fallback_name(rd->rule.fallback));
 }
 
-static void came_back(struct rlt__redis *rd)
+void rlt__redis_came_back(struct rlt__redis *rd)
 {
 	if (atomic_exchange(&rd->down, 0))
 		say(1, "%s: redis %s:%u answers again: the shared budget is back",
@@ -393,7 +327,7 @@ static void came_back(struct rlt__redis *rd)
 
 /* 0 when held. Held by this very thread (a signal handler interrupted its refill) it is not
  * waited for at all: the caller takes the fallback. */
-static int lock_bounded(struct rlt__redis *rd, rlt_ns_t now)
+int rlt__redis_lock_bounded(struct rlt__redis *rd, rlt_ns_t now)
 {
 	int rc = rlt__lock_take_until(&rd->lock, now + LOCK_WAIT_NS);
 
@@ -406,16 +340,16 @@ static int lock_bounded(struct rlt__redis *rd, rlt_ns_t now)
 static enum rlt_verdict refill_once(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
                                enum rlt_mode mode, rlt_ns_t *at)
 {
-	struct grant g;
+	struct rlt__redis_grant g;
 	enum rlt_verdict v;
 	uint64_t have, min, want;
 	int rc;
 
 	if (atomic_load_explicit(&rd->down, memory_order_relaxed) &&
 	    now < atomic_load_explicit(&rd->retry_at, memory_order_relaxed))
-		return fallback(rd, now, cost, mode, at);
-	if (lock_bounded(rd, now) != 0)
-		return fallback(rd, now, cost, mode, at); /* a refill stuck elsewhere: bounded */
+		return rlt__redis_fallback(rd, now, cost, mode, at);
+	if (rlt__redis_lock_bounded(rd, now) != 0)
+		return rlt__redis_fallback(rd, now, cost, mode, at); /* a refill stuck elsewhere: bounded */
 	/* another thread may have refilled while we waited */
 	if (take(rd, now, cost, at)) {
 		rlt__lock_release(&rd->lock);
@@ -423,7 +357,7 @@ static enum rlt_verdict refill_once(struct rlt__redis *rd, rlt_ns_t now, uint64_
 	}
 	if (atomic_load(&rd->down) && now < atomic_load(&rd->retry_at)) {
 		rlt__lock_release(&rd->lock);
-		return fallback(rd, now, cost, mode, at);
+		return rlt__redis_fallback(rd, now, cost, mode, at);
 	}
 	if (lapsed(rd, now))
 		atomic_store(&rd->lease, 0);
@@ -432,37 +366,30 @@ static enum rlt_verdict refill_once(struct rlt__redis *rd, rlt_ns_t now, uint64_
 	want = rd->lease_size > min ? rd->lease_size : min;
 
 	rlt__internal++;
-	rc = eval(rd, rd->key, (int64_t)want, min, mode == RLT_MODE_RESERVE, NULL, &g);
+	rc = rlt__redis_eval(rd, rd->key, (int64_t)want, min, mode == RLT_MODE_RESERVE, NULL, &g);
 	rlt__internal--;
 	rlt_ns_t after = rlt__now();
 	if (rc != 0) {
-		went_down(rd, after);
+		rlt__redis_went_down(rd, after);
 		rlt__lock_release(&rd->lock);
-		return fallback(rd, now, cost, mode, at);
+		return rlt__redis_fallback(rd, now, cost, mode, at);
 	}
-	came_back(rd);
+	rlt__redis_came_back(rd);
 	if (g.units <= 0) {
 		*at = g.wait_us < 0 ? RLT_NS_NEVER : after + (rlt_ns_t)g.wait_us * 1000;
 		/* A denial says when `min` would conform: a rejected call asking again before then
 		 * would only cost a round trip for the same answer. At most one lease's time, so
 		 * units other processes give back meanwhile are not missed for long. */
 		if (mode == RLT_MODE_NOW && cost <= rd->lease_size) {
-			rlt_ns_t cap = after + LEASE_NS;
+			rlt_ns_t cap = after + RLT__REDIS_LEASE_NS;
 			atomic_store_explicit(&rd->deny_until, *at < cap ? *at : cap,
 			                      memory_order_relaxed);
 		}
 		rlt__lock_release(&rd->lock);
 		return RLT_DENY;
 	}
-	/* Redis' answers are relative to its clock's now, somewhere inside the round trip: a go
-	 * time from the end of it and a lapse from its start err on the strict side. */
 	snprintf(rd->ref, sizeof rd->ref, "%s", g.ref);
-	atomic_store_explicit(&rd->lease_from, g.wait_us > 0 ? after + (rlt_ns_t)g.wait_us * 1000 : 0,
-	                      memory_order_relaxed);
-	atomic_store_explicit(&rd->lease_until,
-	                      g.valid_us < 0 ? RLT_NS_NEVER : now + (rlt_ns_t)g.valid_us * 1000,
-	                      memory_order_relaxed);
-	atomic_fetch_add_explicit(&rd->lease, (uint64_t)g.units, memory_order_release);
+	rlt__redis_lease_grant(&rd->lease, &rd->lease_from, &rd->lease_until, &g, now, after);
 	v = take(rd, now, cost, at) ? (*at > now ? RLT_WAIT : RLT_GO) : RLT_DENY;
 	if (v == RLT_DENY)
 		*at = RLT_NS_NEVER; /* the grant fell short of the call (a lapse in between) */
@@ -474,10 +401,8 @@ static enum rlt_verdict refill_once(struct rlt__redis *rd, rlt_ns_t now, uint64_
  * handler that interrupted the refill: the round trip it would make runs hiredis, which is not
  * re-entrant (the interrupted refill is inside it, maybe inside malloc), so it takes the
  * fallback without touching the connection or waiting for the lock. */
-#ifdef RLT_NOLIBC /* no TLS: the thread block, which a nested call inherits (trap_stack.c) */
-#define refilling (rlt_trap_self()->refilling)
-#else
-static _Thread_local int refilling __attribute__((tls_model("initial-exec")));
+#ifndef RLT_NOLIBC
+_Thread_local int rlt__redis_refilling __attribute__((tls_model("initial-exec")));
 #endif
 
 static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
@@ -485,11 +410,11 @@ static enum rlt_verdict refill(struct rlt__redis *rd, rlt_ns_t now, uint64_t cos
 {
 	enum rlt_verdict v;
 
-	if (refilling)
-		return fallback(rd, now, cost, mode, at);
-	refilling++;
+	if (rlt__redis_refilling)
+		return rlt__redis_fallback(rd, now, cost, mode, at);
+	rlt__redis_refilling++;
 	v = refill_once(rd, now, cost, mode, at);
-	refilling--;
+	rlt__redis_refilling--;
 	return v;
 }
 
@@ -535,300 +460,19 @@ uint64_t rlt__redis_available(struct rlt__redis *rd, rlt_ns_t now)
 void rlt__redis_return_leases(void)
 {
 	for (struct rlt__redis *rd = all_rules; rd; rd = rd->next) {
-		struct grant g;
+		struct rlt__redis_grant g;
 		uint64_t n;
 
 		if (!rd->conn.ctx || rd->pid != getpid() || atomic_load(&rd->down))
 			continue; /* never connected here, or not answering: nothing to wait for */
-		if (lock_bounded(rd, rlt__now()) != 0)
+		if (rlt__redis_lock_bounded(rd, rlt__now()) != 0)
 			continue;
 		n = lapsed(rd, rlt__now()) ? 0 : atomic_exchange(&rd->lease, 0);
 		if (n) {
 			rlt__internal++;
-			eval(rd, rd->key, -(int64_t)n, 0, 0, rd->ref, &g);
+			rlt__redis_eval(rd, rd->key, -(int64_t)n, 0, 0, rd->ref, &g);
 			rlt__internal--;
 		}
 		rlt__lock_release(&rd->lock);
 	}
-}
-
-/* ----- keyed leases (key=) -----
- *
- * Each key value has its own Redis record, "<the rule's key>:k:<value>" (rlt__redis_key_name),
- * under the rule's hash tag, so that a cluster keeps all of a rule's keys in one slot. The
- * scripts give every record a PX, so that an idle key's record goes by itself (GCRA: a second
- * after its budget is full again; a window's counter: a second after its window).
- *
- * A process keeps a lease per key as it keeps the rule's own: its unspent units in a slot of a
- * keytab.h table (`keys=` bounds it; found without a lock), its times in `kl` beside it. A
- * conforming call on a key whose lease has units left costs the table's look-up and one atomic
- * decrement, no round trip; a key without a lease waits for one round trip, as an unkeyed
- * rule's first call does. The refills of all the keys of a rule share its connection and lock.
- *
- * Bounds. A key whose slot goes to another key (an eviction) loses its unspent units: they
- * lapse, never given back (a give-back would be a round trip on the call that evicted it), so
- * that key's client is charged at most one lease (lease_size units) it did not use, per
- * eviction. Keyed leases are not given back at exit nor by a fork's child either: at most one
- * lease per key so held. Across N processes a key's excess is the rule's bound, per key: N
- * leases. A call whose set could not be had (keytab.h's spill) asks Redis for its own cost
- * alone and leases nothing.
- *
- * While Redis does not answer, the fallback applies per key: fallback=local decides on a
- * process-scope table of the same params (each key its own budget, keytab.h), allow and deny
- * as for the rule.
- */
-
-int rlt__redis_key_name(const char *base, const struct rlt__key *k, unsigned prefix4,
-                        unsigned prefix6, char *buf, size_t len)
-{
-	unsigned kind = (unsigned)(k->w[0] & 0xff);
-	char v[64];
-
-	if (kind == RLT_KEYKIND_PORT)
-		snprintf(v, sizeof v, "port:%u", (unsigned)(k->w[0] >> 8 & 0xffff));
-	else if (kind == RLT_KEYKIND_V4 || kind == RLT_KEYKIND_V6)
-		rlt__key_format(k, prefix4, prefix6, v, sizeof v);
-	else
-		snprintf(v, sizeof v, "none"); /* no address (family=all: a unix socket) */
-	return snprintf(buf, len, "%s:k:%s", base, v);
-}
-
-int rlt__redis_keyed(struct rlt__redis *rd, struct rlt__keytab *t, struct rlt_error *err)
-{
-	const struct rlt_rule *r = &rd->rule;
-	size_t bytes = (size_t)t->keys * sizeof(struct klease);
-	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (m == MAP_FAILED)
-		goto nomem;
-	if (r->fallback == RLT_FALLBACK_LOCAL) {
-		rd->local_keys = rlt__keytab_new(&rd->rule.params, t->keys,
-		                                 rlt__now() ^ (uint64_t)(uintptr_t)rd, 0);
-		if (!rd->local_keys) {
-			munmap(m, bytes);
-			goto nomem;
-		}
-	}
-	rd->kl = m;
-	rd->kl_bytes = bytes;
-	t->leases = 1;
-	rd->keys = t;
-	return 0;
-nomem:
-	snprintf(err->msg, sizeof err->msg, "%s=\"%.300s\": no memory for the leases of %u keys",
-	         rlt_var_name(r->var), r->text, (unsigned)t->keys);
-	return -ENOMEM;
-}
-
-/* Who a lease belongs to: the slot's key (its sequence) in this process's generation. A slot's
- * sequence is never 0 once it holds a key, so a fresh record (0) is no one's. */
-static uint64_t owner_of(struct rlt__redis *rd, uint64_t seq)
-{
-	return seq ^ atomic_load_explicit(&rd->gen, memory_order_relaxed) << 40;
-}
-
-static struct klease *lease_of(struct rlt__redis *rd, struct rlt__keyslot *s)
-{
-	return &rd->kl[s - rd->keys->slots];
-}
-
-/* The hot path: cost units from the key's lease (slot s, at sequence seq). 1 when taken. */
-static int take_key(struct rlt__redis *rd, struct rlt__keyslot *s, uint64_t seq, rlt_ns_t now,
-                    uint64_t cost, rlt_ns_t *at)
-{
-	struct klease *l = lease_of(rd, s);
-	uint64_t have;
-
-	/* acquire: a refill publishes the owner after resetting the lease's times */
-	if (atomic_load_explicit(&l->owner, memory_order_acquire) != owner_of(rd, seq) ||
-	    now >= atomic_load_explicit(&l->until, memory_order_relaxed))
-		return 0;
-	have = atomic_load_explicit(&s->state, memory_order_relaxed);
-	while (have >= cost)
-		if (atomic_compare_exchange_weak_explicit(&s->state, &have, have - cost,
-		                                          memory_order_acquire,
-		                                          memory_order_relaxed)) {
-			rlt_ns_t from = atomic_load_explicit(&l->from, memory_order_relaxed);
-			*at = from > now ? from : now;
-			return 1;
-		}
-	return 0;
-}
-
-/* A call charged to slot s: its LRU time (to the ms, as keytab.c) and its units (statistics). */
-static void touch(struct rlt__keytab *t, struct rlt__keyslot *s, rlt_ns_t now, uint64_t cost)
-{
-	if (now > atomic_load_explicit(&s->last, memory_order_relaxed) + 1000000)
-		atomic_store_explicit(&s->last, now, memory_order_relaxed);
-	if (t->count_units)
-		atomic_fetch_add_explicit(&s->units, cost, memory_order_relaxed);
-}
-
-static enum rlt_verdict fallback_key(struct rlt__redis *rd, const struct rlt__key *k,
-                                     rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
-                                     rlt_ns_t *at, void **kstate)
-{
-	if (rd->rule.fallback == RLT_FALLBACK_LOCAL && rd->local_keys)
-		return rlt__keytab_decide(rd->local_keys, &rd->rule.params, k, now, cost, mode, at,
-		                          kstate);
-	return fallback(rd, now, cost, mode, at);
-}
-
-/* The slow path of a key: its lease is short (or it has none). Under the rule's lock: one
- * round trip for the key's next lease, or the fallback. */
-static enum rlt_verdict refill_key_once(struct rlt__redis *rd, const struct rlt__key *k,
-                                        rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
-                                        rlt_ns_t *at, void **kstate)
-{
-	char name[sizeof rd->key + 80];
-	struct rlt__keyslot *s;
-	struct klease *l = NULL;
-	struct grant g;
-	uint64_t seq = 0, have = 0, min, want;
-	int rc;
-
-	if (atomic_load_explicit(&rd->down, memory_order_relaxed) &&
-	    now < atomic_load_explicit(&rd->retry_at, memory_order_relaxed))
-		return fallback_key(rd, k, now, cost, mode, at, kstate);
-	if (lock_bounded(rd, now) != 0)
-		return fallback_key(rd, k, now, cost, mode, at, kstate);
-	if (atomic_load(&rd->down) && now < atomic_load(&rd->retry_at)) {
-		rlt__lock_release(&rd->lock);
-		return fallback_key(rd, k, now, cost, mode, at, kstate);
-	}
-	/* found again under the lock: another thread may have refilled it meanwhile */
-	s = rlt__keytab_find(rd->keys, k, now, 1, &seq);
-	if (s) {
-		l = lease_of(rd, s);
-		if (take_key(rd, s, seq, now, cost, at)) {
-			if (rlt__keytab_still(s, seq)) {
-				touch(rd->keys, s, now, cost);
-				*kstate = (void *)&s->state;
-				rlt__lock_release(&rd->lock);
-				return *at > now ? RLT_WAIT : RLT_GO;
-			}
-			atomic_fetch_add(&s->state, cost); /* another key's, as in the hot path */
-		}
-		if (atomic_load(&l->owner) != owner_of(rd, seq)) {
-			/* a new key in the slot, or the lease is a forking parent's: none yet. The
-			 * key's own look-ups fail the owner check until it is published. */
-			atomic_store(&s->state, 0);
-			atomic_store(&l->from, 0);
-			atomic_store(&l->until, RLT_NS_NEVER);
-			atomic_store(&l->deny_until, 0);
-			atomic_store_explicit(&l->owner, owner_of(rd, seq), memory_order_release);
-		}
-		if (now >= atomic_load(&l->until))
-			atomic_store(&s->state, 0);
-		have = atomic_load(&s->state);
-	}
-	min = cost > have ? cost - have : 1;
-	want = rd->lease_size > min ? rd->lease_size : min;
-	if (!s)
-		min = want = cost; /* the spill: this call alone */
-	rlt__redis_key_name(rd->key, k, rd->rule.key_prefix4, rd->rule.key_prefix6, name,
-	                    sizeof name);
-
-	rlt__internal++;
-	rc = eval(rd, name, (int64_t)want, min, mode == RLT_MODE_RESERVE, NULL, &g);
-	rlt__internal--;
-	rlt_ns_t after = rlt__now();
-	if (rc != 0) {
-		went_down(rd, after);
-		rlt__lock_release(&rd->lock);
-		return fallback_key(rd, k, now, cost, mode, at, kstate);
-	}
-	came_back(rd);
-	if (g.units <= 0) {
-		*at = g.wait_us < 0 ? RLT_NS_NEVER : after + (rlt_ns_t)g.wait_us * 1000;
-		if (l && mode == RLT_MODE_NOW && cost <= rd->lease_size) { /* as refill_once */
-			rlt_ns_t cap = after + LEASE_NS;
-			atomic_store_explicit(&l->deny_until, *at < cap ? *at : cap,
-			                      memory_order_relaxed);
-		}
-		rlt__lock_release(&rd->lock);
-		return RLT_DENY;
-	}
-	if (!s) {
-		*at = g.wait_us > 0 ? after + (rlt_ns_t)g.wait_us * 1000 : now;
-		rlt__lock_release(&rd->lock);
-		return *at > now ? RLT_WAIT : RLT_GO;
-	}
-	atomic_store_explicit(&l->from, g.wait_us > 0 ? after + (rlt_ns_t)g.wait_us * 1000 : 0,
-	                      memory_order_relaxed);
-	atomic_store_explicit(&l->until,
-	                      g.valid_us < 0 ? RLT_NS_NEVER : now + (rlt_ns_t)g.valid_us * 1000,
-	                      memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->state, (uint64_t)g.units, memory_order_release);
-	if (!take_key(rd, s, seq, now, cost, at)) {
-		*at = RLT_NS_NEVER; /* the grant fell short of the call (a lapse in between) */
-		rlt__lock_release(&rd->lock);
-		return RLT_DENY;
-	}
-	/* A slot that went to another key during the round trip keeps the units, which that
-	 * key's owner check voids (they lapse); the call had its grant all the same. */
-	if (rlt__keytab_still(s, seq)) {
-		touch(rd->keys, s, now, cost);
-		*kstate = (void *)&s->state;
-	}
-	rlt__lock_release(&rd->lock);
-	return *at > now ? RLT_WAIT : RLT_GO;
-}
-
-enum rlt_verdict rlt__redis_decide_key(struct rlt__redis *rd, const struct rlt__key *k,
-                                       rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
-                                       rlt_ns_t *at, void **kstate)
-{
-	struct rlt__keyslot *s;
-	enum rlt_verdict v;
-	uint64_t seq;
-
-	*kstate = NULL;
-	if (cost == 0) {
-		*at = now;
-		return RLT_GO;
-	}
-	s = rlt__keytab_find(rd->keys, k, now, 1, &seq);
-	if (s && take_key(rd, s, seq, now, cost, at)) {
-		if (rlt__keytab_still(s, seq)) {
-			touch(rd->keys, s, now, cost);
-			*kstate = (void *)&s->state;
-			return *at > now ? RLT_WAIT : RLT_GO;
-		}
-		/* the slot went to another key as this call took from it: back, and ask */
-		atomic_fetch_add_explicit(&s->state, cost, memory_order_relaxed);
-	} else if (s && mode == RLT_MODE_NOW &&
-	           atomic_load_explicit(&lease_of(rd, s)->owner, memory_order_acquire) ==
-	                   owner_of(rd, seq)) {
-		rlt_ns_t until = atomic_load_explicit(&lease_of(rd, s)->deny_until,
-		                                      memory_order_relaxed);
-		if (now < until && !atomic_load_explicit(&rd->down, memory_order_relaxed)) {
-			*at = until;
-			return RLT_DENY;
-		}
-	}
-	if (refilling)
-		return fallback_key(rd, k, now, cost, mode, at, kstate);
-	refilling++;
-	v = refill_key_once(rd, k, now, cost, mode, at, kstate);
-	refilling--;
-	return v;
-}
-
-void rlt__redis_refund_key(struct rlt__redis *rd, void *kstate, rlt_ns_t at, uint64_t units)
-{
-	struct rlt__keytab *lt = rd->local_keys;
-	struct rlt__keyslot *s;
-
-	if (!kstate)
-		return; /* charged to no state this process keeps: the units lapse */
-	if (lt && (char *)kstate >= (char *)lt && (char *)kstate < (char *)lt + lt->bytes) {
-		rlt_refund(&rd->rule.params, kstate, at, units); /* the fallback's */
-		return;
-	}
-	s = (struct rlt__keyslot *)((char *)kstate - offsetof(struct rlt__keyslot, state));
-	/* a slot that changed hands meanwhile gets them, voided by its owner check (keyed
-	 * leases above) or, if its new key leased already, at most this call's units */
-	if (rlt__now() < atomic_load_explicit(&lease_of(rd, s)->until, memory_order_relaxed))
-		atomic_fetch_add_explicit(&s->state, units, memory_order_relaxed);
 }

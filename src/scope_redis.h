@@ -24,11 +24,16 @@
 #define RLT_SCOPE_REDIS_H
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include <sys/types.h>
+
+#include "engine_lock.h"
 #include "redis_client.h" /* rlt__redis_ping, for --check */
+#include "redis_scripts.h"
 #include "rlthrottle.h"
 
 struct rlt__redis;
@@ -47,29 +52,121 @@ enum rlt_verdict rlt__redis_decide(struct rlt__redis *rd, rlt_ns_t now, uint64_t
 void rlt__redis_refund(struct rlt__redis *rd, rlt_ns_t at, uint64_t units);
 uint64_t rlt__redis_available(struct rlt__redis *rd, rlt_ns_t now);
 
-/*
- * key=: a lease per key value (scope_redis.c, "keyed leases": the Redis record of each, what an
- * eviction costs, the fallback per key). rlt__redis_keyed gives the rule its table t (made by
- * the caller with no params; its slots' state becomes each key's unspent units); load time.
- * Returns 0, or -ENOMEM with err.
- */
-struct rlt__key;
-struct rlt__keytab;
-int rlt__redis_keyed(struct rlt__redis *rd, struct rlt__keytab *t, struct rlt_error *err);
-/* rlt_decide for key k. *kstate: what to give to rlt__redis_refund_key (NULL: nothing). */
-enum rlt_verdict rlt__redis_decide_key(struct rlt__redis *rd, const struct rlt__key *k,
-                                       rlt_ns_t now, uint64_t cost, enum rlt_mode mode,
-                                       rlt_ns_t *at, void **kstate);
-void rlt__redis_refund_key(struct rlt__redis *rd, void *kstate, rlt_ns_t at, uint64_t units);
-/* The Redis key of key value k under the rule's key base: "BASE:k:VALUE", VALUE as printed
- * (127.0.0.2, 10.1.2.0/24, 2001:db8::/64, port:8080; none: no address). Returns snprintf's. */
-int rlt__redis_key_name(const char *base, const struct rlt__key *k, unsigned prefix4,
-                        unsigned prefix6, char *buf, size_t len);
-
 /* Round trips this process made to Redis for this rule (benchmarks, tests). */
 uint64_t rlt__redis_round_trips(const struct rlt__redis *rd);
 
 /* Gives back every unspent lease now (also done at exit). */
 void rlt__redis_return_leases(void);
+
+/* ----- what scope_redis.c and scope_redis_key.c (a lease per key) share ----- */
+
+/* A lease is this much of the rate. */
+#define RLT__REDIS_LEASE_NS (10 * 1000 * 1000ull)
+
+struct klease;
+struct rlt__redis {
+	/* The hot path: one atomic decrement of `lease`. */
+	_Atomic uint64_t lease;       /* units leased from Redis and not spent yet */
+	_Atomic uint64_t lease_from;  /* local ns: leased units go no earlier (a reservation) */
+	_Atomic uint64_t lease_until; /* local ns: they lapse (a window's end); RLT_NS_NEVER */
+	_Atomic int down;             /* Redis did not answer: the fallback decides */
+	_Atomic uint64_t retry_at;    /* while down: no new attempt before this local ns */
+	_Atomic uint64_t round_trips; /* requests sent to Redis, for benchmarks and tests */
+	_Atomic uint64_t deny_until;  /* local ns: Redis said no call conforms before this, so
+	                                 action=reject calls are denied without asking again */
+
+	/* The slow path, under `lock` (engine_lock.h: a signal handler that interrupted this thread's
+	 * refill finds it its own and takes the rlt__redis_fallback; a fork child finds it free). */
+	struct rlt__lock lock;
+	struct rlt__redis_conn conn; /* conn.ctx NULL until needed, or after an error */
+	pid_t pid;       /* the process that made c: a forked child makes its own */
+	char sha[48];    /* the script's SHA1 once loaded on this connection */
+	char ref[64];    /* the last lease's ref (window, sub-window or log member): a give-back */
+	char why[160];   /* what went wrong last, for the outage line */
+
+	/* Set at load. */
+	struct rlt_rule rule;
+	enum rlt__redis_family fam;
+	uint64_t lease_size;
+	char key[RLT_NAME_MAX + 32];
+	char args[RLT__REDIS_NARGS][40]; /* the family's params, formatted once */
+	int nargs;
+	void *local;       /* fallback=local: a process-local state with the same params */
+	struct rlt__redis *next;
+
+	/* key=: a lease per key instead of the one above (scope_redis_key.c). */
+	struct rlt__keytab *keys;       /* per key: its unspent units (a slot's `state`) */
+	struct klease *kl;              /* per slot of `keys`: its lease's times */
+	size_t kl_bytes;
+	struct rlt__keytab *local_keys; /* fallback=local: a process-scope table, same params */
+	_Atomic uint64_t gen;           /* bumped in a fork's child: each lease is the parent's */
+};
+
+
+/* What a round trip granted. */
+struct rlt__redis_grant {
+	int64_t units;
+	int64_t wait_us;  /* -1: never */
+	int64_t valid_us; /* -1: no lapse */
+	char ref[64];
+};
+
+
+/* The hot path of a lease (the rule's, or a key's): cost units from `units`, with acquire (a
+ * refill publishes them with release after `from`). 1 when taken, *at: when the call may go
+ * (not before `from`). */
+static inline int rlt__redis_lease_take(_Atomic uint64_t *units, _Atomic uint64_t *from,
+                                        rlt_ns_t now, uint64_t cost, rlt_ns_t *at)
+{
+	uint64_t have = atomic_load_explicit(units, memory_order_relaxed);
+
+	while (have >= cost)
+		if (atomic_compare_exchange_weak_explicit(units, &have, have - cost,
+		                                          memory_order_acquire,
+		                                          memory_order_relaxed)) {
+			rlt_ns_t f = atomic_load_explicit(from, memory_order_relaxed);
+			*at = f > now ? f : now;
+			return 1;
+		}
+	return 0;
+}
+
+/* A round trip's grant g into a lease (the rule's, or a key's): its times, then its units
+ * (release: rlt__redis_lease_take's acquire sees the times). The round trip started at `now`
+ * and ended at `after`: Redis' answers are relative to its clock's now, somewhere inside it, so
+ * a go time from its end and a lapse from its start err on the strict side. */
+static inline void rlt__redis_lease_grant(_Atomic uint64_t *units, _Atomic uint64_t *from,
+                                          _Atomic uint64_t *until,
+                                          const struct rlt__redis_grant *g, rlt_ns_t now,
+                                          rlt_ns_t after)
+{
+	atomic_store_explicit(from, g->wait_us > 0 ? after + (rlt_ns_t)g->wait_us * 1000 : 0,
+	                      memory_order_relaxed);
+	atomic_store_explicit(until, g->valid_us < 0 ? RLT_NS_NEVER : now + (rlt_ns_t)g->valid_us * 1000,
+	                      memory_order_relaxed);
+	atomic_fetch_add_explicit(units, (uint64_t)g->units, memory_order_release);
+}
+
+/* One EVALSHA (reloading the script once on NOSCRIPT: Redis restarted). 0 or -1 (rd->why).
+ * Under rd->lock, with rlt__internal set. */
+int rlt__redis_eval(struct rlt__redis *rd, const char *key, int64_t want, uint64_t min,
+                    int reserve, const char *ref, struct rlt__redis_grant *g);
+/* The rule's fallback decides (Redis does not answer, or a refill could not be waited for). */
+enum rlt_verdict rlt__redis_fallback(struct rlt__redis *rd, rlt_ns_t now, uint64_t cost,
+                                     enum rlt_mode mode, rlt_ns_t *at);
+/* A round trip failed at `now` (the outage's line, once), or answered (the line it is back). */
+void rlt__redis_went_down(struct rlt__redis *rd, rlt_ns_t now);
+void rlt__redis_came_back(struct rlt__redis *rd);
+/* rd->lock, 0 when held. Held by this very thread (a signal handler interrupted its refill) it
+ * is not waited for at all: the caller takes the fallback. */
+int rlt__redis_lock_bounded(struct rlt__redis *rd, rlt_ns_t now);
+
+/* A refill in progress on this thread: a call nested in it (a signal handler's) takes the
+ * fallback rather than a second round trip. */
+#ifdef RLT_NOLIBC /* no TLS: the thread block, which a nested call inherits (trap_stack.c) */
+#define rlt__redis_refilling (rlt_trap_self()->refilling)
+#else
+extern _Thread_local int rlt__redis_refilling __attribute__((tls_model("initial-exec")));
+#endif
 
 #endif

@@ -313,41 +313,48 @@ static int creator_dead(const struct rlt__shm_hdr *h)
 	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-/* The side of a process that found the segment there. */
-static int join(int fd, const struct rlt_rule *r, const char *obj, struct rlt__shm_hdr **out,
-                struct rlt_error *err)
+/* Whether the segment on fd may be trusted: ours, a plain segment, written by no one else. 0
+ * with *st, or a negative errno with err. */
+static int trusted(int fd, const struct rlt_rule *r, const char *obj, struct stat *st,
+                   struct rlt_error *err)
 {
-	rlt_ns_t start = rlt__now(), deadline = start + READY_WAIT_NS;
-	struct rlt__shm_hdr *h = NULL, mine;
-	size_t mapped = 0;
-	struct stat st;
-	char diff[400];
-	int rc;
-
-	if (fstat(fd, &st) != 0)
+	if (fstat(fd, st) != 0)
 		return fail(err, r, -errno, "cannot stat %s: %s", obj, strerror(errno));
 	/* Trust: a segment another user made, or that others may write, could be made to admit
 	 * anything (or to hold a lock forever). */
-	if (st.st_uid != geteuid())
+	if (st->st_uid != geteuid())
 		return fail(err, r, -EPERM,
 		            "the segment %s belongs to uid %u, not to us (uid %u): refused; the owner "
 		            "can remove it with `rlthrottle shm rm %s`",
-		            obj, (unsigned)st.st_uid, (unsigned)geteuid(), r->scope_name);
-	if (!S_ISREG(st.st_mode))
+		            obj, (unsigned)st->st_uid, (unsigned)geteuid(), r->scope_name);
+	if (!S_ISREG(st->st_mode))
 		return fail(err, r, -EPERM, "%s is not a shared-memory segment (a FIFO or device "
 		            "planted under its name?): refused", obj);
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
 		return fail(err, r, -EPERM,
 		            "the segment %s is writable by others (mode %04o): refused; remove it "
 		            "with `rlthrottle shm rm %s`",
-		            obj, (unsigned)(st.st_mode & 07777), r->scope_name);
+		            obj, (unsigned)(st->st_mode & 07777), r->scope_name);
+	return 0;
+}
+
+/* The segment mapped (*h, *mapped) once its creator has made it ready: 0; AGAIN when it was
+ * stale and is removed (nothing mapped); or a negative errno with err (nothing mapped). A
+ * creator that died, or one that is not ready by the deadline, makes it stale. */
+static int wait_ready(int fd, const struct rlt_rule *r, const char *obj, struct stat *st,
+                      struct rlt__shm_hdr **hp, size_t *mapped, struct rlt_error *err)
+{
+	rlt_ns_t start = rlt__now(), deadline = start + READY_WAIT_NS;
+	struct rlt__shm_hdr *h = NULL;
+	int rc;
+
 	/* bounded: every round sleeps POLL_NS and the deadlines do not move */
 	for (;;) {
 		int stale = 0;
-		if (!h && st.st_size >= (off_t)sizeof *h) {
+		if (!h && st->st_size >= (off_t)sizeof *h) {
 			/* the creator sizes the object once, before writing anything in it */
-			mapped = (size_t)st.st_size;
-			h = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			*mapped = (size_t)st->st_size;
+			h = mmap(NULL, *mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 			if (h == MAP_FAILED)
 				return fail(err, r, -errno, "cannot map %s: %s", obj, strerror(errno));
 		}
@@ -362,12 +369,12 @@ static int join(int fd, const struct rlt_rule *r, const char *obj, struct rlt__s
 				break;
 			if (rc == AGAIN) {
 				if (h)
-					munmap(h, mapped);
+					munmap(h, *mapped);
 				return AGAIN;
 			}
 			if (now >= deadline + LOCKED_GRACE_NS) {
 				if (h)
-					munmap(h, mapped);
+					munmap(h, *mapped);
 				return fail(err, r, -ETIMEDOUT,
 				            "the segment %s was not ready after %llu ms and its creator "
 				            "still holds it; remove it with `rlthrottle shm rm %s`",
@@ -377,43 +384,66 @@ static int join(int fd, const struct rlt_rule *r, const char *obj, struct rlt__s
 			}
 		}
 		pause_poll();
-		if (!h && fstat(fd, &st) != 0)
+		if (!h && fstat(fd, st) != 0)
 			return fail(err, r, -errno, "cannot stat %s: %s", obj, strerror(errno));
 	}
+	*hp = h;
+	return 0;
+}
+
+/* A ready segment checked for this rule: whole, of this layout, made with the same params and
+ * large enough for its state. 0, or a negative errno with err (the caller unmaps it). */
+static int fits_rule(const struct rlt__shm_hdr *h, size_t mapped, const struct rlt_rule *r,
+                     const char *obj, struct rlt_error *err)
+{
+	struct rlt__shm_hdr mine;
+	char diff[400];
+
 	/* Cut short under its users (only its owner can): every process that touches the lost
 	 * part dies of SIGBUS, so joining it would only add one more. */
-	if (h->magic == RLT_SHM_MAGIC && h->layout == RLT_SHM_LAYOUT && h->size > mapped) {
-		rc = fail(err, r, -EPROTO,
+	if (h->magic == RLT_SHM_MAGIC && h->layout == RLT_SHM_LAYOUT && h->size > mapped)
+		return fail(err, r, -EPROTO,
 		          "%s is truncated (%zu bytes, its header says %llu): its users die of SIGBUS "
 		          "when they touch the part cut off; remove it with `rlthrottle shm rm %s`",
 		          obj, mapped, (unsigned long long)h->size, r->scope_name);
-		munmap(h, mapped);
-		return rc;
-	}
 	/* Longer than its header says (extended by someone): the header and the state are
 	 * whole and only the first h->size bytes are ever touched, so it is used as it is. */
 	if (h->magic != RLT_SHM_MAGIC || h->layout != RLT_SHM_LAYOUT || h->size > mapped ||
-	    h->state_off != STATE_OFF) {
-		munmap(h, mapped);
+	    h->state_off != STATE_OFF)
 		return fail(err, r, -EPROTO,
 		            "%s is not a segment of this version of rlthrottle (layout %u expected); "
 		            "remove it with `rlthrottle shm rm %s`",
 		            obj, RLT_SHM_LAYOUT, r->scope_name);
-	}
 	memset(&mine, 0, sizeof mine);
 	fill_params(&mine, r);
-	if (describe_diff(h, &mine, diff, sizeof diff)) {
-		rc = fail(err, r, -EINVAL,
+	if (describe_diff(h, &mine, diff, sizeof diff))
+		return fail(err, r, -EINVAL,
 		          "differs from the rule that created the segment (pid %d: \"%.100s\"): %s. "
 		          "The first process to name a scope sets its params; use another NAME, or "
 		          "remove the segment with `rlthrottle shm rm %s`",
 		          (int)h->creator, h->text, diff, r->scope_name);
+	if (STATE_OFF + state_size_of(r) > mapped)
+		return fail(err, r, -EPROTO, "%s is too small for the rule's state", obj);
+	return 0;
+}
+
+/* The side of a process that found the segment there. */
+static int join(int fd, const struct rlt_rule *r, const char *obj, struct rlt__shm_hdr **out,
+                struct rlt_error *err)
+{
+	struct rlt__shm_hdr *h = NULL;
+	size_t mapped = 0;
+	struct stat st;
+	int rc = trusted(fd, r, obj, &st, err);
+
+	if (rc == 0)
+		rc = wait_ready(fd, r, obj, &st, &h, &mapped, err);
+	if (rc != 0)
+		return rc;
+	rc = fits_rule(h, mapped, r, obj, err);
+	if (rc != 0) {
 		munmap(h, mapped);
 		return rc;
-	}
-	if (STATE_OFF + state_size_of(r) > mapped) {
-		munmap(h, mapped);
-		return fail(err, r, -EPROTO, "%s is too small for the rule's state", obj);
 	}
 	*out = h;
 	return ATTACHED;

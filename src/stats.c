@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "keytab.h"
+#include "keytab_key.h"
 #include "stats.h"
 
 /* A summary of every rule with its busiest keys fits: one write, one whole line. */

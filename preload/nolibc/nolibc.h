@@ -1,7 +1,7 @@
 /*
  * nolibc.h: the C library subset the in-process handler links (issue 21, item 5), as its
  * callers see it. The freestanding build (make trap-elf) pre-includes this header in every
- * file, so that the core's per-thread variables (policy.h, engine.h) and errno find the
+ * file, so that the core's per-thread variables (redis_client.h, engine_lock.h) and errno find the
  * thread block below instead of TLS: in a static or Go program the program owns %fs.
  *
  * The thread block contract: the handler runs on a stack of its own per thread, RLT_TRAP_STACK
@@ -30,8 +30,8 @@
 struct rlt_trap_thread {
 	int err;                  /* errno (__errno_location) */
 	uint32_t lock_self;       /* engine_lock.c: this thread's lock id (rlt__lock_self) */
-	int internal;             /* policy.h: the library's own calls pass (rlt__internal) */
-	int refilling;            /* scope_redis.c: this thread is in a Redis round trip */
+	int internal;             /* redis_client.h: the library's own calls pass (rlt__internal) */
+	int refilling;            /* scope_redis.h: this thread is in a Redis round trip */
 	int alt_moved;            /* trap_stack.c: the thread's signal stack is ours meanwhile */
 	void *uc;                 /* the trapped call's context (ucontext_t): rax gets the answer */
 };

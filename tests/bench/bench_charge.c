@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "charge.h"
 #include "clock.h"
 #include "policy.h"
 #if __has_include("publish.h")

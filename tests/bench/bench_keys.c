@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "charge.h"
 #include "clock.h"
 #include "policy.h"
 

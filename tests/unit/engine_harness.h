@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <sys/mman.h>
 
+#include "engine_lock.h"
 #include "testutil.h"
 #include "engine.h"
 

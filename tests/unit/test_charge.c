@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "charge.h"
+#include "conns.h"
+#include "keytab_key.h"
 #include "testutil.h"
 #include "clock.h"
 #include "keytab.h"

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "connect_attempt.h"
 #include "policy.h"
 #include "testutil.h"
 

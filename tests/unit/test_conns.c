@@ -12,6 +12,7 @@
 
 #include "clock.h"
 
+#include "conns.h"
 #include "testutil.h"
 #include "policy.h"
 

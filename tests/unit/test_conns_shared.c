@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conns.h"
 #include "testutil.h"
 #include "policy.h"
 #include "scope_shm.h"

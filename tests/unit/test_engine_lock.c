@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "engine_harness.h"
+#include "engine_lock.h"
 
 /* ----- the lock itself ----- */
 

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "keytab.h"
+#include "keytab_count.h"
+#include "keytab_key.h"
 #include "rlthrottle.h"
 #include "testutil.h"
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/un.h>
 
+#include "pacing.h"
 #include "testutil.h"
 #include "policy.h"
 

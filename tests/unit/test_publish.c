@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "charge.h"
+#include "publish_read.h"
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"

@@ -10,11 +10,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "charge.h"
+#include "pacing.h"
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"
 #include "publish.h"
 #include "rule_set.h"
+#include "shm_set.h"
 #include "scope_shm.h"
 
 #define MS 1000000ull

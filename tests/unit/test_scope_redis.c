@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "keytab_key.h"
+#include "scope_redis_key.h"
 #include "testutil.h"
 #include "clock.h"
 #include "policy.h"

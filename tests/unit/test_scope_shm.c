@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conns.h"
+#include "keytab_key.h"
 #include "testutil.h"
 #include "clock.h"
 #include "keytab.h"
