@@ -1,6 +1,6 @@
 /*
  * charge.h: the charge of a call against every rule that applies to it: reserve, wait, refund,
- * settle, count. Both fronts call it: the preload sleeps, the supervisor schedules.
+ * settle, count. The hooks call it under both fronts, and wait where it says.
  */
 #ifndef RLT_CHARGE_H
 #define RLT_CHARGE_H
@@ -72,7 +72,7 @@ struct rlt__ticket {
  * Charges a call of `bytes` bytes and `msgs` messages (a calls rule takes 1) against every rule
  * in mask: reject rules must conform now; delay rules reserve within their max-wait. Returns 0
  * (taken: wait until t->go, make the real call, then rlt__settle), or -1 with t->err set
- * (nothing taken). Never sleeps itself: the preload sleeps, the supervisor schedules. Counts
+ * (nothing taken). Never sleeps itself: the caller waits (rlt__charge_wait_at). Counts
  * statistics.
  */
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -121,13 +121,12 @@ int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
 /*
  * A ticket whose rules were set since it was charged: moves each at[i] to the same place in
  * its rule's queue under the params in force now, and t->go with them. 1 when something moved.
- * The preload's waits call it every RLT_SET_SLICE_NS; the supervisor when a set is applied.
+ * The waits call it every RLT_SET_SLICE_NS.
  */
 int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t);
 /* Threads waiting now (for `rlthrottle top`): _start when a charged call starts waiting for
  * t->go counts it on each rule of the ticket that makes it wait and returns those rules; _end
- * takes it off the same ones (a set meanwhile may move t->at[]). The preload's sleeps count
- * themselves (rlt__charge_wait_at); the supervisor counts its parked jobs. */
+ * takes it off the same ones (a set meanwhile may move t->at[]). (rlt__charge_wait_at's). */
 uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ticket *t);
 void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m);
 

@@ -31,23 +31,14 @@ struct rlt__conns_wait {
 };
 
 /*
- * The RLT_CONNS decision in one step that never sleeps, for the preload's blocking acquire and
- * the supervisor's scheduled one alike: a slot in every rule of mask, all or none. Returns 0
+ * The RLT_CONNS decision in one step that never sleeps, under the blocking acquire: a slot in
+ * every rule of mask, all or none. Returns 0
  * (taken), 1 (wait: w->rule is full, until a close or w->deadline, then try again with the same
  * w), or -errno (rejected: a reject rule is full, or the max-wait is over). Counts statistics
  * once the call is admitted or rejected; w starts zeroed and is zeroed again then.
  */
 int rlt__conns_try(struct rlt__ruleset *rs, uint32_t mask, struct rlt__conns_wait *w,
                    rlt_ns_t now);
-/* rlt__conns_try for a connection whose rules may have key= (peer as rlt__conns_acquire_peer). */
-int rlt__conns_try_peer(struct rlt__ruleset *rs, uint32_t mask, const struct rlt__peer *peer,
-                        struct rlt__conns_wait *w, rlt_ns_t now);
-/* The RLT_CONNS rules at their limit now (bit i: rule i), as rlt__conns_try would find them
- * before taking back the slots of dead processes: for a front that learns of closes late and
- * looks for them before a call waits or is refused (the supervisor's sweep). The _peer form
- * looks at this peer's key in keyed rules. */
-uint32_t rlt__conns_full(struct rlt__ruleset *rs);
-uint32_t rlt__conns_full_peer(struct rlt__ruleset *rs, const struct rlt__peer *peer);
 /* One slot of one rule, without waiting: 1 taken, 0 the limit is reached (after taking back
  * the slots of dead processes, in shared scope). rlt__conns_release_rule gives one back and
  * wakes waiters. */

@@ -162,10 +162,8 @@ int rlt__ruleset_build(struct rlt__ruleset *rs, const char *const values[RLT_VAR
  * threads held are let go (rlt__keytab_forked). */
 void rlt__ruleset_keys_forked(struct rlt__ruleset *rs);
 
-/* Why this build cannot enforce a rule it parsed (NULL: it can); the _seccomp form: under
- * `rlthrottle --seccomp`, which the launcher checks before the supervisor starts. */
+/* Why this build cannot enforce a rule it parsed (NULL: it can). */
 const char *rlt__rule_unsupported(const struct rlt_rule *r);
-const char *rlt__rule_unsupported_seccomp(const struct rlt_rule *r);
 /* ... and under the system-call front inside the program (trap_*.c): no redis:// yet. */
 const char *rlt__rule_unsupported_trap(const struct rlt_rule *r);
 
