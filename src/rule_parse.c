@@ -960,6 +960,7 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 		rc = parse_scope(c, val[K_SCOPE], r);
 		if (rc)
 			return rc;
+		r->scope_given = 1;
 	}
 	if (has[K_FALLBACK]) {
 		int f;
