@@ -62,9 +62,12 @@ static const char *differs(const struct rlt_rule *a, const struct rlt_rule *b)
 		return "a different unit";
 	if (a->algo != b->algo)
 		return "a different algorithm";
-	if (a->scope != b->scope ||
-	    ((a->scope == RLT_SCOPE_SHARED || a->scope == RLT_SCOPE_REDIS) &&
-	     strcmp(a->scope_name, b->scope_name) != 0))
+	/* Two rules that name no scope have the same: a process's own, or the launcher's
+	 * command's (scope_command.h), which a set naming none means. */
+	int unnamed = !a->scope_given && !b->scope_given;
+	if (!unnamed && (a->scope != b->scope ||
+	                 ((a->scope == RLT_SCOPE_SHARED || a->scope == RLT_SCOPE_REDIS) &&
+	                  strcmp(a->scope_name, b->scope_name) != 0)))
 		return "a different scope";
 	if (a->peer_af != b->peer_af || a->peer_prefix != b->peer_prefix ||
 	    memcmp(a->peer_addr, b->peer_addr, sizeof a->peer_addr) != 0 ||
@@ -182,6 +185,10 @@ static int rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
 		            "%s=\"%.200s\": %s than the running rule \"%.200s\": a different rule, "
 		            "not a new rate (restart the program with it)",
 		            rlt_var_name(var), nr->text, why, r->rule.text);
+	/* A rule of the launcher's command lives in the command's segment: its set is the
+	 * segment's, which every process of the command follows (this one at its next call). */
+	if (r->rule.scope == RLT_SCOPE_SHARED && !r->rule.scope_given)
+		return rlt__shm_set(r->rule.scope_name, nr->text, now, err);
 	if (r->rule.scope == RLT_SCOPE_REDIS)
 		return rlt__fail(err, -ENOTSUP,
 		            "%s=\"%.200s\": a redis:// rule is shared by other machines' processes: "
@@ -473,6 +480,11 @@ int rlt__shm_set(const char *name, const char *text, rlt_ns_t now, struct rlt_er
 	creator[sizeof creator - 1] = '\0';
 	if (rlt_rules_parse(var, creator, &cr, 1, &n, err) != 0 || n != 1)
 		goto out;
+	/* a command's rule (scope_command.h) names no scope: its scope is this segment */
+	if (!cr.scope_given) {
+		cr.scope = RLT_SCOPE_SHARED;
+		snprintf(cr.scope_name, sizeof cr.scope_name, "%s", name);
+	}
 	/* The scope is the segment's: a rule that names none names it. */
 	char full[RLT_RULE_TEXT_MAX + RLT_NAME_MAX + 32];
 	if (strstr(text, "scope="))
