@@ -17,9 +17,11 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "keytab.h"
 #include "launcher.h"
 #include "proc_stat.h"
 #include "scope_command.h"
+#include "scope_shm.h"
 #include "settings.h"
 #include "stats.h"
 #include "supervisor.h" /* the exit statuses */
@@ -98,13 +100,36 @@ static void read_rules(struct rlt__ruleset *rs)
 	}
 }
 
+/* A keyed rule of the command's keeps its table of keys in its segment: the summary's busiest
+ * keys are the command's, read from there. */
+static void attach_keys(const char *name, struct rlt__rt_rule *r, unsigned i)
+{
+	struct rlt__shm_holder *holders;
+	_Atomic uint32_t *open;
+	struct rlt_rule rule;
+	struct rlt_error err;
+	void *state;
+	size_t n;
+
+	if (rlt_rules_parse(r->rule.var, r->rule.text, &rule, 1, &n, &err) != 0 || n != 1 ||
+	    rule.key == RLT_KEY_NONE || rule.var == RLT_VAR_CONNS || !rlt__cmd_rule(name, &rule, i) ||
+	    rlt__shm_attach(&rule, &state, &open, &holders, &err) != 0)
+		return;
+	r->rule = rule;
+	r->keytab = rlt__keytab_attach(state, &rule.params, rule.keys, 1);
+}
+
 /* The command's RLT_STATS line: the sums of its processes, as one. */
-static void write_stats(struct rlt__cmd_seg *seg, const char *tmpl, rlt_ns_t elapsed)
+static void write_stats(const char *name, struct rlt__cmd_seg *seg, const char *tmpl,
+                        rlt_ns_t elapsed)
 {
 	static struct rlt__ruleset rs; /* texts and counters only */
 	struct rlt_error err;
 
 	rlt__cmd_ruleset(seg, &rs);
+	for (int v = 0; v < RLT_VAR_COUNT; v++)
+		for (unsigned i = 0; i < rs.n[v]; i++)
+			attach_keys(name, &rs.rules[v][i], i);
 	if (rlt__stats_to(tmpl, &rs, write, close, getpid(), elapsed, &err) != 0)
 		fprintf(stderr, "rlthrottle: %s\n", err.msg);
 }
@@ -140,7 +165,7 @@ int rlt_cli_command_run(char **cmd, int seccomp, void (*exec_preloaded)(char **c
 	}
 	status = seccomp ? rlt_cli_trap_run(cmd) : run_preloaded(cmd, exec_preloaded);
 	if (set.stats[0])
-		write_stats(seg, set.stats, rlt__now() - start);
+		write_stats(name, seg, set.stats, rlt__now() - start);
 	munmap(seg, sizeof *seg);
 	rlt__cmd_remove(name);
 	return status;
