@@ -1,7 +1,8 @@
 #!/bin/bash
 # One budget for the whole command (rlthrottle(1) DESCRIPTION; issue 21 item 8): under the
 # launcher, a command that forks N workers, each downloading from a local server, gets RATE in
-# all; with --per-process each worker gets RATE (N x RATE). RLT_CONNS=1 admits one connection
+# all; with --per-process each worker gets RATE (N x RATE); a keyed rule (key=peer/24) is the
+# command's too, its busiest keys in the command's summary. RLT_CONNS=1 admits one connection
 # across two processes of the command. --stats writes one line for the command, its units the
 # sum of the workers'. The command's segments (/dev/shm/rlthrottle.cmd-LAUNCHERPID-START*) are
 # there while it runs and gone after it ends: normally, when the command is killed (SIGKILL),
@@ -31,7 +32,7 @@ workers() {
 	local port=$SRV_PORT cmd="" i
 	for i in $(seq "$N"); do cmd="$cmd $ITEST_BIN/pull -p $port -D $SECS -x & "; done
 	rm -f "$T/stats.$tag.json"
-	"$RLTHROTTLE" "${FRONT[@]}" "$@" -d "${RATE}B/s burst=${BURST}B" --stats "$T/stats.$tag.json" \
+	"$RLTHROTTLE" "${FRONT[@]}" "$@" -d "${RATE}B/s burst=${BURST}B${KEYED:-}" --stats "$T/stats.$tag.json" \
 		-- sh -c "$cmd wait" >"$T/pull.$tag.out" 2>"$T/pull.$tag.err" ||
 		{ show "$T/pull.$tag.err"; fail "the workers' command failed ($tag)"; }
 	[ "$(grep -c 'recv=' "$T/pull.$tag.out")" = "$N" ] || { show "$T/pull.$tag.out" "$T/pull.$tag.err"; fail "not $N workers' results ($tag)"; }
@@ -52,6 +53,13 @@ assert_eq "summary lines for the command" 1 "$lines"
 units=$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline())["rules"]; print(sum(x["units"] for x in r if x["variable"] == "RLT_RECV"))' "$T/stats.shared.json")
 assert_eq "the command's RLT_RECV units = the workers' bytes" "$shared" "$units"
 assert_ge "summary lines under --per-process (one per process)" "$N" "$(wc -l <"$T/stats.per.json")"
+
+# --- a keyed rule is the command's too: one table of keys, every worker's peer the same key ---
+keyed=$(KEYED=" key=peer/24" workers keyed)
+info "the same with key=peer/24: $keyed bytes"
+assert_range "key=peer/24, one budget per key for the command: bytes / (RATE x ${SECS}s + burst)" 0.6 1.5 "$(calc "$keyed / $expect")"
+busiest=$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline())["rules"][0]; print(" ".join("%s=%d" % (k["key"], k["units"]) for k in r.get("busiest", [])))' "$T/stats.keyed.json")
+assert_eq "the command's busiest keys (the workers' bytes under 127.0.0.0/24)" "127.0.0.0/24=$keyed" "$busiest"
 
 # --- RLT_CONNS=1 across two processes of the command ---
 cat >"$T/hold.py" <<'EOF'
