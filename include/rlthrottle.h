@@ -256,6 +256,8 @@ struct rlt_rule {
 	int err;              /* errno of a rejected call */
 
 	enum rlt_scope scope;
+	uint8_t scope_given;  /* 1 when the rule names its scope=: the launcher's command-wide
+	                         budget is only for rules that name none */
 	char scope_name[RLT_NAME_MAX + 1]; /* shared: and redis: NAME */
 	char redis_host[RLT_HOST_MAX + 1];
 	uint16_t redis_port;

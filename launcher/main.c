@@ -39,6 +39,9 @@ static void usage(FILE *f)
 	      "      --no-inherit     programs COMMAND executes are not throttled\n"
 	      "                                                          (RLT_INHERIT=0)\n"
 	      "      --no-publish     invisible to top, stats and set     (RLT_PUBLISH=0)\n"
+	      "      --per-process    each process of COMMAND has budgets of its own (by\n"
+	      "                       default the whole command shares each rule's budget,\n"
+	      "                       RLT_COMMAND_SCOPE; --stats: one line for the command)\n"
 	      "      --seccomp        throttle through the system-call front (static and\n"
 	      "                       raw-syscall programs: Go, busybox-static; a static\n"
 	      "                       COMMAND gets it without the option)\n"
@@ -250,7 +253,8 @@ static int asks_check(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_STATS = 256, OPT_SECCOMP, OPT_CHECK, OPT_LOG, OPT_NO_INHERIT, OPT_NO_PUBLISH };
+	enum { OPT_STATS = 256, OPT_SECCOMP, OPT_CHECK, OPT_LOG, OPT_NO_INHERIT, OPT_NO_PUBLISH,
+	       OPT_PER_PROCESS };
 	static const struct option opts[] = {
 		{"connect", required_argument, NULL, 'c'},
 		{"accept", required_argument, NULL, 'a'},
@@ -261,13 +265,14 @@ int main(int argc, char **argv)
 		{"log", required_argument, NULL, OPT_LOG},
 		{"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
 		{"no-publish", no_argument, NULL, OPT_NO_PUBLISH},
+		{"per-process", no_argument, NULL, OPT_PER_PROCESS},
 		{"seccomp", no_argument, NULL, OPT_SECCOMP},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	int seccomp = 0, check = 0, only = 0, c;
+	int seccomp = 0, check = 0, only = 0, per_process = 0, c;
 	const char *only_arg = NULL;
 
 	/* subcommands, before option parsing */
@@ -308,6 +313,7 @@ int main(int argc, char **argv)
 		case OPT_LOG: setenv("RLT_LOG", optarg, 1); break; /* checked with the rules */
 		case OPT_NO_INHERIT: setenv("RLT_INHERIT", "0", 1); break;
 		case OPT_NO_PUBLISH: setenv("RLT_PUBLISH", "0", 1); break;
+		case OPT_PER_PROCESS: per_process = 1; break;
 		case OPT_SECCOMP: seccomp = 1; break;
 		case OPT_CHECK: check = 1; break;
 		case 'h':
@@ -349,6 +355,10 @@ int main(int argc, char **argv)
 	}
 	if (rlt_cli_check_rules(0, seccomp) != 0)
 		return RLT_EXIT_OWN;
+	/* one budget for the command, unless each process is to have its own */
+	if (!per_process)
+		return rlt_cli_command_run(argv + optind, seccomp, preload_and_exec);
+	unsetenv("RLT_COMMAND_SCOPE"); /* an outer launcher's command is not ours */
 	if (seccomp)
 		return rlt_cli_trap_run(argv + optind);
 	preload_and_exec(argv + optind);

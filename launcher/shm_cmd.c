@@ -9,8 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "scope_shm.h"
 #include "launcher.h"
+#include "proc_stat.h"
+#include "scope_command.h"
+#include "scope_shm.h"
 
 static const char *unit_suffix(uint32_t unit)
 {
@@ -21,6 +23,28 @@ static const char *unit_suffix(uint32_t unit)
 	}
 }
 
+/* A command's own segment (rlthrottle(1) DESCRIPTION): whose, and whether its launcher still
+ * runs; its rules' segments, NAME.VAR.INDEX.HASH, are listed as any other. 1 when it was one. */
+static int print_command(const struct rlt__shm_info *in)
+{
+	struct rlt__proc_stat ps;
+	uint64_t start;
+	pid_t pid;
+
+	if (!rlt__cmd_parse(in->name, &pid, &start))
+		return 0;
+	if (rlt__proc_stat(pid, &ps) == 0 && ps.start == start)
+		printf("%-24s %-36s %-8d %10llu  the command of launcher %d (running)\n", in->name,
+		       "(the command's statistics)", (int)pid, (unsigned long long)in->size,
+		       (int)pid);
+	else
+		printf("%-24s %-36s %-8d %10llu  the command of launcher %d, gone: `rlthrottle shm "
+		       "rm %s` removes it and its rules' segments\n",
+		       in->name, "(the command's statistics)", (int)pid,
+		       (unsigned long long)in->size, (int)pid, in->name);
+	return 1;
+}
+
 static void print_one(const struct rlt__shm_info *in, void *ctx)
 {
 	const struct rlt__shm_hdr *h = &in->hdr;
@@ -29,6 +53,8 @@ static void print_one(const struct rlt__shm_info *in, void *ctx)
 	int set = h->set_gen != 0; /* a copy: a plain read */
 
 	(*count)++;
+	if (print_command(in))
+		return;
 	if (!in->readable && in->not_file) {
 		printf("%-24s %-36s %-8s %10s  %s of uid %u, not a segment (shm rm removes it)\n",
 		       in->name, "?", "?", "-", in->not_file, (unsigned)in->uid);
@@ -120,7 +146,9 @@ int rlt_cli_shm_cmd(int argc, char **argv)
 	static const char usage_text[] =
 		"usage: rlthrottle shm list\n"
 		"       rlthrottle shm rm NAME...\n"
-		"The segments of scope=shared:NAME rules (/dev/shm/rlthrottle.NAME).\n";
+		"The segments of scope=shared:NAME rules (/dev/shm/rlthrottle.NAME), and of\n"
+		"commands run with one budget (cmd-PID-START: rm removes the command's\n"
+		"segment and its rules', cmd-PID-START.*).\n";
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		fputs(usage_text, stdout);
@@ -131,6 +159,11 @@ int rlt_cli_shm_cmd(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "rm")) {
 		for (int i = 2; i < argc; i++) {
 			struct rlt_error err;
+			uint64_t start;
+			pid_t pid;
+			/* a command's name: its segment and its rules' (NAME.*) */
+			if (rlt__cmd_parse(argv[i], &pid, &start) && rlt__cmd_remove(argv[i]) > 0)
+				continue;
 			if (rlt__shm_remove(argv[i], &err) != 0) {
 				fprintf(stderr, "rlthrottle: shm rm: %s\n", err.msg);
 				rc = 1;

@@ -16,6 +16,7 @@
 #include "preload.h"
 #include "publish.h"
 #include "ruleset_env.h"
+#include "scope_command.h"
 #include "settings.h"
 #include "stats.h"
 #include "stats_count.h"
@@ -65,6 +66,10 @@ void rlt_pre_write_stats(void)
 	struct rlt_error err;
 
 	if (!stats_tmpl[0] || atomic_exchange(&stats_written, 1))
+		return;
+	/* a process of the launcher's command adds its counts to the command's, which the
+	 * launcher writes as one line when the command ends */
+	if (rlt_pre_rules.command[0] && rlt__cmd_add(rlt_pre_rules.command, &rlt_pre_rules) == 0)
 		return;
 	if (rlt__stats_to(stats_tmpl, &rlt_pre_rules, real_write, real_close, getpid(),
 	                  rlt__now() - started, &err) != 0)

@@ -14,6 +14,7 @@
 #include "keytab.h"
 #include "pacing.h"
 #include "policy.h"
+#include "scope_command.h"
 #include "scope_redis.h"
 #include "scope_redis_key.h"
 #include "scope_shm.h"
@@ -390,13 +391,18 @@ static int build_var(struct rlt__ruleset *rs, enum rlt_var v, const char *value,
 
 	if (!ignore_bad) {
 		rc = rlt_rules_parse(v, value, parsed, RLT_MAX_RULES_PER_VAR, &n, err);
-		for (size_t i = 0; rc == 0 && i < n; i++)
+		for (size_t i = 0; rc == 0 && i < n; i++) {
+			if (rs->command[0])
+				rlt__cmd_rule(rs->command, &parsed[i], rs->n[v]);
 			rc = add_rule(rs, &parsed[i], err);
+		}
 		return rc;
 	}
 	char one[RLT_VALUE_MAX + 1];
 	for (const char *p = value; rlt__rule_next(&p, one);) {
 		rc = rlt_rules_parse(v, one, parsed, 1, &n, err);
+		if (rc == 0 && rs->command[0])
+			rlt__cmd_rule(rs->command, &parsed[0], rs->n[v]);
 		if (rc == 0)
 			rc = add_rule(rs, &parsed[0], err);
 		if (rc != 0)

@@ -129,6 +129,8 @@ struct rlt__ruleset {
 	unsigned nkeyed;           /* rules with a keytab: their busiest keys go to the page */
 	_Atomic uint64_t keys_next; /* when the page's busiest keys are next refreshed (ns) */
 	int conns_shared;          /* some RLT_CONNS rule has scope=shared:NAME */
+	char command[65];          /* the command whose budgets a rule with no scope= shares
+	                              (scope_command.h), "" for none: set before the build */
 };
 
 /* What a call is made to or from, for the rule filters. */

@@ -411,6 +411,7 @@ static int apply_scope(const struct ctx *c, const struct keyvals *kv, struct rlt
 		rc = rlt__rule_scope(c, kv->val[K_SCOPE], r);
 		if (rc)
 			return rc;
+		r->scope_given = 1;
 	}
 	if (kv->has[K_FALLBACK]) {
 		int f = 0;

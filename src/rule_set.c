@@ -21,6 +21,7 @@
 #include "keytab.h"
 #include "pacing.h"
 #include "rule_set.h"
+#include "shm_set.h"
 
 _Static_assert(sizeof(struct rlt__ctl) <= RLT_PUB_CTL_SIZE, "the control area holds a request");
 
@@ -30,9 +31,12 @@ const char *rlt__rule_differs(const struct rlt_rule *a, const struct rlt_rule *b
 		return "a different unit";
 	if (a->algo != b->algo)
 		return "a different algorithm";
-	if (a->scope != b->scope ||
-	    ((a->scope == RLT_SCOPE_SHARED || a->scope == RLT_SCOPE_REDIS) &&
-	     strcmp(a->scope_name, b->scope_name) != 0))
+	/* Two rules that name no scope have the same: a process's own, or the launcher's
+	 * command's (scope_command.h), which a set naming none means. */
+	int unnamed = !a->scope_given && !b->scope_given;
+	if (!unnamed && (a->scope != b->scope ||
+	                 ((a->scope == RLT_SCOPE_SHARED || a->scope == RLT_SCOPE_REDIS) &&
+	                  strcmp(a->scope_name, b->scope_name) != 0)))
 		return "a different scope";
 	if (a->peer_af != b->peer_af || a->peer_prefix != b->peer_prefix ||
 	    memcmp(a->peer_addr, b->peer_addr, sizeof a->peer_addr) != 0 ||
@@ -149,6 +153,10 @@ static int rule_set(struct rlt__ruleset *rs, enum rlt_var var, unsigned i,
 		            "%s=\"%.200s\": %s than the running rule \"%.200s\": a different rule, "
 		            "not a new rate (restart the program with it)",
 		            rlt_var_name(var), nr->text, why, r->rule.text);
+	/* A rule of the launcher's command lives in the command's segment: its set is the
+	 * segment's, which every process of the command follows (this one at its next call). */
+	if (r->rule.scope == RLT_SCOPE_SHARED && !r->rule.scope_given)
+		return rlt__shm_set(r->rule.scope_name, nr->text, now, err);
 	if (r->rule.scope == RLT_SCOPE_REDIS)
 		return rlt__fail(err, -ENOTSUP,
 		            "%s=\"%.200s\": a redis:// rule is shared by other machines' processes: "

@@ -3,8 +3,10 @@
  * for the preload and the --seccomp handler (at load) alike.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ruleset_env.h"
+#include "scope_command.h"
 #include "scope_redis.h"
 
 /* A function pointer does not go through void * in C11: the warn callback's context holds it. */
@@ -25,6 +27,11 @@ int rlt__ruleset_from_env(struct rlt__ruleset *rs, const struct rlt__settings *s
 	struct sink sink = {log};
 
 	rs->stats_on = set->stats[0] != 0;
+	/* A process of a command the launcher still runs shares its budgets; one that starts
+	 * after the command ended (a daemon's late child) has its own, rather than make
+	 * segments nobody will remove. */
+	if (set->command[0] && rlt__cmd_alive(set->command))
+		strcpy(rs->command, set->command);
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		values[v] = getenv(rlt_var_name((enum rlt_var)v));
 	/* before the build: a redis rule may reach its server while it is set up */

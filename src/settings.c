@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scope_command.h"
 #include "settings.h"
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -85,6 +86,14 @@ int rlt__settings_read(struct rlt__settings *st, struct rlt_error *err)
 			return bad(err, "RLT_STATS", v,
 			           "not a path (stdout is the program's): write stderr, or a path");
 		strcpy(st->stats, v);
+	}
+	if ((v = trimmed(RLT_CMD_ENV, buf, sizeof buf))) {
+		_Static_assert(sizeof st->command == RLT_CMD_NAME_MAX + 1, "the NAME's room");
+		if (!rlt__cmd_name_ok(v))
+			return bad(err, RLT_CMD_ENV, v,
+			           "not a command's name (letters, digits, \"_\", \"-\"; set by the "
+			           "launcher)");
+		strcpy(st->command, v);
 	}
 	return 0;
 }

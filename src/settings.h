@@ -22,6 +22,8 @@ struct rlt__settings {
 	int inherit;                         /* RLT_INHERIT, default 1 */
 	int publish;                         /* RLT_PUBLISH, default 1: the page of rlthrottle(1) COMMANDS */
 	char stats[RLT_STATS_PATH_MAX];      /* RLT_STATS template, "" when off */
+	char command[65];                    /* RLT_COMMAND_SCOPE: the launcher's name of the
+	                                        command (scope_command.h), "" when none */
 };
 
 /* Reads the variables from the environment. Returns 0, or -EINVAL with err naming the

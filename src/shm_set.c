@@ -177,6 +177,11 @@ static int new_rule_of(const struct rlt__shm_hdr *h, const char *name, const cha
 	creator[sizeof creator - 1] = '\0';
 	if (rlt_rules_parse(var, creator, cr, 1, &n, err) != 0 || n != 1)
 		return -EPROTO;
+	/* a command's rule (scope_command.h) names no scope: its scope is this segment */
+	if (!cr->scope_given) {
+		cr->scope = RLT_SCOPE_SHARED;
+		snprintf(cr->scope_name, sizeof cr->scope_name, "%s", name);
+	}
 	/* The scope is the segment's: a rule that names none names it. */
 	if (strstr(text, "scope="))
 		snprintf(full, sizeof full, "%s", text);

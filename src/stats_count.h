@@ -28,6 +28,28 @@ static inline void rlt__stats_zero(struct rlt__stats *st)
 	memset(st, 0, sizeof *st);
 }
 
+/* Adds s's counters into d's (the sum of several processes): counts add, maxima take the
+ * larger; `waiting` and the keys' gauges are of a moment, not added. */
+static inline void rlt__stats_fold(struct rlt__stats *d, const struct rlt__stats *s)
+{
+#define RLT_FOLD(f)                                                                              \
+	atomic_fetch_add_explicit(&d->f, atomic_load_explicit(&s->f, memory_order_relaxed),     \
+	                          memory_order_relaxed)
+	RLT_FOLD(calls);
+	RLT_FOLD(allowed);
+	RLT_FOLD(delayed);
+	RLT_FOLD(rejected);
+	RLT_FOLD(units);
+	RLT_FOLD(delay_ns_total);
+	RLT_FOLD(would_delay);
+	RLT_FOLD(would_delay_ns_total);
+	RLT_FOLD(would_reject);
+#undef RLT_FOLD
+	rlt__stat_max(&d->delay_ns_max, atomic_load_explicit(&s->delay_ns_max, memory_order_relaxed));
+	rlt__stat_max(&d->would_delay_ns_max,
+	              atomic_load_explicit(&s->would_delay_ns_max, memory_order_relaxed));
+}
+
 /*
  * Adds v to a counter: a relaxed atomic add, without the lock prefix while the process has
  * one thread (glibc's __libc_single_threaded, which only this thread can turn false, by

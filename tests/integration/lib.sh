@@ -55,12 +55,15 @@ need_ipv6() {
 # what is the preload's own (its loader, LD_PRELOAD order); a behaviour goes through throttled.
 pre() { env LD_PRELOAD="$RLT_LIB" "$@"; }
 # throttled CMD...: CMD under the front of this run (the matrix of tests/run-integration.sh):
-# preloaded, or under `rlthrottle --seccomp` when UNDER_SECCOMP is set. The RLT_* variables come
+# preloaded, or under `rlthrottle --seccomp --per-process` when UNDER_SECCOMP is set. The RLT_* variables come
 # from the caller either way (RLT_SEND=... throttled cmd, or RLT_SEND=... bg NAME throttled cmd).
 # (UNDER_SECCOMP is read at each call: a test may switch fronts itself.)
 throttled_prefix() {
 	if [ -n "${UNDER_SECCOMP:-}" ]; then
-		THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --)
+		# --per-process: each process its own budgets, as under the bare preload the other
+		# run uses, so that the matrix compares the fronts (test_command_budget tests the
+		# launcher's one budget for the command on both)
+		THROTTLED_PREFIX=("$(dirname "$RLT_LIB")/rlthrottle" --seccomp --per-process --)
 	else
 		THROTTLED_PREFIX=(env LD_PRELOAD="$RLT_LIB")
 	fi

@@ -89,7 +89,8 @@ end = time.time() + 30
 while time.time() < end:
     c.send(b"x" * 1024); a.recv(65536); time.sleep(0.005)
 PY
-$R -d "1MiB/s" -u "1MiB/s" -- python3 "$T/chatter.py" &
+# (--per-process: the launcher executes the command, so that $! is the throttled process)
+$R --per-process -d "1MiB/s" -u "1MiB/s" -- python3 "$T/chatter.py" &
 sp=$!
 for _ in $(seq 50); do ls /dev/shm/rlthrottle-*-"$sp"-* >/dev/null 2>&1 && break; sleep 0.1; done
 for v in RLT_RECV recv -d --recv download rlt_recv; do

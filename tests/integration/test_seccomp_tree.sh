@@ -3,7 +3,8 @@
 # forks two blast processes, each sending on two connections from two threads. Each process has
 # its own budget (rlthrottle(7) BEHAVIOUR; the shell spent nothing of its own before the fork), shared by its
 # threads: the two streams of a process together go at the rule's rate, the whole tree at twice
-# it (one budget for the command would give once), and every byte arrives intact.
+# it (with --per-process; the launcher's one budget for the command, its default, would give
+# once: test_command_budget), and every byte arrives intact.
 # fronts: seccomp (the filter inherited by a shell's children and their threads)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
@@ -14,7 +15,7 @@ start_srv sink sink -n 4
 spid=$LAST_PID
 n=600000
 t0=$(now_ns)
-"$RLTHROTTLE" --seccomp -u 400KiB/s --stats "$T/st.%p.json" -- sh -c \
+"$RLTHROTTLE" --seccomp --per-process -u 400KiB/s --stats "$T/st.%p.json" -- sh -c \
 	"'$ITEST_BIN/blast' -p $SRV_PORT -k 2 -n $n >'$T/b1.out' & '$ITEST_BIN/blast' -p $SRV_PORT -k 2 -n $n >'$T/b2.out'; wait" ||
 	fail "the command failed"
 t1=$(now_ns)

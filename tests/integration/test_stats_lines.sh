@@ -3,7 +3,7 @@
 # (JSON Lines), so no process's figures are lost (bash and the curl it runs: both lines, curl's
 # bytes in its own); %p gives each its own file; a FIFO nobody reads never holds the exit; a
 # symbolic link planted at the path is not followed.
-# fronts: preload (bash and curl preloaded by the launcher and by pre; the summary under --seccomp: test_stats)
+# fronts: preload (the summary per process is the preload's; the launcher's one line for a command is test_command_budget's)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv
@@ -18,7 +18,8 @@ url="http://127.0.0.1:$port/f.bin"
 
 # bash runs curl (a fork and an exec: two processes, one path); `; true` keeps bash from
 # exec'ing curl in its place
-"$R" --stats "$T/s.jsonl" -d 10MiB/s -- bash -c "curl -sS -o '$T/got' '$url'; true" 2>"$T/err" ||
+# (--per-process: without it the launcher writes one line for the command, test_command_budget)
+"$R" --per-process --stats "$T/s.jsonl" -d 10MiB/s -- bash -c "curl -sS -o '$T/got' '$url'; true" 2>"$T/err" ||
 	{ show "$T/err"; fail "the command failed"; }
 sha256_eq "$T/www/f.bin" "$T/got"
 show "$T/s.jsonl"

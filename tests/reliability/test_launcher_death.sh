@@ -11,6 +11,16 @@ need_cmd busybox python3
 need_bin trapprog
 L=$(dirname "$RLT_LIB")/rlthrottle
 n=$((3 * 1048576))
+# the segments of a command whose launcher was killed stay (rlthrottle(1) DESCRIPTION): shown by
+# `shm list` as its launcher gone, removed by name
+forget_command() {
+	local s
+	for s in $(ls /dev/shm | sed -n "s/^rlthrottle\.\(cmd-$1-[0-9]*\)\$/\1/p"); do
+		"$L" shm list | grep -q "^$s .*launcher $1, gone" || fail "shm list does not show $s as its launcher gone"
+		"$L" shm rm "$s" || fail "shm rm $s"
+		info "the command's segments left by the launcher's death: removed ($s)"
+	done
+}
 head -c $n /dev/urandom >"$T/f.bin"
 
 # the upload: 1 MiB of burst, then 2 MiB at 1 MiB/s: about 2 s, the launcher killed 0.5 s in
@@ -46,6 +56,7 @@ assert_eq "bytes received after the launcher's death" $n "$(kv bytes "$T/sink.ou
 assert_eq "every byte as sent" "$(sha256sum <"$T/f.bin" | cut -d' ' -f1)" "$(kv sha "$T/sink.out")"
 # 2 MiB after the burst at 1 MiB/s: still throttled once the launcher is gone
 assert_range "upload time (s): the rate held without the launcher" 1.6 4 "$(kv secs "$T/sink.out")"
+forget_command "$lpid"
 
 # an exec after the launcher's death: refused (EPERM), the program told, not killed
 rm -f "$T/go"
@@ -61,6 +72,7 @@ i=0
 while kill -0 "$ppid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 show "$T/ex.out" "$T/ex.err"
 assert_match "the exec after the launcher's death" "exec failed: errno=1 " "$(cat "$T/ex.out")"
+forget_command "$lpid"
 
 # A normal end: the status is the command's, a pipe after the launcher ends.
 out=$(timeout 10 "$L" --seccomp -- sh -c 'echo hello; exit 3' | cat; echo "${PIPESTATUS[0]}")
