@@ -15,7 +15,7 @@ need_bin source pull
 need_cmd python3
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 FRONT=()
-[ -n "${UNDER_SECCOMP:-}" ] && FRONT=("$(seccomp_opt)")
+[ -n "${UNDER_SECCOMP:-}" ] && FRONT=(--seccomp)
 
 N=3
 RATE=524288   # 512 KiB/s
