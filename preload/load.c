@@ -161,6 +161,8 @@ int rlt_pre_load(const struct rlt__settings *set, struct rlt_error *err)
 	if (rlt__ruleset_from_env(&rlt_pre_rules, set, rlt_pre_log, err) != 0)
 		return -1;
 	rlt_pre_vars_in_use = rlt_pre_rules.vars_in_use;
+	if (rlt_pre_net_load(err) != 0)
+		return -1;
 	if (set->publish) {
 		/* a process that cannot publish runs on, counting privately; a full /dev/shm is
 		 * worth a warning (top, stats and set will not see it), a missing one not */

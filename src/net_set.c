@@ -14,6 +14,7 @@
 #include "net.h"
 
 struct rlt__net_stats rlt__net_stats;
+void (*rlt__net_on_set)(void);
 
 static const struct rlt__net_set none;
 static _Atomic(const struct rlt__net_set *) cur = &none;
@@ -48,35 +49,41 @@ static int publish(const struct rlt__net_set *s, struct rlt_error *err)
 	return 0;
 }
 
+/* The parse's buffer: off the stack (a set is applied inside a call, on the system-call
+ * front's signal stack), and one at a time (load; rlt__ctl_serve has one applier). */
+static struct rlt__net_set parsed;
+
 int rlt__net_load(const char *value, struct rlt_error *err)
 {
-	struct rlt__net_set s;
+	struct rlt__net_set *sp = &parsed;
 	int rc;
 
 	/* a seed of this run's own for conditions without seed= */
 	seed = rlt__now() * 0x9e3779b97f4a7c15ull;
-	rc = rlt__net_parse(value, &s, err);
-	return rc ? rc : publish(&s, err);
+	rc = rlt__net_parse(value, sp, err);
+	return rc ? rc : publish(sp, err);
 }
 
 int rlt__net_set_text(const char *text, struct rlt_error *err)
 {
-	struct rlt__net_set s;
+	struct rlt__net_set *sp = &parsed;
 	size_t o;
 	int rc;
 
-	rc = rlt__net_parse(text, &s, err);
+	rc = rlt__net_parse(text, sp, err);
 	if (rc == 0)
-		rc = publish(&s, err);
+		rc = publish(sp, err);
 	if (rc)
 		return rc;
+	if (sp->n && rlt__net_on_set)
+		rlt__net_on_set();
 	o = (size_t)snprintf(err->msg, sizeof err->msg, RLT_NET_VAR ": %s",
-	                     s.n ? "" : "no condition");
-	for (unsigned i = 0; i < s.n && o < sizeof err->msg; i++) {
+	                     sp->n ? "" : "no condition");
+	for (unsigned i = 0; i < sp->n && o < sizeof err->msg; i++) {
 		if (i)
 			o += (size_t)snprintf(err->msg + o, sizeof err->msg - o, "; ");
 		if (o < sizeof err->msg)
-			o += (size_t)rlt__net_format(&s.c[i], err->msg + o, sizeof err->msg - o);
+			o += (size_t)rlt__net_format(&sp->c[i], err->msg + o, sizeof err->msg - o);
 	}
 	return 0;
 }
