@@ -173,6 +173,13 @@ int rlt_cli_check_rules(int print, int seccomp)
 		fprintf(stderr, "rlthrottle: %s\n", err.msg);
 		return -1;
 	}
+	for (unsigned i = 0; i < net.n; i++) {
+		const char *why = rlt__net_unsupported(&net.c[i]);
+		if (why) {
+			fprintf(stderr, "rlthrottle: %s=\"%.200s\": %s\n", RLT_NET_VAR, net.c[i].text, why);
+			return -1;
+		}
+	}
 	for (unsigned i = 0; print && i < net.n; i++) {
 		char canon[1200];
 		rlt__net_format(&net.c[i], canon, sizeof canon);

@@ -107,6 +107,12 @@ static int set_net(pid_t pid, const char *text)
 		fprintf(stderr, "rlthrottle: %s\n", err.msg);
 		return 2;
 	}
+	for (unsigned i = 0; i < net.n; i++)
+		if (rlt__net_unsupported(&net.c[i])) {
+			fprintf(stderr, "rlthrottle: %s=\"%.200s\": %s\n", RLT_NET_VAR, net.c[i].text,
+			        rlt__net_unsupported(&net.c[i]));
+			return 2;
+		}
 	if (strlen(text) > RLT_RULE_TEXT_MAX) {
 		fprintf(stderr, "rlthrottle: set: %s: at most %d bytes at once\n", RLT_NET_VAR,
 		        RLT_RULE_TEXT_MAX);

@@ -518,7 +518,13 @@ static int net_connect(int fd, const struct sockaddr *sa, socklen_t len)
 			atomic_fetch_add_explicit(&rlt__net_stats.refused, 1, memory_order_relaxed);
 			return rlt_pre_fail(ECONNREFUSED);
 		}
-		if (f == RLT_NET_TIMEOUT && !nonblocking(fd, 0)) {
+		if (f == RLT_NET_TIMEOUT && nonblocking(fd, 0)) {
+			static _Atomic int told;
+			if (!atomic_exchange(&told, 1))
+				rlt_pre_log(RLT_LOG_WARN, RLT_NET_VAR ": connect=timeout on a "
+				                          "non-blocking connect is not built yet: it "
+				                          "goes to the kernel");
+		} else if (f == RLT_NET_TIMEOUT) {
 			atomic_fetch_add_explicit(&rlt__net_stats.timeouts, 1, memory_order_relaxed);
 			rlt__sleep_until(rlt__now() + after);
 			return rlt_pre_fail(ETIMEDOUT);

@@ -33,6 +33,31 @@ uint64_t rlt__net_default_seed(void)
 	return seed;
 }
 
+const char *rlt__net_unsupported(const struct rlt__net_cond *c)
+{
+	/* an inbound delay must hold readiness (poll, epoll, select) back with the data, or a
+	 * program that waits in poll would see data it cannot read: refused rather than a
+	 * condition that silently does nothing */
+	if (c->kind == RLT_NET_LATENCY)
+		return "latency is not built yet: it needs readiness (poll, epoll, select) held back "
+		       "with the data";
+	return NULL;
+}
+
+/* Refuses a set holding a condition this build cannot apply (the same line as a bad one). */
+static int check_supported(const struct rlt__net_set *s, struct rlt_error *err)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		const char *why = rlt__net_unsupported(&s->c[i]);
+		if (why) {
+			snprintf(err->msg, sizeof err->msg, RLT_NET_VAR "=\"%.200s\": %s", s->c[i].text,
+			         why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* Publishes a parsed set: a copy in memory of its own (the caller's is on its stack). */
 static int publish(const struct rlt__net_set *s, struct rlt_error *err)
 {
@@ -61,6 +86,8 @@ int rlt__net_load(const char *value, struct rlt_error *err)
 	/* a seed of this run's own for conditions without seed= */
 	seed = rlt__now() * 0x9e3779b97f4a7c15ull;
 	rc = rlt__net_parse(value, sp, err);
+	if (rc == 0)
+		rc = check_supported(sp, err);
 	return rc ? rc : publish(sp, err);
 }
 
@@ -71,6 +98,8 @@ int rlt__net_set_text(const char *text, struct rlt_error *err)
 	int rc;
 
 	rc = rlt__net_parse(text, sp, err);
+	if (rc == 0)
+		rc = check_supported(sp, err);
 	if (rc == 0)
 		rc = publish(sp, err);
 	if (rc)

@@ -3,6 +3,7 @@
  * forked copy continues it; loss near its share; slices in their range; a reset or hang due to
  * the nanosecond or the byte; connect faults; the matchers with their negations. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -278,6 +279,25 @@ static void matchers_and_negations(void **st)
 	assert_in_range(chosen, 2800, 3200);
 }
 
+/* What this build cannot apply is refused whole, at load and by a set, and nothing changes. */
+static void unsupported_refused(void **st)
+{
+	(void)st;
+	struct rlt_error e;
+	uint32_t gen0, gen1;
+	assert_int_equal(rlt__net_set_text("loss=1%", &e), 0);
+	const struct rlt__net_set *before = rlt__net_now(&gen0);
+	assert_int_equal(before->n, 1);
+	assert_int_equal(rlt__net_set_text("loss=2%; latency=50ms", &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "RLT_NET=\"latency=50ms\": latency is not built yet"));
+	assert_ptr_equal(rlt__net_now(&gen1), before);
+	assert_int_equal(gen0, gen1);
+	assert_int_equal(rlt__net_load("latency=5ms", &e), -EINVAL);
+	assert_int_equal(rlt__net_set_text("", &e), 0);
+	assert_int_equal(rlt__net_now(&gen1)->n, 0);
+	assert_string_equal(e.msg, "RLT_NET: no condition");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +311,7 @@ int main(void)
 		cmocka_unit_test(hang_and_close),
 		cmocka_unit_test(connect_faults),
 		cmocka_unit_test(matchers_and_negations),
+		cmocka_unit_test(unsupported_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
