@@ -73,9 +73,11 @@ NET_CALLS(NET_TRUE)
 
 /* ----- the fd table ----- */
 
+/* fd closed or replaced. Not in the child of a vfork (posix_spawn, CPython's subprocess) that
+ * closes fds before its exec: its fd table is its own, our memory its parent's. */
 static void forget(int fd)
 {
-	if (fd >= 0 && (unsigned)fd < tab_n)
+	if (fd >= 0 && (unsigned)fd < tab_n && !rlt_pre_borrowed())
 		atomic_store_explicit(&tab[fd].kind, FD_UNKNOWN, memory_order_release);
 }
 
@@ -435,9 +437,11 @@ struct msg_ctx {
 	int out;
 };
 
-static ssize_t op_msg(void *c, int fd, size_t off, size_t len)
+/* The part [off, off + len) of the message: a copy of its iovec cut to it (16 KiB of stack,
+ * only in a call that slice= cuts: the system-call front runs hooks on a stack of its own). */
+static __attribute__((noinline)) ssize_t op_msg_part(struct msg_ctx *m, int fd, size_t off,
+                                                     size_t len)
 {
-	struct msg_ctx *m = c;
 	struct iovec piece[RLT_IOV_PIECE_MAX];
 	int k = rlt_pre_iov_slice(m->iov, m->cnt, off, len, piece);
 
@@ -457,6 +461,17 @@ static ssize_t op_msg(void *c, int fd, size_t off, size_t len)
 	m->msg->msg_controllen = h.msg_controllen;
 	m->msg->msg_flags = h.msg_flags;
 	return n;
+}
+
+static ssize_t op_msg(void *c, int fd, size_t off, size_t len)
+{
+	struct msg_ctx *m = c;
+
+	if (off == 0 && len == rlt_pre_iov_total(m->iov, m->cnt)) /* the whole message */
+		return m->vec ? (m->out ? t_writev(fd, m->iov, m->cnt) : t_readv(fd, m->iov, m->cnt))
+		              : (m->out ? t_sendmsg(fd, m->msg, m->flags)
+		                        : t_recvmsg(fd, m->msg, m->flags));
+	return op_msg_part(m, fd, off, len);
 }
 
 static ssize_t msg_io(int fd, struct msghdr *msg, const struct iovec *iov, int cnt, int flags,
@@ -639,8 +654,14 @@ int rlt_pre_net_load(struct rlt_error *err)
 	rlt__net_on_set = install;
 	if (rlt__net_load(v, err) != 0)
 		return -1;
+	const struct rlt__net_set *set = rlt__net_now(&gen);
+	for (unsigned i = 0; i < set->n; i++) {
+		char canon[RLT_RULE_TEXT_MAX + 64];
+		rlt__net_format(&set->c[i], canon, sizeof canon);
+		rlt_pre_log(RLT_LOG_INFO, RLT_NET_VAR ": %s", canon);
+	}
 	/* set but empty: ready for a `set` to bring conditions */
-	if (v || rlt__net_now(&gen)->n)
+	if (v || set->n)
 		install();
 	return 0;
 }
