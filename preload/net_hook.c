@@ -58,6 +58,7 @@ static _Atomic int installed;
 	X(ssize_t, sendmsg, (int, const struct msghdr *, int))                                   \
 	X(ssize_t, write, (int, const void *, size_t))                                           \
 	X(ssize_t, writev, (int, const struct iovec *, int))                                     \
+	X(ssize_t, sendfile, (int, int, off_t *, size_t))                                        \
 	X(ssize_t, recv, (int, void *, size_t, int))                                             \
 	X(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *, socklen_t *))         \
 	X(ssize_t, recvmsg, (int, struct msghdr *, int))                                         \
@@ -426,6 +427,25 @@ static ssize_t net_read(int fd, void *buf, size_t len)
 {
 	struct buf_ctx c = {buf, 0, NULL, 0, NULL, NULL};
 	return net_io(fd, RLT_NET_IN, len, 0, NULL, 0, op_read, &c);
+}
+
+struct file_ctx {
+	int in;
+	off_t *off;
+};
+
+/* The kernel moves sendfile's offset (or the file's position) itself: `off` is not needed. */
+static ssize_t op_sendfile(void *c, int fd, size_t off, size_t len)
+{
+	struct file_ctx *f = c;
+	(void)off;
+	return t_sendfile(fd, f->in, f->off, len);
+}
+
+static ssize_t net_sendfile(int out, int in, off_t *off, size_t count)
+{
+	struct file_ctx c = {in, off};
+	return net_io(out, RLT_NET_OUT, count, 0, NULL, 0, op_sendfile, &c);
 }
 
 struct msg_ctx {
