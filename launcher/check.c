@@ -173,6 +173,12 @@ int rlt_cli_check_rules(int print, int seccomp)
 		fprintf(stderr, "rlthrottle: %s\n", err.msg);
 		return -1;
 	}
+	/* the old supervisor answers the calls itself: no condition would apply there */
+	if (seccomp == 2 && net.n) {
+		fprintf(stderr, "rlthrottle: %s: network conditions are not applied by "
+		                "--seccomp=supervisor (use --seccomp)\n", RLT_NET_VAR);
+		return -1;
+	}
 	for (unsigned i = 0; i < net.n; i++) {
 		const char *why = rlt__net_unsupported(&net.c[i]);
 		if (why) {
