@@ -305,8 +305,8 @@ static ssize_t net_io(int fd, unsigned dir, size_t len, int flags, const struct 
 	{
 		uint64_t hroom;
 		rlt_ns_t until;
-		if (rlt__net_find(set, &e->s, RLT_NET_HANG, dir) && rlt__net_hang_state(set, &e->s, rlt__now(), &hroom, &until) == 0 &&
-		    hroom < room)
+		if (rlt__net_find(set, &e->s, RLT_NET_HANG, dir) &&
+		    rlt__net_hang_state(set, &e->s, rlt__now(), &hroom, &until) == 0 && hroom < room)
 			room = hroom;
 	}
 	if (room < len)
@@ -321,8 +321,10 @@ static ssize_t net_io(int fd, unsigned dir, size_t len, int flags, const struct 
 			atomic_fetch_add_explicit(&e->s.moved, (uint64_t)n, memory_order_relaxed);
 		return n;
 	}
+	/* a receive returns each piece as it comes, unless MSG_WAITALL asks for all of it */
+	int whole = dir == RLT_NET_OUT || (flags & MSG_WAITALL);
 	if (nonblock < 0)
-		nonblock = dir == RLT_NET_OUT ? nonblocking(fd, flags) : 1;
+		nonblock = whole ? nonblocking(fd, flags) : 1;
 	size_t off = 0;
 	for (;;) {
 		size_t piece = (size_t)rlt__net_slice(set, &e->s, dir, len - off);
@@ -333,9 +335,9 @@ static ssize_t net_io(int fd, unsigned dir, size_t len, int flags, const struct 
 			return off ? (ssize_t)off : n;
 		atomic_fetch_add_explicit(&e->s.moved, (uint64_t)n, memory_order_relaxed);
 		off += (size_t)n;
-		/* a receive returns each piece as it comes; a send goes on, piece after piece,
-		 * when it blocks (what a blocking send promises), with delay= between */
-		if (dir == RLT_NET_IN || nonblock || (size_t)n < piece || off >= len)
+		/* a blocking send (or MSG_WAITALL receive) goes on, piece after piece, as it
+		 * promises, with delay= between */
+		if (!whole || nonblock || (size_t)n < piece || off >= len)
 			return (ssize_t)off;
 		if (sl->delay_ns)
 			rlt__sleep_until(rlt__now() + sl->delay_ns);

@@ -2,7 +2,7 @@
 # rlthrottle(7) NETWORK CONDITIONS: slice=N-M makes each receive return at most N..M bytes (the
 # short reads a real network makes): curl and python's http.client parse a download of 3 MB
 # (curl) and 300 kB (http.client, 1-100 bytes a read) with every byte equal, and RLT_STATS
-# counts the calls cut short.
+# counts the calls cut short; a MSG_WAITALL receive still gets all it asked for.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
@@ -30,6 +30,19 @@ sha256_eq "$T/www/small.bin" "$T/small.got"
 slices=$(sed -n 's/.*"slices":\([0-9]*\).*/\1/p' "$T/py.stats" | sort -n | tail -1)
 info "http.client: $slices reads cut short"
 assert_ge "http.client's reads cut short (300 kB in at most 100 bytes a read)" 2000 "${slices:-0}"
+# MSG_WAITALL: a blocking receive still gets all it asked for, in slices
+RLT_NET="slice=1-10" RLT_STATS="$T/wa.stats" throttled python3 -c '
+import http.client, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /small.bin HTTP/1.0\r\n\r\n")
+head = b""
+while not head.endswith(b"\r\n\r\n"):
+    head += s.recv(1)
+body = s.recv(300000, socket.MSG_WAITALL)
+open(sys.argv[2], "wb").write(body)' "$port" "$T/wa.got" 2>"$T/wa.err" || { show "$T/wa.err"; fail "MSG_WAITALL client failed"; }
+sha256_eq "$T/www/small.bin" "$T/wa.got"
+slices=$(sed -n 's/.*"slices":\([0-9]*\).*/\1/p' "$T/wa.stats" | sort -n | tail -1)
+assert_ge "the MSG_WAITALL receive's pieces (300 kB in at most 10 bytes)" 20000 "${slices:-0}"
 # a send in slices with delay= between them: 200 kB in 1000-byte pieces 1 ms apart takes 0.2 s
 head -c 200000 /dev/urandom >"$T/up.bin"
 port2=$(free_port)
