@@ -251,7 +251,10 @@ static ssize_t net_io(int fd, unsigned dir, size_t len, int flags, const struct 
 	struct net_fd *e = entry(fd);
 	const struct rlt__net_set *set;
 
-	if (!e || rlt__internal || !(set = conditions(e)) || !e->s.applies)
+	if (!e || rlt__internal || !(set = conditions(e)))
+		return op(ctx, fd, 0, len);
+	/* a datagram socket without a peer is matched per datagram, by its address */
+	if (!e->s.applies && (e->s.stream || e->s.peer.af))
 		return op(ctx, fd, 0, len);
 
 	if (!e->s.stream) {
