@@ -56,12 +56,14 @@ static _Atomic int installed;
 	X(ssize_t, send, (int, const void *, size_t, int))                                       \
 	X(ssize_t, sendto, (int, const void *, size_t, int, const struct sockaddr *, socklen_t)) \
 	X(ssize_t, sendmsg, (int, const struct msghdr *, int))                                   \
+	X(int, sendmmsg, (int, struct mmsghdr *, unsigned int, int))                             \
 	X(ssize_t, write, (int, const void *, size_t))                                           \
 	X(ssize_t, writev, (int, const struct iovec *, int))                                     \
 	X(ssize_t, sendfile, (int, int, off_t *, size_t))                                        \
 	X(ssize_t, recv, (int, void *, size_t, int))                                             \
 	X(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *, socklen_t *))         \
 	X(ssize_t, recvmsg, (int, struct msghdr *, int))                                         \
+	X(int, recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *))          \
 	X(ssize_t, read, (int, void *, size_t))                                                  \
 	X(ssize_t, readv, (int, const struct iovec *, int))                                      \
 	X(int, close, (int))                                                                     \
@@ -533,6 +535,90 @@ static ssize_t net_writev(int fd, const struct iovec *iov, int cnt)
 static ssize_t net_readv(int fd, const struct iovec *iov, int cnt)
 {
 	return msg_io(fd, NULL, iov, cnt, 0, 1, 0);
+}
+
+/* The socket of a batch of datagrams (sendmmsg, recvmmsg) that a loss condition may touch in
+ * direction dir, or NULL (the batch goes to the kernel as it is). */
+static struct net_fd *batch_socket(int fd, unsigned dir, const struct rlt__net_set **setp)
+{
+	struct net_fd *e = entry(fd);
+	const struct rlt__net_set *set;
+
+	if (!e || rlt__internal || e->s.stream || !(set = conditions(e)))
+		return NULL;
+	if (!e->s.applies && e->s.peer.af)
+		return NULL;
+	for (unsigned i = 0; i < set->n; i++)
+		if (set->c[i].kind == RLT_NET_LOSS && (set->c[i].dir & dir)) {
+			*setp = set;
+			return e;
+		}
+	return NULL;
+}
+
+/* sendmmsg under loss: message by message, each drawn for as sendto's (a lost one counts as
+ * sent, its msg_len its length); the count sent, or -1 when the first fails. */
+static int net_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	const struct rlt__net_set *set;
+	struct net_fd *e = vec ? batch_socket(fd, RLT_NET_OUT, &set) : NULL;
+
+	if (!e)
+		return t_sendmmsg(fd, vec, vlen, flags);
+	if (vlen > 1024)
+		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
+	for (unsigned i = 0; i < vlen; i++) {
+		struct msghdr *h = &vec[i].msg_hdr;
+		struct rlt__peer to = {0};
+		if (h->msg_name)
+			rlt__peer_from_sockaddr(&to, h->msg_name, h->msg_namelen);
+		if (rlt__net_drop(set, &e->s, RLT_NET_OUT, h->msg_name ? &to : NULL)) {
+			atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
+			vec[i].msg_len = (unsigned)rlt_pre_iov_total(h->msg_iov, (int)h->msg_iovlen);
+			continue;
+		}
+		ssize_t n = t_sendmsg(fd, h, flags);
+		if (n < 0)
+			return i ? (int)i : -1;
+		vec[i].msg_len = (unsigned)n;
+	}
+	return (int)vlen;
+}
+
+/* recvmmsg under loss: message by message, a lost one taken off the queue and its slot used
+ * for the next; the first as the call's flags say, the rest only if already there (as with
+ * MSG_WAITFORONE; the timeout is not applied). */
+static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+                        struct timespec *timeout)
+{
+	const struct rlt__net_set *set;
+	struct net_fd *e = vec ? batch_socket(fd, RLT_NET_IN, &set) : NULL;
+	unsigned i = 0;
+
+	if (!e || (flags & MSG_PEEK))
+		return t_recvmmsg(fd, vec, vlen, flags, timeout);
+	if (vlen > 1024)
+		vlen = 1024;
+	flags &= ~MSG_WAITFORONE;
+	while (i < vlen) {
+		struct msghdr *h = &vec[i].msg_hdr;
+		socklen_t namelen = h->msg_namelen;
+		size_t controllen = h->msg_controllen;
+		ssize_t n = t_recvmsg(fd, h, i ? flags | MSG_DONTWAIT : flags);
+		if (n < 0)
+			return i ? (int)i : -1;
+		struct rlt__peer from = {0};
+		if (h->msg_name)
+			rlt__peer_from_sockaddr(&from, h->msg_name, h->msg_namelen);
+		if (rlt__net_drop(set, &e->s, RLT_NET_IN, h->msg_name ? &from : NULL)) {
+			atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
+			h->msg_namelen = namelen; /* the slot as the caller gave it, for the next */
+			h->msg_controllen = controllen;
+			continue;
+		}
+		vec[i++].msg_len = (unsigned)n;
+	}
+	return (int)i;
 }
 
 /* connect=refuse fails at once; connect=timeout holds a blocking connect DUR (a black hole

@@ -1,7 +1,8 @@
 #!/bin/bash
 # rlthrottle(7) NETWORK CONDITIONS: loss=P% drops each datagram sent with probability P (dir=out
 # here, matched per datagram by its address: port!=53), near its share over 4000 datagrams; the same seed drops the same datagrams on every run,
-# another seed others; RLT_STATS counts the drops; a stream is never cut by loss.
+# another seed others; RLT_STATS counts the drops; sendmmsg and recvmmsg lose messages the same
+# way; a stream is never cut by loss.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
@@ -24,6 +25,17 @@ info "seed=7: the same $got datagrams on both runs"
 cmp -s "$T/a" "$T/c" && fail "seed=7 and seed=8 dropped the same datagrams"
 dropped=$(sed -n 's/.*"dropped":\([0-9]*\).*/\1/p' "$T/stats.7.a" | sort -n | tail -1)
 assert_eq "drops counted in RLT_STATS" $((N - got)) "$dropped"
+# sendmmsg and recvmmsg: each message drawn as a datagram of its own, both ways
+need_bin udp_mmsg
+plain=$("$ITEST_BIN/udp_mmsg" $N)
+assert_eq "udp_mmsg without a condition" "received $N sum $((N * (N - 1) / 2))" "$plain"
+for dir in out in; do
+	m1=$(RLT_NET="loss=10% dir=$dir seed=3" throttled "$ITEST_BIN/udp_mmsg" $N) || fail "udp_mmsg failed"
+	m2=$(RLT_NET="loss=10% dir=$dir seed=3" throttled "$ITEST_BIN/udp_mmsg" $N) || fail "udp_mmsg failed"
+	info "sendmmsg/recvmmsg, loss=10% dir=$dir: $m1"
+	assert_range "datagrams received by recvmmsg (dir=$dir)" 3400 3800 "$(echo "$m1" | awk '{ print $2 }')"
+	assert_eq "the same seed, the same drops (dir=$dir)" "$m1" "$m2"
+done
 # a stream under loss=100%: every byte arrives
 head -c 200000 /dev/urandom >"$T/blob"
 port=$(free_port)
