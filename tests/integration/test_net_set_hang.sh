@@ -1,7 +1,8 @@
 #!/bin/bash
 # rlthrottle(7) NETWORK CONDITIONS: `rlthrottle set PID RLT_NET "reset port=P"` cuts a running
 # program's connection at its next call (the server sees a reset), and `hang after=SIZE` holds a
-# blocking reader until its own SO_RCVTIMEO ends the call (EAGAIN), after exactly SIZE bytes.
+# blocking reader until its own SO_RCVTIMEO ends the call (EAGAIN), after exactly SIZE bytes, and
+# with close= shuts the connection down (the reader gets the end of the stream, the server a FIN).
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
@@ -82,3 +83,25 @@ t1=$(now_ns)
 info "hang: $(cat "$T/hang.out") in $(( (t1 - t0) / 1000000 )) ms"
 assert_eq "the reader's end under hang after=25" "timed out after 25" "$(cat "$T/hang.out")"
 assert_range "ms until the reader's own timeout" 900 5000 $(( (t1 - t0) / 1000000 ))
+
+# hang after=5 close=1s: after 5 bytes nothing moves; 1 s later the connection is shut down (a
+# FIN: the server's recv returns 0) and the blocked reader gets the end of the stream
+port3=$(free_port)
+bg srv3 python3 -c '
+import socket, sys, time
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1)
+c, _ = l.accept(); c.sendall(b"hello")
+t = time.time(); b = c.recv(10)
+open(sys.argv[2], "w").write("%r %d\n" % (b, int((time.time() - t) * 1000)))' "$port3" "$T/srv3.result"
+wait_port "$port3"
+RLT_NET="hang after=5 close=1s" throttled python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+print(s.recv(100), s.recv(100))' "$port3" >"$T/close.out" 2>"$T/close.err" || { show "$T/close.err"; fail "close client failed"; }
+assert_eq "the reader under hang after=5 close=1s" "b'hello' b''" "$(cat "$T/close.out")"
+wait_file "$T/srv3.result"
+read -r got ms <"$T/srv3.result"
+info "server: recv $got after $ms ms"
+assert_eq "what the server's recv got (a FIN)" "b''" "$got"
+assert_range "ms until the FIN" 900 5000 "$ms"
