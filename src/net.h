@@ -194,6 +194,9 @@ int rlt__net_set_text(const char *text, struct rlt_error *err);
 /* Why this build cannot apply c (NULL: it can): rlt__net_load and rlt__net_set_text refuse
  * it, and the launcher's check too. */
 const char *rlt__net_unsupported(const struct rlt__net_cond *c);
+/* RLT_NET was in the environment at load (even empty): the process publishes a page, so that
+ * `set PID RLT_NET` reaches it, rules or not. */
+extern int rlt__net_wanted;
 /* Called by a set that brings conditions (the front installs what applies them). */
 extern void (*rlt__net_on_set)(void);
 /* The seed of conditions without seed=: the process's (the pid and the clock at load). */

@@ -15,6 +15,7 @@
 
 struct rlt__net_stats rlt__net_stats;
 void (*rlt__net_on_set)(void);
+int rlt__net_wanted;
 
 static const struct rlt__net_set none;
 static _Atomic(const struct rlt__net_set *) cur = &none;
@@ -83,6 +84,7 @@ int rlt__net_load(const char *value, struct rlt_error *err)
 	struct rlt__net_set *sp = &parsed;
 	int rc;
 
+	rlt__net_wanted = value != NULL;
 	/* a seed of this run's own for conditions without seed= */
 	seed = rlt__now() * 0x9e3779b97f4a7c15ull;
 	rc = rlt__net_parse(value, sp, err);

@@ -1,6 +1,8 @@
 #!/bin/bash
 # rlthrottle(7) NETWORK CONDITIONS: `rlthrottle set PID RLT_NET "reset port=P"` cuts a running
-# program's connection at its next call (the server sees a reset), and `hang after=SIZE` holds a
+# program's connection at its next call (the server sees a reset), whether the program had a rule
+# (the set brings the first condition) or RLT_NET set empty and no rule (it publishes a page for
+# the set), and `hang after=SIZE` holds a
 # blocking reader until its own SO_RCVTIMEO ends the call (EAGAIN), after exactly SIZE bytes, and
 # with close= shuts the connection down (the reader gets the end of the stream, the server a FIN).
 # fronts: preload seccomp
@@ -26,12 +28,10 @@ except BrokenPipeError:
     r = "broken pipe"
 open(sys.argv[2], "w").write(r + "\n")' "$1" "$2"
 }
-port=$(free_port)
-bg srv server "$port" "$T/srv.result"
-wait_port "$port"
-# the client has a rule (RLT_RECV, far above what it reads) so that it publishes a page, and no
-# RLT_NET: the set brings the first condition
-RLT_RECV="1GiB/s" bg cli throttled python3 -c '
+# Two programs: one with a rule (RLT_RECV, far above what it reads: it publishes a page) and no
+# RLT_NET, where the set brings the first condition; one with RLT_NET set but empty and no rule,
+# which publishes a page for the set to reach.
+CLIENT='
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 n = 0
@@ -43,23 +43,36 @@ try:
         if n == 5: open(sys.argv[2], "w").write("reading\n")
     print("eof after", n)
 except ConnectionResetError:
-    print("reset after", n)' "$port" "$T/cli.reading"
+    print("reset after", n)'
+for mode in rule net; do
+port=$(free_port)
+bg srv server "$port" "$T/srv.result"
+wait_port "$port"
+rm -f "$T/cli.reading"
+if [ $mode = rule ]; then
+	RLT_RECV=1GiB/s bg cli throttled python3 -c "$CLIENT" "$port" "$T/cli.reading"
+else
+	RLT_NET= bg cli throttled python3 -c "$CLIENT" "$port" "$T/cli.reading"
+fi
 cli=$LAST_PID
 wait_file "$T/cli.reading"
 pid=$(prog_pid "$cli")
-"$L" set "$pid" RLT_NET "reset port=$port" >"$T/set.out" 2>&1 || { show "$T/set.out"; fail "set refused"; }
-info "set: $(cat "$T/set.out")"
-assert_match "set's answer" "RLT_NET: reset p=100% port=$port family=inet" "$(cat "$T/set.out")"
+"$L" set "$pid" RLT_NET "reset port=$port" >"$T/set.out" 2>&1 || { show "$T/set.out"; fail "set refused ($mode)"; }
+info "set ($mode): $(cat "$T/set.out")"
+assert_match "set's answer ($mode)" "RLT_NET: reset p=100% port=$port family=inet" "$(cat "$T/set.out")"
 wait_pid "$cli" 10 || true
 out=$(cat "$T/cli.out")
-info "client: $out"
-assert_match "the client's end" '^reset after [0-9]+$' "$out"
+info "client ($mode): $out"
+assert_match "the client's end ($mode)" '^reset after [0-9]+$' "$out"
 wait_file "$T/srv.result"
-assert_eq "what the server saw" reset "$(cat "$T/srv.result")"
+assert_eq "what the server saw ($mode)" reset "$(cat "$T/srv.result")"
+rm -f "$T/srv.result"
+done
 # a bad set changes nothing and says why
 rc=0
 "$L" set "$pid" RLT_NET "reset after=x" >"$T/bad.out" 2>&1 || rc=$?
 assert_eq "a bad set's status" 2 "$rc"
+assert_match "a bad set's line" '^rlthrottle: RLT_NET="reset after=x": after: "x"' "$(cat "$T/bad.out")"
 
 # hang after=25 bytes: the reader gets 25 bytes, then waits until its SO_RCVTIMEO (1 s) ends the
 # call with EAGAIN
