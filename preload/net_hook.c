@@ -35,6 +35,7 @@ enum { FD_UNKNOWN = 0, FD_OTHER, FD_SOCKET, FD_BUSY };
 struct net_fd {
 	_Atomic uint8_t kind;  /* FD_*: written last when an entry is set up */
 	uint64_t seed;         /* the seed its sequence started from */
+	uint64_t key;          /* which socket of the process it is (its sequence's key) */
 	struct rlt__net_sock s;
 };
 
@@ -45,6 +46,10 @@ struct net_fd {
 
 static struct net_fd *tab;
 static unsigned tab_n;
+/* Sockets seen so far: the n-th socket a program opens gets the n-th key, whatever its fd (a
+ * closed fd's number comes back for the next socket) and whichever front (the system-call
+ * front's sockets sit at 512 and up). A fork's child goes on counting from its parent's. */
+static _Atomic uint64_t sockets_seen;
 static _Atomic int installed;
 
 /* The functions the conditions stand in front of (the real ones, as resolved). */
@@ -98,8 +103,10 @@ static void open_entry(struct net_fd *e, int fd, int af, int stream, const struc
 	uint32_t gen;
 	const struct rlt__net_set *set = rlt__net_now(&gen);
 
+	(void)fd;
 	e->seed = set_seed(set);
-	rlt__net_sock_open(&e->s, af, stream, peer, e->seed, fd, rlt__now());
+	e->key = atomic_fetch_add_explicit(&sockets_seen, 1, memory_order_relaxed);
+	rlt__net_sock_open(&e->s, af, stream, peer, e->seed, e->key, rlt__now());
 }
 
 /* Classifies fd (once): a socket gets its family, type and peer. NULL: not a socket of ours. */
@@ -156,7 +163,7 @@ static const struct rlt__net_set *conditions(struct net_fd *e)
 		uint64_t sd = set_seed(set);
 		if (sd != e->seed) {
 			e->seed = sd;
-			rlt__net_rng_init(&e->s.rng, sd, (uint64_t)(unsigned)(e - tab));
+			rlt__net_rng_init(&e->s.rng, sd, e->key);
 		}
 		rlt__net_sock_choose(&e->s, set, gen);
 	}

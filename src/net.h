@@ -104,7 +104,7 @@ int rlt__net_matches(const struct rlt__net_cond *c, int af, const struct rlt__pe
 
 /*
  * A socket's random sequence: the n-th draw on a socket depends only on the seed, the socket's
- * key (its fd when it opened) and n, whatever thread draws it; a forked child's copy of the
+ * key (which socket of the process it is) and n, whatever thread draws it; a forked child's copy of the
  * state continues the parent's sequence.
  */
 struct rlt__net_rng {
@@ -132,9 +132,10 @@ struct rlt__net_sock {
 	struct rlt__net_rng rng;
 };
 
-/* A socket opened at `now` (fd: its key in the random sequence). */
+/* A socket opened at `now`; key: its place in the random sequences (the front numbers the
+ * sockets a process opens, so that the n-th socket's choices are the same on every run). */
 void rlt__net_sock_open(struct rlt__net_sock *s, int af, int stream, const struct rlt__peer *peer,
-                        uint64_t seed, int fd, rlt_ns_t now);
+                        uint64_t seed, uint64_t key, rlt_ns_t now);
 /* Chooses again which conditions of set (generation gen) apply to s: the matchers, then p=. */
 void rlt__net_sock_choose(struct rlt__net_sock *s, const struct rlt__net_set *set, uint32_t gen);
 

@@ -82,7 +82,7 @@ int rlt__net_matches(const struct rlt__net_cond *c, int af, const struct rlt__pe
 }
 
 void rlt__net_sock_open(struct rlt__net_sock *s, int af, int stream, const struct rlt__peer *peer,
-                        uint64_t seed, int fd, rlt_ns_t now)
+                        uint64_t seed, uint64_t key, rlt_ns_t now)
 {
 	s->gen = 0;
 	s->applies = 0;
@@ -96,7 +96,7 @@ void rlt__net_sock_open(struct rlt__net_sock *s, int af, int stream, const struc
 	atomic_store_explicit(&s->moved, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->hung_at, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->ended, 0, memory_order_relaxed);
-	rlt__net_rng_init(&s->rng, seed, (uint64_t)(unsigned)fd);
+	rlt__net_rng_init(&s->rng, seed, key);
 }
 
 void rlt__net_sock_choose(struct rlt__net_sock *s, const struct rlt__net_set *set, uint32_t gen)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # rlthrottle(7) NETWORK CONDITIONS: reset after=1MB ends curl's download near 1 MB with exit 56
 # (ECONNRESET), and the server sees a reset (a real RST: its send fails ECONNRESET);
-# connect=refuse ends curl with exit 7 without a connection reaching the server.
+# connect=refuse ends curl with exit 7 without a connection reaching the server; p=50% resets
+# about half of 40 connections, the same ones under one seed.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
@@ -54,3 +55,41 @@ info "curl: exit $rc; $(cat "$T/curl2.err")"
 assert_eq "curl's exit status under connect=refuse" 7 "$rc"
 sleep 0.2
 assert_eq "what the server saw (no connection accepted)" listening "$(cat "$T/srv2.seen")"
+
+# p=50%: about half of 40 connections are reset, the same ones under one seed
+port3=$(free_port)
+bg srv3 python3 -c '
+import socket, sys
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(64)
+while True:
+    c, _ = l.accept()
+    try:
+        c.sendall(b"y" * 1000)
+    except OSError:
+        pass
+    c.close()' "$port3"
+wait_port "$port3"
+PCLIENT='
+import socket, sys
+out = ""
+for i in range(40):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    try:
+        n = 0
+        while True:
+            b = s.recv(4096)
+            if not b: break
+            n += len(b)
+        out += "k" if n == 1000 else "?"
+    except ConnectionResetError:
+        out += "r"
+    s.close()
+print(out)'
+a=$(RLT_NET="reset p=50% seed=9" throttled python3 -c "$PCLIENT" "$port3") || fail "p= client failed"
+b=$(RLT_NET="reset p=50% seed=9" throttled python3 -c "$PCLIENT" "$port3") || fail "p= client failed"
+info "reset p=50%: $a"
+resets=$(printf '%s' "$a" | tr -cd r | wc -c)
+assert_range "connections reset under p=50%" 10 30 "$resets"
+assert_eq "connections neither reset nor whole" 0 "$(printf '%s' "$a" | tr -cd '?' | wc -c)"
+assert_eq "the same connections reset under one seed" "$a" "$b"
