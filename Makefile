@@ -299,13 +299,18 @@ TSAN_NOWARN := $(shell $(CC) -Werror -Wno-tsan -x c -c /dev/null -o /dev/null 2>
 tsan:
 	$(MAKE) BUILD=build/tsan SAN="-fsanitize=thread $(TSAN_NOWARN)" OPT="-O1 -g" unit
 
-# libFuzzer over the rule parser (clang only). FUZZ_SECONDS=60 by default.
+# libFuzzer over the rule parser and the RLT_NET parser (clang only). FUZZ_SECONDS=60 by default.
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -g -O1 -fsanitize=fuzzer,address,undefined
-fuzz: $(BUILD)/fuzz/fuzz_rules
-	@mkdir -p $(BUILD)/fuzz/corpus
+fuzz: $(BUILD)/fuzz/fuzz_rules $(BUILD)/fuzz/fuzz_net
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus_net
 	$(BUILD)/fuzz/fuzz_rules -max_total_time=$(FUZZ_SECONDS) -timeout=5 -max_len=4096 \
 		-print_final_stats=1 $(BUILD)/fuzz/corpus tests/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_net -max_total_time=$(FUZZ_SECONDS) -timeout=5 -max_len=4096 \
+		-print_final_stats=1 $(BUILD)/fuzz/corpus_net tests/fuzz/corpus_net
+$(BUILD)/fuzz/fuzz_net: tests/fuzz/fuzz_net.c $(LIB_SRC) $(wildcard include/*.h src/*.h)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_net.c $(LIB_SRC) -pthread
 $(BUILD)/fuzz/fuzz_rules: tests/fuzz/fuzz_rules.c $(LIB_SRC) $(wildcard include/*.h src/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_rules.c $(LIB_SRC) -pthread

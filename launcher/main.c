@@ -33,6 +33,8 @@ static void usage(FILE *f)
 	      "  -u, --send RULE      limit data sent (upload)            (RLT_SEND)\n"
 	      "  -d, --recv RULE      limit data received (download)      (RLT_RECV)\n"
 	      "  -n, --conns N        limit connections open at once      (RLT_CONNS)\n"
+	      "      --net COND       a network condition: latency, loss, reset, hang,\n"
+	      "                       slice, connect (see rlthrottle(7))  (RLT_NET)\n"
 	      "      --stats PATH     write a JSON summary at exit        (RLT_STATS)\n"
 	      "                       (%p: the pid; stderr: to stderr)\n"
 	      "      --log LEVEL      error, warn, info or debug          (RLT_LOG)\n"
@@ -121,6 +123,24 @@ static void add_rule(enum rlt_var v, const char *rule)
 	if (asprintf(&joined, "%s; %s", old, rule) < 0)
 		die("out of memory");
 	if (setenv(name, joined, 1) != 0)
+		die("cannot set the environment");
+	free(joined);
+}
+
+/* --net adds a condition to what RLT_NET already holds. */
+static void add_net(const char *cond)
+{
+	const char *old = getenv("RLT_NET");
+	char *joined;
+
+	if (!old || !*old) {
+		if (setenv("RLT_NET", cond, 1) != 0)
+			die("cannot set the environment");
+		return;
+	}
+	if (asprintf(&joined, "%s; %s", old, cond) < 0)
+		die("out of memory");
+	if (setenv("RLT_NET", joined, 1) != 0)
 		die("cannot set the environment");
 	free(joined);
 }
@@ -254,13 +274,14 @@ static int asks_check(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	enum { OPT_STATS = 256, OPT_SECCOMP, OPT_CHECK, OPT_LOG, OPT_NO_INHERIT, OPT_NO_PUBLISH,
-	       OPT_PER_PROCESS };
+	       OPT_PER_PROCESS, OPT_NET };
 	static const struct option opts[] = {
 		{"connect", required_argument, NULL, 'c'},
 		{"accept", required_argument, NULL, 'a'},
 		{"send", required_argument, NULL, 'u'},
 		{"recv", required_argument, NULL, 'd'},
 		{"conns", required_argument, NULL, 'n'},
+		{"net", required_argument, NULL, OPT_NET},
 		{"stats", required_argument, NULL, OPT_STATS},
 		{"log", required_argument, NULL, OPT_LOG},
 		{"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
@@ -302,6 +323,7 @@ int main(int argc, char **argv)
 			add_rule(RLT_VAR_RECV, optarg);
 			break;
 		case 'n': add_rule(RLT_VAR_CONNS, optarg); break;
+		case OPT_NET: add_net(optarg); break;
 		case OPT_STATS:
 			if (!*optarg)
 				die("--stats needs a path (or stderr)");

@@ -46,14 +46,16 @@ static int has(const char *var)
 }
 
 /* The data calls the filter must trap for the command's rules (trap_abi.h RLT_TRAP_SENDS): a
- * send may also be a connect (TCP Fast Open), and the network conditions act on both. */
+ * send may also be a connect (TCP Fast Open); the network conditions act on both, also when
+ * RLT_NET is there but empty (`set PID RLT_NET` may bring some). */
 static unsigned classes(void)
 {
 	unsigned c = 0;
+	int net = getenv("RLT_NET") != NULL;
 
-	if (has("RLT_SEND") || has("RLT_CONNECT") || has("RLT_CONNS") || has("RLT_NET"))
+	if (has("RLT_SEND") || has("RLT_CONNECT") || has("RLT_CONNS") || net)
 		c |= RLT_TRAP_SENDS;
-	if (has("RLT_RECV") || has("RLT_NET"))
+	if (has("RLT_RECV") || net)
 		c |= RLT_TRAP_RECVS;
 	return c;
 }

@@ -18,6 +18,7 @@
 #include "preload.h"
 #include "settings.h"
 #include "inject_proto.h"
+#include "net.h"
 #include "trap.h"
 #include "trap_exec.h"
 
@@ -115,6 +116,8 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 			need |= RLT_TRAP_SENDS;
 		if (n[RLT_VAR_RECV])
 			need |= RLT_TRAP_RECVS;
+		if (rlt__net_wanted)
+			need |= RLT_TRAP_SENDS | RLT_TRAP_RECVS;
 		if (need & ~cfg->covers)
 			rlt_trap_watch_class(need & ~cfg->covers);
 	}
