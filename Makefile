@@ -185,11 +185,11 @@ $(BUILD)/rlthrottle: $(CLI_OBJ) $(BUILD)/tools/launcher/trap_blob.o $(STATIC_LIB
 # reaches the real one as __real_NAME), set per test below.
 # A unit test links only what it tests: the core (librlt.a); the tests of tools/launcher/ modules
 # their objects too, and see its folder.
-# the injector's blob checks (tools/launcher/inject.c)
+# the injector's blob checks (tools/launcher/inject_image.c)
 CLI_UNIT := $(BUILD)/tests/test_inject_blob
 $(CLI_UNIT) $(BUILD)/tests/test_trap_filter: INC = -Itools/launcher $(INC_CORE)
-$(CLI_UNIT): UNIT_LIBS = $(BUILD)/tools/launcher/inject.o $(STATIC_LIB)
-$(CLI_UNIT): $(BUILD)/tools/launcher/inject.o
+$(CLI_UNIT): UNIT_LIBS = $(BUILD)/tools/launcher/inject_image.o $(STATIC_LIB)
+$(CLI_UNIT): $(BUILD)/tools/launcher/inject_image.o
 # the system-call front's filter, run by an interpreter (tools/launcher/trap_filter.c)
 $(BUILD)/tests/test_trap_filter: UNIT_LIBS = $(BUILD)/tools/launcher/trap_filter.o $(STATIC_LIB) -lseccomp
 $(BUILD)/tests/test_trap_filter: $(BUILD)/tools/launcher/trap_filter.o
@@ -228,10 +228,11 @@ $(BUILD)/itest/trapblob_min: tests/inject/trapblob_min.c tests/inject/trapblob_m
 		src/inject_proto.h preload/trap_exec.h preload/nolibc/rawsys.h $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BLOB_FLAGS) -o $@ $<
-$(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(BUILD)/tools/launcher/inject.o
+INJECT_OBJ := $(BUILD)/tools/launcher/inject.o $(BUILD)/tools/launcher/inject_image.o
+$(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(INJECT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -Itools/launcher -Isrc -Iinclude -Itests/inject $(CFLAGS_ALL) -o $@ $< \
-		$(BUILD)/tools/launcher/inject.o $(LDFLAGS_ALL)
+		$(INJECT_OBJ) $(LDFLAGS_ALL)
 $(BUILD)/itest/trapprog: tests/inject/trapprog.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -static -o $@ $<
