@@ -34,7 +34,7 @@ LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
 LIB_SRC     := $(sort $(wildcard src/*.c))
 # trap_*.c and real_sys.c are the system-call front's (see trap-elf)
 PRELOAD_SRC := $(filter-out preload/trap_% preload/real_sys.c,$(sort $(wildcard preload/*.c)))
-CLI_SRC     := $(sort $(wildcard launcher/*.c))
+CLI_SRC     := $(sort $(wildcard tools/launcher/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC   := $(sort $(wildcard tests/bench/bench_*.c))
 ITEST_SRC   := $(sort $(wildcard tests/integration/*.c tests/reliability/*.c))
@@ -69,7 +69,7 @@ $(shell mkdir -p $(BUILD) && (echo '$(BUILD_ID)' | cmp -s - $(BUILD_STAMP) || \
 	echo '$(BUILD_ID)' > $(BUILD_STAMP)))
 
 $(PRELOAD_OBJ): INC = -Ipreload -Isrc -Iinclude
-$(CLI_OBJ): INC = -Ilauncher -Isrc -Iinclude
+$(CLI_OBJ): INC = -Itools/launcher -Isrc -Iinclude
 
 $(BUILD)/%.o: %.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
@@ -92,8 +92,8 @@ $(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 LIBDIR_STAMP := $(BUILD)/.pkglibdir
 $(shell mkdir -p $(BUILD) && (echo '$(PKGLIBDIR)' | cmp -s - $(LIBDIR_STAMP) || \
 	echo '$(PKGLIBDIR)' > $(LIBDIR_STAMP)))
-$(BUILD)/launcher/main.o: $(LIBDIR_STAMP)
-$(BUILD)/launcher/main.o: CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PKGLIBDIR)\"
+$(BUILD)/tools/launcher/main.o: $(LIBDIR_STAMP)
+$(BUILD)/tools/launcher/main.o: CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PKGLIBDIR)\"
 
 # ----- The in-process handler's code (issue 21): the core and the hooks built a second way ---
 # No C library: preload/nolibc/ is the subset they call, made of raw system calls; real_sys.c
@@ -175,24 +175,24 @@ trap-test: $(TRAP_ELF) $(TRAP_TEST)/test_nolibc $(TRAP_TEST)/rlthrottle-trap-pro
 	@$(TRAP_TEST)/test_trap_load $(TRAP_TEST)/rlthrottle-trap-probe.elf
 
 # The launcher carries the handler's ELF (trap_blob.S), so that they come from one build.
-$(BUILD)/launcher/trap_blob.o: launcher/trap_blob.S $(TRAP_ELF)
+$(BUILD)/tools/launcher/trap_blob.o: tools/launcher/trap_blob.S $(TRAP_ELF)
 	@mkdir -p $(dir $@)
 	$(CC) -DRLT_TRAP_ELF='"$(TRAP_ELF)"' -c $< -o $@
-$(BUILD)/rlthrottle: $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(STATIC_LIB)
-	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
+$(BUILD)/rlthrottle: $(CLI_OBJ) $(BUILD)/tools/launcher/trap_blob.o $(STATIC_LIB)
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/tools/launcher/trap_blob.o $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
 
 # UNIT_WRAP: functions a unit test stands in for (-Wl,--wrap: the test defines __wrap_NAME and
 # reaches the real one as __real_NAME), set per test below.
-# A unit test links only what it tests: the core (librlt.a); the tests of launcher/ modules
+# A unit test links only what it tests: the core (librlt.a); the tests of tools/launcher/ modules
 # their objects too, and see its folder.
-# the injector's blob checks (launcher/inject.c)
+# the injector's blob checks (tools/launcher/inject_image.c)
 CLI_UNIT := $(BUILD)/tests/test_inject_blob
-$(CLI_UNIT) $(BUILD)/tests/test_trap_filter: INC = -Ilauncher $(INC_CORE)
-$(CLI_UNIT): UNIT_LIBS = $(BUILD)/launcher/inject.o $(STATIC_LIB)
-$(CLI_UNIT): $(BUILD)/launcher/inject.o
-# the system-call front's filter, run by an interpreter (launcher/trap_filter.c)
-$(BUILD)/tests/test_trap_filter: UNIT_LIBS = $(BUILD)/launcher/trap_filter.o $(STATIC_LIB) -lseccomp
-$(BUILD)/tests/test_trap_filter: $(BUILD)/launcher/trap_filter.o
+$(CLI_UNIT) $(BUILD)/tests/test_trap_filter: INC = -Itools/launcher $(INC_CORE)
+$(CLI_UNIT): UNIT_LIBS = $(BUILD)/tools/launcher/inject_image.o $(STATIC_LIB)
+$(CLI_UNIT): $(BUILD)/tools/launcher/inject_image.o
+# the system-call front's filter, run by an interpreter (tools/launcher/trap_filter.c)
+$(BUILD)/tests/test_trap_filter: UNIT_LIBS = $(BUILD)/tools/launcher/trap_filter.o $(STATIC_LIB) -lseccomp
+$(BUILD)/tests/test_trap_filter: $(BUILD)/tools/launcher/trap_filter.o
 UNIT_LIBS = $(STATIC_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
@@ -228,10 +228,11 @@ $(BUILD)/itest/trapblob_min: tests/inject/trapblob_min.c tests/inject/trapblob_m
 		src/inject_proto.h preload/trap_exec.h preload/nolibc/rawsys.h $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BLOB_FLAGS) -o $@ $<
-$(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(BUILD)/launcher/inject.o
+INJECT_OBJ := $(BUILD)/tools/launcher/inject.o $(BUILD)/tools/launcher/inject_image.o
+$(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(INJECT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -D_GNU_SOURCE -Ilauncher -Isrc -Iinclude -Itests/inject $(CFLAGS_ALL) -o $@ $< \
-		$(BUILD)/launcher/inject.o $(LDFLAGS_ALL)
+	$(CC) -D_GNU_SOURCE -Itools/launcher -Isrc -Iinclude -Itests/inject $(CFLAGS_ALL) -o $@ $< \
+		$(INJECT_OBJ) $(LDFLAGS_ALL)
 $(BUILD)/itest/trapprog: tests/inject/trapprog.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -static -o $@ $<
@@ -327,7 +328,7 @@ install: all
 	$(INSTALL) -m 644 man/rlthrottle.7 $(DESTDIR)$(MANDIR)/man7/
 	sed -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(shell sed -n 's/^#define RLT_VERSION "\(.*\)"/\1/p' include/rlthrottle.h)|' \
-		rlthrottle.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
+		include/rlthrottle.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
 	$(if $(SHARED_LIB),$(INSTALL) -m 644 $(SHARED_LIB) $(DESTDIR)$(PKGLIBDIR)/)
 	$(if $(LAUNCHER),$(INSTALL) -m 755 $(LAUNCHER) $(DESTDIR)$(BINDIR)/)
@@ -351,5 +352,5 @@ clean:
 # The header dependencies of everything built so far (none yet in a fresh tree: then everything
 # is built anyway).
 -include $(wildcard $(BUILD)/trap/tests/*.d $(BUILD)/trap/tests/trap/*.d $(BUILD)/trap/src/*.d $(BUILD)/trap/preload/*.d $(BUILD)/trap/preload/nolibc/*.d \
-	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/launcher/*.d \
+	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/tools/launcher/*.d \
 	$(BUILD)/tests/*.d $(BUILD)/bench/*.d $(BUILD)/itest/*.d)

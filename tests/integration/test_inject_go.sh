@@ -1,5 +1,5 @@
 #!/bin/bash
-# fronts: preload (why: it tests the injector itself, launcher/inject.c, which no front uses yet)
+# fronts: preload (why: it tests the injector itself, tools/launcher/inject.c, which no front uses yet)
 # Issue 21, items 3 and 4: a Go program (static, raw system calls) with the minimal blob injected
 # runs its GC, goroutines and SIGURG preemption and receives 30 SIGUSR1 through os/signal: its
 # rt_sigaction and rt_sigprocmask calls are trapped and answered with SIGSYS kept out of every

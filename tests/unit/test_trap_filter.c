@@ -1,4 +1,4 @@
-/* test_trap_filter: the system-call front's filter (launcher/trap_filter.c), run by a small
+/* test_trap_filter: the system-call front's filter (tools/launcher/trap_filter.c), run by a small
  * classic-BPF interpreter over the calls it must tell apart: which trap, which pass, which are
  * refused, and that a call it always passes reads neither its arguments nor the instruction
  * pointer (the kernel then caches the answer and runs no filter for it). */
