@@ -8,6 +8,7 @@
 # filled. Under --seccomp the supervisor's own note for the page is at info level (it is being
 # replaced: only the status and the signal are checked there).
 # fronts: preload seccomp
+# parallel-safe
 if [ -z "${RLT_SHM_NS:-}" ]; then
 	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 ||
 		{ echo "SKIP: needs root and unshare for a private /dev/shm"; exit 77; }
