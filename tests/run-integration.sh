@@ -32,7 +32,8 @@
 # two of them together, and first in the queue: they are the long path); parallel-safe runs fill
 # the other places, ITEST_JOBS runs at a time in all (3 by default: one rate run and two
 # parallel-safe ones; ITEST_JOBS=1 runs everything one after another). ITEST_RATE_ALONE=1 runs
-# each rate run with nothing of ours beside it. A parallel-safe test keeps to what is its own:
+# each rate run with nothing of ours beside it; ITEST_RATE_JOBS=2 runs rate runs two at a time
+# (an experiment: they are meant to run alone of their kind). A parallel-safe test keeps to what is its own:
 # its temporary directory ($T), ports found free, shared-scope names with its pid in them.
 # ITEST_SUITE may name both suites ("integration reliability": one queue, as make test runs
 # them); ITEST_STAGES names make targets run as parallel-safe runs beside them, and
@@ -70,7 +71,7 @@ pass=0; fail=0; skipped=0; xfailed=0; failed=""; xfails=""; deferred=0; sup_runs
 work=$(mktemp -d "$logs/.run.XXXXXX")
 stop_runs() { for p in "$work"/*.pid; do [ -f "$p" ] && kill -TERM "$(cat "$p")" 2>/dev/null; done; }
 trap 'rm -rf "$work"' EXIT
-trap 'stop_runs; exit 130' INT TERM
+trap 'stop_runs; wait; exit 130' INT TERM
 
 # record LABEL OUTCOME SECS LOG [XFAIL_REASON [XFAIL_ERE]]: print and count one run's result.
 record() {
@@ -171,26 +172,26 @@ start() {
 # for whatever the test left running.)
 tab=$(printf '\t')
 run_all() {
-	jobs=${ITEST_JOBS:-3} alone=${ITEST_RATE_ALONE:-}
+	jobs=${ITEST_JOBS:-3} alone=${ITEST_RATE_ALONE:-} rjobs=${ITEST_RATE_JOBS:-1}
 	nr=$(cat "$work/rate" 2>/dev/null | wc -l) ns=$(cat "$work/safe" 2>/dev/null | wc -l)
-	ir=0 is=0 id=0 running="" rate_id=""
+	ir=0 is=0 id=0 running="" rates=""
 	while [ "$ir" -lt "$nr" ] || [ "$is" -lt "$ns" ] || [ -n "$running" ]; do
-		still="" busy=0
+		still="" busy=0 rbusy=0
 		for r in $running; do
 			if [ -f "$work/$r.rc" ]; then
 				finish "$r"
-				[ "$r" = "$rate_id" ] && rate_id=""
 			else
 				still="$still $r"; busy=$((busy + 1))
+				case " $rates " in *" $r "*) rbusy=$((rbusy + 1)) ;; esac
 			fi
 		done
 		running=$still
-		if [ "$ir" -lt "$nr" ] && [ -z "$rate_id" ] && [ "$busy" -lt "$jobs" ] &&
+		if [ "$ir" -lt "$nr" ] && [ "$rbusy" -lt "$rjobs" ] && [ "$busy" -lt "$jobs" ] &&
 			{ [ -z "$alone" ] || [ "$busy" -eq 0 ]; }; then
-			ir=$((ir + 1)) id=$((id + 1)) rate_id=$id
+			ir=$((ir + 1)) id=$((id + 1)) rates="$rates $id"
 			start "$id" rate "$ir"
 		elif [ "$is" -lt "$ns" ] && [ "$busy" -lt "$jobs" ] &&
-			{ [ -z "$alone" ] || { [ "$ir" -ge "$nr" ] && [ -z "$rate_id" ]; }; }; then
+			{ [ -z "$alone" ] || { [ "$ir" -ge "$nr" ] && [ "$rbusy" -eq 0 ]; }; }; then
 			is=$((is + 1)) id=$((id + 1))
 			start "$id" safe "$is"
 		else
