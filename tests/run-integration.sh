@@ -52,6 +52,8 @@
 # a failure prints its tail.
 set -u
 BUILD=${BUILD:-build}
+# (as given, for the make stages: BUILD=build/clang stays the directory make knows by that name)
+make_build=$BUILD
 suites=${ITEST_SUITE:-integration}
 # the name of this run in its closing lines: integration, reliability, or both joined by +
 suite=$(echo $suites | tr ' ' '+')
@@ -127,7 +129,7 @@ exec_run() {
 	t=$1 log=$2 front=$3
 	t0=$(date +%s)
 	if [ "$front" = make ]; then
-		timeout -k 5 600 ${MAKE:-make} -s --no-print-directory BUILD="$BUILD" "$t" >"$log" 2>&1 </dev/null &
+		timeout -k 5 600 ${MAKE:-make} -s --no-print-directory BUILD="$make_build" "$t" >"$log" 2>&1 </dev/null &
 	elif [ "$front" = supervisor ]; then
 		UNDER_SECCOMP=supervisor timeout -k 5 120 bash "$t" >"$log" 2>&1 </dev/null &
 	elif [ "$front" = seccomp ]; then
