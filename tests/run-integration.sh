@@ -29,12 +29,13 @@
 # Runs at once: a test that asserts no rate and no time (nothing that load on the machine could
 # change: counts, statuses, bytes, output) says so in a line `# parallel-safe` (or
 # `# parallel-safe: NOTE`). The other runs, the rate and timing tests, run one at a time (never
-# two of them together, and first in the queue: they are the long path); parallel-safe runs fill
-# the other places, ITEST_JOBS runs at a time in all (3 by default: one rate run and two
-# parallel-safe ones; ITEST_JOBS=1 runs everything one after another). ITEST_RATE_ALONE=1 runs
-# each rate run with nothing of ours beside it; ITEST_RATE_JOBS=2 runs rate runs two at a time
-# (an experiment: they are meant to run alone of their kind). A parallel-safe test keeps to what is its own:
-# its temporary directory ($T), ports found free, shared-scope names with its pid in them.
+# two of them together, and first: they are the long path); parallel-safe runs fill the other
+# places, ITEST_JOBS runs at a time in all (3 by default: one rate run and two parallel-safe
+# ones; ITEST_JOBS=1 runs everything one after another). Each kind goes longest first, by the
+# times of the last run. ITEST_RATE_ALONE=1 runs each rate run with nothing of ours beside it;
+# ITEST_RATE_JOBS=2 runs rate runs two at a time (an experiment: they are meant to run alone
+# of their kind). A parallel-safe test keeps to what is its own: its temporary directory ($T),
+# ports found free, shared-scope names with its pid in them.
 # ITEST_SUITE may name both suites ("integration reliability": one queue, as make test runs
 # them); ITEST_STAGES names make targets run as parallel-safe runs beside them, and
 # ITEST_RATE_STAGES make targets run as rate runs (make test's other stages: labels such as
@@ -277,12 +278,27 @@ for tf in $(for s in $suites; do ls "$here"/$s/test_*.sh 2>/dev/null; done | LC_
 		run_one "$tf" "$name[$f]" "$logs/$name.$f.log" "$f" "$x" "$t_xon"
 	done
 done
+# the longest runs first, by the times of the last run (a run not in them first of all): the
+# queue then ends with short runs, which fill the places the long ones leave
+if [ -s "$logs/$suite.times" ]; then
+	for q in rate safe; do
+		[ -s "$work/$q" ] || continue
+		awk -F '\t' 'NR == FNR { split($0, f, " "); t[f[2]] = f[1]; next }
+			{ printf "%d\t%d\t%s\n", ($2 in t) ? t[$2] : 100000, FNR, $0 }' \
+			"$logs/$suite.times" "$work/$q" | sort -t "$tab" -k1,1nr -k2,2n | cut -f 3- >"$work/$q.sorted"
+		mv "$work/$q.sorted" "$work/$q"
+	done
+fi
 run_all
 echo "$suite: total time $(( $(date +%s) - start ))s; logs in $logs"
 if [ -s "$work/times" ]; then
-	sort -k1,1nr "$work/times" >"$logs/$suite.times"
+	# this run's times, and the last ones of runs it left out (a filtered run forgets no time)
+	touch "$logs/$suite.times"
+	awk 'NR == FNR { t[$2] = $1; next } !($2 in t) { t[$2] = $1 } END { for (l in t) print t[l], l }' \
+		"$work/times" "$logs/$suite.times" 2>/dev/null | sort -k1,1nr -k2 >"$work/times.all"
+	mv "$work/times.all" "$logs/$suite.times"
 	echo "$suite: the slowest runs (all in $logs/$suite.times):"
-	head -n 10 "$logs/$suite.times" | awk '{ printf "%6ds %s\n", $1, $2 }'
+	sort -k1,1nr "$work/times" | head -n 10 | awk '{ printf "%6ds %s\n", $1, $2 }'
 fi
 [ -n "$failed" ] && echo "failed $suite tests:$failed"
 [ -n "$xfails" ] && echo "known drifts (xfail-seccomp):$xfails"
