@@ -163,8 +163,8 @@ finish() {
 	esac
 }
 
-# start ID QUEUE N: start the Nth run of QUEUE (rate or safe) as run ID.
-start() {
+# launch ID QUEUE N: start the Nth run of QUEUE (rate or safe) as run ID.
+launch() {
 	sed -n "$3p" "$work/$2" >"$work/$1.run"
 	IFS=$tab read -r t label log front xr xo <"$work/$1.run"
 	exec_run "$t" "$log" "$front" "$work/$1.rc" &
@@ -192,11 +192,11 @@ run_all() {
 		if [ "$ir" -lt "$nr" ] && [ "$rbusy" -lt "$rjobs" ] && [ "$busy" -lt "$jobs" ] &&
 			{ [ -z "$alone" ] || [ "$busy" -eq 0 ]; }; then
 			ir=$((ir + 1)) id=$((id + 1)) rates="$rates $id"
-			start "$id" rate "$ir"
+			launch "$id" rate "$ir"
 		elif [ "$is" -lt "$ns" ] && [ "$busy" -lt "$jobs" ] &&
 			{ [ -z "$alone" ] || { [ "$ir" -ge "$nr" ] && [ "$rbusy" -eq 0 ]; }; }; then
 			is=$((is + 1)) id=$((id + 1))
-			start "$id" safe "$is"
+			launch "$id" safe "$is"
 		else
 			sleep 0.1
 			continue
