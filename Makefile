@@ -168,8 +168,9 @@ $(TRAP_TEST)/test_trap_load: tests/trap/test_trap_load.c $(STATIC_LIB) $(BUILD_S
 	@mkdir -p $(dir $@)
 	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) -Ipreload/nolibc -Itests/trap $(CFLAGS_ALL) -o $@ $< \
 		$(STATIC_LIB) $(LDFLAGS_ALL)
-trap-test: $(TRAP_ELF) $(TRAP_TEST)/test_nolibc $(TRAP_TEST)/rlthrottle-trap-probe.elf \
-		$(TRAP_TEST)/test_trap_load
+TRAP_TEST_BIN := $(TRAP_ELF) $(TRAP_TEST)/test_nolibc $(TRAP_TEST)/rlthrottle-trap-probe.elf \
+	$(TRAP_TEST)/test_trap_load
+trap-test: $(TRAP_TEST_BIN)
 	@sh tests/trap/check_elf.sh $(TRAP_ELF) $(TRAP_BASE)
 	@$(TRAP_TEST)/test_nolibc
 	@$(TRAP_TEST)/test_trap_load $(TRAP_TEST)/rlthrottle-trap-probe.elf
@@ -242,7 +243,16 @@ $(BUILD)/itest/trapprog_taken: tests/inject/trapprog.c $(BUILD_STAMP)
 	$(CC) -std=c11 -D_GNU_SOURCE -DTAKEN $(WARN) -O2 -static -Wl,--section-start=.taken=0x5a5a00000000 \
 		-o $@ $<
 
-test: layering trap-test install-check docs-check unit integration reliability
+# make test: the stages below, each a run of the integration runner beside the integration and
+# reliability tests (tests/run-integration.sh: the rate tests one at a time, the others beside
+# them; the unit tests, some of which time a wake-up, counted as a rate run). Everything is built
+# first, so that no two stages build one file.
+# (MAKE through another name: a recipe that names $(MAKE) runs even under make -n or -q)
+TEST_MAKE = $(MAKE)
+test: all $(UNIT_BIN) $(ITEST_BIN) $(INJ_BIN) $(TRAP_TEST_BIN)
+	@BUILD=$(BUILD) MAKE="$(TEST_MAKE)" ITEST_SUITE="integration reliability" \
+		ITEST_STAGES="layering trap-test install-check docs-check" ITEST_RATE_STAGES=unit \
+		sh tests/run-integration.sh
 
 # The README, the man pages and --help name the same variables, rule keys and options; the man
 # pages format without a groff warning (tests/docs_consistency.sh).
@@ -258,8 +268,10 @@ install-check: all
 layering: all
 	@BUILD=$(BUILD) sh tests/layering.sh
 
-unit: $(UNIT_BIN)
-	@sh tests/run-unit.sh $(UNIT_BIN)
+# UNIT=test_wait (or several, space-separated) runs only those unit tests
+UNIT_RUN = $(if $(UNIT),$(addprefix $(BUILD)/tests/,$(UNIT)),$(UNIT_BIN))
+unit: $(UNIT_RUN)
+	@sh tests/run-unit.sh $(UNIT_RUN)
 
 # Each test runs once per front it declares (# fronts:), as NAME[preload] and NAME[seccomp];
 # `integration` leaves out the seccomp runs of slow tests (# matrix-only:), `matrix` runs them all.

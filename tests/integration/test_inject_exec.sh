@@ -5,6 +5,7 @@
 # An exec that fails leaves the program running with its handler (the launcher detached). An
 # exec after the launcher was killed fails with EPERM, and the program goes on: it does not die
 # of SIGSYS in a new image that has the filter and no handler.
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 . "$ITEST_DIR/inject_lib.sh"
 

@@ -5,6 +5,7 @@
 # rt_sigaction and rt_sigprocmask calls are trapped and answered with SIGSYS kept out of every
 # mask, its own SIGSYS action kept aside. Its os/exec (a vfork'd child's trapped execve) runs a
 # command that is injected in turn; an exec from a thread that is not the leader is injected.
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 . "$ITEST_DIR/inject_lib.sh"
 command -v go >/dev/null 2>&1 || skip "go is not installed"

@@ -4,6 +4,7 @@
 # static C program, busybox-static) traps the filter's calls (the blob's counts), and leaves the
 # program its own /proc/self/exe, argv and auxv. A program that maps the blob's window itself,
 # or a launcher that may not ptrace, fail in one line with status 125.
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 . "$ITEST_DIR/inject_lib.sh"
 

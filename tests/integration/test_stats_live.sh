@@ -7,6 +7,7 @@
 #  - a page of the wrong mode is refused, and (as root) another user cannot read ours;
 #  - a FIFO planted under a page's name hangs no reader.
 # fronts: preload (the pages' life and trust are the core's; under --seccomp see test_top_seccomp)
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3 promtool
