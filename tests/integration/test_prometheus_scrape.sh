@@ -15,9 +15,10 @@ mkdir -p "$T/www" "$T/metrics" "$T/prom"
 hport=$(free_port)
 bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$hport"
 wait_port "$hport"
-bg curl "$R" -d 1MiB/s -- curl -sS -o "$T/got" "http://127.0.0.1:$hport/f.bin"
+bg curl "$R" --per-process -d 1MiB/s -- curl -sS -o "$T/got" "http://127.0.0.1:$hport/f.bin"
 cpid=$LAST_PID
-# the launcher execs curl under the preload: the page's pid is the launcher's
+# --per-process: the launcher execs curl under the preload (no command to wait for), so the
+# page's pid is the launcher's
 C="comm=\"curl\",pid=\"$cpid\""
 
 # the exposition, rewritten every 0.5 s as the man page says (whole, then renamed)
