@@ -5,9 +5,12 @@
  * mechanics: a loop that makes the real calls and sleeps in rlt__charge_wait* for the budget.
  * A blocking stream send no larger than what can go whole is charged whole, waited for, and
  * made as one real call; a larger one goes out piece by piece and returns when all of it has
- * gone; so do sendfile and splice, which may always return less. A non-blocking send sends what
- * the budget allows (waiting for one piece at the least, so an event loop never spins on an
- * EAGAIN of ours). Datagrams are never split: a send is charged whole before it is made, a
+ * gone; so do sendfile and splice, which may always return less. A non-blocking call never
+ * sleeps: one the budget does not allow now fails with EAGAIN, nothing charged, when the waits
+ * hold its socket back until it is allowed (hook_poll.c: the same decision, so an event loop
+ * never spins on an EAGAIN of ours); one it allows in part moves that part. A socket whose
+ * readiness the waits cannot hold (a one-shot epoll registration) keeps the old rule: it waits
+ * for one piece at the least. Datagrams are never split: a send is charged whole before it is made, a
  * receive whole after it arrived (its size is not known before), delaying its return.
  */
 #include <errno.h>
@@ -199,6 +202,18 @@ static ssize_t send_whole(struct pin *pn, struct rlt_pre_fd *e, const struct rlt
 	return n;
 }
 
+/* A non-blocking call the budget does not allow now fails with EAGAIN, nothing charged
+ * (src/pacing.c rlt__pace_refuses), unless the socket's readiness is one the waits cannot
+ * hold (struct rlt_pre_fd unheld): then it waits for one piece, as the program that gets EAGAIN
+ * there would never be woken. */
+static int refused(struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask, void *states,
+                   const struct rlt__peer *peer, unsigned flags, rlt_ns_t now)
+{
+	if (atomic_load_explicit(&e->unheld, memory_order_relaxed))
+		flags |= RLT_PACE_UNHELD;
+	return rlt__pace_refuses(&rlt_pre_rules, var, mask, states, peer, flags, now);
+}
+
 int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t)
 {
 	static const struct rlt__peer no_address; /* af 0: the key "(no address)" */
@@ -219,6 +234,9 @@ int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct r
 	                            RLT_PACE_KEEP_WHOLE | (nonblock ? RLT_PACE_NONBLOCK : 0))) {
 		return 0;
 	}
+	if (nonblock && refused(e, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
+	                        RLT_PACE_NONBLOCK, now))
+		return rlt_pre_fail(EAGAIN);
 	if (rlt__charge_at(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
 	                   len, 1, now) != 0)
 		return rlt_pre_fail(t->err);
@@ -325,6 +343,8 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 
 	if (total == 0)
 		return fn(ctx, fd, 0, 0);
+	if (nonblock && refused(e, var, mask, states, &peer, flags, rlt__now()))
+		return rlt_pre_fail(EAGAIN);
 	if (rlt__pace_whole(&rlt_pre_rules, var, mask, total, flags)) {
 		n = send_whole(&pn, e, &peer, states, var, mask, total, nonblock, fn, ctx);
 		pin_drop(&pn);
