@@ -362,18 +362,41 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 
 /* ----- datagrams ----- */
 
+/* The rules of a socket with a peer, or of a connected one, are known before a receive: those
+ * of an unconnected socket come with each datagram's sender, and the waits do not hold it. */
+int rlt_pre_dgram_refused(struct rlt_pre_fd *e, int nonblock)
+{
+	uint32_t mask = e->mask[RLT_VAR_RECV];
+
+	if (!nonblock || !mask ||
+	    !refused(e, RLT_VAR_RECV, mask, rlt_pre_budget_states(e), &e->peer, RLT_PACE_NONBLOCK,
+	             rlt__now()))
+		return 0;
+	errno = EAGAIN;
+	return 1;
+}
+
 /* After a datagram arrived: charge it whole and hold it until its slot. A reject rule that
- * does not admit it fails the call and the datagram is dropped, as a policer drops a packet. */
+ * does not admit it fails the call and the datagram is dropped, as a policer drops a packet.
+ * A non-blocking receive, let through by rlt_pre_dgram_refused, does not sleep: its charge
+ * stands (the budget owes what the datagram took beyond it) and the next receive is refused,
+ * and the socket held by the waits, until it is paid. */
 ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct rlt__peer *peer,
-                               ssize_t n, uint64_t bytes, uint64_t msgs)
+                               ssize_t n, uint64_t bytes, uint64_t msgs, int nonblock)
 {
 	struct rlt__ticket t;
+	int rc;
 
 	if (n < 0 || !mask)
 		return n;
 	int saved = errno;
-	if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_RECV, mask, rlt_pre_budget_states(e),
-	                          peer, bytes, msgs) != 0)
+	if (nonblock && !atomic_load_explicit(&e->unheld, memory_order_relaxed))
+		rc = rlt__charge_at(&rlt_pre_rules, &t, RLT_VAR_RECV, mask, rlt_pre_budget_states(e),
+		                    peer, bytes, msgs, rlt__now());
+	else
+		rc = rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_RECV, mask,
+		                           rlt_pre_budget_states(e), peer, bytes, msgs);
+	if (rc != 0)
 		return rlt_pre_fail(t.err);
 	rlt__settle(&rlt_pre_rules, &t, bytes, msgs);
 	errno = saved;

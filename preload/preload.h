@@ -410,10 +410,14 @@ ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockadd
                               socklen_t tolen, size_t total, int flags, rlt_pre_piece_fn fn,
                               void *ctx);
 
+/* Before a non-blocking datagram receive (`nonblock`): 1 with errno EAGAIN when its budget
+ * does not allow one now (the waits hold the socket until it does), nothing received. */
+int rlt_pre_dgram_refused(struct rlt_pre_fd *e, int nonblock);
 /* After a datagram arrived (n, or -1) from `peer` (rlt_pre_key_peer): charge it whole and
- * hold it until its slot. */
+ * hold it until its slot; a non-blocking one is charged and not held (the waits hold the
+ * socket until the budget has paid for it). */
 ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct rlt__peer *peer,
-                               ssize_t n, uint64_t bytes, uint64_t msgs);
+                               ssize_t n, uint64_t bytes, uint64_t msgs, int nonblock);
 
 /* ----- the waits (hook_poll.c) ----- */
 

@@ -18,9 +18,9 @@ check() {
 	assert_eq "$label checksum" "$4" "$(kv fnv "$out")"
 	MIN_SPAN_S=1.5 assert_rate "$label" $((n - burst)) "$(kv elapsed_ns "$out")" $rate 0.7 1.3
 	info "$label: $(kv calls "$out") calls, $(kv eagain "$out") EAGAIN, $(kv waits "$out") waits, longest call $(calc "$(kv max_call_ns "$out") / 1e6") ms"
-	# a call that sleeps for its budget takes up to 10 ms here (a piece: 10 ms of the rate);
-	# a couple over 2 ms may be the scheduler of a loaded machine
-	assert_le "$label calls over 2 ms" 2 "$(kv slow_calls "$out")"
+	# a call that sleeps for its budget takes up to 10 ms here (a piece: 10 ms of the rate):
+	# all of them did (~200); a few over 2 ms may be the scheduler of a loaded machine
+	assert_le "$label calls over 2 ms" 5 "$(kv slow_calls "$out")"
 	assert_cpu "$label" "$(kv cpu_ns "$out")" "$(kv elapsed_ns "$out")" 0.2
 }
 for w in epoll epollet poll; do
@@ -42,4 +42,23 @@ for w in epoll epollet poll; do
 		>"$out" 2>"$T/$label.err" || { show "$out" "$T/$label.err"; fail "$label: nbloop failed"; }
 	wait_pid "$spid" 20 || fail "$label: sink did not finish"
 	check "$label" "$out" "$(kv bytes "$T/sink_$w.out")" "$(kv fnv "$T/sink_$w.out")"
+done
+# datagrams: 100 put in the receiver's buffer at once (small, so that they fit) under
+# "50msg/s burst=20", received with a non-blocking recv: 80 over ~1.6 s, whole, no call sleeping
+# for its slot
+for w in epoll epollet poll; do
+	label=udp_$w
+	rm -f "$T/u.port"
+	RLT_RECV="50msg/s burst=20" bg "$label" throttled "$ITEST_BIN/nbloop" -u -P "$T/u.port" -c 100 -w $w -b 8192
+	upid=$LAST_PID
+	wait_file "$T/u.port"
+	"$ITEST_BIN/blast" -u -p "$(cat "$T/u.port")" -d 200 -c 100 -m sendto >"$T/blast_$w.out" || fail "blast failed"
+	wait_pid "$upid" 20 || { show "$T/$label.out" "$T/$label.err"; fail "$label: receiver did not finish"; }
+	out=$T/$label.out
+	assert_eq "$label datagrams" 100 "$(kv msgs "$out")"
+	assert_eq "$label checksum" "$(kv fnv "$T/blast_$w.out")" "$(kv fnv "$out")"
+	MIN_SPAN_S=1 assert_rate "$label" 80 "$(kv elapsed_ns "$out")" 50 0.7 1.3
+	info "$label: $(kv calls "$out") calls, $(kv eagain "$out") EAGAIN, longest call $(calc "$(kv max_call_ns "$out") / 1e6") ms"
+	assert_le "$label calls over 2 ms" 5 "$(kv slow_calls "$out")"
+	assert_cpu "$label" "$(kv cpu_ns "$out")" "$(kv elapsed_ns "$out")" 0.2
 done
