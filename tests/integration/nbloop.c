@@ -5,7 +5,8 @@
  *   nbloop -p PORT (-r | -s BYTES) -w epoll|epollet|poll [-b SIZE] [-T SECONDS]
  *   nbloop -u -P PORTFILE -c COUNT -w ...   UDP: bind 127.0.0.1, write the port, receive COUNT
  *                                           datagrams (bytes and fnv: of all, in order)
- *   -w epollet: edge-triggered, each wake-up calls until EAGAIN; epoll, poll: one call per wake-up
+ *   -w epollet: edge-triggered, each wake-up calls until EAGAIN; epoll, poll: one call per wake-up;
+ *      epolloneshot: EPOLLONESHOT, calls until EAGAIN and re-arms (EPOLL_CTL_MOD) before it waits
  * Output: bytes=N fnv=HEX calls=C eagain=E waits=W max_call_ns=M slow_calls=S elapsed_ns=NS
  *         cpu_ns=NS
  * slow_calls counts the calls that took over 2 ms; elapsed_ns runs from the connect to the end.
@@ -40,7 +41,8 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	int et = !strcmp(how, "epollet"), use_poll = !strcmp(how, "poll");
+	int oneshot = !strcmp(how, "epolloneshot");
+	int et = oneshot || !strcmp(how, "epollet"), use_poll = !strcmp(how, "poll");
 	if ((udp ? !portfile || !count : !port) || (!recv_mode && !total) || bsize == 0 || bsize > MAX_CALL ||
 	    (!et && !use_poll && strcmp(how, "epoll"))) {
 		fprintf(stderr, "usage: nbloop -p PORT (-r | -s BYTES) -w epoll|epollet|poll\n");
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
 	unsigned ev = recv_mode ? EPOLLIN : EPOLLOUT;
 	int ep = -1;
 	if (!use_poll) {
-		struct epoll_event e = {.events = ev | (et ? EPOLLET : 0)};
+		struct epoll_event e = {.events = ev | (oneshot ? EPOLLONESHOT : et ? EPOLLET : 0)};
 		e.data.fd = fd;
 		ep = epoll_create1(0);
 		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e) != 0) {
@@ -95,7 +97,12 @@ int main(int argc, char **argv)
 			struct pollfd p = {.fd = fd, .events = (short)ev};
 			rc = poll(&p, 1, 1000);
 		} else {
-			struct epoll_event out;
+			struct epoll_event out, arm = {.events = ev | EPOLLONESHOT};
+			arm.data.fd = fd;
+			if (oneshot && waits > 1 && epoll_ctl(ep, EPOLL_CTL_MOD, fd, &arm) != 0) {
+				perror("nbloop: re-arm");
+				return 2;
+			}
 			rc = epoll_wait(ep, &out, 1, 1000);
 		}
 		if (rc < 0 && errno != EINTR) {

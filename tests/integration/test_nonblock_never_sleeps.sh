@@ -19,8 +19,12 @@ check() {
 	MIN_SPAN_S=1.5 assert_rate "$label" $((n - burst)) "$(kv elapsed_ns "$out")" $rate 0.7 1.3
 	info "$label: $(kv calls "$out") calls, $(kv eagain "$out") EAGAIN, $(kv waits "$out") waits, longest call $(calc "$(kv max_call_ns "$out") / 1e6") ms"
 	# a call that sleeps for its budget takes up to 10 ms here (a piece: 10 ms of the rate):
-	# all of them did (~200); a few over 2 ms may be the scheduler of a loaded machine
-	assert_le "$label calls over 2 ms" 5 "$(kv slow_calls "$out")"
+	# on the old build 200 of ~200 calls of the edge-triggered loop did; a few over 2 ms (5%)
+	# may be the scheduler of a loaded machine (a send on loopback also runs the receiver's
+	# side of TCP)
+	local calls lim
+	calls=$(kv calls "$out"); lim=$((calls / 20 > 5 ? calls / 20 : 5))
+	assert_le "$label calls over 2 ms" $lim "$(kv slow_calls "$out")"
 	assert_cpu "$label" "$(kv cpu_ns "$out")" "$(kv elapsed_ns "$out")" 0.2
 }
 for w in epoll epollet poll; do
@@ -62,3 +66,18 @@ for w in epoll epollet poll; do
 	assert_le "$label calls over 2 ms" 5 "$(kv slow_calls "$out")"
 	assert_cpu "$label" "$(kv cpu_ns "$out")" "$(kv elapsed_ns "$out")" 0.2
 done
+# the exception: a one-shot epoll registration is the program's to re-arm, so the waits cannot
+# hold it; a non-blocking receive on it waits for one piece rather than fail with EAGAIN, which
+# the re-armed registration would report ready again at once (a spin)
+label=recv_oneshot
+start_srv src_oneshot source -n $n
+spid=$LAST_PID
+out=$T/$label.out
+RLT_RECV="1MiB/s burst=64KiB" throttled "$ITEST_BIN/nbloop" -p "$SRV_PORT" -r -w epolloneshot \
+	>"$out" 2>"$T/$label.err" || { show "$out" "$T/$label.err"; fail "$label: nbloop failed"; }
+wait_pid "$spid" 20 || fail "$label: source did not finish"
+assert_eq "$label bytes" "$n" "$(kv bytes "$out")"
+assert_eq "$label checksum" "$(kv fnv "$T/src_oneshot.out")" "$(kv fnv "$out")"
+MIN_SPAN_S=1.5 assert_rate "$label" $((n - burst)) "$(kv elapsed_ns "$out")" $rate 0.7 1.3
+info "$label: $(kv calls "$out") calls, $(kv eagain "$out") EAGAIN, $(kv waits "$out") waits"
+assert_cpu "$label" "$(kv cpu_ns "$out")" "$(kv elapsed_ns "$out")" 0.2
