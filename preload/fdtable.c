@@ -108,6 +108,11 @@ struct rlt_pre_fd *rlt_pre_fd_slot(int fd)
 	return &table[fd];
 }
 
+int rlt_pre_fd_of(const struct rlt_pre_fd *e)
+{
+	return (int)(e - table);
+}
+
 /* Which rules can apply to a socket of this family/peer: a variable whose rules all exclude the
  * family (for example unix sockets under the default family=inet) leaves the mask 0, and the
  * socket then costs no more than a file. */

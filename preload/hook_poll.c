@@ -381,6 +381,48 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
  */
 #define RECHECK_NS (10 * 1000 * 1000ull)
 
+/* Takes `h` out of registration g on epfd now (its `busy` taken by the caller); 0 when the
+ * registration is gone (its slot freed). */
+static void reg_hold(struct reg *g, int epfd, int fd, uint32_t events, unsigned h)
+{
+	struct epoll_event ev = {.events = events & ~h};
+
+	ev.data.u64 = atomic_load_explicit(&g->data, memory_order_relaxed);
+	if (real_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+		atomic_store_explicit(&g->held, h, memory_order_relaxed);
+	else if (errno == ENOENT || errno == EBADF)
+		atomic_store_explicit(&g->epfd, 0, memory_order_release); /* gone */
+}
+
+/*
+ * An edge-triggered registration told EAGAIN has no edge to come: the kernel's buffer did not
+ * change. It may be long past due when a wait next looks (Go's netpoller polls when its
+ * threads are free), and would then be found not held and never re-armed. So it is held at
+ * once, here: the wait that finds it due puts the event back (epoll_hold), and re-arms it.
+ * A system call per registration, on the EAGAIN path only.
+ */
+void rlt_pre_fd_refused(int fd, enum rlt_var var)
+{
+	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
+	unsigned want = var == RLT_VAR_RECV ? IN_EVENTS : OUT_EVENTS;
+	int saved = errno;
+
+	for (unsigned i = 0; i < top; i++) {
+		struct reg *g = &regs[i];
+		int epfd = atomic_load_explicit(&g->epfd, memory_order_acquire) - 1;
+		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd)
+			continue;
+		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
+		unsigned held = atomic_load_explicit(&g->held, memory_order_relaxed);
+		unsigned h = held | (events & want);
+		if (h == held || atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
+			continue;
+		reg_hold(g, epfd, fd, events, h);
+		atomic_store_explicit(&g->busy, 0, memory_order_release);
+	}
+	errno = saved;
+}
+
 /* Brings epfd's registrations in line with their budgets; the earliest time one held is due,
  * no later than now + RECHECK_NS if one is edge-triggered. */
 static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
@@ -400,12 +442,7 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
 		if (h == atomic_load_explicit(&g->held, memory_order_relaxed) ||
 		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
 			continue;
-		struct epoll_event ev = {.events = events & ~h};
-		ev.data.u64 = atomic_load_explicit(&g->data, memory_order_relaxed);
-		if (real_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
-			atomic_store_explicit(&g->held, h, memory_order_relaxed);
-		else if (errno == ENOENT || errno == EBADF)
-			atomic_store_explicit(&g->epfd, 0, memory_order_release); /* gone */
+		reg_hold(g, epfd, fd, events, h);
 		atomic_store_explicit(&g->busy, 0, memory_order_release);
 	}
 	if (edge && due - now > RECHECK_NS)

@@ -211,7 +211,10 @@ static int refused(struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask, void *
 {
 	if (atomic_load_explicit(&e->unheld, memory_order_relaxed))
 		flags |= RLT_PACE_UNHELD;
-	return rlt__pace_refuses(&rlt_pre_rules, var, mask, states, peer, flags, now);
+	if (!rlt__pace_refuses(&rlt_pre_rules, var, mask, states, peer, flags, now))
+		return 0;
+	rlt_pre_fd_refused(rlt_pre_fd_of(e), var);
+	return 1;
 }
 
 int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t)

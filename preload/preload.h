@@ -242,6 +242,8 @@ void rlt_pre_gate_open(void);
 struct rlt_pre_fd *rlt_pre_fd_get(int fd);
 /* The entry for fd without classifying (NULL beyond the table). */
 struct rlt_pre_fd *rlt_pre_fd_slot(int fd);
+/* The fd of a table entry (rlt_pre_fd_slot's inverse). */
+int rlt_pre_fd_of(const struct rlt_pre_fd *e);
 /* A new socket of this family and type (socket(), accept(), socketpair()). */
 void rlt_pre_fd_new_socket(int fd, int af, int type, int nonblock);
 /* The socket is now connected to / accepted from peer: recompute which rules apply. */
@@ -426,6 +428,10 @@ ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct
  * earliest of them is due. 0 for anything not a throttled socket. The one place a wait asks
  * "not ready before T": what else holds a socket back (network conditions) goes here. */
 unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
+/* A non-blocking call on fd was refused for its budget (EAGAIN; var: RLT_VAR_SEND or
+ * RLT_VAR_RECV): its epoll registrations are held now, so that the wait that finds it due
+ * puts the event back, which gives an edge-triggered registration its edge. */
+void rlt_pre_fd_refused(int fd, enum rlt_var var);
 /* The waits with the C library's convention (-1 and errno), for both fronts. */
 int rlt_pre_poll(struct pollfd *fds, nfds_t n, int ms);
 int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);
