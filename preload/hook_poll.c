@@ -12,7 +12,10 @@
  * look at each fd's entry (no system call, no lock). epoll's interest set is the kernel's, so
  * the registrations of sockets are kept here (epoll_ctl) and a held socket's event is taken
  * out of its registration (EPOLL_CTL_MOD) while it is held, put back when due: a re-armed
- * edge-triggered registration (Go's netpoller) then gets its edge.
+ * edge-triggered registration (Go's netpoller) then gets its edge. A non-blocking call the
+ * budget refuses (EAGAIN, io_pacing.c) holds the socket's registrations at once
+ * (rlt_pre_fd_refused); one this file cannot hold (one-shot, beyond the table) marks the
+ * socket `unheld`, and a non-blocking call on it waits for one piece instead.
  *
  * Both fronts: the preload's exported hooks below, and the system-call front's dispatch
  * (trap_dispatch.c), which calls the rlt_pre_* forms with the kernel's arguments.
