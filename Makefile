@@ -34,7 +34,7 @@ LDFLAGS_ALL  = $(SAN) -pthread $(LDFLAGS)
 LIB_SRC     := $(sort $(wildcard src/*.c))
 # trap_*.c and real_sys.c are the system-call front's (see trap-elf)
 PRELOAD_SRC := $(filter-out preload/trap_% preload/real_sys.c,$(sort $(wildcard preload/*.c)))
-CLI_SRC     := $(sort $(wildcard launcher/*.c))
+CLI_SRC     := $(sort $(wildcard tools/launcher/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC   := $(sort $(wildcard tests/bench/bench_*.c))
 ITEST_SRC   := $(sort $(wildcard tests/integration/*.c tests/reliability/*.c))
@@ -69,7 +69,7 @@ $(shell mkdir -p $(BUILD) && (echo '$(BUILD_ID)' | cmp -s - $(BUILD_STAMP) || \
 	echo '$(BUILD_ID)' > $(BUILD_STAMP)))
 
 $(PRELOAD_OBJ): INC = -Ipreload -Isrc -Iinclude
-$(CLI_OBJ): INC = -Ilauncher -Isrc -Iinclude
+$(CLI_OBJ): INC = -Itools/launcher -Isrc -Iinclude
 
 $(BUILD)/%.o: %.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
@@ -92,8 +92,8 @@ $(BUILD)/librlthrottle.so: $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 LIBDIR_STAMP := $(BUILD)/.pkglibdir
 $(shell mkdir -p $(BUILD) && (echo '$(PKGLIBDIR)' | cmp -s - $(LIBDIR_STAMP) || \
 	echo '$(PKGLIBDIR)' > $(LIBDIR_STAMP)))
-$(BUILD)/launcher/main.o: $(LIBDIR_STAMP)
-$(BUILD)/launcher/main.o: CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PKGLIBDIR)\"
+$(BUILD)/tools/launcher/main.o: $(LIBDIR_STAMP)
+$(BUILD)/tools/launcher/main.o: CPPFLAGS_ALL += -DRLT_LIBDIR=\"$(PKGLIBDIR)\"
 
 # ----- The in-process handler's code (issue 21): the core and the hooks built a second way ---
 # No C library: preload/nolibc/ is the subset they call, made of raw system calls; real_sys.c
@@ -168,31 +168,32 @@ $(TRAP_TEST)/test_trap_load: tests/trap/test_trap_load.c $(STATIC_LIB) $(BUILD_S
 	@mkdir -p $(dir $@)
 	$(CC) $(DEPFLAGS) $(CPPFLAGS_ALL) -Ipreload/nolibc -Itests/trap $(CFLAGS_ALL) -o $@ $< \
 		$(STATIC_LIB) $(LDFLAGS_ALL)
-trap-test: $(TRAP_ELF) $(TRAP_TEST)/test_nolibc $(TRAP_TEST)/rlthrottle-trap-probe.elf \
-		$(TRAP_TEST)/test_trap_load
+TRAP_TEST_BIN := $(TRAP_ELF) $(TRAP_TEST)/test_nolibc $(TRAP_TEST)/rlthrottle-trap-probe.elf \
+	$(TRAP_TEST)/test_trap_load
+trap-test: $(TRAP_TEST_BIN)
 	@sh tests/trap/check_elf.sh $(TRAP_ELF) $(TRAP_BASE)
 	@$(TRAP_TEST)/test_nolibc
 	@$(TRAP_TEST)/test_trap_load $(TRAP_TEST)/rlthrottle-trap-probe.elf
 
 # The launcher carries the handler's ELF (trap_blob.S), so that they come from one build.
-$(BUILD)/launcher/trap_blob.o: launcher/trap_blob.S $(TRAP_ELF)
+$(BUILD)/tools/launcher/trap_blob.o: tools/launcher/trap_blob.S $(TRAP_ELF)
 	@mkdir -p $(dir $@)
 	$(CC) -DRLT_TRAP_ELF='"$(TRAP_ELF)"' -c $< -o $@
-$(BUILD)/rlthrottle: $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(STATIC_LIB)
-	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/launcher/trap_blob.o $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
+$(BUILD)/rlthrottle: $(CLI_OBJ) $(BUILD)/tools/launcher/trap_blob.o $(STATIC_LIB)
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/tools/launcher/trap_blob.o $(STATIC_LIB) $(LDFLAGS_ALL) -lseccomp
 
 # UNIT_WRAP: functions a unit test stands in for (-Wl,--wrap: the test defines __wrap_NAME and
 # reaches the real one as __real_NAME), set per test below.
-# A unit test links only what it tests: the core (librlt.a); the tests of launcher/ modules
+# A unit test links only what it tests: the core (librlt.a); the tests of tools/launcher/ modules
 # their objects too, and see its folder.
-# the injector's blob checks (launcher/inject.c)
+# the injector's blob checks (tools/launcher/inject_image.c)
 CLI_UNIT := $(BUILD)/tests/test_inject_blob
-$(CLI_UNIT) $(BUILD)/tests/test_trap_filter: INC = -Ilauncher $(INC_CORE)
-$(CLI_UNIT): UNIT_LIBS = $(BUILD)/launcher/inject.o $(STATIC_LIB)
-$(CLI_UNIT): $(BUILD)/launcher/inject.o
-# the system-call front's filter, run by an interpreter (launcher/trap_filter.c)
-$(BUILD)/tests/test_trap_filter: UNIT_LIBS = $(BUILD)/launcher/trap_filter.o $(STATIC_LIB) -lseccomp
-$(BUILD)/tests/test_trap_filter: $(BUILD)/launcher/trap_filter.o
+$(CLI_UNIT) $(BUILD)/tests/test_trap_filter: INC = -Itools/launcher $(INC_CORE)
+$(CLI_UNIT): UNIT_LIBS = $(BUILD)/tools/launcher/inject_image.o $(STATIC_LIB)
+$(CLI_UNIT): $(BUILD)/tools/launcher/inject_image.o
+# the system-call front's filter, run by an interpreter (tools/launcher/trap_filter.c)
+$(BUILD)/tests/test_trap_filter: UNIT_LIBS = $(BUILD)/tools/launcher/trap_filter.o $(STATIC_LIB) -lseccomp
+$(BUILD)/tests/test_trap_filter: $(BUILD)/tools/launcher/trap_filter.o
 UNIT_LIBS = $(STATIC_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(STATIC_LIB) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
@@ -228,10 +229,11 @@ $(BUILD)/itest/trapblob_min: tests/inject/trapblob_min.c tests/inject/trapblob_m
 		src/inject_proto.h preload/trap_exec.h preload/nolibc/rawsys.h $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BLOB_FLAGS) -o $@ $<
-$(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(BUILD)/launcher/inject.o
+INJECT_OBJ := $(BUILD)/tools/launcher/inject.o $(BUILD)/tools/launcher/inject_image.o
+$(BUILD)/itest/injectrun: tests/inject/injectrun.c tests/inject/trapblob_min.h $(INJECT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -D_GNU_SOURCE -Ilauncher -Isrc -Iinclude -Itests/inject $(CFLAGS_ALL) -o $@ $< \
-		$(BUILD)/launcher/inject.o $(LDFLAGS_ALL)
+	$(CC) -D_GNU_SOURCE -Itools/launcher -Isrc -Iinclude -Itests/inject $(CFLAGS_ALL) -o $@ $< \
+		$(INJECT_OBJ) $(LDFLAGS_ALL)
 $(BUILD)/itest/trapprog: tests/inject/trapprog.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -static -o $@ $<
@@ -241,7 +243,16 @@ $(BUILD)/itest/trapprog_taken: tests/inject/trapprog.c $(BUILD_STAMP)
 	$(CC) -std=c11 -D_GNU_SOURCE -DTAKEN $(WARN) -O2 -static -Wl,--section-start=.taken=0x5a5a00000000 \
 		-o $@ $<
 
-test: layering trap-test install-check docs-check unit integration reliability
+# make test: the stages below, each a run of the integration runner beside the integration and
+# reliability tests (tests/run-integration.sh: the rate tests one at a time, the others beside
+# them; the unit tests, some of which time a wake-up, counted as a rate run). Everything is built
+# first, so that no two stages build one file.
+# (MAKE through another name: a recipe that names $(MAKE) runs even under make -n or -q)
+TEST_MAKE = $(MAKE)
+test: all $(UNIT_BIN) $(ITEST_BIN) $(INJ_BIN) $(TRAP_TEST_BIN)
+	@BUILD=$(BUILD) MAKE="$(TEST_MAKE)" ITEST_SUITE="integration reliability" \
+		ITEST_STAGES="layering trap-test install-check docs-check" ITEST_RATE_STAGES=unit \
+		sh tests/run-integration.sh
 
 # The README, the man pages and --help name the same variables, rule keys and options; the man
 # pages format without a groff warning (tests/docs_consistency.sh).
@@ -257,8 +268,10 @@ install-check: all
 layering: all
 	@BUILD=$(BUILD) sh tests/layering.sh
 
-unit: $(UNIT_BIN)
-	@sh tests/run-unit.sh $(UNIT_BIN)
+# UNIT=test_wait (or several, space-separated) runs only those unit tests
+UNIT_RUN = $(if $(UNIT),$(addprefix $(BUILD)/tests/,$(UNIT)),$(UNIT_BIN))
+unit: $(UNIT_RUN)
+	@sh tests/run-unit.sh $(UNIT_RUN)
 
 # Each test runs once per front it declares (# fronts:), as NAME[preload] and NAME[seccomp];
 # `integration` leaves out the seccomp runs of slow tests (# matrix-only:), `matrix` runs them all.
@@ -299,13 +312,18 @@ TSAN_NOWARN := $(shell $(CC) -Werror -Wno-tsan -x c -c /dev/null -o /dev/null 2>
 tsan:
 	$(MAKE) BUILD=build/tsan SAN="-fsanitize=thread $(TSAN_NOWARN)" OPT="-O1 -g" unit
 
-# libFuzzer over the rule parser (clang only). FUZZ_SECONDS=60 by default.
+# libFuzzer over the rule parser and the RLT_NET parser (clang only). FUZZ_SECONDS=60 by default.
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -g -O1 -fsanitize=fuzzer,address,undefined
-fuzz: $(BUILD)/fuzz/fuzz_rules
-	@mkdir -p $(BUILD)/fuzz/corpus
+fuzz: $(BUILD)/fuzz/fuzz_rules $(BUILD)/fuzz/fuzz_net
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus_net
 	$(BUILD)/fuzz/fuzz_rules -max_total_time=$(FUZZ_SECONDS) -timeout=5 -max_len=4096 \
 		-print_final_stats=1 $(BUILD)/fuzz/corpus tests/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_net -max_total_time=$(FUZZ_SECONDS) -timeout=5 -max_len=4096 \
+		-print_final_stats=1 $(BUILD)/fuzz/corpus_net tests/fuzz/corpus_net
+$(BUILD)/fuzz/fuzz_net: tests/fuzz/fuzz_net.c $(LIB_SRC) $(wildcard include/*.h src/*.h)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_net.c $(LIB_SRC) -pthread
 $(BUILD)/fuzz/fuzz_rules: tests/fuzz/fuzz_rules.c $(LIB_SRC) $(wildcard include/*.h src/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_rules.c $(LIB_SRC) -pthread
@@ -322,7 +340,7 @@ install: all
 	$(INSTALL) -m 644 man/rlthrottle.7 $(DESTDIR)$(MANDIR)/man7/
 	sed -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(shell sed -n 's/^#define RLT_VERSION "\(.*\)"/\1/p' include/rlthrottle.h)|' \
-		rlthrottle.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
+		include/rlthrottle.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/rlthrottle.pc
 	$(if $(SHARED_LIB),$(INSTALL) -m 644 $(SHARED_LIB) $(DESTDIR)$(PKGLIBDIR)/)
 	$(if $(LAUNCHER),$(INSTALL) -m 755 $(LAUNCHER) $(DESTDIR)$(BINDIR)/)
@@ -346,5 +364,5 @@ clean:
 # The header dependencies of everything built so far (none yet in a fresh tree: then everything
 # is built anyway).
 -include $(wildcard $(BUILD)/trap/tests/*.d $(BUILD)/trap/tests/trap/*.d $(BUILD)/trap/src/*.d $(BUILD)/trap/preload/*.d $(BUILD)/trap/preload/nolibc/*.d \
-	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/launcher/*.d \
+	$(BUILD)/src/*.d $(BUILD)/preload/*.d $(BUILD)/tools/launcher/*.d \
 	$(BUILD)/tests/*.d $(BUILD)/bench/*.d $(BUILD)/itest/*.d)

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "conns.h"
+#include "net.h"
 #include "preload.h"
 #include "publish.h"
 #include "ruleset_env.h"
@@ -140,6 +141,7 @@ void rlt_pre_forked(void)
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++)
 			rlt__stats_zero(rlt_pre_rules.rules[v][i].st);
+	memset(&rlt__net_stats, 0, sizeof rlt__net_stats); /* RLT_NET's too: the child's own */
 }
 
 int rlt_pre_exec_begin(void)
@@ -167,6 +169,8 @@ int rlt_pre_load(const struct rlt__settings *set, struct rlt_error *err)
 	if (rlt__ruleset_from_env(&rlt_pre_rules, set, rlt_pre_log, err) != 0)
 		return -1;
 	rlt_pre_vars_in_use = rlt_pre_rules.vars_in_use;
+	if (rlt_pre_net_load(err) != 0)
+		return -1;
 	if (set->publish) {
 		/* a process that cannot publish runs on, counting privately; a full /dev/shm is
 		 * worth a warning (top, stats and set will not see it), a missing one not */

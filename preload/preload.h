@@ -119,6 +119,9 @@ void rlt_pre_log(int level, const char *fmt, ...) __attribute__((format(printf, 
  * throttled until rlt_pre_go. -1 with err set on a bad variable. */
 int rlt_pre_load(const struct rlt__settings *set, struct rlt_error *err);
 void rlt_pre_go(void);
+/* RLT_NET (net_hook.c): the network conditions read and, when set, put in front of the real
+ * functions. -1 with err set on a bad value. */
+int rlt_pre_net_load(struct rlt_error *err);
 /* stderr through the real write, never through a hook or stdio's buffer. */
 void rlt_pre_say(const char *s, size_t n);
 /* The RLT_STATS summary, once per process (rlthrottle(7) STATISTICS); whether one is wanted, whether we

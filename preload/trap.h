@@ -73,5 +73,7 @@ int rlt_trap_watch(const int *fds, int n);
 void rlt_trap_watch_inherited(void);
 /* The waits (poll, select, epoll) trap from now on: once, at the first throttled socket. */
 void rlt_trap_watch_waits(void);
+/* A filter for the data calls of classes (trap_abi.h) the launcher's filter does not trap. */
+void rlt_trap_watch_class(unsigned classes);
 
 #endif

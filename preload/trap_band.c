@@ -182,3 +182,90 @@ void rlt_trap_watch_waits(void)
 		rlt_pre_log(RLT_LOG_WARN, "the waits could not be trapped: poll and epoll report "
 		                          "throttled sockets ready before their budget");
 }
+
+/*
+ * The data calls of a class (trap_abi.h RLT_TRAP_SENDS, RLT_TRAP_RECVS) that the launcher's
+ * filter left out, because its command had no rule for them, and that this image's rules need
+ * (a program that sets RLT_RECV for what it runs): one filter stacked for them, the same tests
+ * as the launcher's (the call, then a band fd, then the handler's range).
+ */
+void rlt_trap_watch_class(unsigned classes)
+{
+	static const int sends[] = {SYS_sendto, SYS_sendmsg, SYS_sendmmsg};
+	static const int sends_fd[] = {SYS_write, SYS_writev, SYS_pwritev2, SYS_sendfile};
+	static const int recvs[] = {SYS_recvfrom, SYS_recvmmsg};
+	static const int recvs_fd[] = {SYS_read, SYS_readv, SYS_preadv2};
+	int always[8], on_fd[8], na = 0, nf = 0;
+	struct sock_filter f[64];
+	struct sock_fprog prog;
+	int k = 0, fd_at, spl_at, test_at;
+
+	if (classes & RLT_TRAP_SENDS) {
+		memcpy(always + na, sends, sizeof sends), na += 3;
+		memcpy(on_fd + nf, sends_fd, sizeof sends_fd), nf += 4;
+	}
+	if (classes & RLT_TRAP_RECVS) {
+		memcpy(always + na, recvs, sizeof recvs), na += 2;
+		memcpy(on_fd + nf, recvs_fd, sizeof recvs_fd), nf += 3;
+	}
+	if (!na)
+		return;
+	/* the layout: arch, nr, one jump per call, allow, the fd test, splice's, the range test;
+	 * every jump forward */
+	fd_at = 4 + na + nf + 1 + 1;
+	spl_at = fd_at + 5;
+	test_at = spl_at + 10;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	for (int i = 0; i < na; i++, k++)
+		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)always[i],
+		                                    (uint8_t)(test_at - k - 1), 0);
+	for (int i = 0; i < nf; i++, k++)
+		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)on_fd[i],
+		                                    (uint8_t)(fd_at - k - 1), 0);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_splice,
+	                                    (uint8_t)(spl_at - k - 1), 0);
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	/* fd_at: args[0] in the band (its high word 0: no negative fd) */
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 20);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2);
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)rlt_trap_band,
+	                                    (uint8_t)(test_at - k - 1), 0);
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* jumps go forward only */
+	/* spl_at: splice from a socket (args[0]) is a receive, to one (args[2]) a send */
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 20);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2);
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)rlt_trap_band,
+	                                    (classes & RLT_TRAP_RECVS) ? (uint8_t)(test_at - k - 1) : 0,
+	                                    0);
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 36); /* args[2], high */
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3);
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 32);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)rlt_trap_band,
+	                                    (classes & RLT_TRAP_SENDS) ? (uint8_t)(test_at - k - 1) : 0, 0);
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* pad */
+	{
+		const struct sock_filter test[] = {RLT_TRAP_IP_TEST(RLT_TRAP_BASE, RLT_TRAP_SPAN)};
+		memcpy(f + k, test, sizeof test);
+		k += (int)(sizeof test / sizeof test[0]);
+	}
+	prog.len = (unsigned short)k;
+	prog.filter = f;
+	long rc = rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0);
+	if (rc < 0)
+		rlt_pre_log(RLT_LOG_WARN, "the %s of this program could not be trapped (%s): they are "
+		                          "not throttled", classes & RLT_TRAP_SENDS ? "sends" : "receives",
+		            strerror((int)-rc));
+}

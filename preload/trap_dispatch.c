@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/sendfile.h>
@@ -91,7 +92,12 @@ static void own_filter(void)
 		                          "it refuses fails as that filter says, throttled or not");
 }
 
-static long call(long nr, const long a[6], ucontext_t *uc)
+/* What a family of calls answers for a call it does not make: no system call answers it (not
+ * a size, an fd, an address or -errno). */
+#define NOT_MINE LONG_MIN
+
+/* The calls that move data: each charged by its hook. */
+static long data_call(long nr, const long a[6])
 {
 	switch (nr) {
 	case SYS_read:
@@ -128,6 +134,16 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 	case SYS_splice:
 		return answer(splice((int)a[0], (loff_t *)a[1], (int)a[2], (loff_t *)a[3],
 		                     (size_t)a[4], (unsigned)a[5]));
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* The calls that make, connect or watch a socket: a new one goes into the band, and one a
+ * send or receive rule applies to makes the waits trap. */
+static long socket_call(long nr, const long a[6])
+{
+	switch (nr) {
 	case SYS_connect: {
 		long rc = answer(connect((int)a[0], (const struct sockaddr *)a[1], (socklen_t)a[2]));
 		throttled_seen(a[0]);
@@ -149,7 +165,24 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 		throttled_seen(a[2]);
 		return rc;
 	}
-	/* the waits: a throttled socket is reported when its budget allows (hook_poll.c) */
+	case SYS_socketpair: {
+		int *sv = (int *)a[3];
+		long rc = answer(socketpair((int)a[0], (int)a[1], (int)a[2], sv));
+		if (rc == 0) {
+			sv[0] = rlt_trap_to_band(sv[0], (a[1] & SOCK_CLOEXEC) != 0);
+			sv[1] = rlt_trap_to_band(sv[1], (a[1] & SOCK_CLOEXEC) != 0);
+		}
+		return rc;
+	}
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* The waits: a throttled socket is reported when its budget allows (hook_poll.c). */
+static long wait_call(long nr, const long a[6])
+{
+	switch (nr) {
 	case SYS_poll:
 		return answer(rlt_pre_poll((struct pollfd *)a[0], (nfds_t)a[1], (int)a[2]));
 	case SYS_ppoll:
@@ -178,15 +211,15 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 		return answer(rlt_pre_epoll_pwait2((int)a[0], (struct epoll_event *)a[1], (int)a[2],
 		                                   (const struct timespec *)a[3],
 		                                   (const sigset_t *)a[4]));
-	case SYS_socketpair: {
-		int *sv = (int *)a[3];
-		long rc = answer(socketpair((int)a[0], (int)a[1], (int)a[2], sv));
-		if (rc == 0) {
-			sv[0] = rlt_trap_to_band(sv[0], (a[1] & SOCK_CLOEXEC) != 0);
-			sv[1] = rlt_trap_to_band(sv[1], (a[1] & SOCK_CLOEXEC) != 0);
-		}
-		return rc;
+	default:
+		return NOT_MINE;
 	}
+}
+
+/* The calls on fd numbers: a copy of a band fd stays in the band. */
+static long fd_call(long nr, const long a[6])
+{
+	switch (nr) {
 	case SYS_close:
 		return answer(close((int)a[0]));
 	case SYS_close_range:
@@ -206,6 +239,16 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 	}
 	case SYS_ioctl:
 		return answer(ioctl((int)a[0], (unsigned long)a[1], (void *)a[2]));
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* The calls on the process: signals, exec, fork, its own filter, the exit; and a call the
+ * filter should not have sent. */
+static long process_call(long nr, const long a[6], ucontext_t *uc)
+{
+	switch (nr) {
 	case SYS_rt_sigaction:
 		return rlt_trap_sigaction(a[0], a[1], a[2], a[3]);
 	case SYS_rt_sigprocmask:
@@ -227,6 +270,17 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 		/* a call the filter should not have sent: made as asked */
 		return rlt_trap_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	}
+}
+
+/* The call, by family; data first, as the calls most made. */
+static long call(long nr, const long a[6], ucontext_t *uc)
+{
+	long rc;
+
+	if ((rc = data_call(nr, a)) != NOT_MINE || (rc = socket_call(nr, a)) != NOT_MINE ||
+	    (rc = wait_call(nr, a)) != NOT_MINE || (rc = fd_call(nr, a)) != NOT_MINE)
+		return rc;
+	return process_call(nr, a, uc);
 }
 
 void rlt_trap_sigsys(int sig, siginfo_t *si, ucontext_t *uc)

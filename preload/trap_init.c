@@ -18,6 +18,7 @@
 #include "preload.h"
 #include "settings.h"
 #include "inject_proto.h"
+#include "net.h"
 #include "trap.h"
 #include "trap_exec.h"
 
@@ -108,6 +109,18 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 			return failed(cfg, rc, "the kernel refused the seccomp filter");
 	}
 	rlt_trap_watch_inherited();
+	{
+		const unsigned *n = rlt_pre_rules.n;
+		unsigned need = 0;
+		if (n[RLT_VAR_SEND] || n[RLT_VAR_CONNECT] || n[RLT_VAR_CONNS])
+			need |= RLT_TRAP_SENDS;
+		if (n[RLT_VAR_RECV])
+			need |= RLT_TRAP_RECVS;
+		if (rlt__net_wanted)
+			need |= RLT_TRAP_SENDS | RLT_TRAP_RECVS;
+		if (need & ~cfg->covers)
+			rlt_trap_watch_class(need & ~cfg->covers);
+	}
 	return 0;
 }
 

@@ -1,4 +1,4 @@
-/* What the launcher's injector (launcher/inject.c) and the handler's blob agree on (issue 21,
+/* What the launcher's injector (tools/launcher/inject.c) and the handler's blob agree on (issue 21,
  * item 3): where the blob lives, the block the injector hands to the blob's init, and the
  * messages of the later-exec protocol. Types only: no code, no libc, so that a freestanding
  * blob can include it as well as the launcher. */

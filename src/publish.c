@@ -32,6 +32,7 @@
 #include "conns.h"
 #include "keytab.h"
 #include "proc_stat.h"
+#include "net.h"
 #include "publish.h"
 #include "publish_page.h"
 #include "stats_count.h"
@@ -136,8 +137,10 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, struct rlt_error *err)
 
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		n += rs->n[v];
-	if (n == 0)
-		return 0; /* nothing to show */
+	/* nothing to show, nor to steer: RLT_NET set (even empty) is steered by `set` through
+	 * the page's control area */
+	if (n == 0 && !rlt__net_wanted)
+		return 0;
 	if (rlt__proc_stat(pid, &ps) != 0) {
 		snprintf(err->msg, sizeof err->msg, "publishing: cannot read /proc/%d/stat", (int)pid);
 		return -ESRCH;

@@ -20,6 +20,7 @@
 #include "error.h"
 #include "keytab.h"
 #include "pacing.h"
+#include "net.h"
 #include "rule_set.h"
 #include "shm_set.h"
 
@@ -271,9 +272,13 @@ void rlt__ctl_serve(struct rlt__ruleset *rs)
 		goto out; /* rewritten meanwhile */
 	atomic_store_explicit(&rs->ctl_seen, s, memory_order_relaxed);
 	unsigned which;
-	rc = rlt__rule_set_text(rs, (enum rlt_var)var, index, text, rlt__now(), &which, &e);
-	if (rc == 0)
-		rlt__pub_rule_update(rs, (enum rlt_var)var, which);
+	if (var == RLT_CTL_VAR_NET) {
+		rc = rlt__net_set_text(text, &e);
+	} else {
+		rc = rlt__rule_set_text(rs, (enum rlt_var)var, index, text, rlt__now(), &which, &e);
+		if (rc == 0)
+			rlt__pub_rule_update(rs, (enum rlt_var)var, which);
+	}
 	c->result = rc;
 	memcpy(c->msg, e.msg, sizeof c->msg - 1); /* same size */
 	c->msg[sizeof c->msg - 1] = '\0';

@@ -38,6 +38,10 @@ struct rlt__ctl {
 	char msg[sizeof(struct rlt_error)]; /* answer: the rule now in force, or why nothing changed */
 };
 
+/* struct rlt__ctl's var for `set PID RLT_NET TEXT` (not a rule's variable): the network
+ * conditions replaced whole (net_set.c). */
+#define RLT_CTL_VAR_NET 0x4e4554u
+
 /* A request posted and not yet answered: the hot path's check (one relaxed load, a compare). */
 static inline int rlt__ctl_pending(const struct rlt__ruleset *rs)
 {

@@ -17,6 +17,7 @@
 
 #include "keytab.h"
 #include "keytab_key.h"
+#include "net.h"
 #include "stats.h"
 
 /* A summary of every rule with its busiest keys fits: one write, one whole line. */
@@ -161,6 +162,34 @@ static void counters(struct out *o, const struct rlt__stats *st)
 	field(o, "would_reject", LOAD(st->would_reject));
 }
 
+/* RLT_NET: the conditions in force and what they did (rlthrottle(7) NETWORK CONDITIONS), when
+ * there are conditions or were. */
+static void net_of(struct out *o)
+{
+	const struct rlt__net_stats *n = &rlt__net_stats;
+	uint32_t gen;
+	const struct rlt__net_set *set = rlt__net_now(&gen);
+	uint64_t did = LOAD(n->dropped) | LOAD(n->resets) | LOAD(n->slices) | LOAD(n->refused) |
+	               LOAD(n->timeouts) | LOAD(n->hangs);
+
+	if (!set->n && !did)
+		return;
+	puts_(o, ",\"net\":{\"conditions\":[");
+	for (unsigned i = 0; i < set->n; i++) {
+		if (i)
+			puts_(o, ",");
+		putstr(o, set->c[i].text);
+	}
+	puts_(o, "]");
+	field(o, "dropped", LOAD(n->dropped));
+	field(o, "resets", LOAD(n->resets));
+	field(o, "slices", LOAD(n->slices));
+	field(o, "hangs", LOAD(n->hangs));
+	field(o, "connects_refused", LOAD(n->refused));
+	field(o, "connects_timed_out", LOAD(n->timeouts));
+	puts_(o, "}");
+}
+
 int rlt__stats_write(struct rlt__ruleset *rs, ssize_t (*wr)(int, const void *, size_t), int fd,
                      pid_t pid, rlt_ns_t elapsed_ns)
 {
@@ -189,7 +218,9 @@ int rlt__stats_write(struct rlt__ruleset *rs, ssize_t (*wr)(int, const void *, s
 				keys_of(&o, r);
 			puts_(&o, "}");
 		}
-	puts_(&o, "]}\n");
+	puts_(&o, "]");
+	net_of(&o);
+	puts_(&o, "}\n");
 	flush(&o);
 	if (big)
 		atomic_flag_clear(&big_taken);

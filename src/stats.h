@@ -9,7 +9,7 @@
 /* The schema of the RLT_STATS summary, `top --json` and `stats --format json` (rlthrottle(7) STATISTICS): one
  * set of field names, rules numbered from 1. A new number when a field changes meaning or
  * goes; added fields keep it. */
-#define RLT_STATS_SCHEMA 1
+#define RLT_STATS_SCHEMA 2 /* 2: a process no longer says "supervised" */
 
 /* Writes the summary to fd with wr (the real write: the preload must not re-enter its own
  * hook). Async-signal-safe (no stdio, no allocation), so that it can run from a fatal-signal

@@ -16,7 +16,7 @@
 #define RLT_TRAP_SPAN (64u << 20)
 
 #define RLT_TRAP_MAGIC 0x726c7474u /* "rltt" */
-#define RLT_TRAP_VERSION 1
+#define RLT_TRAP_VERSION 2
 #define RLT_TRAP_FILTER_MAX 512
 
 /* The end of every filter of the front, where a call would trap: one made from the handler's
@@ -38,10 +38,18 @@
 
 /* The front's part of the block the injector hands to the handler's init (the opaque bytes
  * after struct rlt_inject_hdr, inject_proto.h): what the handler cannot work out itself. */
+/* The classes of data calls the filter traps. A program with no send rule (RLT_SEND, and the
+ * connects a send can make: RLT_CONNECT, RLT_CONNS) has no reason to pay a signal per send;
+ * one with no RLT_RECV rule none per receive. An image whose rules need a class the first
+ * filter left out stacks a filter for it (preload/trap_band.c rlt_trap_watch_class). */
+#define RLT_TRAP_SENDS 1u
+#define RLT_TRAP_RECVS 2u
+
 struct rlt__trap_cfg {
 	uint32_t magic, version;
 	int32_t band;         /* the filter's band: the handler places sockets from here */
 	uint32_t nfilter;
+	uint32_t covers;      /* RLT_TRAP_SENDS, RLT_TRAP_RECVS: the classes the filter traps */
 	struct sock_filter filter[RLT_TRAP_FILTER_MAX];
 	char msg[1024];       /* why the init failed (init returns a negative errno) */
 };

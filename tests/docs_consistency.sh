@@ -3,9 +3,10 @@
 # make test): every RLT_* variable, every rule key, every launcher option and every subcommand
 # option that one of them (or the code) has, each of the others has too; none names a variable,
 # key or option the code does not know; and the man pages format without a groff warning.
-#   variables: the string literals "RLT_..." of src/ and launcher/
-#   rule keys: the parser's key_names table (src/rule_parse.c)
-#   options:   the launcher's struct option table (launcher/main.c), and each subcommand's
+#   variables: the string literals "RLT_..." of src/ and tools/launcher/
+#   rule keys: the parser's key_names table (src/rule_parse.c); RLT_NET's kinds and keys
+#              (src/net_parse.c's kind_names and key_names)
+#   options:   the launcher's struct option table (tools/launcher/main.c), and each subcommand's
 #              --help (its options must be in rlthrottle(1))
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
@@ -37,7 +38,7 @@ import re, sys, glob
 W = sys.argv[1]
 def read(p): return open(p, encoding="utf-8").read()
 readme, man1, man7, helptxt = read("README.md"), read(W + "/rlthrottle.1.txt"), read(W + "/rlthrottle.7.txt"), read(W + "/help.txt")
-code = "".join(read(p) for p in sorted(glob.glob("src/*.c") + glob.glob("launcher/*.c")))
+code = "".join(read(p) for p in sorted(glob.glob("src/*.c") + glob.glob("tools/launcher/*.c")))
 docs = {"README.md": readme, "rlthrottle(1)": man1, "rlthrottle(7)": man7, "rlthrottle --help": helptxt}
 bad = []
 
@@ -60,11 +61,19 @@ for n, t in (("README.md", readme), ("rlthrottle(7)", man7)):
             bad.append("%s does not describe the rule key %s=" % (n, k))
     for v in values:
         if v not in t: bad.append("%s does not mention %s" % (n, v))
+# RLT_NET's kinds and keys (src/net_parse.c): each described in the README and rlthrottle(7)
+net_src = read("src/net_parse.c")
+net_kinds = set(re.findall(r'"([a-z-]+)"', re.search(r"kind_names\[RLT_NET_KIND_COUNT\] = \{(.*?)\};", net_src, re.S).group(1)))
+net_keys = set(re.findall(r'"([a-z-]+)"', re.search(r"key_names\[K_COUNT\] = \{(.*?)\};", net_src, re.S).group(1)))
+for n, t in (("README.md", readme), ("rlthrottle(7)", man7)):
+    for k in sorted(net_kinds | net_keys):
+        if not re.search(r"(?<![\w-])%s(=|!=|`| \[)" % re.escape(k), t):
+            bad.append("%s does not describe RLT_NET's %s" % (n, k))
 man7_keys = set(re.findall(r"^ {7}([a-z-]+)=", man7, re.M))
-for k in sorted(man7_keys - keys): bad.append("rlthrottle(7) describes a key %s= the parser does not know" % k)
+for k in sorted(man7_keys - keys - net_kinds - net_keys): bad.append("rlthrottle(7) describes a key %s= the parser does not know" % k)
 
 # launcher options: the code's table against --help, rlthrottle(1)'s OPTIONS and the README's table
-main_c = read("launcher/main.c")
+main_c = read("tools/launcher/main.c")
 table = re.search(r"struct option opts\[\] = \{(.*?)\{NULL", main_c, re.S).group(1)
 code_opts = {"--" + o for o in re.findall(r'\{"([a-z-]+)"', table)}
 help_opts = set(re.findall(r"^ +(?:-\w, )?(--[a-z][a-z-]*)", helptxt, re.M))

@@ -4,7 +4,7 @@
 # name says where it lives; and a folder includes only the headers its layer may see.
 #   src/        rlt__ (the core both fronts share), and the public rlt_ API of include/
 #   preload/    rlt_pre_, the hooks of exports.map, and real_<fn> (the real functions)
-#   launcher/   rlt_cli_, and main
+#   tools/launcher/ rlt_cli_, and main
 #   preload/nolibc/ (the freestanding build, $BUILD/trap/) rlt_trap_, and the C library's own
 #               names it stands in for, each listed below: nothing else may take a libc name
 # Names are checked with nm, on the objects the build made ($BUILD, build by default).
@@ -13,7 +13,7 @@ BUILD=${BUILD:-build}
 bad=0
 say() { echo "layering: $*"; bad=1; }
 
-for d in src preload launcher; do
+for d in src preload tools/launcher; do
 	ls "$BUILD/$d"/*.o >/dev/null 2>&1 || { say "no objects in $BUILD/$d (build first)"; continue; }
 done
 [ "$bad" -eq 0 ] || exit 1
@@ -42,7 +42,7 @@ libc_names=$(printf '%s\n' $libc_names)
 
 all=$(mktemp) || exit 2
 trap 'rm -f "$all"' EXIT
-for d in src preload launcher; do
+for d in src preload tools/launcher; do
 	for sym in $(nm -g --defined-only "$BUILD/$d"/*.o 2>/dev/null | awk 'NF == 3 { print $3 }' |
 		sort -u); do
 		echo "$sym $d" >>"$all"
@@ -51,7 +51,7 @@ for d in src preload launcher; do
 		src:rlt_*) in_list "$sym" "$public" || say "src/ defines $sym: not in include/rlthrottle.h" ;;
 		preload:rlt_pre_* | preload:real_*) ;;
 		preload:*) in_list "$sym" "$hooks" || say "preload/ defines $sym: not rlt_pre_, not a hook" ;;
-		launcher:rlt_cli_* | launcher:main) ;;
+		tools/launcher:rlt_cli_* | tools/launcher:main) ;;
 		*) say "$d/ defines $sym: not its folder's prefix" ;;
 		esac
 	done
@@ -87,8 +87,8 @@ for f in preload/nolibc/*.[ch]; do
 		[ -e "preload/nolibc/$h" ] || say "$f includes \"$h\": not in preload/nolibc/"
 	done
 done
-for f in src/*.[ch] preload/*.[ch] launcher/*.[ch]; do
-	d=${f%%/*}
+for f in src/*.[ch] preload/*.[ch] tools/launcher/*.[ch]; do
+	d=${f%/*}
 	for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		case "$h" in */*) say "$f includes \"$h\": a path, not a header of its layer"; continue ;; esac
 		{ [ "$f" = preload/real_sys.c ] && [ "$h" = rawsys.h ]; } ||

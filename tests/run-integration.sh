@@ -21,8 +21,25 @@
 # (ITEST_MATRIX=1) runs every declared run, the whole matrix; `make matrix-rest`
 # (ITEST_MATRIX=rest) only the runs `make integration` leaves out (CI, after make test).
 #
-# Prints one line per run (PASS/FAIL/SKIP/XFAIL/XPASS label: reason) and a closing count line;
-# exits non-zero if any run failed or passed unexpectedly. A test skips with exit 77 (only for a
+# Runs at once: a test that asserts no rate and no time (nothing that load on the machine could
+# change: counts, statuses, bytes, output) says so in a line `# parallel-safe` (or
+# `# parallel-safe: NOTE`). The other runs, the rate and timing tests, run one at a time (never
+# two of them together, and first: they are the long path); parallel-safe runs fill the other
+# places, ITEST_JOBS runs at a time in all (3 by default: one rate run and two parallel-safe
+# ones; ITEST_JOBS=1 runs everything one after another). Each kind goes longest first, by the
+# times of the last run. ITEST_RATE_ALONE=1 runs each rate run with nothing of ours beside it;
+# ITEST_RATE_JOBS=2 runs rate runs two at a time (an experiment: they are meant to run alone
+# of their kind). A parallel-safe test keeps to what is its own: its temporary directory ($T),
+# ports found free, shared-scope names with its pid in them.
+# ITEST_SUITE may name both suites ("integration reliability": one queue, as make test runs
+# them); ITEST_STAGES names make targets run as parallel-safe runs beside them, and
+# ITEST_RATE_STAGES make targets run as rate runs (make test's other stages: labels such as
+# make:unit, logs in stage.TARGET.log).
+#
+# Prints one line per run as it ends (PASS/FAIL/SKIP/XFAIL/XPASS label (seconds): reason; a
+# failure also prints the tail of its log, whole in its file) and a closing count line, then the
+# ten slowest runs (every run's time, slowest first, in $BUILD/itest-logs/SUITE.times); exits
+# non-zero if any run failed or passed unexpectedly. A test skips with exit 77 (only for a
 # capability this machine lacks).
 # ITEST_FILTER=PATTERN runs only the runs whose label (NAME[front]) contains PATTERN;
 # ITEST_EXCLUDE=PATTERN leaves out those whose label contains it; ITEST_FRONTS="seccomp" (or
@@ -31,7 +48,11 @@
 # a failure prints its tail.
 set -u
 BUILD=${BUILD:-build}
-suite=${ITEST_SUITE:-integration}
+# (as given, for the make stages: BUILD=build/clang stays the directory make knows by that name)
+make_build=$BUILD
+suites=${ITEST_SUITE:-integration}
+# the name of this run in its closing lines: integration, reliability, or both joined by +
+suite=$(echo $suites | tr ' ' '+')
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$BUILD/itest-logs"
 BUILD=$(cd "$BUILD" && pwd)
@@ -44,6 +65,11 @@ want_fronts=${ITEST_FRONTS:-preload seccomp}
 [ -f "$RLT_LIB" ] || echo "$suite: warning: $RLT_LIB does not exist; every test will fail"
 
 pass=0; fail=0; skipped=0; xfailed=0; failed=""; xfails=""; deferred=0
+# the queues of runs, their results as they end, and the times of each
+work=$(mktemp -d "$logs/.run.XXXXXX")
+stop_runs() { for p in "$work"/*.pid; do [ -f "$p" ] && kill -TERM "$(cat "$p")" 2>/dev/null; done; }
+trap 'rm -rf "$work"' EXIT
+trap 'stop_runs; wait; exit 130' INT TERM
 
 # record LABEL OUTCOME SECS LOG [XFAIL_REASON [XFAIL_ERE]]: print and count one run's result.
 record() {
@@ -75,33 +101,102 @@ record() {
 		else
 			fail=$((fail + 1)); failed="$failed $label"
 			echo "FAIL $label (${secs}s): $why"
-			tail -n 15 "$log" | sed 's/^/    | /'
+			# a stage's log whole (less cmocka's line per passing test), a test's last lines
+			case $label in
+			make:*) grep -Ev '^\[ +(RUN|OK) +\]' "$log" | sed 's/^/    | /' ;;
+			*) tail -n 15 "$log" | sed 's/^/    | /' ;;
+			esac
 		fi
 		;;
 	esac
 }
 
-# run_one T LABEL LOG FRONT XFAIL_REASON XFAIL_ERE
+# run_one T LABEL LOG FRONT XFAIL_REASON XFAIL_ERE: queue one run, among the parallel-safe ones
+# if its test is marked so ($t_par), else among the rate runs. FRONT "make" is a make target T.
 run_one() {
-	t=$1 label=$2 log=$3 front=$4 xreason=$5 xon=$6
+	if [ -n "$t_par" ]; then q=$work/safe; else q=$work/rate; fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" >>"$q"
+}
+
+# exec_run T LOG FRONT RCFILE: run one test, its output into LOG, and leave "STATUS SECONDS" in
+# RCFILE once it has ended (written whole: the runner polls for that file). The command runs in
+# the background and is waited for, so that an interrupted runner can stop it by its pid.
+exec_run() {
+	t=$1 log=$2 front=$3
 	t0=$(date +%s)
-	if [ "$front" = seccomp ]; then
-		UNDER_SECCOMP=1 timeout -k 5 120 bash "$t" >"$log" 2>&1 </dev/null
+	if [ "$front" = make ]; then
+		timeout -k 5 600 ${MAKE:-make} -s --no-print-directory BUILD="$make_build" "$t" >"$log" 2>&1 </dev/null &
+	elif [ "$front" = seccomp ]; then
+		UNDER_SECCOMP=1 timeout -k 5 120 bash "$t" >"$log" 2>&1 </dev/null &
 	else
-		env -u UNDER_SECCOMP timeout -k 5 120 bash "$t" >"$log" 2>&1 </dev/null
+		env -u UNDER_SECCOMP timeout -k 5 120 bash "$t" >"$log" 2>&1 </dev/null &
 	fi
+	echo $! >"$4.pid"
+	wait $!
 	rc=$?
-	secs=$(( $(date +%s) - t0 ))
+	rm -f "$4.pid"
+	echo "$rc $(( $(date +%s) - t0 ))" >"$4.tmp"
+	mv "$4.tmp" "$4"
+}
+
+# finish ID: count and print the result of run ID, which has ended.
+finish() {
+	IFS=$tab read -r t label log front xr xo <"$work/$1.run"
+	read -r rc secs <"$work/$1.rc"
+	echo "$secs $label" >>"$work/times"
 	case $rc in
-	0) record "$label" pass "$secs" "$log" "$xreason" "$xon" ;;
+	0) record "$label" pass "$secs" "$log" "$xr" "$xo" ;;
 	77) record "$label" skip "$secs" "$log" ;;
-	124 | 137) record "$label" "timed out after 120 s" "$secs" "$log" "$xreason" "$xon" ;;
+	124 | 137) record "$label" "timed out after $secs s" "$secs" "$log" "$xr" "$xo" ;;
 	*)
 		why=$(grep '^FAIL:' "$log" | tail -n 1 | sed 's/^FAIL: *//')
 		[ -n "$why" ] || why="exit status $rc: $(tail -n 1 "$log")"
-		record "$label" "$why" "$secs" "$log" "$xreason" "$xon"
+		record "$label" "$why" "$secs" "$log" "$xr" "$xo"
 		;;
 	esac
+}
+
+# launch ID QUEUE N: start the Nth run of QUEUE (rate or safe) as run ID.
+launch() {
+	sed -n "$3p" "$work/$2" >"$work/$1.run"
+	IFS=$tab read -r t label log front xr xo <"$work/$1.run"
+	exec_run "$t" "$log" "$front" "$work/$1.rc" &
+}
+
+# run_all: every queued run, a rate run at a time, up to ITEST_JOBS runs at once; each result is
+# printed as its run ends. (Polled: sh has no `wait -n`, and a pipe from a test would also wait
+# for whatever the test left running.)
+tab=$(printf '\t')
+run_all() {
+	jobs=${ITEST_JOBS:-3} alone=${ITEST_RATE_ALONE:-} rjobs=${ITEST_RATE_JOBS:-1}
+	nr=$(cat "$work/rate" 2>/dev/null | wc -l) ns=$(cat "$work/safe" 2>/dev/null | wc -l)
+	ir=0 is=0 id=0 running="" rates=""
+	while [ "$ir" -lt "$nr" ] || [ "$is" -lt "$ns" ] || [ -n "$running" ]; do
+		still="" busy=0 rbusy=0
+		for r in $running; do
+			if [ -f "$work/$r.rc" ]; then
+				finish "$r"
+			else
+				still="$still $r"; busy=$((busy + 1))
+				case " $rates " in *" $r "*) rbusy=$((rbusy + 1)) ;; esac
+			fi
+		done
+		running=$still
+		if [ "$ir" -lt "$nr" ] && [ "$rbusy" -lt "$rjobs" ] && [ "$busy" -lt "$jobs" ] &&
+			{ [ -z "$alone" ] || [ "$busy" -eq 0 ]; }; then
+			ir=$((ir + 1)) id=$((id + 1)) rates="$rates $id"
+			launch "$id" rate "$ir"
+		elif [ "$is" -lt "$ns" ] && [ "$busy" -lt "$jobs" ] &&
+			{ [ -z "$alone" ] || { [ "$ir" -ge "$nr" ] && [ "$rbusy" -eq 0 ]; }; }; then
+			is=$((is + 1)) id=$((id + 1))
+			launch "$id" safe "$is"
+		else
+			sleep 0.1
+			continue
+		fi
+		running="$running $id"
+	done
+	wait
 }
 
 selected() {
@@ -115,9 +210,17 @@ selected() {
 }
 
 start=$(date +%s)
-for tf in $(ls "$here"/$suite/test_*.sh 2>/dev/null | LC_ALL=C sort); do
+for st in ${ITEST_STAGES:-} ${ITEST_RATE_STAGES:-}; do
+	t_par=""
+	case " ${ITEST_STAGES:-} " in *" $st "*) t_par=1 ;; esac
+	selected "make:$st" && run_one "$st" "make:$st" "$logs/stage.$st.log" make "" ""
+done
+for tf in $(for s in $suites; do ls "$here"/$s/test_*.sh 2>/dev/null; done | LC_ALL=C sort); do
 	name=$(basename "$tf" .sh)
+	# (a test none of whose runs is selected is not read)
+	selected "$name" || selected "$name[preload]" || selected "$name[seccomp]" || continue
 	decl=$(grep -m 1 '^# fronts:' "$tf" | sed 's/^# fronts: *//')
+	t_par=$(grep -m 1 '^# parallel-safe' "$tf")
 	# (sh has no local variables: these two are the test's, apart from run_one's and record's)
 	t_xreason=$(grep -m 1 '^# xfail-seccomp:' "$tf" | sed 's/^# xfail-seccomp: *//')
 	t_xon=$(grep -m 1 '^# xfail-seccomp-on:' "$tf" | sed 's/^# xfail-seccomp-on: *//')
@@ -125,7 +228,7 @@ for tf in $(ls "$here"/$suite/test_*.sh 2>/dev/null | LC_ALL=C sort); do
 	if [ -z "$decl" ]; then
 		selected "$name" || continue
 		log=$logs/$name.log
-		if [ "$suite" = integration ]; then
+		if [ "$tf" != "${tf#"$here"/integration/}" ]; then
 			echo "no '# fronts:' line" >"$log"
 			record "$name" "declares no fronts: add '# fronts: preload seccomp' (or one front and why)" 0 "$log"
 		else
@@ -161,7 +264,28 @@ for tf in $(ls "$here"/$suite/test_*.sh 2>/dev/null | LC_ALL=C sort); do
 		run_one "$tf" "$name[$f]" "$logs/$name.$f.log" "$f" "$x" "$t_xon"
 	done
 done
+# the longest runs first, by the times of the last run (a run not in them first of all): the
+# queue then ends with short runs, which fill the places the long ones leave
+if [ -s "$logs/$suite.times" ]; then
+	for q in rate safe; do
+		[ -s "$work/$q" ] || continue
+		awk -F '\t' 'NR == FNR { split($0, f, " "); t[f[2]] = f[1]; next }
+			{ printf "%d\t%d\t%s\n", ($2 in t) ? t[$2] : 100000, FNR, $0 }' \
+			"$logs/$suite.times" "$work/$q" | sort -t "$tab" -k1,1nr -k2,2n | cut -f 3- >"$work/$q.sorted"
+		mv "$work/$q.sorted" "$work/$q"
+	done
+fi
+run_all
 echo "$suite: total time $(( $(date +%s) - start ))s; logs in $logs"
+if [ -s "$work/times" ]; then
+	# this run's times, and the last ones of runs it left out (a filtered run forgets no time)
+	touch "$logs/$suite.times"
+	awk 'NR == FNR { t[$2] = $1; next } !($2 in t) { t[$2] = $1 } END { for (l in t) print t[l], l }' \
+		"$work/times" "$logs/$suite.times" 2>/dev/null | sort -k1,1nr -k2 >"$work/times.all"
+	mv "$work/times.all" "$logs/$suite.times"
+	echo "$suite: the slowest runs (all in $logs/$suite.times):"
+	sort -k1,1nr "$work/times" | head -n 10 | awk '{ printf "%6ds %s\n", $1, $2 }'
+fi
 [ -n "$failed" ] && echo "failed $suite tests:$failed"
 [ -n "$xfails" ] && echo "known drifts (xfail-seccomp):$xfails"
 echo "$suite: $pass passed, $fail failed, $xfailed xfailed, $skipped skipped"

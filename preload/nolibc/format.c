@@ -144,6 +144,9 @@ static unsigned long long sig_digits(long double x, int p, int *e)
 	return n;
 }
 
+/* Never inlined: its long double frame (some 900 bytes) is for %g alone, not for every call
+ * on the handler's stack. */
+static void fmt_float(struct out *o, const struct spec *sp, double v) __attribute__((noinline));
 static void fmt_float(struct out *o, const struct spec *sp, double v)
 {
 	char body[700], prefix[2] = "";
@@ -247,126 +250,148 @@ static int number(const char **f)
 	return v;
 }
 
+/* The flags, width, precision and length of a conversion, f just past its '%': f is left on the
+ * conversion character (sp->conv), and the length returned ('H' hh, 'h', 'l', 'q' ll,
+ * 'z' size_t, 'L' long double, 0 none). A width or precision of * is taken from ap. */
+static int parse_spec(const char **pf, va_list *ap, struct spec *sp)
+{
+	const char *f = *pf;
+	int len = 0;
+
+	for (;; f++) {
+		int fl = *f == '-' ? F_LEFT : *f == '0' ? F_ZERO : *f == '+' ? F_PLUS
+		         : *f == ' ' ? F_SPACE : *f == '#' ? F_ALT : 0;
+		if (!fl)
+			break;
+		sp->flags |= fl;
+	}
+	if (*f == '*') {
+		sp->width = va_arg(*ap, int);
+		if (sp->width < 0) {
+			sp->flags |= F_LEFT;
+			sp->width = -sp->width;
+		}
+		f++;
+	} else {
+		sp->width = number(&f);
+	}
+	if (*f == '.') {
+		f++;
+		if (*f == '*') {
+			sp->prec = va_arg(*ap, int);
+			if (sp->prec < 0)
+				sp->prec = -1;
+			f++;
+		} else {
+			sp->prec = number(&f);
+		}
+	}
+	if (*f == 'h')
+		len = *++f == 'h' ? (f++, 'H') : 'h';
+	else if (*f == 'l')
+		len = *++f == 'l' ? (f++, 'q') : 'l';
+	else if (*f == 'z' || *f == 'j' || *f == 't')
+		len = 'z', f++;
+	else if (*f == 'L')
+		len = 'L', f++;
+	sp->conv = *f;
+	*pf = f;
+	return len;
+}
+
+/* One conversion (sp->conv, of length len), its argument taken from ap. */
+static void convert(struct out *o, struct spec *sp, int len, va_list *ap)
+{
+	switch (sp->conv) {
+	case 'd':
+	case 'i': {
+		long long v = len == 'q' || len == 'z' || len == 'l' ? (len == 'q' ? va_arg(*ap, long long)
+		                                                                    : va_arg(*ap, long))
+		                                                     : va_arg(*ap, int);
+		if (len == 'h')
+			v = (short)v;
+		else if (len == 'H')
+			v = (signed char)v;
+		fmt_int(o, sp, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, v < 0);
+		break;
+	}
+	case 'u':
+	case 'o':
+	case 'x':
+	case 'X': {
+		unsigned long long v = len == 'q' ? va_arg(*ap, unsigned long long)
+		                       : len == 'l' || len == 'z' ? va_arg(*ap, unsigned long)
+		                                                  : va_arg(*ap, unsigned);
+		if (len == 'h')
+			v = (unsigned short)v;
+		else if (len == 'H')
+			v = (unsigned char)v;
+		fmt_int(o, sp, v, 0);
+		break;
+	}
+	case 'p': {
+		void *p = va_arg(*ap, void *);
+		if (!p) {
+			sp->prec = -1;
+			emit(o, sp, "", 0, "(nil)", 5, 0);
+		} else {
+			fmt_int(o, sp, (uintptr_t)p, 0);
+		}
+		break;
+	}
+	case 'c': {
+		char ch = (char)va_arg(*ap, int);
+		emit(o, sp, "", 0, &ch, 1, 0);
+		break;
+	}
+	case 's': {
+		const char *s = va_arg(*ap, const char *);
+		if (!s)
+			s = sp->prec < 0 || sp->prec >= 6 ? "(null)" : "";
+		emit(o, sp, "", 0, s, sp->prec < 0 ? strlen(s) : strnlen(s, (size_t)sp->prec), 0);
+		break;
+	}
+	case 'f':
+	case 'F':
+	case 'e':
+	case 'E':
+	case 'g':
+	case 'G':
+		fmt_float(o, sp, len == 'L' ? (double)va_arg(*ap, long double) : va_arg(*ap, double));
+		break;
+	case '%':
+		put(o, '%');
+		break;
+	default: /* not a conversion we know: shown as written */
+		put(o, '%');
+		put(o, sp->conv);
+		break;
+	}
+}
+
 int vsnprintf(char *restrict buf, size_t cap, const char *restrict fmt, va_list ap)
 {
 	struct out o = {buf, cap, 0};
 	const char *f = fmt;
+	va_list args; /* a copy: ap may be an array, which cannot be passed by address */
 
+	va_copy(args, ap);
 	while (*f) {
 		struct spec sp = {0, 0, -1, 0};
-		int len = 0; /* 'H' hh, 'h', 'l', 'q' ll, 'z' size_t, 'L' long double */
+		int len;
 
 		if (*f != '%') {
 			put(&o, *f++);
 			continue;
 		}
 		f++;
-		for (;; f++) {
-			int fl = *f == '-' ? F_LEFT : *f == '0' ? F_ZERO : *f == '+' ? F_PLUS
-			         : *f == ' ' ? F_SPACE : *f == '#' ? F_ALT : 0;
-			if (!fl)
-				break;
-			sp.flags |= fl;
-		}
-		if (*f == '*') {
-			sp.width = va_arg(ap, int);
-			if (sp.width < 0) {
-				sp.flags |= F_LEFT;
-				sp.width = -sp.width;
-			}
-			f++;
-		} else {
-			sp.width = number(&f);
-		}
-		if (*f == '.') {
-			f++;
-			if (*f == '*') {
-				sp.prec = va_arg(ap, int);
-				if (sp.prec < 0)
-					sp.prec = -1;
-				f++;
-			} else {
-				sp.prec = number(&f);
-			}
-		}
-		if (*f == 'h')
-			len = *++f == 'h' ? (f++, 'H') : 'h';
-		else if (*f == 'l')
-			len = *++f == 'l' ? (f++, 'q') : 'l';
-		else if (*f == 'z' || *f == 'j' || *f == 't')
-			len = 'z', f++;
-		else if (*f == 'L')
-			len = 'L', f++;
-		sp.conv = *f;
+		len = parse_spec(&f, &args, &sp);
 		if (!*f)
 			break;
 		f++;
-		switch (sp.conv) {
-		case 'd':
-		case 'i': {
-			long long v = len == 'q' || len == 'z' || len == 'l' ? (len == 'q' ? va_arg(ap, long long)
-			                                                                    : va_arg(ap, long))
-			                                                     : va_arg(ap, int);
-			if (len == 'h')
-				v = (short)v;
-			else if (len == 'H')
-				v = (signed char)v;
-			fmt_int(&o, &sp, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, v < 0);
-			break;
-		}
-		case 'u':
-		case 'o':
-		case 'x':
-		case 'X': {
-			unsigned long long v = len == 'q' ? va_arg(ap, unsigned long long)
-			                       : len == 'l' || len == 'z' ? va_arg(ap, unsigned long)
-			                                                  : va_arg(ap, unsigned);
-			if (len == 'h')
-				v = (unsigned short)v;
-			else if (len == 'H')
-				v = (unsigned char)v;
-			fmt_int(&o, &sp, v, 0);
-			break;
-		}
-		case 'p': {
-			void *p = va_arg(ap, void *);
-			if (!p) {
-				sp.prec = -1;
-				emit(&o, &sp, "", 0, "(nil)", 5, 0);
-			} else {
-				fmt_int(&o, &sp, (uintptr_t)p, 0);
-			}
-			break;
-		}
-		case 'c': {
-			char ch = (char)va_arg(ap, int);
-			emit(&o, &sp, "", 0, &ch, 1, 0);
-			break;
-		}
-		case 's': {
-			const char *s = va_arg(ap, const char *);
-			if (!s)
-				s = sp.prec < 0 || sp.prec >= 6 ? "(null)" : "";
-			emit(&o, &sp, "", 0, s, sp.prec < 0 ? strlen(s) : strnlen(s, (size_t)sp.prec), 0);
-			break;
-		}
-		case 'f':
-		case 'F':
-		case 'e':
-		case 'E':
-		case 'g':
-		case 'G':
-			fmt_float(&o, &sp, len == 'L' ? (double)va_arg(ap, long double) : va_arg(ap, double));
-			break;
-		case '%':
-			put(&o, '%');
-			break;
-		default: /* not a conversion we know: shown as written */
-			put(&o, '%');
-			put(&o, sp.conv);
-			break;
-		}
+		convert(&o, &sp, len, &args);
 	}
+	va_end(args);
 	if (cap)
 		buf[o.n < cap ? o.n : cap - 1] = '\0';
 	return o.n > INT32_MAX ? -1 : (int)o.n;

@@ -1,4 +1,4 @@
-/* injectrun: the injector alone (launcher/inject.c), for the tests and benchmarks of issue 21
+/* injectrun: the injector alone (tools/launcher/inject.c), for the tests and benchmarks of issue 21
  * until `rlthrottle --seccomp` uses it.
  *   injectrun [-r REPORT] [-n] BLOB -- CMD [ARG...]
  * runs CMD with BLOB injected; the opaque config is the minimal blob's (trapblob_min.h):

@@ -17,8 +17,11 @@ RLT_LIB=$(cd "$(dirname "$RLT_LIB")" 2>/dev/null && pwd)/$(basename "$RLT_LIB")
 ITEST_BIN=$(cd "$ITEST_BIN" 2>/dev/null && pwd || echo "$ITEST_BIN")
 export RLT_LIB ITEST_BIN
 
+# Python writes no byte code into the tree (tests/integration/*.py are run, not installed).
+export PYTHONDONTWRITEBYTECODE=1
+
 # No rule from the caller's environment may leak into a test.
-unset RLT_CONNECT RLT_ACCEPT RLT_SEND RLT_RECV RLT_CONNS RLT_STATS RLT_LOG RLT_ON_ERROR RLT_INHERIT LD_PRELOAD
+unset RLT_CONNECT RLT_ACCEPT RLT_SEND RLT_RECV RLT_CONNS RLT_NET RLT_STATS RLT_LOG RLT_ON_ERROR RLT_INHERIT LD_PRELOAD
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/rlt-itest.XXXXXX")
 BG_PIDS=""

@@ -2,6 +2,7 @@
 # rlthrottle(7) RULES: a bad rule in any variable ends the process with status 125, after exactly one line on
 # stderr that starts with "rlthrottle:" and names the variable; the program's main never runs.
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 

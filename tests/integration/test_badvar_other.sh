@@ -2,6 +2,7 @@
 # rlthrottle(7) RULES "Other variables": a bad value of RLT_LOG, RLT_ON_ERROR or RLT_INHERIT is an error too
 # (never guessed at): status 125, one line that names the variable, main does not run.
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 for pair in "RLT_LOG=chatty" "RLT_ON_ERROR=shrug" "RLT_INHERIT=maybe"; do

@@ -6,6 +6,7 @@
 # number says what to write; --check prints rules in the units written, and says so when there
 # are none; set takes the launcher's names for a variable.
 # fronts: preload (the launcher's own arguments: no throttled call is made by most of it)
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 R=$(dirname "$RLT_LIB")/rlthrottle

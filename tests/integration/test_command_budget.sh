@@ -80,9 +80,14 @@ EOF
 bg lst python3 "$T/listen.py" "$T/lst.port"
 wait_file "$T/lst.port"
 lport=$(cat "$T/lst.port")
+# the second connects while the first holds its connection (it waits for the first's word,
+# bounded, rather than a fixed time a loaded machine may outrun)
 conns() {
+	rm -f "$T/first.out"
 	"$RLTHROTTLE" "${FRONT[@]}" "$@" -n 1 -- sh -c \
-		"python3 $T/hold.py $lport 1.5 & sleep 0.7; python3 $T/hold.py $lport 0; wait" 2>&1
+		"python3 $T/hold.py $lport 4 >$T/first.out & i=0
+		while ! grep -q . $T/first.out 2>/dev/null && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1)); done
+		python3 $T/hold.py $lport 0; kill \$! 2>/dev/null; wait; cat $T/first.out" 2>&1
 }
 out=$(conns)
 info "RLT_CONNS=1, the command as one: $(echo $out)"

@@ -5,6 +5,7 @@
 # looked for held connections only up to the fd that took the slot: it missed the copy, and the
 # second close took the count below 0, which wrapped round and refused every connection.)
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

@@ -5,6 +5,7 @@
 # rlthrottle_open_connections and the JSON's `open` follow for both rules, beside the limits,
 # and promtool is clean.
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3 promtool

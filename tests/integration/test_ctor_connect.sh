@@ -2,6 +2,7 @@
 # Another preloaded library whose constructor connects and sends before (or after) ours is
 # initialised (libfaketime-style): no crash, no deadlock, the program runs, the data arrives.
 # fronts: preload (the order of LD_PRELOAD libraries and their constructors: the preload's own start-up)
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink

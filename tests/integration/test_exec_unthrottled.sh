@@ -13,6 +13,15 @@ RLT=$(dirname "$RLT_LIB")/rlthrottle
 
 # page_of PID: the page's path for PID, or nothing
 page_of() { ls /dev/shm/ 2>/dev/null | grep -E "^rlthrottle-$(id -u)-$1-" | head -1; }
+# exec_done PID COMM [page]: wait (5 s at most) until PID has exec'd COMM, and with "page" until
+# the new image has published its page too (its constructor, just after the exec)
+exec_done() {
+	local i=0
+	while [ "$(cat "/proc/$1/comm" 2>/dev/null)" != "$2" ] || { [ -n "${3:-}" ] && [ -z "$(page_of "$1")" ]; }; do
+		[ $i -ge 100 ] && { info "pid $1: no exec of $2${3:+ with a page} within 5 s"; return 0; }
+		sleep 0.05; i=$((i + 1))
+	done
+}
 
 # not_throttled NAME PID: stats and set both say so, status 2, and no page is left
 not_throttled() {
@@ -29,22 +38,23 @@ not_throttled() {
 
 RLT_INHERIT=0 RLT_SEND=1MiB/s bg noinherit throttled sh -c 'exec sleep 6'
 P1=$(prog_pid "$LAST_PID")
-sleep 0.7
+exec_done "$P1" sleep
 not_throttled noinherit "$P1"
 
 RLT_SEND=1MiB/s bg static throttled sh -c 'exec busybox sleep 6'
 P2=$(prog_pid "$LAST_PID")
-sleep 0.7
 if [ "$(front)" = seccomp ]; then
+	exec_done "$P2" busybox page
 	[ -n "$(page_of "$P2")" ] || fail "a static program exec'd under --seccomp has no page"
 else
+	exec_done "$P2" busybox
 	not_throttled static "$P2"
 fi
 
 # inherited: the new image's own page, and set reaches it
 RLT_SEND=1MiB/s bg inherit throttled sh -c 'exec sleep 6'
 P3=$(prog_pid "$LAST_PID")
-sleep 0.7
+exec_done "$P3" sleep page
 [ -n "$(page_of "$P3")" ] || fail "an exec'd throttled program has no page"
 "$RLT" stats "$P3" >"$T/inherit.stats" 2>&1 || { show "$T/inherit.stats"; fail "stats of a throttled exec"; }
 

@@ -1,10 +1,11 @@
 #!/bin/bash
-# fronts: preload (why: it tests the injector itself, launcher/inject.c, which no front uses yet)
+# fronts: preload (why: it tests the injector itself, tools/launcher/inject.c, which no front uses yet)
 # Issue 21, item 3: an exec inside the command asks the launcher (its socket) to attach first,
 # and the new image is injected too: its own counts, the filter not stacked again (first=0).
 # An exec that fails leaves the program running with its handler (the launcher detached). An
 # exec after the launcher was killed fails with EPERM, and the program goes on: it does not die
 # of SIGSYS in a new image that has the filter and no handler.
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 . "$ITEST_DIR/inject_lib.sh"
 

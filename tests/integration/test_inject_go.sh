@@ -1,10 +1,11 @@
 #!/bin/bash
-# fronts: preload (why: it tests the injector itself, launcher/inject.c, which no front uses yet)
+# fronts: preload (why: it tests the injector itself, tools/launcher/inject.c, which no front uses yet)
 # Issue 21, items 3 and 4: a Go program (static, raw system calls) with the minimal blob injected
 # runs its GC, goroutines and SIGURG preemption and receives 30 SIGUSR1 through os/signal: its
 # rt_sigaction and rt_sigprocmask calls are trapped and answered with SIGSYS kept out of every
 # mask, its own SIGSYS action kept aside. Its os/exec (a vfork'd child's trapped execve) runs a
 # command that is injected in turn; an exec from a thread that is not the leader is injected.
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 . "$ITEST_DIR/inject_lib.sh"
 command -v go >/dev/null 2>&1 || skip "go is not installed"

@@ -1,9 +1,10 @@
 #!/bin/bash
-# fronts: preload (why: it tests the injector itself, launcher/inject.c, which no front uses yet)
+# fronts: preload (why: it tests the injector itself, tools/launcher/inject.c, which no front uses yet)
 # Issue 21, item 3: the handler's blob injected at the exec of a program that has no loader (a
 # static C program, busybox-static) traps the filter's calls (the blob's counts), and leaves the
 # program its own /proc/self/exe, argv and auxv. A program that maps the blob's window itself,
 # or a launcher that may not ptrace, fail in one line with status 125.
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 . "$ITEST_DIR/inject_lib.sh"
 

@@ -3,6 +3,7 @@
 # Issue 11, rlthrottle(7) RULES `key`, `keys`, `action=dry-run`: each bad value ends the process before main
 # with status 125 and one line that names the variable and the wrong part; the launcher's own
 # run says the same with 125, and --check with 2.
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 LAUNCHER=$(dirname "$RLT_LIB")/rlthrottle

@@ -2,6 +2,7 @@
 # rlthrottle(7) RULES RLT_LOG: at debug level the library says something, and every line it writes to stderr
 # starts with "rlthrottle[PID]:" (the program's pid). At error level a good run prints nothing.
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast

@@ -4,6 +4,7 @@
 # 127.0.0.1: the scrape succeeds (target up), and a query returns the curl's bytes, one unit per
 # family, with the comm and action labels.
 # fronts: preload (the exposition is the launcher's; the process's front does not change it)
+# parallel-safe: its queries name its curl by pid (stats all lists every throttled process)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv
@@ -14,8 +15,11 @@ mkdir -p "$T/www" "$T/metrics" "$T/prom"
 hport=$(free_port)
 bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$hport"
 wait_port "$hport"
-bg curl "$R" -d 1MiB/s -- curl -sS -o "$T/got" "http://127.0.0.1:$hport/f.bin"
+bg curl "$R" --per-process -d 1MiB/s -- curl -sS -o "$T/got" "http://127.0.0.1:$hport/f.bin"
 cpid=$LAST_PID
+# --per-process: the launcher execs curl under the preload (no command to wait for), so the
+# page's pid is the launcher's
+C="comm=\"curl\",pid=\"$cpid\""
 
 # the exposition, rewritten every 0.5 s as the man page says (whole, then renamed)
 mport=$(free_port)
@@ -47,7 +51,7 @@ wait_port "$pport" 20
 q() { curl -sS --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }
 ok=""
 for _ in $(seq 40); do
-	out=$(q "rlthrottle_bytes_total{var=\"RLT_RECV\",comm=\"curl\",action=\"delay\"}" 2>/dev/null)
+	out=$(q "rlthrottle_bytes_total{var=\"RLT_RECV\",$C,action=\"delay\"}" 2>/dev/null)
 	if python3 -c 'import json,sys; r=json.loads(sys.argv[1])["data"]["result"]; sys.exit(0 if r and float(r[0]["value"][1]) > 1048576 else 1)' "$out" 2>/dev/null; then
 		ok=1
 		break
@@ -59,11 +63,11 @@ info "Prometheus query: $out"
 up=$(q 'up{job="rlthrottle"}')
 python3 -c 'import json,sys; r=json.loads(sys.argv[1])["data"]["result"]; assert r and r[0]["value"][1] == "1", r' "$up" ||
 	fail "the scrape target is not up: $up"
-lim=$(q "rlthrottle_limit_bytes_per_second{var=\"RLT_RECV\",comm=\"curl\"}")
+lim=$(q "rlthrottle_limit_bytes_per_second{var=\"RLT_RECV\",$C}")
 python3 -c 'import json,sys; r=json.loads(sys.argv[1])["data"]["result"]; assert r and float(r[0]["value"][1]) == 1048576, r' "$lim" ||
 	fail "the limit gauge is not 1048576 bytes a second: $lim"
 # one unit per family: the byte rule is in no other unit's family
-none=$(q 'rlthrottle_messages_total{comm="curl"} or rlthrottle_connections_total{comm="curl"}')
+none=$(q "rlthrottle_messages_total{$C} or rlthrottle_connections_total{$C}")
 python3 -c 'import json,sys; r=json.loads(sys.argv[1])["data"]["result"]; assert r == [], r' "$none" ||
 	fail "curl's byte rule appears in the messages or connections family: $none"
 kill "$cpid" 2>/dev/null

@@ -6,6 +6,7 @@
 # the parent's page either (it used to: the exit path trusted the preload's owner pid, which
 # such a child takes over at its first close). An exec replaces the page with the new program's.
 # fronts: preload (the preload's fork and exec handling of its page)
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

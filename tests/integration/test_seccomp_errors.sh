@@ -4,6 +4,7 @@
 # ptrace_scope or a container profile: simulated with an outer seccomp filter). And the command's own status comes back: its exit
 # code, 128+signal, 127 when not found.
 # fronts: seccomp (the launcher's --seccomp failures and exit statuses)
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

@@ -9,6 +9,7 @@
 #    own), the count must not fall below 0 (it used to wrap round and refuse everything), and
 #    once the clients are done both slots are free again.
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd socat python3

@@ -3,6 +3,7 @@
 # different params than the segment's creator, a NAME that could escape /dev/shm, a segment
 # that others may write. And `rlthrottle shm list` / `shm rm`.
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

@@ -7,6 +7,7 @@
 # Run in a private mount namespace with a 64 KiB tmpfs on /dev/shm: the real one is never
 # filled. The same lines under --seccomp (the handler loads the rules as the preload does).
 # fronts: preload seccomp
+# parallel-safe
 if [ -z "${RLT_SHM_NS:-}" ]; then
 	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 ||
 		{ echo "SKIP: needs root and unshare for a private /dev/shm"; exit 77; }

@@ -3,6 +3,7 @@
 # segment: a symbolic link another user planted there was shown as "uid 0 mode 0000 (not
 # readable by us)"; it is "a symbolic link of uid N, not a segment", and `shm rm` removes it.
 # fronts: preload (the launcher's own command: no program is throttled)
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 RLT=$(dirname "$RLT_LIB")/rlthrottle
 name=itest-planted-$$

@@ -5,6 +5,7 @@
 # kernel restores when the handler returns is the one that counts: a mask set inside the
 # handler was undone, and the blocked signal ran at once.
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_bin sigmask
 RLT_SEND="1MiB/s" throttled "$ITEST_BIN/sigmask" >"$T/out" 2>"$T/err" || { show "$T/out" "$T/err"; fail "sigmask failed"; }

@@ -9,6 +9,7 @@
 #    before: 0..24, each send cut into pieces, each piece a completion of its own).
 # Rows 4 and 5 held under the preload before; their failures were the system-call front's.
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sockflags

@@ -21,7 +21,7 @@ except ValueError as e:
 if not isinstance(doc, dict): sys.exit("top level is not an object")
 for k in ("schema", "pid", "elapsed_ns"):
     if k not in doc: sys.exit("missing top-level field %s: %s" % (k, sorted(doc)))
-if doc["schema"] != 1: sys.exit("schema %r, expected 1" % doc["schema"])
+if doc["schema"] != 2: sys.exit("schema %r, expected 2" % doc["schema"])
 if "\n" in text[start:start + end]: sys.exit("the summary is not one line (JSON Lines)")
 if doc["pid"] != pid: sys.exit("pid %r, expected %d" % (doc["pid"], pid))
 if not (isinstance(doc["elapsed_ns"], int) and doc["elapsed_ns"] > 0): sys.exit("bad elapsed_ns %r" % doc["elapsed_ns"])

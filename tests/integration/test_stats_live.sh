@@ -7,6 +7,7 @@
 #  - a page of the wrong mode is refused, and (as root) another user cannot read ours;
 #  - a FIFO planted under a page's name hangs no reader.
 # fronts: preload (the pages' life and trust are the core's; under --seccomp see test_top_seccomp)
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3 promtool
@@ -53,7 +54,7 @@ grep -q "^rlthrottle_limit_connections_per_second{.*RLT_CONNS" "$T/prom.txt" && 
 python3 - "$T/st.json" "$spid" <<'PY' || fail "stats json is not what it should be"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == 1, d.get("schema")
+assert d["schema"] == 2, d.get("schema")
 p = d["processes"]
 assert len(p) == 1 and p[0]["pid"] == int(sys.argv[2]) and p[0]["comm"] == "sleep", p
 rules = [(r["variable"], r["index"], r["rule"], r["action"]) for r in p[0]["rules"]]

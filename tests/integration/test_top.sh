@@ -79,12 +79,18 @@ grep -Eq "RECV +1MiB/s +1.00 MiB/s +[0-9.]+ (KiB|MiB)/s" "$T/s80.txt" || fail "t
 grep -Eq "SEND +64KiB/s por(…|~) " "$T/s80.txt" || fail "the long RULE is not cut with an ellipsis"
 wide=$(python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$T/s80.txt")
 assert_le "widest line at 80 columns (characters)" 80 "$wide"
+# screen_shows ERE: the screen shows ERE within 3 s
+screen_shows() {
+	local i=0
+	until tmux -S "$sock" capture-pane -p | grep -Eq "$1"; do
+		[ $i -ge 60 ] && return 1
+		sleep 0.05; i=$((i + 1))
+	done
+}
 tmux -S "$sock" send-keys s
-sleep 0.3
-tmux -S "$sock" capture-pane -p | grep -q "by rate" || fail "s did not change the sort"
+screen_shows "by rate" || fail "s did not change the sort"
 tmux -S "$sock" send-keys +
-sleep 0.3
-tmux -S "$sock" capture-pane -p | grep -q "every 1s" || fail "+ did not double the interval"
+screen_shows "every 1s" || fail "+ did not double the interval"
 tmux -S "$sock" send-keys q
 i=0; while tmux -S "$sock" has-session 2>/dev/null; do
 	[ $i -ge 40 ] && { tmux -S "$sock" kill-server; fail "top did not quit on q"; }

@@ -4,6 +4,7 @@
 # than call the page bad or stay silent. The older page is made here as that version wrote its
 # first words (magic, layout 3) for a live process of ours.
 # fronts: preload (the readers' side only: no throttled call is made)
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

@@ -2,6 +2,7 @@
 # rlthrottle(7) RULES: every form the grammar allows is accepted: the program runs, exits 0, and nothing is
 # printed at the default log level. Also: no variables at all = the library is inert.
 # fronts: preload seccomp
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 ok() { # VAR VALUE

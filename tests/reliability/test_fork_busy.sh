@@ -4,6 +4,7 @@
 # lock the sending thread held then must be free in the child, which has no such thread. Before
 # the fix about 1 child in 75 hung forever under sliding-window. Every child is waited for at
 # most 2 s (then killed and counted as hung).
+# parallel-safe
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_bin forkbusy

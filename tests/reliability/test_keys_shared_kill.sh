@@ -8,6 +8,7 @@
 # decides right: ten fresh keys are each let through once (a lock left held would send them all
 # to the one overflow budget of burst 1), a key just used is rejected, by the same process and
 # by another one.
+# parallel-safe
 . "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_bin keychurn

@@ -4,6 +4,7 @@
 # the variable); RLT_ON_ERROR=ignore leaves a bad rule out with a warning (preload and --seccomp)
 # instead of exiting 125; RLT_LOG=error silences that warning; --help and --version take no
 # value and no other argument (status 125, one line).
+# parallel-safe
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 L=$(dirname "$RLT_LIB")/rlthrottle

@@ -3,6 +3,7 @@
 # the first truncated and lists the second as usable, "longer than expected", never as a segment
 # of another version; a new process refuses the truncated one (it would die of SIGBUS) with a
 # message that says so, and uses the longer one.
+# parallel-safe
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_bin acceptor conn

@@ -3,6 +3,7 @@
 # arrives every 3 ms (its handler writes to /dev/null). A connection accepted for a call
 # that then ends for the signal must go to the restarted accept, not be dropped:
 # all 30 clients are served, each once. Both fronts.
+# parallel-safe
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
 PY=$(dirname "$0")/sigaccept.py

@@ -4,6 +4,7 @@
 # does the same with 64 bytes: the handler's first I/O may interrupt the main loop's own. Before
 # the fix the block arena's mutex deadlocked within a second; now nothing hangs and every byte
 # arrives once.
+# parallel-safe
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_bin sigsend

@@ -4,6 +4,7 @@
 # handler may interrupt the thread's own decision: the engine lock must not wait for itself),
 # and every byte counted as sent arrives once. Before the fix: sliding-window, sliding-log and
 # scope=connection with either hung within the first second.
+# parallel-safe
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_bin sigsend

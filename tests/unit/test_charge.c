@@ -363,7 +363,7 @@ static void stats_json(void **s)
 	buf[n] = '\0';
 	close(fd);
 	unlink(path);
-	assert_non_null(strstr(buf, "{\"schema\":1,\"pid\":42,\"elapsed_ns\":7,\"rules\":["));
+	assert_non_null(strstr(buf, "{\"schema\":2,\"pid\":42,\"elapsed_ns\":7,\"rules\":["));
 	assert_non_null(strstr(buf, "{\"variable\":\"RLT_SEND\",\"index\":1,\"rule\":\"1000B/h burst=1000\","
 	                            "\"calls\":1,\"allowed\":1,\"delayed\":0,\"rejected\":0,"
 	                            "\"units\":123,\"delay_ns_total\":0,\"delay_ns_max\":0,"

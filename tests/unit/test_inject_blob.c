@@ -1,4 +1,4 @@
-/* test_inject_blob.c: the injector's checks of a handler blob (launcher/inject.c,
+/* test_inject_blob.c: the injector's checks of a handler blob (tools/launcher/inject_image.c,
  * rlt_cli_inject_check_blob): what it maps must be a static x86-64 ET_EXEC whose segments lie in
  * the window of src/inject_proto.h and whose entry is in its code; anything else is refused
  * with a message that says which. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "inject.h"
+#include "inject_image.h"
 #include "inject_proto.h"
 
 /* A blob of two segments: code at the window's start (the entry), data after it. */

@@ -106,7 +106,7 @@ static void no_rules(void **s)
 {
 	(void)s;
 	assert_int_equal(rlt__stats_write(&rs, fake_write, 5, 42, 0), 0);
-	assert_written("{\"schema\":1,\"pid\":42,\"elapsed_ns\":0,\"rules\":[]}\n");
+	assert_written("{\"schema\":2,\"pid\":42,\"elapsed_ns\":0,\"rules\":[]}\n");
 	assert_int_equal(w.fd, 5);
 }
 
@@ -128,7 +128,7 @@ static void every_field_in_order(void **s)
 	would(dry, 4, 8000000000ull, 3000000000ull, 2);
 	assert_int_equal(rlt__stats_write(&rs, fake_write, 1, 2147483647, 1234567890123ull), 0);
 	assert_written(
-		"{\"schema\":1,\"pid\":2147483647,\"elapsed_ns\":1234567890123,\"rules\":["
+		"{\"schema\":2,\"pid\":2147483647,\"elapsed_ns\":1234567890123,\"rules\":["
 		"{\"variable\":\"RLT_CONNECT\",\"index\":1,\"rule\":\"10/s\",\"calls\":0,"
 		"\"allowed\":0,\"delayed\":0,\"rejected\":0,\"units\":0,\"delay_ns_total\":0,"
 		"\"delay_ns_max\":0," W0 "},"
@@ -169,7 +169,7 @@ static void larger_than_the_buffer(void **s)
 	static char want[1 << 20], text[RLT_RULE_TEXT_MAX + 1];
 	size_t n = 0;
 	(void)s;
-	n += (size_t)sprintf(want + n, "{\"schema\":1,\"pid\":9,\"elapsed_ns\":8,\"rules\":[");
+	n += (size_t)sprintf(want + n, "{\"schema\":2,\"pid\":9,\"elapsed_ns\":8,\"rules\":[");
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (int i = 0; i < RLT_MAX_RULES_PER_VAR; i++) {
 			memset(text, 'a' + (v * RLT_MAX_RULES_PER_VAR + i) % 26, RLT_RULE_TEXT_MAX);
@@ -265,7 +265,7 @@ static void to_stderr(void **s)
 	assert_int_equal(rlt__stats_to("stderr", &rs, fake_write, fake_close, 77, 5, &err), 0);
 	assert_int_equal(w.fd, 2);
 	assert_int_equal(w.closed, -1); /* stderr is not the summary's to close */
-	assert_non_null(strstr(w.buf, "{\"schema\":1,\"pid\":77,\"elapsed_ns\":5,"));
+	assert_non_null(strstr(w.buf, "{\"schema\":2,\"pid\":77,\"elapsed_ns\":5,"));
 	assert_non_null(strstr(w.buf, "\"variable\":\"RLT_ACCEPT\",\"index\":1,\"rule\":\"5/s\""));
 }
 
@@ -293,7 +293,7 @@ static void to_a_path(void **s)
 	assert_true(n > 0);
 	got[n] = '\0';
 	assert_string_equal(got, "{\"pid\":1}\n"
-	                         "{\"schema\":1,\"pid\":4321,\"elapsed_ns\":6,\"rules\":["
+	                         "{\"schema\":2,\"pid\":4321,\"elapsed_ns\":6,\"rules\":["
 	                         "{\"variable\":\"RLT_SEND\",\"index\":1,\"rule\":\"10B/s\","
 	                         "\"calls\":0,\"allowed\":0,\"delayed\":0,\"rejected\":0,"
 	                         "\"units\":0,\"delay_ns_total\":0,\"delay_ns_max\":0," W0 "}]}\n");

@@ -1,4 +1,4 @@
-/* test_trap_filter: the system-call front's filter (launcher/trap_filter.c), run by a small
+/* test_trap_filter: the system-call front's filter (tools/launcher/trap_filter.c), run by a small
  * classic-BPF interpreter over the calls it must tell apart: which trap, which pass, which are
  * refused, and that a call it always passes reads neither its arguments nor the instruction
  * pointer (the kernel then caches the answer and runs no filter for it). */
@@ -27,13 +27,18 @@
 static struct sock_filter prog[RLT_TRAP_FILTER_MAX];
 static int len;
 
-static int setup(void **state)
+static int build(unsigned covers)
 {
-	struct rlt_cli_trap_spec spec = {RLT_TRAP_BASE, RLT_TRAP_SPAN, BAND};
+	struct rlt_cli_trap_spec spec = {RLT_TRAP_BASE, RLT_TRAP_SPAN, BAND, covers};
 	struct rlt_error err = {{0}};
-	(void)state;
 	len = rlt_cli_trap_filter(&spec, prog, RLT_TRAP_FILTER_MAX, &err);
 	return len > 0 ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return build(RLT_TRAP_SENDS | RLT_TRAP_RECVS);
 }
 
 /* Runs the program on d; *read_more: it loaded a field other than nr and arch. */
@@ -161,6 +166,35 @@ static void calls_always_passed_read_nothing_more(void **state)
 	}
 }
 
+/* Without a send rule nothing of a send traps, without a receive rule nothing of a receive:
+ * what still traps is what makes or brings a socket (recvmsg: SCM_RIGHTS) and the fd calls
+ * that keep the band. */
+static void classes_left_out_pass(void **state)
+{
+	static const int sends[] = {SYS_sendto, SYS_sendmsg, SYS_sendmmsg, SYS_write, SYS_writev,
+	                            SYS_pwritev2, SYS_sendfile};
+	static const int recvs[] = {SYS_recvfrom, SYS_recvmmsg, SYS_read, SYS_readv, SYS_preadv2};
+	int more;
+	(void)state;
+	assert_int_equal(build(RLT_TRAP_RECVS), 0);
+	for (size_t i = 0; i < sizeof sends / sizeof sends[0]; i++)
+		assert_int_equal(call(sends[i], PROG_IP, BAND, 0, &more), SECCOMP_RET_ALLOW);
+	for (size_t i = 0; i < sizeof recvs / sizeof recvs[0]; i++)
+		assert_int_equal(call(recvs[i], PROG_IP, BAND, 0, &more), SECCOMP_RET_TRAP);
+	assert_int_equal(build(RLT_TRAP_SENDS), 0);
+	for (size_t i = 0; i < sizeof sends / sizeof sends[0]; i++)
+		assert_int_equal(call(sends[i], PROG_IP, BAND, 0, &more), SECCOMP_RET_TRAP);
+	for (size_t i = 0; i < sizeof recvs / sizeof recvs[0]; i++)
+		assert_int_equal(call(recvs[i], PROG_IP, BAND, 0, &more), SECCOMP_RET_ALLOW);
+	assert_int_equal(build(0), 0);
+	assert_int_equal(call(SYS_recvmsg, PROG_IP, BAND, 0, &more), SECCOMP_RET_TRAP);
+	assert_int_equal(call(SYS_socket, PROG_IP, 2, 1, &more), SECCOMP_RET_TRAP);
+	assert_int_equal(call(SYS_close, PROG_IP, BAND, 0, &more), SECCOMP_RET_TRAP);
+	assert_int_equal(call(SYS_sendto, PROG_IP, BAND, 0, &more), SECCOMP_RET_ALLOW);
+	assert_int_equal(call(SYS_read, PROG_IP, BAND, 0, &more), SECCOMP_RET_ALLOW);
+	assert_int_equal(build(RLT_TRAP_SENDS | RLT_TRAP_RECVS), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +204,7 @@ int main(void)
 		cmocka_unit_test(forks_trap_threads_pass),
 		cmocka_unit_test(refused_calls),
 		cmocka_unit_test(calls_always_passed_read_nothing_more),
+		cmocka_unit_test(classes_left_out_pass),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -17,6 +17,7 @@ struct rlt_cli_trap_spec {
 	uint64_t base;
 	uint32_t span;
 	int band; /* sockets live at fds >= band: only those trap on read/write and friends */
+	unsigned covers; /* RLT_TRAP_SENDS, RLT_TRAP_RECVS (trap_abi.h): the data calls trapped */
 };
 
 /* The program, at most max instructions, into prog; its length, or -1 with err set. */

@@ -1,7 +1,7 @@
 /* The injector: runs a command with the in-process handler's blob mapped into it at its exec
  * (issue 21, item 3), and into every later image of the command that asks for it.
  *
- * What the blob must be (checked: rlt_cli_inject_check_blob): a static x86-64 ET_EXEC, no
+ * What the blob must be (checked: rlt_cli_inject_check_blob, inject_image.h): a static x86-64 ET_EXEC, no
  * PT_INTERP/PT_DYNAMIC/PT_TLS, its PT_LOADs in [RLT_INJECT_BASE, +RLT_INJECT_SIZE)
  * (src/inject_proto.h), its entry in an executable segment. The entry is an init called with
  * one argument (rdi: the config block, struct rlt_inject_hdr then the opaque bytes), on a
@@ -24,11 +24,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* An error: code is a negative errno (or -1), msg one line without the program's name. */
-struct rlt_cli_inject_err {
-	int code;
-	char msg[300];
-};
+#include "inject_image.h" /* struct rlt_cli_inject_err */
 
 struct rlt_cli_inject_opts {
 	const unsigned char *blob; /* the blob's ELF bytes (ET_EXEC, x86-64, PT_LOADs in the window) */
@@ -54,9 +50,5 @@ struct rlt_cli_inject_opts {
  * launcher go to the command. */
 int rlt_cli_inject_run(const struct rlt_cli_inject_opts *opts, int *status,
                        struct rlt_cli_inject_err *err);
-
-/* Checks that blob is an ELF the injector can map (the checks of rlt_cli_inject_run, alone).
- * Returns 0 or -1 with *err set. */
-int rlt_cli_inject_check_blob(const unsigned char *blob, size_t len, struct rlt_cli_inject_err *err);
 
 #endif

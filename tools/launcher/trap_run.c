@@ -39,6 +39,27 @@ static int band_start(void)
 	return RLT_TRAP_BAND;
 }
 
+static int has(const char *var)
+{
+	const char *v = getenv(var);
+	return v && v[strspn(v, " \t;")];
+}
+
+/* The data calls the filter must trap for the command's rules (trap_abi.h RLT_TRAP_SENDS): a
+ * send may also be a connect (TCP Fast Open); the network conditions act on both, also when
+ * RLT_NET is there but empty (`set PID RLT_NET` may bring some). */
+static unsigned classes(void)
+{
+	unsigned c = 0;
+	int net = getenv("RLT_NET") != NULL;
+
+	if (has("RLT_SEND") || has("RLT_CONNECT") || has("RLT_CONNS") || net)
+		c |= RLT_TRAP_SENDS;
+	if (has("RLT_RECV") || net)
+		c |= RLT_TRAP_RECVS;
+	return c;
+}
+
 static void log_line(void *ctx, const char *line)
 {
 	(void)ctx;
@@ -50,7 +71,7 @@ int rlt_cli_trap_run(char **cmd)
 	struct rlt__trap_cfg *cfg = calloc(1, sizeof *cfg);
 	size_t back_len = sizeof(struct rlt_inject_hdr) + sizeof *cfg + 64;
 	unsigned char *back = calloc(1, back_len);
-	struct rlt_cli_trap_spec spec = {RLT_TRAP_BASE, RLT_TRAP_SPAN, 0};
+	struct rlt_cli_trap_spec spec = {RLT_TRAP_BASE, RLT_TRAP_SPAN, 0, 0};
 	struct rlt_cli_inject_opts opts = {0};
 	struct rlt_cli_inject_err ierr = {0, ""};
 	struct rlt_error err = {{0}};
@@ -63,6 +84,7 @@ int rlt_cli_trap_run(char **cmd)
 		return RLT_EXIT_OWN;
 	}
 	spec.band = band_start();
+	spec.covers = classes();
 	n = rlt_cli_trap_filter(&spec, cfg->filter, RLT_TRAP_FILTER_MAX, &err);
 	if (n < 0) {
 		fprintf(stderr, "rlthrottle: %s\n", err.msg);
@@ -74,6 +96,7 @@ int rlt_cli_trap_run(char **cmd)
 	cfg->version = RLT_TRAP_VERSION;
 	cfg->band = spec.band;
 	cfg->nfilter = (uint32_t)n;
+	cfg->covers = spec.covers;
 
 	opts.blob = rlt_cli_trap_blob;
 	opts.blob_len = (size_t)(rlt_cli_trap_blob_end - rlt_cli_trap_blob);

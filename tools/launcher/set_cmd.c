@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "launcher.h"
+#include "net.h"
 #include "publish.h"
 #include "publish_read.h"
 #include "rule_set.h"
@@ -24,11 +25,13 @@
 #define ANSWER_WAIT_NS (1000 * 1000 * 1000ull)
 
 static const char usage_text[] =
-	"usage: rlthrottle set PID VAR[#N] RULE | rlthrottle set shared:NAME RULE\n"
+	"usage: rlthrottle set PID VAR[#N] RULE | rlthrottle set PID RLT_NET CONDITIONS |\n"
+	"       rlthrottle set shared:NAME RULE\n"
 	"Gives a rule of a running throttled process (or of a shared scope) a new rate,\n"
 	"burst, action, max-wait or errno, without a restart. VAR names the variable as\n"
 	"the launcher does: RLT_RECV, recv, download, -d or --recv (and so for connect -c,\n"
-	"accept -a, send/upload -u, conns -n); #N picks its Nth rule, from 1.\n";
+	"accept -a, send/upload -u, conns -n); #N picks its Nth rule, from 1.\n"
+	"RLT_NET (or net, --net) replaces the network conditions whole (\"\" clears them).\n";
 
 static int usage_error(const char *why)
 {
@@ -87,6 +90,52 @@ static int parse_var(const char *s, enum rlt_var *var, int *index)
 	return -1;
 }
 
+/* RLT_NET (any case), net, --net: the network conditions, replaced whole. */
+static int names_net(const char *s)
+{
+	return !strcasecmp(s, RLT_NET_VAR) || !strcmp(s, "net") || !strcmp(s, "--net");
+}
+
+/* `set PID RLT_NET TEXT`: checked here first (nothing reaches the process if it is bad), then
+ * posted as the rules' sets are; the process applies it at its next network call. */
+static int set_net(pid_t pid, const char *text)
+{
+	static struct rlt__net_set net;
+	struct rlt__pub_reader rd;
+	struct rlt_error err;
+	int rc;
+
+	if (rlt__net_parse(text, &net, &err) != 0) {
+		fprintf(stderr, "rlthrottle: %s\n", err.msg);
+		return 2;
+	}
+	for (unsigned i = 0; i < net.n; i++)
+		if (rlt__net_unsupported(&net.c[i])) {
+			fprintf(stderr, "rlthrottle: %s=\"%.200s\": %s\n", RLT_NET_VAR, net.c[i].text,
+			        rlt__net_unsupported(&net.c[i]));
+			return 2;
+		}
+	if (strlen(text) > RLT_RULE_TEXT_MAX) {
+		fprintf(stderr, "rlthrottle: set: %s: at most %d bytes at once\n", RLT_NET_VAR,
+		        RLT_RULE_TEXT_MAX);
+		return 2;
+	}
+	rc = rlt__pub_open(pid, 1, &rd, &err);
+	if (rc != 0) {
+		fprintf(stderr, "rlthrottle: set: %s\n", err.msg);
+		return 2;
+	}
+	rc = rlt__ctl_request(rlt__pub_reader_ctl(&rd), (enum rlt_var)RLT_CTL_VAR_NET, -1, text,
+	                      ANSWER_WAIT_NS, &err);
+	rlt__pub_close(&rd);
+	if (rc < 0) {
+		fprintf(stderr, "rlthrottle: set: %ld: %s\n", (long)pid, err.msg);
+		return 2;
+	}
+	printf("%ld: %s\n", (long)pid, err.msg);
+	return 0;
+}
+
 static int set_process(const char *pid_s, const char *var_s, const char *text)
 {
 	struct rlt_rule parsed;
@@ -98,6 +147,8 @@ static int set_process(const char *pid_s, const char *var_s, const char *text)
 
 	if (rlt_cli_parse_pid(pid_s, &pid) != 0)
 		return usage_error("PID must be a process id or shared:NAME");
+	if (names_net(var_s))
+		return set_net(pid, text);
 	if (parse_var(var_s, &var, &index) != 0) {
 		fprintf(stderr,
 		        "rlthrottle: set: \"%s\": VAR is one of RLT_CONNECT, RLT_ACCEPT, RLT_SEND, "

@@ -33,6 +33,8 @@ static void usage(FILE *f)
 	      "  -u, --send RULE      limit data sent (upload)            (RLT_SEND)\n"
 	      "  -d, --recv RULE      limit data received (download)      (RLT_RECV)\n"
 	      "  -n, --conns N        limit connections open at once      (RLT_CONNS)\n"
+	      "      --net COND       a network condition: latency, loss, reset, hang,\n"
+	      "                       slice, connect (see rlthrottle(7))  (RLT_NET)\n"
 	      "      --stats PATH     write a JSON summary at exit        (RLT_STATS)\n"
 	      "                       (%p: the pid; stderr: to stderr)\n"
 	      "      --log LEVEL      error, warn, info or debug          (RLT_LOG)\n"
@@ -121,6 +123,24 @@ static void add_rule(enum rlt_var v, const char *rule)
 	if (asprintf(&joined, "%s; %s", old, rule) < 0)
 		die("out of memory");
 	if (setenv(name, joined, 1) != 0)
+		die("cannot set the environment");
+	free(joined);
+}
+
+/* --net adds a condition to what RLT_NET already holds. */
+static void add_net(const char *cond)
+{
+	const char *old = getenv("RLT_NET");
+	char *joined;
+
+	if (!old || !*old) {
+		if (setenv("RLT_NET", cond, 1) != 0)
+			die("cannot set the environment");
+		return;
+	}
+	if (asprintf(&joined, "%s; %s", old, cond) < 0)
+		die("out of memory");
+	if (setenv("RLT_NET", joined, 1) != 0)
 		die("cannot set the environment");
 	free(joined);
 }
@@ -251,16 +271,78 @@ static int asks_check(int argc, char **argv)
 	return 0;
 }
 
+/* The subcommands, before option parsing: 1 with *status the exit status of the one argv[1]
+ * names, 0 when it names none. */
+static int subcommand(int argc, char **argv, int *status)
+{
+	static const struct {
+		const char *name;
+		int (*run)(int argc, char **argv);
+	} sub[] = {
+		{"shm", rlt_cli_shm_cmd}, {"set", rlt_cli_set_cmd}, {"top", rlt_cli_top},
+		{"stats", rlt_cli_stats}, {"help", help},
+	};
+	size_t i;
+
+	for (i = 0; argc > 1 && i < sizeof sub / sizeof sub[0]; i++)
+		if (!strcmp(argv[1], sub[i].name)) {
+			*status = sub[i].run(argc - 1, argv + 1);
+			return 1;
+		}
+	return 0;
+}
+
+/* --help and --version (only: 'h' or 'V', as given in only_arg) stand alone: anything beside
+ * them is a mistake to report, not to drop silently. */
+static int help_or_version(int only, const char *only_arg, int argc)
+{
+	if (argc != 2) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "%.60s takes no other argument (see --help)", only_arg);
+		die(msg);
+	}
+	if (only == 'h')
+		usage(stdout);
+	else
+		printf("rlthrottle %s\n", RLT_VERSION);
+	return 0;
+}
+
+/* Runs cmd under the front the options chose (a static cmd gets the system-call front) with
+ * the rules checked; returns only when it could not be run, or with the command's status. */
+static int run_command(char **cmd, int seccomp, int per_process)
+{
+	if (!seccomp && rlt_cli_is_static(cmd[0]) == 1) {
+		/* a preload cannot reach it: never run it unthrottled without a word */
+		const char *lv = getenv("RLT_LOG");
+		if (lv && (!strcmp(lv, "info") || !strcmp(lv, "debug")))
+			fprintf(stderr, "rlthrottle: %s is a static binary: throttled through the "
+			                "system-call front (--seccomp)\n", cmd[0]);
+		seccomp = 1;
+	}
+	if (rlt_cli_check_rules(0, seccomp) != 0)
+		return RLT_EXIT_OWN;
+	/* one budget for the command, unless each process is to have its own */
+	if (!per_process)
+		return rlt_cli_command_run(cmd, seccomp, preload_and_exec);
+	unsetenv("RLT_COMMAND_SCOPE"); /* an outer launcher's command is not ours */
+	if (seccomp)
+		return rlt_cli_trap_run(cmd);
+	preload_and_exec(cmd);
+	return RLT_EXIT_OWN;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_STATS = 256, OPT_SECCOMP, OPT_CHECK, OPT_LOG, OPT_NO_INHERIT, OPT_NO_PUBLISH,
-	       OPT_PER_PROCESS };
+	       OPT_PER_PROCESS, OPT_NET };
 	static const struct option opts[] = {
 		{"connect", required_argument, NULL, 'c'},
 		{"accept", required_argument, NULL, 'a'},
 		{"send", required_argument, NULL, 'u'},
 		{"recv", required_argument, NULL, 'd'},
 		{"conns", required_argument, NULL, 'n'},
+		{"net", required_argument, NULL, OPT_NET},
 		{"stats", required_argument, NULL, OPT_STATS},
 		{"log", required_argument, NULL, OPT_LOG},
 		{"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
@@ -275,17 +357,8 @@ int main(int argc, char **argv)
 	int seccomp = 0, check = 0, only = 0, per_process = 0, c;
 	const char *only_arg = NULL;
 
-	/* subcommands, before option parsing */
-	if (argc > 1 && !strcmp(argv[1], "shm"))
-		return rlt_cli_shm_cmd(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "set"))
-		return rlt_cli_set_cmd(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "top"))
-		return rlt_cli_top(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "stats"))
-		return rlt_cli_stats(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "help"))
-		return help(argc - 1, argv + 1);
+	if (subcommand(argc, argv, &c))
+		return c;
 	checking = asks_check(argc, argv);
 	/* "+": stop at the first non-option, so the command's own options stay its own */
 	opterr = 0;
@@ -302,6 +375,7 @@ int main(int argc, char **argv)
 			add_rule(RLT_VAR_RECV, optarg);
 			break;
 		case 'n': add_rule(RLT_VAR_CONNS, optarg); break;
+		case OPT_NET: add_net(optarg); break;
 		case OPT_STATS:
 			if (!*optarg)
 				die("--stats needs a path (or stderr)");
@@ -327,40 +401,11 @@ int main(int argc, char **argv)
 			bad_option(argv[optind - 1], c, optopt, opts);
 		}
 	}
-	/* --help and --version stand alone: anything beside them is a mistake to report, not to
-	 * drop silently */
-	if (only) {
-		if (argc != 2) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "%.60s takes no other argument (see --help)", only_arg);
-			die(msg);
-		}
-		if (only == 'h')
-			usage(stdout);
-		else
-			printf("rlthrottle %s\n", RLT_VERSION);
-		return 0;
-	}
+	if (only)
+		return help_or_version(only, only_arg, argc);
 	if (check)
 		return rlt_cli_check_rules(1, seccomp) == 0 ? 0 : 2;
 	if (optind >= argc)
 		die("no command to run (see --help)");
-	if (!seccomp && rlt_cli_is_static(argv[optind]) == 1) {
-		/* a preload cannot reach it: never run it unthrottled without a word */
-		const char *lv = getenv("RLT_LOG");
-		if (lv && (!strcmp(lv, "info") || !strcmp(lv, "debug")))
-			fprintf(stderr, "rlthrottle: %s is a static binary: throttled through the "
-			                "system-call front (--seccomp)\n", argv[optind]);
-		seccomp = 1;
-	}
-	if (rlt_cli_check_rules(0, seccomp) != 0)
-		return RLT_EXIT_OWN;
-	/* one budget for the command, unless each process is to have its own */
-	if (!per_process)
-		return rlt_cli_command_run(argv + optind, seccomp, preload_and_exec);
-	unsetenv("RLT_COMMAND_SCOPE"); /* an outer launcher's command is not ours */
-	if (seccomp)
-		return rlt_cli_trap_run(argv + optind);
-	preload_and_exec(argv + optind);
-	return RLT_EXIT_OWN;
+	return run_command(argv + optind, seccomp, per_process);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "launcher.h"
+#include "net.h"
 #include "policy.h"
 #include "rlthrottle.h"
 #include "scope_redis.h"
@@ -156,8 +157,29 @@ int rlt_cli_check_rules(int print, int seccomp)
 			}
 		}
 	}
+	/* RLT_NET: the network conditions, refused whole when one is bad (the library stops
+	 * at a bad one whatever RLT_ON_ERROR says: a test under a condition it did not get would
+	 * prove nothing) */
+	static struct rlt__net_set net;
+	if (rlt__net_parse(getenv(RLT_NET_VAR), &net, &err) != 0) {
+		fprintf(stderr, "rlthrottle: %s\n", err.msg);
+		return -1;
+	}
+	for (unsigned i = 0; i < net.n; i++) {
+		const char *why = rlt__net_unsupported(&net.c[i]);
+		if (why) {
+			fprintf(stderr, "rlthrottle: %s=\"%.200s\": %s\n", RLT_NET_VAR, net.c[i].text, why);
+			return -1;
+		}
+	}
+	for (unsigned i = 0; print && i < net.n; i++) {
+		char canon[1200];
+		rlt__net_format(&net.c[i], canon, sizeof canon);
+		printf("%s: %s\n", RLT_NET_VAR, canon);
+	}
+	printed += (int)net.n;
 	if (print && !printed && !bad)
-		printf("no rules: RLT_CONNECT, RLT_ACCEPT, RLT_SEND, RLT_RECV and RLT_CONNS are "
-		       "unset (a command would run unthrottled)\n");
+		printf("no rules: RLT_CONNECT, RLT_ACCEPT, RLT_SEND, RLT_RECV, RLT_CONNS and RLT_NET "
+		       "are unset (a command would run unthrottled)\n");
 	return print && bad ? -1 : 0;
 }

@@ -23,19 +23,25 @@
 #include "trap_abi.h"
 #include "trap_filter.h"
 
-/* Always ours: every network call, the calls that could leave SIGSYS blocked, and exec (the
- * new image needs the handler again). */
+/* Always ours: the calls that make or take a socket (recvmsg may bring one: SCM_RIGHTS), the
+ * calls that could leave SIGSYS blocked, and exec (the new image needs the handler again). */
 static const char *const always[] = {
-	"socket", "socketpair", "connect", "accept", "accept4", "sendto", "recvfrom", "sendmsg",
-	"recvmsg", "sendmmsg", "recvmmsg", "rt_sigaction", "rt_sigprocmask", "execve",
-	"execveat", "close_range", "exit_group",
+	"socket", "socketpair", "connect", "accept", "accept4", "recvmsg", "rt_sigaction",
+	"rt_sigprocmask", "execve", "execveat", "close_range", "exit_group",
 };
+/* Ours when a rule may apply to them (RLT_TRAP_SENDS, RLT_TRAP_RECVS). */
+static const char *const sends[] = {"sendto", "sendmsg", "sendmmsg"};
+static const char *const recvs[] = {"recvfrom", "recvmmsg"};
 
-/* Ours when their first fd is in the band. */
-static const char *const on_band_fd[] = {
-	"read", "write", "readv", "writev", "preadv2", "pwritev2", "close", "dup", "fcntl",
-	"sendfile",
-};
+/* Ours when their first fd is in the band: always, or in the class of their data. */
+static const char *const on_band_fd[] = {"close", "dup", "fcntl"};
+static const char *const sends_on_band_fd[] = {"write", "writev", "pwritev2", "sendfile"};
+static const char *const recvs_on_band_fd[] = {"read", "readv", "preadv2"};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static int rules(scmp_filter_ctx ctx, const char *const *names, size_t n, unsigned nargs,
+                 const struct scmp_arg_cmp *cmp, struct rlt_error *err);
 
 /* Ours when they carry a signal mask (the argument that points to it, 0-based). */
 static const struct {
@@ -64,27 +70,42 @@ static int rule(scmp_filter_ctx ctx, uint32_t act, const char *name, unsigned n,
 	return rc ? rlt__fail(err, rc, "seccomp rule for %s: %s", name, strerror(-rc)) : 0;
 }
 
-static int body(scmp_filter_ctx ctx, int band, struct rlt_error *err)
+static int rules(scmp_filter_ctx ctx, const char *const *names, size_t n, unsigned nargs,
+                 const struct scmp_arg_cmp *cmp, struct rlt_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rule(ctx, SCMP_ACT_TRAP, names[i], nargs, cmp, err))
+			return -1;
+	return 0;
+}
+
+static int body(scmp_filter_ctx ctx, int band, unsigned covers, struct rlt_error *err)
 {
 	const uint32_t trap = SCMP_ACT_TRAP;
 	struct scmp_arg_cmp c[2];
 	size_t i;
 
-	for (i = 0; i < sizeof always / sizeof always[0]; i++)
-		if (rule(ctx, trap, always[i], 0, NULL, err))
-			return -1;
 	c[0] = cmp_arg(0, SCMP_CMP_GE, (scmp_datum_t)band, 0);
-	for (i = 0; i < sizeof on_band_fd / sizeof on_band_fd[0]; i++)
-		if (rule(ctx, trap, on_band_fd[i], 1, c, err))
-			return -1;
+	if (rules(ctx, always, COUNT(always), 0, NULL, err) ||
+	    rules(ctx, on_band_fd, COUNT(on_band_fd), 1, c, err))
+		return -1;
+	if ((covers & RLT_TRAP_SENDS) && (rules(ctx, sends, COUNT(sends), 0, NULL, err) ||
+	                                  rules(ctx, sends_on_band_fd, COUNT(sends_on_band_fd), 1,
+	                                        c, err)))
+		return -1;
+	if ((covers & RLT_TRAP_RECVS) && (rules(ctx, recvs, COUNT(recvs), 0, NULL, err) ||
+	                                  rules(ctx, recvs_on_band_fd, COUNT(recvs_on_band_fd), 1,
+	                                        c, err)))
+		return -1;
 	/* dup2, dup3: a socket copied down, or whatever held a band fd replaced */
 	c[1] = cmp_arg(1, SCMP_CMP_GE, (scmp_datum_t)band, 0);
 	if (rule(ctx, trap, "dup2", 1, &c[0], err) || rule(ctx, trap, "dup2", 1, &c[1], err) ||
 	    rule(ctx, trap, "dup3", 1, &c[0], err) || rule(ctx, trap, "dup3", 1, &c[1], err))
 		return -1;
-	/* splice: either end a socket */
+	/* splice: from a socket (a receive), to a socket (a send) */
 	c[1] = cmp_arg(2, SCMP_CMP_GE, (scmp_datum_t)band, 0);
-	if (rule(ctx, trap, "splice", 1, &c[0], err) || rule(ctx, trap, "splice", 1, &c[1], err))
+	if (((covers & RLT_TRAP_RECVS) && rule(ctx, trap, "splice", 1, &c[0], err)) ||
+	    ((covers & RLT_TRAP_SENDS) && rule(ctx, trap, "splice", 1, &c[1], err)))
 		return -1;
 	/* epoll_ctl on a socket: the registrations the waits hold back (preload/hook_poll.c);
 	 * the waits themselves trap from the first throttled socket on (trap_band.c) */
@@ -169,7 +190,7 @@ int rlt_cli_trap_filter(const struct rlt_cli_trap_spec *spec, struct sock_filter
 		seccomp_release(ctx);
 		return rlt__fail(err, -EINVAL, "seccomp attributes refused");
 	}
-	if (body(ctx, spec->band, err) != 0) {
+	if (body(ctx, spec->band, spec->covers, err) != 0) {
 		seccomp_release(ctx);
 		return -1;
 	}

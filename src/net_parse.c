@@ -1,0 +1,654 @@
+/*
+ * net_parse.c: the grammar of RLT_NET (rlthrottle(7) NETWORK CONDITIONS), from a value to
+ * struct rlt__net_set and back to a canonical text (rlt__net_format) that parses to the same.
+ *
+ * Like rule_parse.c it runs at load, in a preloaded library or the freestanding handler: no
+ * allocation, no stdio streams, no locale, no state outside the stack. A bad value is never
+ * guessed at: the message names the variable, quotes the condition and the wrong part.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "net.h"
+#include "units.h"
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+#define PART_MAX 64
+
+static const char *const kind_names[RLT_NET_KIND_COUNT] = {
+	[RLT_NET_LATENCY] = "latency", [RLT_NET_LOSS] = "loss",   [RLT_NET_RESET] = "reset",
+	[RLT_NET_HANG] = "hang",       [RLT_NET_SLICE] = "slice", [RLT_NET_CONNECT] = "connect",
+};
+
+const char *rlt__net_kind_name(enum rlt__net_kind k)
+{
+	return (unsigned)k < RLT_NET_KIND_COUNT ? kind_names[k] : "?";
+}
+
+enum key {
+	K_DIR = 0, K_P, K_SEED, K_AFTER, K_CLOSE, K_JITTER, K_DIST, K_DELAY, K_PEER, K_PORT,
+	K_FAMILY, K_COUNT
+};
+static const char *const key_names[K_COUNT] = {
+	[K_DIR] = "dir",       [K_P] = "p",         [K_SEED] = "seed",   [K_AFTER] = "after",
+	[K_CLOSE] = "close",   [K_JITTER] = "jitter", [K_DIST] = "dist", [K_DELAY] = "delay",
+	[K_PEER] = "peer",     [K_PORT] = "port",   [K_FAMILY] = "family",
+};
+static const char *const family_names[] = { [RLT_FAMILY_INET] = "inet",
+	                                    [RLT_FAMILY_UNIX] = "unix",
+	                                    [RLT_FAMILY_ALL] = "all" };
+
+struct span {
+	const char *s;
+	size_t n;
+};
+
+struct qbuf {
+	char s[PART_MAX + 4 * 1 + 4];
+};
+
+/* s[0..n) quoted for a message: printable ASCII as is, '"' and '\' escaped, other bytes \xNN,
+ * cut to PART_MAX with "...". */
+static const char *qp(struct qbuf *q, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)s[i];
+		if (o + 4 > PART_MAX) {
+			memcpy(q->s + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (b < 0x20 || b >= 0x7f) {
+			q->s[o++] = '\\';
+			q->s[o++] = 'x';
+			q->s[o++] = hex[b >> 4];
+			q->s[o++] = hex[b & 15];
+		} else {
+			if (b == '"' || b == '\\')
+				q->s[o++] = '\\';
+			q->s[o++] = (char)b;
+		}
+	}
+	q->s[o] = '\0';
+	return q->s;
+}
+
+struct ctx {
+	struct span cond; /* the condition quoted (or the whole value) */
+	struct rlt_error *err;
+};
+
+/* RLT_NET="cond": detail; -EINVAL. The condition's quote is cut to leave the detail whole. */
+__attribute__((format(printf, 2, 3))) static int fail(const struct ctx *c, const char *fmt, ...)
+{
+	char detail[320], quoted[200];
+	struct qbuf q;
+	va_list ap;
+	size_t n = c->cond.n;
+
+	if (!c->err)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof detail, fmt, ap);
+	va_end(ap);
+	/* the condition, in pieces of PART_MAX so that a long one still shows whole up to 180 */
+	quoted[0] = '\0';
+	for (size_t off = 0, o = 0; off < n && o + PART_MAX + 8 < sizeof quoted;) {
+		size_t k = n - off < PART_MAX / 4 ? n - off : PART_MAX / 4;
+		size_t w = strlen(qp(&q, c->cond.s + off, k));
+		memcpy(quoted + o, q.s, w + 1);
+		o += w;
+		off += k;
+		if (off < n && o + PART_MAX + 8 >= sizeof quoted) {
+			memcpy(quoted + o, "...", 4);
+			break;
+		}
+	}
+	snprintf(c->err->msg, sizeof c->err->msg, RLT_NET_VAR "=\"%s\": %s", quoted, detail);
+	return -EINVAL;
+}
+
+static int is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+static int span_is(struct span t, const char *word)
+{
+	return strlen(word) == t.n && memcmp(word, t.s, t.n) == 0;
+}
+
+static int lookup(struct span t, const char *const *names, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (names[i] && span_is(t, names[i]))
+			return (int)i;
+	return -1;
+}
+
+static void trim(const char **s, size_t *n)
+{
+	while (*n > 0 && is_blank((*s)[0])) {
+		(*s)++;
+		(*n)--;
+	}
+	while (*n > 0 && is_blank((*s)[*n - 1]))
+		(*n)--;
+}
+
+static int next_token(const char **p, const char *end, struct span *t)
+{
+	const char *s = *p;
+
+	while (s < end && is_blank(*s))
+		s++;
+	if (s == end)
+		return 0;
+	t->s = s;
+	while (s < end && !is_blank(*s))
+		s++;
+	t->n = (size_t)(s - t->s);
+	*p = s;
+	return 1;
+}
+
+/* ----- values ----- */
+
+static int parse_dur(const struct ctx *c, const char *what, struct span v, uint64_t *ns)
+{
+	struct qbuf q;
+
+	if (rlt__parse_duration(v.s, v.n, ns) != 0)
+		return fail(c, "%s: \"%s\" is not a duration (e.g. 50ms, 1.5s, 200us)", what,
+		            qp(&q, v.s, v.n));
+	return 0;
+}
+
+/* A number of bytes: a count, or an amount with a byte unit (1MB, 64KiB), whole. */
+static int parse_bytes(struct span v, uint64_t *out)
+{
+	const struct rlt__unit *u;
+	uint64_t num, den;
+
+	if (rlt__parse_amount(v.s, v.n, &u, &num, &den) != 0)
+		return -1;
+	if (u->kind != RLT_UNIT_BYTES && u->name[0] != '\0')
+		return -1;
+	if (den != 1 || num == 0)
+		return -1;
+	*out = num;
+	return 0;
+}
+
+/* P% with at most 4 decimals, 0..100, in parts per million. */
+static int parse_share(const struct ctx *c, const char *what, struct span v, uint32_t *ppm)
+{
+	struct rlt__decimal d;
+	struct qbuf q;
+	uint64_t x;
+
+	if (v.n < 2 || v.s[v.n - 1] != '%' || rlt__parse_decimal(v.s, v.n - 1, &d) != 0 ||
+	    d.scale > 4)
+		return fail(c, "%s: \"%s\" is not a share: write a percentage such as 1%% or "
+		               "0.25%%", what, qp(&q, v.s, v.n));
+	x = d.digits;
+	for (unsigned i = d.scale; i < 4; i++)
+		x *= 10;
+	if (d.digits > 100000000ull || x > 1000000ull)
+		return fail(c, "%s: \"%s\" is not a share in 0%%..100%%", what, qp(&q, v.s, v.n));
+	*ppm = (uint32_t)x;
+	return 0;
+}
+
+static int parse_peer(const struct ctx *c, struct span v, struct rlt__net_match *m)
+{
+	const char *slash = memchr(v.s, '/', v.n);
+	struct span addr = { v.s, slash ? (size_t)(slash - v.s) : v.n };
+	char buf[INET6_ADDRSTRLEN];
+	unsigned max, prefix;
+	struct qbuf q;
+
+	if (addr.n == 0 || addr.n >= sizeof buf)
+		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address", qp(&q, addr.s, addr.n));
+	memcpy(buf, addr.s, addr.n);
+	buf[addr.n] = '\0';
+	m->peer_af = memchr(addr.s, ':', addr.n) ? AF_INET6 : AF_INET;
+	if (inet_pton(m->peer_af, buf, m->peer_addr) != 1)
+		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address", qp(&q, addr.s, addr.n));
+	max = m->peer_af == AF_INET ? 32 : 128;
+	prefix = max;
+	if (slash) {
+		struct span p = { slash + 1, v.n - addr.n - 1 };
+		uint64_t x = 0;
+		int rc = span_is(p, "0") ? 0 : rlt__parse_count(p.s, p.n, max, &x);
+		if (rc)
+			return fail(c, "peer: prefix \"/%s\" is not in 0..%u for %s", qp(&q, p.s, p.n),
+			            max, max == 32 ? "IPv4" : "IPv6");
+		prefix = (unsigned)x;
+	}
+	m->peer_prefix = (uint8_t)prefix;
+	for (unsigned i = 0; i < max / 8; i++) {
+		unsigned keep = prefix >= 8 * (i + 1) ? 8 : prefix > 8 * i ? prefix - 8 * i : 0;
+		m->peer_addr[i] &= (uint8_t)(0xff00u >> keep);
+	}
+	return 0;
+}
+
+/* N or N-M, each in lo..max; *a <= *b. */
+static int parse_range(struct span v, uint64_t max, uint64_t *a, uint64_t *b,
+                       int (*one)(struct span, uint64_t, uint64_t *))
+{
+	const char *dash = memchr(v.s, '-', v.n);
+	struct span lo = { v.s, dash ? (size_t)(dash - v.s) : v.n };
+	struct span hi = dash ? (struct span){ dash + 1, v.n - lo.n - 1 } : lo;
+
+	if (one(lo, max, a) != 0 || one(hi, max, b) != 0)
+		return -1;
+	return *a <= *b ? 0 : -2;
+}
+
+static int one_port(struct span v, uint64_t max, uint64_t *x)
+{
+	return rlt__parse_count(v.s, v.n, max, x);
+}
+
+static int one_size(struct span v, uint64_t max, uint64_t *x)
+{
+	return parse_bytes(v, x) != 0 || *x > max ? -1 : 0;
+}
+
+/* ----- one condition ----- */
+
+static int parse_cond(const struct ctx *c, struct rlt__net_cond *r)
+{
+	const char *p = c->cond.s, *end = c->cond.s + c->cond.n;
+	struct span head, kind, val, t, kv[K_COUNT];
+	int has[K_COUNT] = { 0 }, neg[K_COUNT] = { 0 };
+	struct qbuf q1;
+	const char *eq;
+	int k, rc;
+
+	memset(r, 0, sizeof *r);
+	memcpy(r->text, c->cond.s, c->cond.n < RLT_RULE_TEXT_MAX ? c->cond.n : RLT_RULE_TEXT_MAX);
+	r->p_ppm = RLT_NET_PPM;
+	r->m.port_hi = 65535;
+	r->m.family = RLT_FAMILY_INET;
+
+	next_token(&p, end, &head); /* not blank: the caller made sure */
+	eq = memchr(head.s, '=', head.n);
+	kind = (struct span){ head.s, eq ? (size_t)(eq - head.s) : head.n };
+	val = eq ? (struct span){ eq + 1, head.n - kind.n - 1 } : (struct span){ NULL, 0 };
+	k = lookup(kind, kind_names, RLT_NET_KIND_COUNT);
+	if (k < 0)
+		return fail(c, "unknown condition \"%s\" (latency, loss, reset, hang, slice, connect)",
+		            qp(&q1, kind.s, kind.n));
+	r->kind = (enum rlt__net_kind)k;
+	if (eq && val.n == 0)
+		return fail(c, "%s: no value after \"=\"", kind_names[k]);
+	if ((r->kind == RLT_NET_RESET || r->kind == RLT_NET_HANG) && eq)
+		return fail(c, "%s takes no value: write \"%s after=DUR\" or \"%s after=SIZE\"",
+		            kind_names[k], kind_names[k], kind_names[k]);
+	if (!eq && r->kind != RLT_NET_RESET && r->kind != RLT_NET_HANG)
+		return fail(c, "%s needs a value: %s", kind_names[k],
+		            r->kind == RLT_NET_LATENCY ? "latency=DUR, e.g. latency=50ms"
+		            : r->kind == RLT_NET_LOSS  ? "loss=P%, e.g. loss=1%"
+		            : r->kind == RLT_NET_SLICE ? "slice=N[-M] bytes, e.g. slice=1-100"
+		                                       : "connect=refuse or connect=timeout");
+
+	while (next_token(&p, end, &t)) {
+		const char *e2 = memchr(t.s, '=', t.n);
+		struct span key;
+		int not = 0, kk;
+		if (!e2)
+			return fail(c, "\"%s\" is not key=value", qp(&q1, t.s, t.n));
+		key = (struct span){ t.s, (size_t)(e2 - t.s) };
+		if (key.n > 0 && key.s[key.n - 1] == '!') {
+			not = 1;
+			key.n--;
+		}
+		if (key.n == 0)
+			return fail(c, "\"%s\" has no key before \"=\"", qp(&q1, t.s, t.n));
+		kk = lookup(key, key_names, K_COUNT);
+		if (kk < 0)
+			return fail(c, "unknown key \"%s\" (dir, p, seed, after, close, jitter, dist, "
+			               "delay, peer, port, family)", qp(&q1, key.s, key.n));
+		if (not && kk != K_PEER && kk != K_PORT && kk != K_FAMILY)
+			return fail(c, "%s!=: only peer, port and family can be negated", key_names[kk]);
+		if (has[kk])
+			return fail(c, "%s is given twice", key_names[kk]);
+		kv[kk] = (struct span){ e2 + 1, (size_t)(t.s + t.n - e2 - 1) };
+		if (kv[kk].n == 0)
+			return fail(c, "%s: no value after \"%s=\"", key_names[kk], not ? "!" : "");
+		has[kk] = 1;
+		neg[kk] = not;
+	}
+
+	/* The keys each kind takes: anything else is a mistake worth naming. */
+	{
+		static const unsigned takes[RLT_NET_KIND_COUNT] = {
+			[RLT_NET_LATENCY] = 1u << K_JITTER | 1u << K_DIST | 1u << K_DIR,
+			[RLT_NET_LOSS] = 1u << K_DIR,
+			[RLT_NET_RESET] = 1u << K_AFTER,
+			[RLT_NET_HANG] = 1u << K_AFTER | 1u << K_CLOSE | 1u << K_DIR,
+			[RLT_NET_SLICE] = 1u << K_DELAY | 1u << K_DIR,
+			[RLT_NET_CONNECT] = 1u << K_AFTER,
+		};
+		unsigned common = 1u << K_P | 1u << K_SEED | 1u << K_PEER | 1u << K_PORT |
+		                  1u << K_FAMILY;
+		for (int i = 0; i < K_COUNT; i++)
+			if (has[i] && !((takes[r->kind] | common) & (1u << i)))
+				return fail(c, "%s does not apply to %s", key_names[i], kind_names[r->kind]);
+	}
+
+	switch (r->kind) {
+	case RLT_NET_LATENCY:
+		r->dir = RLT_NET_IN;
+		rc = parse_dur(c, "latency", val, &r->dur_ns);
+		if (rc)
+			return rc;
+		if (has[K_JITTER]) {
+			rc = parse_dur(c, "jitter", kv[K_JITTER], &r->jitter_ns);
+			if (rc)
+				return rc;
+		}
+		if (has[K_DIST]) {
+			if (span_is(kv[K_DIST], "uniform"))
+				r->dist = RLT_NET_UNIFORM;
+			else if (span_is(kv[K_DIST], "normal"))
+				r->dist = RLT_NET_NORMAL;
+			else
+				return fail(c, "dist: unknown \"%s\" (uniform, normal)",
+				            qp(&q1, kv[K_DIST].s, kv[K_DIST].n));
+			if (!has[K_JITTER])
+				return fail(c, "dist applies only with jitter=: it shapes the jitter");
+		}
+		break;
+	case RLT_NET_LOSS:
+		r->dir = RLT_NET_BOTH;
+		rc = parse_share(c, "loss", val, &r->loss_ppm);
+		if (rc)
+			return rc;
+		break;
+	case RLT_NET_HANG:
+		r->dir = RLT_NET_BOTH;
+		if (has[K_CLOSE]) {
+			rc = parse_dur(c, "close", kv[K_CLOSE], &r->close_ns);
+			if (rc)
+				return rc;
+			if (r->close_ns == 0)
+				return fail(c, "close: 0 would close at once: that is a reset; give a "
+				               "duration such as close=30s");
+		}
+		/* after= as reset's */
+		__attribute__((fallthrough));
+	case RLT_NET_RESET:
+		if (has[K_AFTER]) {
+			struct span a = kv[K_AFTER];
+			if (rlt__parse_duration(a.s, a.n, &r->after_ns) == 0) {
+				r->after = RLT_NET_AFTER_TIME;
+			} else if (parse_bytes(a, &r->after_bytes) == 0) {
+				r->after = RLT_NET_AFTER_BYTES;
+			} else {
+				return fail(c, "after: \"%s\" is neither a duration (e.g. 5s) nor a size "
+				               "(e.g. 1MB, 64KiB, 1000)", qp(&q1, a.s, a.n));
+			}
+		}
+		break;
+	case RLT_NET_SLICE: {
+		r->dir = RLT_NET_BOTH;
+		rc = parse_range(val, UINT32_MAX, &r->slice_lo, &r->slice_hi, one_size);
+		if (rc == -2)
+			return fail(c, "slice: \"%s\" is an inverted range: the smaller size first",
+			            qp(&q1, val.s, val.n));
+		if (rc)
+			return fail(c, "slice: \"%s\" is not N or N-M bytes, each from 1 to %u (e.g. "
+			               "slice=1-100, slice=1KiB)", qp(&q1, val.s, val.n), UINT32_MAX);
+		if (has[K_DELAY]) {
+			rc = parse_dur(c, "delay", kv[K_DELAY], &r->delay_ns);
+			if (rc)
+				return rc;
+		}
+		break;
+	}
+	case RLT_NET_CONNECT:
+		if (span_is(val, "refuse")) {
+			r->connect = RLT_NET_REFUSE;
+			if (has[K_AFTER])
+				return fail(c, "after does not apply to connect=refuse: a refusal is at "
+				               "once");
+		} else if (span_is(val, "timeout")) {
+			r->connect = RLT_NET_TIMEOUT;
+			r->connect_ns = RLT_NET_CONNECT_DEFAULT_NS;
+			if (has[K_AFTER]) {
+				rc = parse_dur(c, "after", kv[K_AFTER], &r->connect_ns);
+				if (rc)
+					return rc;
+			}
+		} else {
+			return fail(c, "connect: unknown \"%s\" (refuse, timeout)",
+			            qp(&q1, val.s, val.n));
+		}
+		break;
+	default:
+		break;
+	}
+
+	if (has[K_DIR]) {
+		if (span_is(kv[K_DIR], "in"))
+			r->dir = RLT_NET_IN;
+		else if (span_is(kv[K_DIR], "out"))
+			r->dir = RLT_NET_OUT;
+		else if (span_is(kv[K_DIR], "both"))
+			r->dir = RLT_NET_BOTH;
+		else
+			return fail(c, "dir: unknown \"%s\" (in, out, both)",
+			            qp(&q1, kv[K_DIR].s, kv[K_DIR].n));
+	}
+	if (has[K_P]) {
+		rc = parse_share(c, "p", kv[K_P], &r->p_ppm);
+		if (rc)
+			return rc;
+	}
+	if (has[K_SEED]) {
+		struct span s = kv[K_SEED];
+		uint64_t x = 0;
+		if (span_is(s, "0"))
+			x = 0;
+		else if (rlt__parse_count(s.s, s.n, UINT64_MAX, &x) != 0)
+			return fail(c, "seed: \"%s\" is not a whole number", qp(&q1, s.s, s.n));
+		r->seed = x;
+		r->has_seed = 1;
+	}
+	if (has[K_PEER]) {
+		rc = parse_peer(c, kv[K_PEER], &r->m);
+		if (rc)
+			return rc;
+		r->m.peer_not = (uint8_t)neg[K_PEER];
+	}
+	if (has[K_PORT]) {
+		uint64_t a, b;
+		rc = parse_range(kv[K_PORT], 65535, &a, &b, one_port);
+		if (rc == -2)
+			return fail(c, "port: \"%s\" is an inverted range: the lower port first",
+			            qp(&q1, kv[K_PORT].s, kv[K_PORT].n));
+		if (rc)
+			return fail(c, "port: \"%s\" is not a port or a range N-M in 1..65535",
+			            qp(&q1, kv[K_PORT].s, kv[K_PORT].n));
+		r->m.port_lo = (uint16_t)a;
+		r->m.port_hi = (uint16_t)b;
+		r->m.port_not = (uint8_t)neg[K_PORT];
+	}
+	if (has[K_FAMILY]) {
+		int f = lookup(kv[K_FAMILY], family_names, COUNT_OF(family_names));
+		if (f < 0)
+			return fail(c, "family: unknown \"%s\" (inet, unix, all)",
+			            qp(&q1, kv[K_FAMILY].s, kv[K_FAMILY].n));
+		if (neg[K_FAMILY] && f == RLT_FAMILY_ALL)
+			return fail(c, "family!=all would match nothing");
+		r->m.family = (enum rlt_family)f;
+		r->m.family_not = (uint8_t)neg[K_FAMILY];
+	}
+	if (!r->m.family_not && r->m.family == RLT_FAMILY_UNIX &&
+	    ((has[K_PEER] && !neg[K_PEER]) || (has[K_PORT] && !neg[K_PORT])))
+		return fail(c, "%s does not apply to family=unix: a unix socket has no %s",
+		            has[K_PEER] ? "peer" : "port", has[K_PEER] ? "IP address" : "port");
+	return 0;
+}
+
+int rlt__net_parse(const char *value, struct rlt__net_set *out, struct rlt_error *err)
+{
+	struct ctx c = { { value ? value : "", 0 }, err };
+	size_t len;
+	const char *p, *end;
+
+	out->n = 0;
+	if (!value)
+		return 0;
+	len = strnlen(value, RLT_VALUE_MAX + 1);
+	c.cond.n = len > 200 ? 200 : len;
+	if (len > RLT_VALUE_MAX)
+		return fail(&c, "is too long (more than %d bytes)", RLT_VALUE_MAX);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)value[i];
+		if ((b >= 0x20 && b < 0x7f) || b == '\t')
+			continue;
+		return fail(&c, "byte \\x%02x at position %zu is not printable ASCII", b, i + 1);
+	}
+	p = value;
+	end = value + len;
+	for (;;) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *cs = p;
+		size_t cn = (size_t)((semi ? semi : end) - p);
+		struct ctx one = { { NULL, 0 }, err };
+		int rc;
+
+		trim(&cs, &cn);
+		if (cn > 0) {
+			one.cond = (struct span){ cs, cn };
+			if (out->n >= RLT_NET_MAX)
+				rc = fail(&c, "has more than %d conditions", RLT_NET_MAX);
+			else if (cn > RLT_RULE_TEXT_MAX)
+				rc = fail(&one, "condition is too long (%zu bytes, at most %d)", cn,
+				          RLT_RULE_TEXT_MAX);
+			else
+				rc = parse_cond(&one, &out->c[out->n]);
+			if (rc) {
+				out->n = 0;
+				return rc;
+			}
+			out->n++;
+		}
+		if (!semi)
+			break;
+		p = semi + 1;
+	}
+	return 0;
+}
+
+/* ----- canonical form ----- */
+
+struct out {
+	char *buf;
+	size_t len, pos;
+};
+
+__attribute__((format(printf, 2, 3))) static void emit(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->pos < o->len ? o->buf + o->pos : NULL, o->pos < o->len ? o->len - o->pos : 0,
+	              fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->pos += (size_t)n;
+}
+
+static void emit_dur(struct out *o, const char *key, uint64_t ns)
+{
+	char d[48];
+	rlt__format_duration(d, sizeof d, ns);
+	emit(o, "%s%s", key, d);
+}
+
+static void emit_share(struct out *o, const char *key, uint32_t ppm)
+{
+	uint32_t whole = ppm / 10000, frac = ppm % 10000;
+	if (!frac) {
+		emit(o, "%s%u%%", key, whole);
+		return;
+	}
+	char f[8];
+	snprintf(f, sizeof f, "%04u", frac);
+	for (int i = 3; i > 0 && f[i] == '0'; i--)
+		f[i] = '\0';
+	emit(o, "%s%u.%s%%", key, whole, f);
+}
+
+int rlt__net_format(const struct rlt__net_cond *c, char *buf, size_t len)
+{
+	struct out o = { buf, len, 0 };
+	char a[INET6_ADDRSTRLEN];
+
+	if (buf && len)
+		buf[0] = '\0';
+	switch (c->kind) {
+	case RLT_NET_LATENCY:
+		emit_dur(&o, "latency=", c->dur_ns);
+		emit_dur(&o, " jitter=", c->jitter_ns);
+		emit(&o, " dist=%s", c->dist == RLT_NET_NORMAL ? "normal" : "uniform");
+		break;
+	case RLT_NET_LOSS: emit_share(&o, "loss=", c->loss_ppm); break;
+	case RLT_NET_RESET:
+	case RLT_NET_HANG:
+		emit(&o, "%s", kind_names[c->kind]);
+		if (c->after == RLT_NET_AFTER_TIME)
+			emit_dur(&o, " after=", c->after_ns);
+		else if (c->after == RLT_NET_AFTER_BYTES)
+			emit(&o, " after=%" PRIu64 "B", c->after_bytes);
+		if (c->kind == RLT_NET_HANG && c->close_ns)
+			emit_dur(&o, " close=", c->close_ns);
+		break;
+	case RLT_NET_SLICE:
+		if (c->slice_lo == c->slice_hi)
+			emit(&o, "slice=%" PRIu64, c->slice_lo);
+		else
+			emit(&o, "slice=%" PRIu64 "-%" PRIu64, c->slice_lo, c->slice_hi);
+		emit_dur(&o, " delay=", c->delay_ns);
+		break;
+	case RLT_NET_CONNECT:
+		if (c->connect == RLT_NET_REFUSE)
+			emit(&o, "connect=refuse");
+		else
+			emit_dur(&o, "connect=timeout after=", c->connect_ns);
+		break;
+	default: break;
+	}
+	if (c->dir)
+		emit(&o, " dir=%s", c->dir == RLT_NET_IN ? "in" : c->dir == RLT_NET_OUT ? "out" : "both");
+	emit_share(&o, " p=", c->p_ppm);
+	if (c->has_seed)
+		emit(&o, " seed=%" PRIu64, c->seed);
+	if (c->m.peer_af && inet_ntop(c->m.peer_af, c->m.peer_addr, a, sizeof a))
+		emit(&o, " peer%s=%s/%u", c->m.peer_not ? "!" : "", a, (unsigned)c->m.peer_prefix);
+	if (c->m.port_lo != 0 || c->m.port_hi != 65535) {
+		if (c->m.port_lo == c->m.port_hi)
+			emit(&o, " port%s=%u", c->m.port_not ? "!" : "", (unsigned)c->m.port_lo);
+		else
+			emit(&o, " port%s=%u-%u", c->m.port_not ? "!" : "", (unsigned)c->m.port_lo,
+			     (unsigned)c->m.port_hi);
+	}
+	emit(&o, " family%s=%s", c->m.family_not ? "!" : "", family_names[c->m.family]);
+	return (int)o.pos;
+}
