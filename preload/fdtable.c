@@ -108,6 +108,11 @@ struct rlt_pre_fd *rlt_pre_fd_slot(int fd)
 	return &table[fd];
 }
 
+int rlt_pre_fd_of(const struct rlt_pre_fd *e)
+{
+	return (int)(e - table);
+}
+
 /* Which rules can apply to a socket of this family/peer: a variable whose rules all exclude the
  * family (for example unix sockets under the default family=inet) leaves the mask 0, and the
  * socket then costs no more than a file. */
@@ -132,6 +137,7 @@ static void set_entry(struct rlt_pre_fd *e, int af, int type, int nonblock)
 	e->af = af;
 	e->nonblock = (uint8_t)nonblock;
 	e->listening = 0;
+	atomic_store_explicit(&e->unheld, 0, memory_order_relaxed);
 	e->local_port = 0;
 	memset(&e->peer, 0, sizeof e->peer);
 	e->conn = NULL;
@@ -282,6 +288,7 @@ void rlt_pre_fd_dup(int oldfd, int newfd)
 	to->af = from->af;
 	to->nonblock = from->nonblock;
 	to->listening = from->listening;
+	atomic_store_explicit(&to->unheld, atomic_load(&from->unheld), memory_order_relaxed);
 	to->local_port = from->local_port;
 	to->peer = from->peer;
 	memcpy(to->mask, from->mask, sizeof to->mask);

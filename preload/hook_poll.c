@@ -12,7 +12,10 @@
  * look at each fd's entry (no system call, no lock). epoll's interest set is the kernel's, so
  * the registrations of sockets are kept here (epoll_ctl) and a held socket's event is taken
  * out of its registration (EPOLL_CTL_MOD) while it is held, put back when due: a re-armed
- * edge-triggered registration (Go's netpoller) then gets its edge.
+ * edge-triggered registration (Go's netpoller) then gets its edge. A non-blocking call the
+ * budget refuses (EAGAIN, io_pacing.c) holds the socket's registrations at once
+ * (rlt_pre_fd_refused); one this file cannot hold (one-shot, beyond the table) marks the
+ * socket `unheld`, and a non-blocking call on it waits for one piece instead.
  *
  * Both fronts: the preload's exported hooks below, and the system-call front's dispatch
  * (trap_dispatch.c), which calls the rlt_pre_* forms with the kernel's arguments.
@@ -309,7 +312,8 @@ static void reg_set(struct reg *g, const struct epoll_event *ev)
 	atomic_store_explicit(&g->held, 0, memory_order_relaxed);
 }
 
-static void reg_add(int epfd, int fd, const struct epoll_event *ev)
+/* Records a registration; 0 when the table is full (it is not held then). */
+static int reg_add(int epfd, int fd, const struct epoll_event *ev)
 {
 	struct reg *g = reg_find(epfd, fd);
 
@@ -330,11 +334,12 @@ static void reg_add(int epfd, int fd, const struct epoll_event *ev)
 			}
 			atomic_store_explicit(&regs[i].busy, 0, memory_order_release);
 			if (g)
-				return;
+				return 1;
 		}
 	}
 	if (g)
 		reg_set(g, ev);
+	return g != NULL;
 }
 
 int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
@@ -352,12 +357,15 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	} else if ((op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD) && ev) {
 		e = rlt_pre_fd_get(fd);
 		/* a socket (its rules may come with its connect); a one-shot registration is the
-		 * program's to re-arm, so it is not touched */
-		if (e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
-		    !(ev->events & EPOLLONESHOT))
-			reg_add(epfd, fd, ev);
-		else if (op == EPOLL_CTL_MOD) {
-			struct reg *g = reg_find(epfd, fd);
+		 * program's to re-arm, so it is not touched. A socket whose registration is not
+		 * held (that, or the table is full) is marked: a non-blocking call on it keeps
+		 * waiting for one piece rather than fail with EAGAIN (io_pacing.c), as its
+		 * program would never be told when to try again */
+		int sock = e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET;
+		if (!sock || (ev->events & EPOLLONESHOT) || !reg_add(epfd, fd, ev)) {
+			struct reg *g = op == EPOLL_CTL_MOD ? reg_find(epfd, fd) : NULL;
+			if (sock)
+				atomic_store_explicit(&e->unheld, 1, memory_order_relaxed);
 			if (g)
 				atomic_store_explicit(&g->epfd, 0, memory_order_release);
 		}
@@ -366,11 +374,65 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	return rc;
 }
 
-/* Brings epfd's registrations in line with their budgets; the earliest time one held is due. */
+/*
+ * How often a wait on an epoll instance with an edge-triggered registration of a throttled
+ * socket looks again at its budgets when nothing is held. Another thread may spend the budget
+ * while this one sleeps in the kernel, and get EAGAIN (io_pacing.c): its edge is spent, and
+ * only this wait can re-arm it when the budget allows (Go's netpoller waits on one thread for
+ * goroutines reading on others). Level-triggered and poll/select need none: the kernel reports
+ * the data again. A wakeup of the kernel every RECHECK_NS, no more.
+ */
+#define RECHECK_NS (10 * 1000 * 1000ull)
+
+/* Takes `h` out of registration g on epfd now (its `busy` taken by the caller); 0 when the
+ * registration is gone (its slot freed). */
+static void reg_hold(struct reg *g, int epfd, int fd, uint32_t events, unsigned h)
+{
+	struct epoll_event ev = {.events = events & ~h};
+
+	ev.data.u64 = atomic_load_explicit(&g->data, memory_order_relaxed);
+	if (real_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+		atomic_store_explicit(&g->held, h, memory_order_relaxed);
+	else if (errno == ENOENT || errno == EBADF)
+		atomic_store_explicit(&g->epfd, 0, memory_order_release); /* gone */
+}
+
+/*
+ * An edge-triggered registration told EAGAIN has no edge to come: the kernel's buffer did not
+ * change. It may be long past due when a wait next looks (Go's netpoller polls when its
+ * threads are free), and would then be found not held and never re-armed. So it is held at
+ * once, here: the wait that finds it due puts the event back (epoll_hold), and re-arms it.
+ * A system call per registration, on the EAGAIN path only.
+ */
+void rlt_pre_fd_refused(int fd, enum rlt_var var)
+{
+	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
+	unsigned want = var == RLT_VAR_RECV ? IN_EVENTS : OUT_EVENTS;
+	int saved = errno;
+
+	for (unsigned i = 0; i < top; i++) {
+		struct reg *g = &regs[i];
+		int epfd = atomic_load_explicit(&g->epfd, memory_order_acquire) - 1;
+		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd)
+			continue;
+		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
+		unsigned held = atomic_load_explicit(&g->held, memory_order_relaxed);
+		unsigned h = held | (events & want);
+		if (h == held || atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
+			continue;
+		reg_hold(g, epfd, fd, events, h);
+		atomic_store_explicit(&g->busy, 0, memory_order_release);
+	}
+	errno = saved;
+}
+
+/* Brings epfd's registrations in line with their budgets; the earliest time one held is due,
+ * no later than now + RECHECK_NS if one is edge-triggered. */
 static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
 {
 	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
 	rlt_ns_t due = RLT_NS_NEVER;
+	int edge = 0;
 
 	for (unsigned i = 0; i < top; i++) {
 		struct reg *g = &regs[i];
@@ -379,17 +441,15 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
 		int fd = atomic_load_explicit(&g->fd, memory_order_relaxed);
 		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
 		unsigned h = rlt_pre_fd_held(fd, events, now, &due);
+		edge |= (events & EPOLLET) && may_hold_fd(fd, events);
 		if (h == atomic_load_explicit(&g->held, memory_order_relaxed) ||
 		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
 			continue;
-		struct epoll_event ev = {.events = events & ~h};
-		ev.data.u64 = atomic_load_explicit(&g->data, memory_order_relaxed);
-		if (real_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
-			atomic_store_explicit(&g->held, h, memory_order_relaxed);
-		else if (errno == ENOENT || errno == EBADF)
-			atomic_store_explicit(&g->epfd, 0, memory_order_release); /* gone */
+		reg_hold(g, epfd, fd, events, h);
 		atomic_store_explicit(&g->busy, 0, memory_order_release);
 	}
+	if (edge && due - now > RECHECK_NS)
+		due = now + RECHECK_NS;
 	return due;
 }
 
@@ -416,7 +476,8 @@ static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
 	rlt_ns_t now = rlt__now(), deadline = deadline_of(tmo, now);
 	int saved = errno;
 
-	for (int round = 0; round < ROUNDS_MAX; round++) {
+	/* bounded for a finite timeout; each round sleeps in the kernel (1 ms at the least) */
+	for (int round = 0; round < ROUNDS_MAX || deadline == RLT_NS_NEVER; round++) {
 		rlt_ns_t due = epoll_hold(epfd, now);
 		errno = saved;
 		int rc = epoll_round(epfd, evs, max, deadline, due, now, sig);

@@ -51,7 +51,10 @@ static ssize_t recv_buf(int fd, void *buf, size_t len, int flags, struct sockadd
 
 	if (!e || (flags & MSG_PEEK))
 		goto straight;
+	int nonblock = e->nonblock || (flags & MSG_DONTWAIT);
 	if (rlt_pre_is_dgram(e)) {
+		if (rlt_pre_dgram_refused(e, nonblock))
+			return -1; /* EAGAIN: see io_pacing.c */
 		/* learn the sender, to apply the rules that filter on it */
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
@@ -64,7 +67,7 @@ static ssize_t recv_buf(int fd, void *buf, size_t len, int flags, struct sockadd
 			n = use_read ? real_read(fd, buf, len)
 			             : real_recvfrom(fd, buf, len, flags, from, fromlen);
 			return rlt_pre_dgram_received(e, e->mask[RLT_VAR_RECV], &e->peer, n,
-			                              n > 0 ? (uint64_t)n : 0, 1);
+			                              n > 0 ? (uint64_t)n : 0, 1, nonblock);
 		}
 		n = real_recvfrom(fd, buf, len, flags, (struct sockaddr *)&ss, &sl);
 		if (n >= 0 && from && fromlen) {
@@ -74,7 +77,7 @@ static ssize_t recv_buf(int fd, void *buf, size_t len, int flags, struct sockadd
 		uint32_t mask = n >= 0 ? rlt_pre_mask_to(e, RLT_VAR_RECV, (struct sockaddr *)&ss, sl, &src)
 		                       : 0;
 		return rlt_pre_dgram_received(e, mask, rlt_pre_key_peer(e, &src), n,
-		                              n > 0 ? (uint64_t)n : 0, 1);
+		                              n > 0 ? (uint64_t)n : 0, 1, nonblock);
 	}
 	if (!e->mask[RLT_VAR_RECV])
 		goto straight;
@@ -156,9 +159,12 @@ static RLT_SLOW ssize_t recv_msg(int fd, struct msghdr *msg, int flags, int use_
 
 	if (!e || !msg || (flags & MSG_PEEK) || msg->msg_iovlen > RLT_IOV_PIECE_MAX)
 		goto straight;
+	int nonblock = e->nonblock || (flags & MSG_DONTWAIT);
 	if (rlt_pre_is_dgram(e)) {
 		struct rlt__peer src = {.af = 0};
 		struct sockaddr_storage ss;
+		if (rlt_pre_dgram_refused(e, nonblock))
+			return -1; /* EAGAIN: see io_pacing.c */
 		ssize_t n;
 		uint32_t mask = e->mask[RLT_VAR_RECV];
 		if (!e->peer.af && rlt_pre_rules.n[RLT_VAR_RECV] && (use_readv || !msg->msg_name)) {
@@ -181,7 +187,7 @@ static RLT_SLOW ssize_t recv_msg(int fd, struct msghdr *msg, int flags, int use_
 				                       &src);
 		}
 		return rlt_pre_dgram_received(e, mask, rlt_pre_key_peer(e, &src), n,
-		                              n > 0 ? (uint64_t)n : 0, 1);
+		                              n > 0 ? (uint64_t)n : 0, 1, nonblock);
 	}
 	if (!e->mask[RLT_VAR_RECV])
 		goto straight;
@@ -248,6 +254,9 @@ static RLT_SLOW int recvmmsg_slow(int fd, struct mmsghdr *vec, unsigned int vlen
 
 	rlt_pre_ensure_real();
 	e = rlt_pre_socket_for(fd, RLT_VAR_RECV);
+	int nonblock = e && (e->nonblock || (flags & MSG_DONTWAIT));
+	if (e && !(flags & MSG_PEEK) && rlt_pre_dgram_refused(e, nonblock))
+		return -1; /* EAGAIN: see io_pacing.c */
 	int n = real_recvmmsg(fd, vec, vlen, flags, timeout);
 	if (!e || n <= 0 || (flags & MSG_PEEK) || !e->mask[RLT_VAR_RECV])
 		return n;
@@ -259,7 +268,7 @@ static RLT_SLOW int recvmmsg_slow(int fd, struct mmsghdr *vec, unsigned int vlen
 	if (!e->peer.af && vec[0].msg_hdr.msg_name)
 		rlt__peer_from_sockaddr(&src, vec[0].msg_hdr.msg_name, vec[0].msg_hdr.msg_namelen);
 	return (int)rlt_pre_dgram_received(e, e->mask[RLT_VAR_RECV], rlt_pre_key_peer(e, &src), n,
-	                                   bytes, (uint64_t)n);
+	                                   bytes, (uint64_t)n, nonblock);
 }
 
 RLT_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,

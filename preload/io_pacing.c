@@ -5,9 +5,12 @@
  * mechanics: a loop that makes the real calls and sleeps in rlt__charge_wait* for the budget.
  * A blocking stream send no larger than what can go whole is charged whole, waited for, and
  * made as one real call; a larger one goes out piece by piece and returns when all of it has
- * gone; so do sendfile and splice, which may always return less. A non-blocking send sends what
- * the budget allows (waiting for one piece at the least, so an event loop never spins on an
- * EAGAIN of ours). Datagrams are never split: a send is charged whole before it is made, a
+ * gone; so do sendfile and splice, which may always return less. A non-blocking call never
+ * sleeps: one the budget does not allow now fails with EAGAIN, nothing charged, when the waits
+ * hold its socket back until it is allowed (hook_poll.c: the same decision, so an event loop
+ * never spins on an EAGAIN of ours); one it allows in part moves that part. A socket whose
+ * readiness the waits cannot hold (a one-shot epoll registration) keeps the old rule: it waits
+ * for one piece at the least. Datagrams are never split: a send is charged whole before it is made, a
  * receive whole after it arrived (its size is not known before), delaying its return.
  */
 #include <errno.h>
@@ -199,6 +202,21 @@ static ssize_t send_whole(struct pin *pn, struct rlt_pre_fd *e, const struct rlt
 	return n;
 }
 
+/* A non-blocking call the budget does not allow now fails with EAGAIN, nothing charged
+ * (src/pacing.c rlt__pace_refuses), unless the socket's readiness is one the waits cannot
+ * hold (struct rlt_pre_fd unheld): then it waits for one piece, as the program that gets EAGAIN
+ * there would never be woken. */
+static int refused(struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask, void *states,
+                   const struct rlt__peer *peer, unsigned flags, rlt_ns_t now)
+{
+	if (atomic_load_explicit(&e->unheld, memory_order_relaxed))
+		flags |= RLT_PACE_UNHELD;
+	if (!rlt__pace_refuses(&rlt_pre_rules, var, mask, states, peer, flags, now))
+		return 0;
+	rlt_pre_fd_refused(rlt_pre_fd_of(e), var);
+	return 1;
+}
+
 int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t)
 {
 	static const struct rlt__peer no_address; /* af 0: the key "(no address)" */
@@ -219,6 +237,9 @@ int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct r
 	                            RLT_PACE_KEEP_WHOLE | (nonblock ? RLT_PACE_NONBLOCK : 0))) {
 		return 0;
 	}
+	if (nonblock && refused(e, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
+	                        RLT_PACE_NONBLOCK, now))
+		return rlt_pre_fail(EAGAIN);
 	if (rlt__charge_at(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
 	                   len, 1, now) != 0)
 		return rlt_pre_fail(t->err);
@@ -325,6 +346,8 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 
 	if (total == 0)
 		return fn(ctx, fd, 0, 0);
+	if (nonblock && refused(e, var, mask, states, &peer, flags, rlt__now()))
+		return rlt_pre_fail(EAGAIN);
 	if (rlt__pace_whole(&rlt_pre_rules, var, mask, total, flags)) {
 		n = send_whole(&pn, e, &peer, states, var, mask, total, nonblock, fn, ctx);
 		pin_drop(&pn);
@@ -342,18 +365,41 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 
 /* ----- datagrams ----- */
 
+/* The rules of a socket with a peer, or of a connected one, are known before a receive: those
+ * of an unconnected socket come with each datagram's sender, and the waits do not hold it. */
+int rlt_pre_dgram_refused(struct rlt_pre_fd *e, int nonblock)
+{
+	uint32_t mask = e->mask[RLT_VAR_RECV];
+
+	if (!nonblock || !mask ||
+	    !refused(e, RLT_VAR_RECV, mask, rlt_pre_budget_states(e), &e->peer, RLT_PACE_NONBLOCK,
+	             rlt__now()))
+		return 0;
+	errno = EAGAIN;
+	return 1;
+}
+
 /* After a datagram arrived: charge it whole and hold it until its slot. A reject rule that
- * does not admit it fails the call and the datagram is dropped, as a policer drops a packet. */
+ * does not admit it fails the call and the datagram is dropped, as a policer drops a packet.
+ * A non-blocking receive, let through by rlt_pre_dgram_refused, does not sleep: its charge
+ * stands (the budget owes what the datagram took beyond it) and the next receive is refused,
+ * and the socket held by the waits, until it is paid. */
 ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct rlt__peer *peer,
-                               ssize_t n, uint64_t bytes, uint64_t msgs)
+                               ssize_t n, uint64_t bytes, uint64_t msgs, int nonblock)
 {
 	struct rlt__ticket t;
+	int rc;
 
 	if (n < 0 || !mask)
 		return n;
 	int saved = errno;
-	if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_RECV, mask, rlt_pre_budget_states(e),
-	                          peer, bytes, msgs) != 0)
+	if (nonblock && !atomic_load_explicit(&e->unheld, memory_order_relaxed))
+		rc = rlt__charge_at(&rlt_pre_rules, &t, RLT_VAR_RECV, mask, rlt_pre_budget_states(e),
+		                    peer, bytes, msgs, rlt__now());
+	else
+		rc = rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_RECV, mask,
+		                           rlt_pre_budget_states(e), peer, bytes, msgs);
+	if (rc != 0)
 		return rlt_pre_fail(t.err);
 	rlt__settle(&rlt_pre_rules, &t, bytes, msgs);
 	errno = saved;

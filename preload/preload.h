@@ -187,6 +187,10 @@ struct rlt_pre_fd {
 	uint8_t type;             /* SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET */
 	uint8_t nonblock;         /* O_NONBLOCK is set on the file */
 	uint8_t listening;        /* accept() was called on it */
+	/* its readiness is one the waits cannot hold (hook_poll.c: a one-shot epoll registration,
+	 * one beyond the table): a non-blocking call on it waits for one piece at the least
+	 * rather than fail with EAGAIN (src/pacing.c RLT_PACE_UNHELD) */
+	_Atomic uint8_t unheld;
 	int af;                   /* socket family */
 	struct rlt__peer peer;    /* connected peer, af 0 when none */
 	uint16_t local_port;      /* for accept rules: the listening port */
@@ -241,6 +245,8 @@ void rlt_pre_gate_open(void);
 struct rlt_pre_fd *rlt_pre_fd_get(int fd);
 /* The entry for fd without classifying (NULL beyond the table). */
 struct rlt_pre_fd *rlt_pre_fd_slot(int fd);
+/* The fd of a table entry (rlt_pre_fd_slot's inverse). */
+int rlt_pre_fd_of(const struct rlt_pre_fd *e);
 /* A new socket of this family and type (socket(), accept(), socketpair()). */
 void rlt_pre_fd_new_socket(int fd, int af, int type, int nonblock);
 /* The socket is now connected to / accepted from peer: recompute which rules apply. */
@@ -409,10 +415,14 @@ ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockadd
                               socklen_t tolen, size_t total, int flags, rlt_pre_piece_fn fn,
                               void *ctx);
 
+/* Before a non-blocking datagram receive (`nonblock`): 1 with errno EAGAIN when its budget
+ * does not allow one now (the waits hold the socket until it does), nothing received. */
+int rlt_pre_dgram_refused(struct rlt_pre_fd *e, int nonblock);
 /* After a datagram arrived (n, or -1) from `peer` (rlt_pre_key_peer): charge it whole and
- * hold it until its slot. */
+ * hold it until its slot; a non-blocking one is charged and not held (the waits hold the
+ * socket until the budget has paid for it). */
 ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct rlt__peer *peer,
-                               ssize_t n, uint64_t bytes, uint64_t msgs);
+                               ssize_t n, uint64_t bytes, uint64_t msgs, int nonblock);
 
 /* ----- the waits (hook_poll.c) ----- */
 
@@ -421,6 +431,10 @@ ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct
  * earliest of them is due. 0 for anything not a throttled socket. The one place a wait asks
  * "not ready before T": what else holds a socket back (network conditions) goes here. */
 unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
+/* A non-blocking call on fd was refused for its budget (EAGAIN; var: RLT_VAR_SEND or
+ * RLT_VAR_RECV): its epoll registrations are held now, so that the wait that finds it due
+ * puts the event back, which gives an edge-triggered registration its edge. */
+void rlt_pre_fd_refused(int fd, enum rlt_var var);
 /* The waits with the C library's convention (-1 and errno), for both fronts. */
 int rlt_pre_poll(struct pollfd *fds, nfds_t n, int ms);
 int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);

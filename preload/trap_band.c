@@ -173,7 +173,12 @@ void rlt_trap_watch_waits(void)
 	}
 	prog.len = (unsigned short)k;
 	prog.filter = f;
-	if (rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0) < 0)
+	/* on every thread of the process (TSYNC): the thread that sees the first throttled socket
+	 * is seldom the one that waits (Go's netpoller polls from whichever thread is free, and
+	 * its threads exist already); one thread alone if the threads' filters differ */
+	if (rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC,
+	                  (long)&prog, 0, 0, 0) != 0 &&
+	    rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0) < 0)
 		rlt_pre_log(RLT_LOG_WARN, "the waits could not be trapped: poll and epoll report "
 		                          "throttled sockets ready before their budget");
 }

@@ -5,6 +5,7 @@
  */
 #include "charge.h"
 #include "pacing.h"
+#include "ready.h"
 
 /* How much time of the rate one real call moves at most: small enough that a long transfer
  * is smooth at any one-second view, large enough that the number of system calls stays low. */
@@ -65,6 +66,14 @@ uint64_t rlt__pace_piece_budget(const struct rlt__pace *p, struct rlt__ruleset *
 			piece = a < want ? a : want;
 	}
 	return piece;
+}
+
+int rlt__pace_refuses(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask, void *states,
+                      const struct rlt__peer *peer, unsigned flags, rlt_ns_t now)
+{
+	if ((flags & (RLT_PACE_NONBLOCK | RLT_PACE_UNHELD)) != RLT_PACE_NONBLOCK)
+		return 0;
+	return rlt__ready_at(rs, var, mask, states, peer, now) > now;
 }
 
 /* ----- a rule's piece and whole, and what the rules of a call do ----- */

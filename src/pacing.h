@@ -64,6 +64,10 @@ enum rlt__pace_flag {
 	                             * send with MSG_ZEROCOPY: each call is one completion id the
 	                             * program counts). One real call, charged whole, as a
 	                             * datagram is */
+	RLT_PACE_UNHELD = 1u << 4,  /* a non-blocking call on a socket whose readiness the waits
+	                             * cannot hold (a one-shot epoll registration, one beyond the
+	                             * table): it waits for one piece at the least rather than
+	                             * fail with EAGAIN, as the program would never be woken */
 };
 
 /* The state of one paced call. */
@@ -105,6 +109,16 @@ static inline int rlt__pace_whole(const struct rlt__ruleset *rs, enum rlt_var va
  */
 void rlt__pace_begin(struct rlt__pace *p, const struct rlt__ruleset *rs, enum rlt_var var,
                      uint32_t mask, uint64_t total, unsigned flags);
+
+/*
+ * Whether a call fails with EAGAIN, nothing charged: a non-blocking one (RLT_PACE_NONBLOCK,
+ * not RLT_PACE_UNHELD) whose budget does not allow it now, which is when a wait holds its
+ * socket back (rlt__ready_at, at `now`): what the waits report and what the call does are one
+ * decision. A call the budget allows in part moves that part (rlt__pace_piece); a reject rule
+ * is the charge's to refuse, with its errno. Read only for a non-blocking call.
+ */
+int rlt__pace_refuses(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask, void *states,
+                      const struct rlt__peer *peer, unsigned flags, rlt_ns_t now);
 
 /* rlt__pace_piece's look at the budget (a receive, or a non-blocking send, in pieces). */
 uint64_t rlt__pace_piece_budget(const struct rlt__pace *p, struct rlt__ruleset *rs, void *states,

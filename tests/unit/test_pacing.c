@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "charge.h"
 #include "pacing.h"
 #include "policy.h"
 
@@ -102,13 +103,50 @@ static void a_nonblocking_send_takes_what_is_there(void **st)
 	rlt__pace_begin(&p, &rs, RLT_VAR_SEND, 1, 100000, RLT_PACE_KEEP_WHOLE | RLT_PACE_NONBLOCK);
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 8192); /* the whole burst */
 	take(RLT_VAR_SEND, T0, 8192);
-	/* nothing left: one piece, waited for */
+	/* nothing left: one piece, waited for (by a socket whose readiness is not held: with
+	 * it, the call fails with EAGAIN first: a_nonblocking_call_never_waits) */
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 1024);
 	/* 30 ms later: 3 KiB */
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 30 * MS), 3072);
 	/* never more than is left to send */
 	p.done = 100000 - 2000;
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 30 * MS), 2000);
+}
+
+/* A non-blocking call the budget does not allow now fails with EAGAIN, nothing charged, at
+ * the same time as the waits hold its socket back (rlt__ready_at); one it allows goes. A
+ * blocking call, one whose readiness the waits cannot hold (RLT_PACE_UNHELD) and a reject
+ * rule (its charge refuses, with its errno) are not refused here. */
+static void a_nonblocking_call_never_waits(void **st)
+{
+	const unsigned nb = RLT_PACE_NONBLOCK;
+	(void)st;
+	/* a send needs a piece (1024 bytes at 100 KiB/s) */
+	load(RLT_VAR_SEND, "100KiB/s burst=8KiB");
+	assert_false(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, nb, T0));
+	take(RLT_VAR_SEND, T0, 8192);
+	assert_true(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, nb, T0));
+	assert_true(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, nb, T0 + 9 * MS));
+	assert_false(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, nb, T0 + 10 * MS));
+	assert_false(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, 0, T0));
+	assert_false(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, nb | RLT_PACE_UNHELD, T0));
+	/* nothing was charged by asking: the budget is as before */
+	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 1, NULL, T0 + 10 * MS), 1024);
+
+	/* a receive needs half a piece: 512 bytes, 5 ms of the rate */
+	load(RLT_VAR_RECV, "100KiB/s burst=8KiB");
+	take(RLT_VAR_RECV, T0, 8192);
+	assert_true(rlt__pace_refuses(&rs, RLT_VAR_RECV, 1, NULL, NULL, nb, T0 + 4 * MS));
+	assert_false(rlt__pace_refuses(&rs, RLT_VAR_RECV, 1, NULL, NULL, nb, T0 + 5 * MS));
+	/* what it then takes: the half piece there is, at once */
+	struct rlt__pace p;
+	rlt__pace_begin(&p, &rs, RLT_VAR_RECV, 1, 65536, nb);
+	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 5 * MS), 512);
+
+	/* a reject rule never makes a call wait: its charge says no, with its errno */
+	load(RLT_VAR_RECV, "100KiB/s burst=8KiB action=reject");
+	take(RLT_VAR_RECV, T0, 8192);
+	assert_false(rlt__pace_refuses(&rs, RLT_VAR_RECV, 1, NULL, NULL, nb, T0));
 }
 
 /* A receive asks for what the budget allows now: from half a piece up (a delay rule), or any
@@ -248,6 +286,7 @@ int main(void)
 		cmocka_unit_test(an_unsplit_call_goes_whole),
 		cmocka_unit_test(keep_whole_is_bounded_by_max_wait),
 		cmocka_unit_test(a_nonblocking_send_takes_what_is_there),
+		cmocka_unit_test(a_nonblocking_call_never_waits),
 		cmocka_unit_test(the_half_piece_receive_rule),
 		cmocka_unit_test(receive_then_charge_when_every_rule_admits),
 		cmocka_unit_test(whether_the_call_goes_on),
