@@ -52,30 +52,14 @@ static unsigned tab_n;
 static _Atomic uint64_t sockets_seen;
 static _Atomic int installed;
 
-/* The functions the conditions stand in front of (the real ones, as resolved). */
-#define NET_CALLS(X)                                                                             \
-	X(int, socket, (int, int, int))                                                          \
-	X(int, connect, (int, const struct sockaddr *, socklen_t))                               \
-	X(int, accept, (int, struct sockaddr *, socklen_t *))                                    \
-	X(int, accept4, (int, struct sockaddr *, socklen_t *, int))                              \
-	X(ssize_t, send, (int, const void *, size_t, int))                                       \
-	X(ssize_t, sendto, (int, const void *, size_t, int, const struct sockaddr *, socklen_t)) \
-	X(ssize_t, sendmsg, (int, const struct msghdr *, int))                                   \
-	X(int, sendmmsg, (int, struct mmsghdr *, unsigned int, int))                             \
-	X(ssize_t, write, (int, const void *, size_t))                                           \
-	X(ssize_t, writev, (int, const struct iovec *, int))                                     \
-	X(ssize_t, sendfile, (int, int, off_t *, size_t))                                        \
-	X(ssize_t, recv, (int, void *, size_t, int))                                             \
-	X(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *, socklen_t *))         \
-	X(ssize_t, recvmsg, (int, struct msghdr *, int))                                         \
-	X(int, recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *))          \
-	X(ssize_t, read, (int, void *, size_t))                                                  \
-	X(ssize_t, readv, (int, const struct iovec *, int))                                      \
-	X(int, close, (int))                                                                     \
-	X(int, dup2, (int, int))                                                                 \
-	X(int, dup3, (int, int, int))
+/* The functions the conditions stand in front of (the real ones, as resolved; their types are
+ * preload.h's RLT_REAL_SYMBOLS). */
+#define NET_CALLS(X) \
+	X(socket) X(connect) X(accept) X(accept4) X(send) X(sendto) X(sendmsg) X(sendmmsg) \
+	X(write) X(writev) X(sendfile) X(recv) X(recvfrom) X(recvmsg) X(recvmmsg) X(read) X(readv) \
+	X(close) X(dup2) X(dup3)
 
-#define NET_TRUE(ret, name, args) static name##_t t_##name;
+#define NET_TRUE(name) static name##_t t_##name;
 NET_CALLS(NET_TRUE)
 #undef NET_TRUE
 
@@ -757,7 +741,7 @@ static void install(void)
 		}
 		tab_n = n;
 	}
-#define NET_SWAP(ret, name, args)                                                                \
+#define NET_SWAP(name)                                                                           \
 	t_##name = real_##name;                                                                  \
 	real_##name = net_##name;
 	NET_CALLS(NET_SWAP)
