@@ -1,5 +1,7 @@
 /*
- * net_hook.c: the network conditions (RLT_NET, rlthrottle(7) NETWORK CONDITIONS) on both fronts.
+ * net_hook.c: the network conditions (RLT_NET, rlthrottle(7) NETWORK CONDITIONS) on both fronts:
+ * the socket table, what a condition does to a call, the installing (the calls themselves:
+ * net_calls.c).
  *
  * The conditions act where a call reaches the kernel: when RLT_NET is set, the real functions
  * the hooks call (real_send, real_recv, real_connect, ...: real.c's dlsym, or real_sys.c's raw
@@ -28,65 +30,30 @@
 #include "preload.h"
 #include "publish.h"
 #include "rule_set.h"
+#include "net_hook.h"
 #include "wait.h"
-
-enum { FD_UNKNOWN = 0, FD_OTHER, FD_SOCKET, FD_BUSY };
-
-struct net_fd {
-	_Atomic uint8_t kind;  /* FD_*: written last when an entry is set up */
-	uint64_t seed;         /* the seed its sequence started from */
-	uint64_t key;          /* which socket of the process it is (its sequence's key) */
-	struct rlt__net_sock s;
-};
 
 #define NET_TABLE_MAX (1u << 20)
 #define NET_TABLE_MIN (1u << 16)
 /* How often a call held by hang looks whether a set released it. */
 #define HANG_LOOK_NS (20 * 1000 * 1000ull)
 
-static struct net_fd *tab;
-static unsigned tab_n;
+struct rlt_pre_net_fd *rlt_pre_net_tab;
+unsigned rlt_pre_net_tab_n;
 /* Sockets seen so far: the n-th socket a program opens gets the n-th key, whatever its fd (a
  * closed fd's number comes back for the next socket) and whichever front (the system-call
  * front's sockets sit at 512 and up). A fork's child goes on counting from its parent's. */
 static _Atomic uint64_t sockets_seen;
 static _Atomic int installed;
 
-/* The functions the conditions stand in front of (the real ones, as resolved). */
-#define NET_CALLS(X)                                                                             \
-	X(int, socket, (int, int, int))                                                          \
-	X(int, connect, (int, const struct sockaddr *, socklen_t))                               \
-	X(int, accept, (int, struct sockaddr *, socklen_t *))                                    \
-	X(int, accept4, (int, struct sockaddr *, socklen_t *, int))                              \
-	X(ssize_t, send, (int, const void *, size_t, int))                                       \
-	X(ssize_t, sendto, (int, const void *, size_t, int, const struct sockaddr *, socklen_t)) \
-	X(ssize_t, sendmsg, (int, const struct msghdr *, int))                                   \
-	X(int, sendmmsg, (int, struct mmsghdr *, unsigned int, int))                             \
-	X(ssize_t, write, (int, const void *, size_t))                                           \
-	X(ssize_t, writev, (int, const struct iovec *, int))                                     \
-	X(ssize_t, sendfile, (int, int, off_t *, size_t))                                        \
-	X(ssize_t, recv, (int, void *, size_t, int))                                             \
-	X(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *, socklen_t *))         \
-	X(ssize_t, recvmsg, (int, struct msghdr *, int))                                         \
-	X(int, recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *))          \
-	X(ssize_t, read, (int, void *, size_t))                                                  \
-	X(ssize_t, readv, (int, const struct iovec *, int))                                      \
-	X(int, close, (int))                                                                     \
-	X(int, dup2, (int, int))                                                                 \
-	X(int, dup3, (int, int, int))
-
-#define NET_TRUE(ret, name, args) static name##_t t_##name;
-NET_CALLS(NET_TRUE)
-#undef NET_TRUE
-
 /* ----- the fd table ----- */
 
 /* fd closed or replaced. Not in the child of a vfork (posix_spawn, CPython's subprocess) that
  * closes fds before its exec: its fd table is its own, our memory its parent's. */
-static void forget(int fd)
+void rlt_pre_net_forget(int fd)
 {
-	if (fd >= 0 && (unsigned)fd < tab_n && !rlt_pre_borrowed())
-		atomic_store_explicit(&tab[fd].kind, FD_UNKNOWN, memory_order_release);
+	if (fd >= 0 && (unsigned)fd < rlt_pre_net_tab_n && !rlt_pre_borrowed())
+		atomic_store_explicit(&rlt_pre_net_tab[fd].kind, RLT_PRE_FD_UNKNOWN, memory_order_release);
 }
 
 static uint64_t set_seed(const struct rlt__net_set *set)
@@ -98,7 +65,7 @@ static uint64_t set_seed(const struct rlt__net_set *set)
 }
 
 /* fd's entry as a socket opened now (or first seen now). */
-static void open_entry(struct net_fd *e, int fd, int af, int stream, const struct rlt__peer *peer)
+void rlt_pre_net_open(struct rlt_pre_net_fd *e, int fd, int af, int stream, const struct rlt__peer *peer)
 {
 	uint32_t gen;
 	const struct rlt__net_set *set = rlt__net_now(&gen);
@@ -110,28 +77,28 @@ static void open_entry(struct net_fd *e, int fd, int af, int stream, const struc
 }
 
 /* Classifies fd (once): a socket gets its family, type and peer. NULL: not a socket of ours. */
-static struct net_fd *entry(int fd)
+struct rlt_pre_net_fd *rlt_pre_net_entry(int fd)
 {
-	struct net_fd *e;
+	struct rlt_pre_net_fd *e;
 	uint8_t k;
 
-	if (fd < 0 || (unsigned)fd >= tab_n)
+	if (fd < 0 || (unsigned)fd >= rlt_pre_net_tab_n)
 		return NULL;
-	e = &tab[fd];
+	e = &rlt_pre_net_tab[fd];
 	k = atomic_load_explicit(&e->kind, memory_order_acquire);
-	if (k == FD_SOCKET)
+	if (k == RLT_PRE_FD_SOCKET)
 		return e;
-	if (k == FD_OTHER)
+	if (k == RLT_PRE_FD_OTHER)
 		return NULL;
-	uint8_t want = FD_UNKNOWN;
-	if (k == FD_BUSY || !atomic_compare_exchange_strong(&e->kind, &want, FD_BUSY)) {
+	uint8_t want = RLT_PRE_FD_UNKNOWN;
+	if (k == RLT_PRE_FD_BUSY || !atomic_compare_exchange_strong(&e->kind, &want, RLT_PRE_FD_BUSY)) {
 		/* another thread classifies it: this call goes untouched */
 		return NULL;
 	}
 	int type = 0, af = 0;
 	socklen_t len = sizeof type;
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
-		atomic_store_explicit(&e->kind, FD_OTHER, memory_order_release);
+		atomic_store_explicit(&e->kind, RLT_PRE_FD_OTHER, memory_order_release);
 		return NULL;
 	}
 	len = sizeof af;
@@ -143,13 +110,13 @@ static struct net_fd *entry(int fd)
 		rlt__peer_from_sockaddr(&peer, (struct sockaddr *)&ss, sl);
 	if (af == AF_UNIX)
 		peer.af = AF_UNIX;
-	open_entry(e, fd, af, type == SOCK_STREAM, &peer);
-	atomic_store_explicit(&e->kind, FD_SOCKET, memory_order_release);
+	rlt_pre_net_open(e, fd, af, type == SOCK_STREAM, &peer);
+	atomic_store_explicit(&e->kind, RLT_PRE_FD_SOCKET, memory_order_release);
 	return e;
 }
 
 /* The conditions in force, with e's choices brought up to them. NULL: none apply to e. */
-static const struct rlt__net_set *conditions(struct net_fd *e)
+const struct rlt__net_set *rlt_pre_net_conditions(struct rlt_pre_net_fd *e)
 {
 	uint32_t gen;
 	const struct rlt__net_set *set;
@@ -170,7 +137,7 @@ static const struct rlt__net_set *conditions(struct net_fd *e)
 	return set;
 }
 
-static int nonblocking(int fd, int flags)
+int rlt_pre_net_nonblocking(int fd, int flags)
 {
 	return (flags & MSG_DONTWAIT) || (real_fcntl(fd, F_GETFL) & O_NONBLOCK);
 }
@@ -179,14 +146,14 @@ static int nonblocking(int fd, int flags)
 
 /* reset: a TCP connection is disconnected (connect with AF_UNSPEC: the kernel sends the peer a
  * RST, tcp_disconnect); a unix stream is shut down both ways. */
-static void do_reset(int fd, struct net_fd *e)
+static void do_reset(int fd, struct rlt_pre_net_fd *e)
 {
 	if (atomic_exchange(&e->s.ended, 1))
 		return;
 	if (e->s.af == AF_INET || e->s.af == AF_INET6) {
 		struct sockaddr sa = {.sa_family = AF_UNSPEC};
 		int saved = errno;
-		t_connect(fd, &sa, sizeof sa);
+		rlt_pre_true_connect(fd, &sa, sizeof sa);
 		errno = saved;
 	} else {
 		syscall(SYS_shutdown, fd, SHUT_RDWR);
@@ -198,7 +165,7 @@ static void do_reset(int fd, struct net_fd *e)
  * is shut down and the kernel answers), or its own socket timeout (SO_RCVTIMEO, SO_SNDTIMEO)
  * passes (EAGAIN, as the kernel says). A non-blocking call gets EAGAIN. 1: the call goes on to
  * the kernel; 0 with *ret set: the call ends. */
-static int hang(int fd, struct net_fd *e, unsigned dir, int nonblock, ssize_t *ret)
+static int hang(int fd, struct rlt_pre_net_fd *e, unsigned dir, int nonblock, ssize_t *ret)
 {
 	const struct rlt__net_set *set;
 	rlt_ns_t start = rlt__now(), deadline = RLT_NS_NEVER, until;
@@ -206,7 +173,7 @@ static int hang(int fd, struct net_fd *e, unsigned dir, int nonblock, ssize_t *r
 	int counted = 0;
 
 	for (;;) {
-		set = conditions(e);
+		set = rlt_pre_net_conditions(e);
 		if (!set || atomic_load_explicit(&e->s.ended, memory_order_relaxed))
 			return 1;
 		rlt_ns_t now = rlt__now();
@@ -246,21 +213,18 @@ static int hang(int fd, struct net_fd *e, unsigned dir, int nonblock, ssize_t *r
 	}
 }
 
-/* One real call moving bytes [off, off + len) of the caller's buffer. */
-typedef ssize_t (*op_fn)(void *ctx, int fd, size_t off, size_t len);
-
 /*
  * A send (dir RLT_NET_OUT) or receive (RLT_NET_IN) of len bytes on fd, under the conditions:
  * `addr` is a datagram's address when the socket has none (sendto's, or recvfrom's once filled,
  * through *addr_after). Streams: reset, hang, slice; datagrams: loss.
  */
-static ssize_t net_io(int fd, unsigned dir, size_t len, int flags, const struct sockaddr *addr,
-                      socklen_t addrlen, op_fn op, void *ctx)
+ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct sockaddr *addr,
+                      socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx)
 {
-	struct net_fd *e = entry(fd);
+	struct rlt_pre_net_fd *e = rlt_pre_net_entry(fd);
 	const struct rlt__net_set *set;
 
-	if (!e || rlt__internal || !(set = conditions(e)))
+	if (!e || rlt__internal || !(set = rlt_pre_net_conditions(e)))
 		return op(ctx, fd, 0, len);
 	/* a datagram socket without a peer is matched per datagram, by its address */
 	if (!e->s.applies && (e->s.stream || e->s.peer.af))
@@ -306,10 +270,10 @@ static ssize_t net_io(int fd, unsigned dir, size_t len, int flags, const struct 
 	}
 	int nonblock = -1;
 	if (rlt__net_find(set, &e->s, RLT_NET_HANG, dir)) {
-		nonblock = nonblocking(fd, flags);
+		nonblock = rlt_pre_net_nonblocking(fd, flags);
 		if (!hang(fd, e, dir, nonblock, &ret))
 			return ret;
-		set = conditions(e);
+		set = rlt_pre_net_conditions(e);
 		if (!set)
 			return op(ctx, fd, 0, len);
 	}
@@ -336,7 +300,7 @@ static ssize_t net_io(int fd, unsigned dir, size_t len, int flags, const struct 
 	/* a receive returns each piece as it comes, unless MSG_WAITALL asks for all of it */
 	int whole = dir == RLT_NET_OUT || (flags & MSG_WAITALL);
 	if (nonblock < 0)
-		nonblock = whole ? nonblocking(fd, flags) : 1;
+		nonblock = whole ? rlt_pre_net_nonblocking(fd, flags) : 1;
 	size_t off = 0;
 	for (;;) {
 		size_t piece = (size_t)rlt__net_slice(set, &e->s, dir, len - off);
@@ -356,382 +320,6 @@ static ssize_t net_io(int fd, unsigned dir, size_t len, int flags, const struct 
 	}
 }
 
-/* ----- the calls ----- */
-
-struct buf_ctx {
-	const char *buf;
-	int flags;
-	const struct sockaddr *to;
-	socklen_t tolen;
-	struct sockaddr *from;
-	socklen_t *fromlen;
-};
-
-static ssize_t op_send(void *c, int fd, size_t off, size_t len)
-{
-	struct buf_ctx *b = c;
-	return t_send(fd, b->buf + off, len, b->flags);
-}
-
-static ssize_t op_sendto(void *c, int fd, size_t off, size_t len)
-{
-	struct buf_ctx *b = c;
-	return t_sendto(fd, b->buf + off, len, b->flags, b->to, b->tolen);
-}
-
-static ssize_t op_write(void *c, int fd, size_t off, size_t len)
-{
-	struct buf_ctx *b = c;
-	return t_write(fd, b->buf + off, len);
-}
-
-static ssize_t op_recv(void *c, int fd, size_t off, size_t len)
-{
-	struct buf_ctx *b = c;
-	return t_recv(fd, (char *)b->buf + off, len, b->flags);
-}
-
-static ssize_t op_recvfrom(void *c, int fd, size_t off, size_t len)
-{
-	struct buf_ctx *b = c;
-	return t_recvfrom(fd, (char *)b->buf + off, len, b->flags, b->from, b->fromlen);
-}
-
-static ssize_t op_read(void *c, int fd, size_t off, size_t len)
-{
-	struct buf_ctx *b = c;
-	return t_read(fd, (char *)b->buf + off, len);
-}
-
-static ssize_t net_send(int fd, const void *buf, size_t len, int flags)
-{
-	struct buf_ctx c = {buf, flags, NULL, 0, NULL, NULL};
-	return net_io(fd, RLT_NET_OUT, len, flags, NULL, 0, op_send, &c);
-}
-
-static ssize_t net_sendto(int fd, const void *buf, size_t len, int flags,
-                          const struct sockaddr *to, socklen_t tolen)
-{
-	struct buf_ctx c = {buf, flags, to, tolen, NULL, NULL};
-	return net_io(fd, RLT_NET_OUT, len, flags, to, tolen, op_sendto, &c);
-}
-
-static ssize_t net_write(int fd, const void *buf, size_t len)
-{
-	struct buf_ctx c = {buf, 0, NULL, 0, NULL, NULL};
-	return net_io(fd, RLT_NET_OUT, len, 0, NULL, 0, op_write, &c);
-}
-
-static ssize_t net_recv(int fd, void *buf, size_t len, int flags)
-{
-	struct buf_ctx c = {buf, flags, NULL, 0, NULL, NULL};
-	return net_io(fd, RLT_NET_IN, len, flags, NULL, 0, op_recv, &c);
-}
-
-static ssize_t net_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
-                            socklen_t *fromlen)
-{
-	struct buf_ctx c = {buf, flags, NULL, 0, from, fromlen};
-	/* the source is known once the datagram came: net_io reads it after the call */
-	return net_io(fd, RLT_NET_IN, len, flags, fromlen ? from : NULL,
-	              fromlen ? *fromlen : 0, op_recvfrom, &c);
-}
-
-static ssize_t net_read(int fd, void *buf, size_t len)
-{
-	struct buf_ctx c = {buf, 0, NULL, 0, NULL, NULL};
-	return net_io(fd, RLT_NET_IN, len, 0, NULL, 0, op_read, &c);
-}
-
-struct file_ctx {
-	int in;
-	off_t *off;
-};
-
-/* The kernel moves sendfile's offset (or the file's position) itself: `off` is not needed. */
-static ssize_t op_sendfile(void *c, int fd, size_t off, size_t len)
-{
-	struct file_ctx *f = c;
-	(void)off;
-	return t_sendfile(fd, f->in, f->off, len);
-}
-
-static ssize_t net_sendfile(int out, int in, off_t *off, size_t count)
-{
-	struct file_ctx c = {in, off};
-	return net_io(out, RLT_NET_OUT, count, 0, NULL, 0, op_sendfile, &c);
-}
-
-struct msg_ctx {
-	struct msghdr *msg; /* the caller's (a receive writes back its lengths and flags) */
-	const struct iovec *iov;
-	int cnt;
-	int flags;
-	int vec;            /* readv / writev */
-	int out;
-};
-
-/* The part [off, off + len) of the message: a copy of its iovec cut to it (16 KiB of stack,
- * only in a call that slice= cuts: the system-call front runs hooks on a stack of its own). */
-static __attribute__((noinline)) ssize_t op_msg_part(struct msg_ctx *m, int fd, size_t off,
-                                                     size_t len)
-{
-	struct iovec piece[RLT_IOV_PIECE_MAX];
-	int k = rlt_pre_iov_slice(m->iov, m->cnt, off, len, piece);
-
-	if (m->vec)
-		return m->out ? t_writev(fd, piece, k) : t_readv(fd, piece, k);
-	struct msghdr h = *m->msg;
-	h.msg_iov = piece;
-	h.msg_iovlen = (size_t)k;
-	if (off > 0) { /* ancillary data goes with the first piece only */
-		h.msg_control = NULL;
-		h.msg_controllen = 0;
-	}
-	if (m->out)
-		return t_sendmsg(fd, &h, m->flags);
-	ssize_t n = t_recvmsg(fd, &h, m->flags);
-	m->msg->msg_namelen = h.msg_namelen;
-	m->msg->msg_controllen = h.msg_controllen;
-	m->msg->msg_flags = h.msg_flags;
-	return n;
-}
-
-static ssize_t op_msg(void *c, int fd, size_t off, size_t len)
-{
-	struct msg_ctx *m = c;
-
-	if (off == 0 && len == rlt_pre_iov_total(m->iov, m->cnt)) /* the whole message */
-		return m->vec ? (m->out ? t_writev(fd, m->iov, m->cnt) : t_readv(fd, m->iov, m->cnt))
-		              : (m->out ? t_sendmsg(fd, m->msg, m->flags)
-		                        : t_recvmsg(fd, m->msg, m->flags));
-	return op_msg_part(m, fd, off, len);
-}
-
-static ssize_t msg_io(int fd, struct msghdr *msg, const struct iovec *iov, int cnt, int flags,
-                      int vec, int out)
-{
-	struct msg_ctx c = {msg, iov, cnt, flags, vec, out};
-	if (cnt < 0 || cnt > RLT_IOV_PIECE_MAX)
-		return vec ? (out ? t_writev(fd, iov, cnt) : t_readv(fd, iov, cnt))
-		           : (out ? t_sendmsg(fd, msg, flags) : t_recvmsg(fd, msg, flags));
-	return net_io(fd, out ? RLT_NET_OUT : RLT_NET_IN, rlt_pre_iov_total(iov, cnt), flags,
-	              msg && msg->msg_name && (out || msg->msg_namelen) ? msg->msg_name : NULL,
-	              msg && msg->msg_name ? msg->msg_namelen : 0, op_msg, &c);
-}
-
-static ssize_t net_sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-	if (!msg)
-		return t_sendmsg(fd, msg, flags);
-	return msg_io(fd, (struct msghdr *)msg, msg->msg_iov, (int)msg->msg_iovlen, flags, 0, 1);
-}
-
-static ssize_t net_recvmsg(int fd, struct msghdr *msg, int flags)
-{
-	if (!msg)
-		return t_recvmsg(fd, msg, flags);
-	return msg_io(fd, msg, msg->msg_iov, (int)msg->msg_iovlen, flags, 0, 0);
-}
-
-static ssize_t net_writev(int fd, const struct iovec *iov, int cnt)
-{
-	return msg_io(fd, NULL, iov, cnt, 0, 1, 1);
-}
-
-static ssize_t net_readv(int fd, const struct iovec *iov, int cnt)
-{
-	return msg_io(fd, NULL, iov, cnt, 0, 1, 0);
-}
-
-/* The socket of a batch of datagrams (sendmmsg, recvmmsg) that a loss condition may touch in
- * direction dir, or NULL (the batch goes to the kernel as it is). */
-static struct net_fd *batch_socket(int fd, unsigned dir, const struct rlt__net_set **setp)
-{
-	struct net_fd *e = entry(fd);
-	const struct rlt__net_set *set;
-
-	if (!e || rlt__internal || e->s.stream || !(set = conditions(e)))
-		return NULL;
-	if (!e->s.applies && e->s.peer.af)
-		return NULL;
-	for (unsigned i = 0; i < set->n; i++)
-		if (set->c[i].kind == RLT_NET_LOSS && (set->c[i].dir & dir)) {
-			*setp = set;
-			return e;
-		}
-	return NULL;
-}
-
-/* sendmmsg under loss: message by message, each drawn for as sendto's (a lost one counts as
- * sent, its msg_len its length); the count sent, or -1 when the first fails. */
-static int net_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
-{
-	const struct rlt__net_set *set;
-	struct net_fd *e = vec ? batch_socket(fd, RLT_NET_OUT, &set) : NULL;
-
-	if (!e)
-		return t_sendmmsg(fd, vec, vlen, flags);
-	if (vlen > 1024)
-		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
-	for (unsigned i = 0; i < vlen; i++) {
-		struct msghdr *h = &vec[i].msg_hdr;
-		struct rlt__peer to = {0};
-		if (h->msg_name)
-			rlt__peer_from_sockaddr(&to, h->msg_name, h->msg_namelen);
-		if (rlt__net_drop(set, &e->s, RLT_NET_OUT, h->msg_name ? &to : NULL)) {
-			atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
-			vec[i].msg_len = (unsigned)rlt_pre_iov_total(h->msg_iov, (int)h->msg_iovlen);
-			continue;
-		}
-		ssize_t n = t_sendmsg(fd, h, flags);
-		if (n < 0)
-			return i ? (int)i : -1;
-		vec[i].msg_len = (unsigned)n;
-	}
-	return (int)vlen;
-}
-
-/* recvmmsg under loss: message by message, a lost one taken off the queue and its slot used
- * for the next; the first as the call's flags say, the rest only if already there (as with
- * MSG_WAITFORONE; the timeout is not applied). */
-static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
-                        struct timespec *timeout)
-{
-	const struct rlt__net_set *set;
-	struct net_fd *e = vec ? batch_socket(fd, RLT_NET_IN, &set) : NULL;
-	unsigned i = 0;
-
-	if (!e || (flags & MSG_PEEK))
-		return t_recvmmsg(fd, vec, vlen, flags, timeout);
-	if (vlen > 1024)
-		vlen = 1024;
-	flags &= ~MSG_WAITFORONE;
-	while (i < vlen) {
-		struct msghdr *h = &vec[i].msg_hdr;
-		socklen_t namelen = h->msg_namelen;
-		size_t controllen = h->msg_controllen;
-		ssize_t n = t_recvmsg(fd, h, i ? flags | MSG_DONTWAIT : flags);
-		if (n < 0)
-			return i ? (int)i : -1;
-		struct rlt__peer from = {0};
-		if (h->msg_name)
-			rlt__peer_from_sockaddr(&from, h->msg_name, h->msg_namelen);
-		if (rlt__net_drop(set, &e->s, RLT_NET_IN, h->msg_name ? &from : NULL)) {
-			atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
-			h->msg_namelen = namelen; /* the slot as the caller gave it, for the next */
-			h->msg_controllen = controllen;
-			continue;
-		}
-		vec[i++].msg_len = (unsigned)n;
-	}
-	return (int)i;
-}
-
-/* connect=refuse fails at once; connect=timeout holds a blocking connect DUR (a black hole
- * answers nothing) then fails ETIMEDOUT, without connecting. A non-blocking connect under
- * timeout goes to the kernel: its EINPROGRESS needs readiness held back (not built yet). */
-static int net_connect(int fd, const struct sockaddr *sa, socklen_t len)
-{
-	struct net_fd *e = entry(fd);
-	struct rlt__peer peer;
-	const struct rlt__net_set *set;
-	uint64_t after = 0;
-
-	if (!e || rlt__internal || !sa || len < (socklen_t)sizeof(sa_family_t) ||
-	    sa->sa_family == AF_UNSPEC)
-		return t_connect(fd, sa, len);
-	rlt__peer_from_sockaddr(&peer, sa, len);
-	if (e->s.af == AF_UNIX)
-		peer.af = AF_UNIX;
-	set = conditions(e);
-	if (set) {
-		int f = rlt__net_connect_fault(set, e->s.af, &peer, &e->s.rng, &after);
-		if (f == RLT_NET_REFUSE) {
-			atomic_fetch_add_explicit(&rlt__net_stats.refused, 1, memory_order_relaxed);
-			return rlt_pre_fail(ECONNREFUSED);
-		}
-		if (f == RLT_NET_TIMEOUT && nonblocking(fd, 0)) {
-			static _Atomic int told;
-			if (!atomic_exchange(&told, 1))
-				rlt_pre_log(RLT_LOG_WARN, RLT_NET_VAR ": connect=timeout on a "
-				                          "non-blocking connect is not built yet: it "
-				                          "goes to the kernel");
-		} else if (f == RLT_NET_TIMEOUT) {
-			atomic_fetch_add_explicit(&rlt__net_stats.timeouts, 1, memory_order_relaxed);
-			rlt__sleep_until(rlt__now() + after);
-			return rlt_pre_fail(ETIMEDOUT);
-		}
-	}
-	int rc = t_connect(fd, sa, len);
-	int err = errno;
-	if (rc == 0 || err == EINPROGRESS) {
-		/* a connection opens now: its conditions are chosen for its peer */
-		e->s.peer = peer;
-		e->s.opened = rlt__now();
-		atomic_store_explicit(&e->s.moved, 0, memory_order_relaxed);
-		atomic_store_explicit(&e->s.hung_at, 0, memory_order_relaxed);
-		atomic_store_explicit(&e->s.ended, 0, memory_order_relaxed);
-		e->s.gen = 0;
-	}
-	errno = err;
-	return rc;
-}
-
-static int net_socket(int d, int t, int p)
-{
-	int fd = t_socket(d, t, p);
-	if (fd >= 0 && (unsigned)fd < tab_n) {
-		struct net_fd *e = &tab[fd];
-		atomic_store_explicit(&e->kind, FD_BUSY, memory_order_relaxed);
-		open_entry(e, fd, d, (t & 0xf) == SOCK_STREAM, NULL);
-		atomic_store_explicit(&e->kind, FD_SOCKET, memory_order_release);
-	}
-	return fd;
-}
-
-/* An accepted connection opens now: classified at once, so that after=DUR counts from here. */
-static int accepted(int fd)
-{
-	if (fd >= 0) {
-		forget(fd);
-		entry(fd);
-	}
-	return fd;
-}
-
-static int net_accept(int fd, struct sockaddr *a, socklen_t *n)
-{
-	return accepted(t_accept(fd, a, n));
-}
-
-static int net_accept4(int fd, struct sockaddr *a, socklen_t *n, int fl)
-{
-	return accepted(t_accept4(fd, a, n, fl));
-}
-
-static int net_close(int fd)
-{
-	forget(fd);
-	return t_close(fd);
-}
-
-static int net_dup2(int o, int n)
-{
-	int rc = t_dup2(o, n);
-	if (rc >= 0 && o != n)
-		forget(rc);
-	return rc;
-}
-
-static int net_dup3(int o, int n, int fl)
-{
-	int rc = t_dup3(o, n, fl);
-	if (rc >= 0)
-		forget(rc);
-	return rc;
-}
-
 /* ----- installing ----- */
 
 /* Replaces the real functions by ours, once (at load with RLT_NET set, or when a set first
@@ -741,7 +329,7 @@ static void install(void)
 {
 	if (atomic_exchange(&installed, 1))
 		return;
-	if (!tab) {
+	if (!rlt_pre_net_tab) {
 		struct rlimit rl;
 		unsigned n = NET_TABLE_MIN;
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
@@ -749,19 +337,15 @@ static void install(void)
 			if (want > n)
 				n = want > NET_TABLE_MAX ? NET_TABLE_MAX : (unsigned)want;
 		}
-		tab = rlt__map_anon((size_t)n * sizeof *tab);
-		if (!tab) {
+		rlt_pre_net_tab = rlt__map_anon((size_t)n * sizeof *rlt_pre_net_tab);
+		if (!rlt_pre_net_tab) {
 			rlt_pre_log(RLT_LOG_WARN, RLT_NET_VAR ": no memory for the socket table: "
 			                          "no condition applies");
 			return;
 		}
-		tab_n = n;
+		rlt_pre_net_tab_n = n;
 	}
-#define NET_SWAP(ret, name, args)                                                                \
-	t_##name = real_##name;                                                                  \
-	real_##name = net_##name;
-	NET_CALLS(NET_SWAP)
-#undef NET_SWAP
+	rlt_pre_net_swap();
 }
 
 int rlt_pre_net_load(struct rlt_error *err)

@@ -57,6 +57,39 @@ int rlt_trap_to_band(int fd, int cloexec)
 #define WATCH_FILTERS_MAX 32
 #define WATCH_FDS_MAX 16
 
+/* Every stacked filter starts the same: another architecture's numbers mean other calls (the
+ * launcher's filter refuses those), so they pass; then the call's number is loaded. Returns
+ * how many instructions it wrote (4). */
+static int filter_head(struct sock_filter *f)
+{
+	int k = 0;
+
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	return k;
+}
+
+/* ... and ends the same: the handler's range test (a call made from the handler passes) at
+ * f[k], room for it left by the caller; then the filter is stacked. The raw call's result. */
+static long filter_install_flags(struct sock_filter *f, int k, long flags)
+{
+	const struct sock_filter test[] = {RLT_TRAP_IP_TEST(RLT_TRAP_BASE, RLT_TRAP_SPAN)};
+	struct sock_fprog prog;
+
+	memcpy(f + k, test, sizeof test);
+	k += (int)(sizeof test / sizeof test[0]);
+	prog.len = (unsigned short)k;
+	prog.filter = f;
+	return rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, (long)&prog, 0, 0, 0);
+}
+
+static long filter_install(struct sock_filter *f, int k)
+{
+	return filter_install_flags(f, k, 0);
+}
+
 static _Atomic int watch_filters;
 static _Atomic int watch_full_said;
 
@@ -70,8 +103,7 @@ int rlt_trap_watch(const int *fds, int n)
 {
 	const int ncalls = (int)(sizeof watch_calls / sizeof watch_calls[0]);
 	struct sock_filter f[3 + 16 + 2 + WATCH_FDS_MAX + 1 + 7];
-	struct sock_fprog prog;
-	int k = 0, test_at;
+	int k, test_at;
 	long rc;
 
 	if (n <= 0)
@@ -89,10 +121,7 @@ int rlt_trap_watch(const int *fds, int n)
 	 * call that is not one of these never reads an argument or the instruction pointer, so
 	 * the kernel keeps passing it without running the filter. Another architecture's
 	 * numbers mean other calls: the first filter refuses those. */
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	k = filter_head(f);
 	for (int i = 0; i < ncalls; i++)
 		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)watch_calls[i],
 		                                      (uint8_t)(ncalls - i), 0);
@@ -103,14 +132,7 @@ int rlt_trap_watch(const int *fds, int n)
 		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fds[i],
 		                                    (uint8_t)(test_at - k - 1), 0);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	{
-		const struct sock_filter test[] = {RLT_TRAP_IP_TEST(RLT_TRAP_BASE, RLT_TRAP_SPAN)};
-		memcpy(f + k, test, sizeof test);
-		k += (int)(sizeof test / sizeof test[0]);
-	}
-	prog.len = (unsigned short)k;
-	prog.filter = f;
-	rc = rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0);
+	rc = filter_install(f, k);
 	return rc < 0 ? (int)rc : 0;
 }
 
@@ -152,33 +174,22 @@ void rlt_trap_watch_waits(void)
 {
 	const int ncalls = (int)(sizeof wait_calls / sizeof wait_calls[0]);
 	struct sock_filter f[4 + 8 + 1 + 7];
-	struct sock_fprog prog;
-	int k = 0;
+	int k;
 
 	if (atomic_load_explicit(&waits_watched, memory_order_relaxed) ||
 	    atomic_exchange(&waits_watched, 1))
 		return;
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	k = filter_head(f);
 	for (int i = 0; i < ncalls; i++)
 		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)wait_calls[i],
 		                                      (uint8_t)(ncalls - i), 0);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	{
-		const struct sock_filter test[] = {RLT_TRAP_IP_TEST(RLT_TRAP_BASE, RLT_TRAP_SPAN)};
-		memcpy(f + k, test, sizeof test);
-		k += (int)(sizeof test / sizeof test[0]);
-	}
-	prog.len = (unsigned short)k;
-	prog.filter = f;
 	/* on every thread of the process (TSYNC): the thread that sees the first throttled socket
 	 * is seldom the one that waits (Go's netpoller polls from whichever thread is free, and
-	 * its threads exist already); one thread alone if the threads' filters differ */
-	if (rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC,
-	                  (long)&prog, 0, 0, 0) != 0 &&
-	    rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0) < 0)
+	 * its threads exist already); one thread alone if the threads' filters differ. The test
+	 * is appended once: the second try installs the same program. */
+	if (filter_install_flags(f, k, SECCOMP_FILTER_FLAG_TSYNC) != 0 &&
+	    filter_install_flags(f, k, 0) < 0)
 		rlt_pre_log(RLT_LOG_WARN, "the waits could not be trapped: poll and epoll report "
 		                          "throttled sockets ready before their budget");
 }
@@ -197,8 +208,7 @@ void rlt_trap_watch_class(unsigned classes)
 	static const int recvs_fd[] = {SYS_read, SYS_readv, SYS_preadv2};
 	int always[8], on_fd[8], na = 0, nf = 0;
 	struct sock_filter f[64];
-	struct sock_fprog prog;
-	int k = 0, fd_at, spl_at, test_at;
+	int k, fd_at, spl_at, test_at;
 
 	if (classes & RLT_TRAP_SENDS) {
 		memcpy(always + na, sends, sizeof sends), na += 3;
@@ -215,10 +225,7 @@ void rlt_trap_watch_class(unsigned classes)
 	fd_at = 4 + na + nf + 1 + 1;
 	spl_at = fd_at + 5;
 	test_at = spl_at + 10;
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4); /* arch */
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0); /* nr */
+	k = filter_head(f);
 	for (int i = 0; i < na; i++, k++)
 		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)always[i],
 		                                    (uint8_t)(test_at - k - 1), 0);
@@ -256,14 +263,7 @@ void rlt_trap_watch_class(unsigned classes)
 	k++;
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* pad */
-	{
-		const struct sock_filter test[] = {RLT_TRAP_IP_TEST(RLT_TRAP_BASE, RLT_TRAP_SPAN)};
-		memcpy(f + k, test, sizeof test);
-		k += (int)(sizeof test / sizeof test[0]);
-	}
-	prog.len = (unsigned short)k;
-	prog.filter = f;
-	long rc = rlt_trap_sys6(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog, 0, 0, 0);
+	long rc = filter_install(f, k);
 	if (rc < 0)
 		rlt_pre_log(RLT_LOG_WARN, "the %s of this program could not be trapped (%s): they are "
 		                          "not throttled", classes & RLT_TRAP_SENDS ? "sends" : "receives",

@@ -42,18 +42,6 @@ int rlt__net_chance(struct rlt__net_rng *r, uint32_t ppm)
 	return x < ppm;
 }
 
-static int prefix_match(const uint8_t *a, const uint8_t *net, unsigned bits)
-{
-	unsigned whole = bits / 8, rest = bits % 8;
-
-	if (memcmp(a, net, whole) != 0)
-		return 0;
-	if (rest == 0)
-		return 1;
-	uint8_t m = (uint8_t)(0xff << (8 - rest));
-	return (a[whole] & m) == (net[whole] & m);
-}
-
 /* The rules' matching (policy.c rule_matches), each part negated on demand. A part that cannot
  * be told (no peer known yet) matches neither way. */
 int rlt__net_matches(const struct rlt__net_cond *c, int af, const struct rlt__peer *peer)
@@ -67,7 +55,7 @@ int rlt__net_matches(const struct rlt__net_cond *c, int af, const struct rlt__pe
 	if (m->peer_af) {
 		if (!peer || !(peer->af == AF_INET || peer->af == AF_INET6))
 			return 0;
-		int in = peer->af == m->peer_af && prefix_match(peer->addr, m->peer_addr, m->peer_prefix);
+		int in = peer->af == m->peer_af && rlt__prefix_match(peer->addr, m->peer_addr, m->peer_prefix);
 		if (in == m->peer_not)
 			return 0;
 	}

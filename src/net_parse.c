@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "net.h"
+#include "span.h"
 #include "units.h"
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -43,11 +44,6 @@ static const char *const key_names[K_COUNT] = {
 static const char *const family_names[] = { [RLT_FAMILY_INET] = "inet",
 	                                    [RLT_FAMILY_UNIX] = "unix",
 	                                    [RLT_FAMILY_ALL] = "all" };
-
-struct span {
-	const char *s;
-	size_t n;
-};
 
 struct qbuf {
 	char s[PART_MAX + 4 * 1 + 4];
@@ -117,50 +113,6 @@ __attribute__((format(printf, 2, 3))) static int fail(const struct ctx *c, const
 	return -EINVAL;
 }
 
-static int is_blank(char ch)
-{
-	return ch == ' ' || ch == '\t';
-}
-
-static int span_is(struct span t, const char *word)
-{
-	return strlen(word) == t.n && memcmp(word, t.s, t.n) == 0;
-}
-
-static int lookup(struct span t, const char *const *names, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		if (names[i] && span_is(t, names[i]))
-			return (int)i;
-	return -1;
-}
-
-static void trim(const char **s, size_t *n)
-{
-	while (*n > 0 && is_blank((*s)[0])) {
-		(*s)++;
-		(*n)--;
-	}
-	while (*n > 0 && is_blank((*s)[*n - 1]))
-		(*n)--;
-}
-
-static int next_token(const char **p, const char *end, struct span *t)
-{
-	const char *s = *p;
-
-	while (s < end && is_blank(*s))
-		s++;
-	if (s == end)
-		return 0;
-	t->s = s;
-	while (s < end && !is_blank(*s))
-		s++;
-	t->n = (size_t)(s - t->s);
-	*p = s;
-	return 1;
-}
-
 /* ----- values ----- */
 
 static int parse_dur(const struct ctx *c, const char *what, struct span v, uint64_t *ns)
@@ -211,35 +163,18 @@ static int parse_share(const struct ctx *c, const char *what, struct span v, uin
 
 static int parse_peer(const struct ctx *c, struct span v, struct rlt__net_match *m)
 {
-	const char *slash = memchr(v.s, '/', v.n);
-	struct span addr = { v.s, slash ? (size_t)(slash - v.s) : v.n };
-	char buf[INET6_ADDRSTRLEN];
-	unsigned max, prefix;
+	const char *bad;
+	size_t bad_n;
 	struct qbuf q;
+	int rc = rlt__parse_peer(v.s, v.n, &m->peer_af, m->peer_addr, &m->peer_prefix,
+	                         &bad, &bad_n);
 
-	if (addr.n == 0 || addr.n >= sizeof buf)
-		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address", qp(&q, addr.s, addr.n));
-	memcpy(buf, addr.s, addr.n);
-	buf[addr.n] = '\0';
-	m->peer_af = memchr(addr.s, ':', addr.n) ? AF_INET6 : AF_INET;
-	if (inet_pton(m->peer_af, buf, m->peer_addr) != 1)
-		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address", qp(&q, addr.s, addr.n));
-	max = m->peer_af == AF_INET ? 32 : 128;
-	prefix = max;
-	if (slash) {
-		struct span p = { slash + 1, v.n - addr.n - 1 };
-		uint64_t x = 0;
-		int rc = span_is(p, "0") ? 0 : rlt__parse_count(p.s, p.n, max, &x);
-		if (rc)
-			return fail(c, "peer: prefix \"/%s\" is not in 0..%u for %s", qp(&q, p.s, p.n),
-			            max, max == 32 ? "IPv4" : "IPv6");
-		prefix = (unsigned)x;
-	}
-	m->peer_prefix = (uint8_t)prefix;
-	for (unsigned i = 0; i < max / 8; i++) {
-		unsigned keep = prefix >= 8 * (i + 1) ? 8 : prefix > 8 * i ? prefix - 8 * i : 0;
-		m->peer_addr[i] &= (uint8_t)(0xff00u >> keep);
-	}
+	if (rc == -RLT__E_RANGE)
+		return fail(c, "peer: prefix \"/%s\" is not in 0..%u for %s", qp(&q, bad, bad_n),
+		            m->peer_af == AF_INET ? 32u : 128u,
+		            m->peer_af == AF_INET ? "IPv4" : "IPv6");
+	if (rc)
+		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address", qp(&q, bad, bad_n));
 	return 0;
 }
 
@@ -271,7 +206,7 @@ static int one_size(struct span v, uint64_t max, uint64_t *x)
 static int parse_cond(const struct ctx *c, struct rlt__net_cond *r)
 {
 	const char *p = c->cond.s, *end = c->cond.s + c->cond.n;
-	struct span head, kind, val, t, kv[K_COUNT];
+	struct span head = { NULL, 0 }, kind, val, t, kv[K_COUNT];
 	int has[K_COUNT] = { 0 }, neg[K_COUNT] = { 0 };
 	struct qbuf q1;
 	const char *eq;

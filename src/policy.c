@@ -59,7 +59,7 @@ void rlt__peer_from_sockaddr(struct rlt__peer *p, const struct sockaddr *sa, soc
 	}
 }
 
-static int prefix_match(const uint8_t *a, const uint8_t *net, unsigned bits)
+int rlt__prefix_match(const uint8_t *a, const uint8_t *net, unsigned bits)
 {
 	unsigned whole = bits / 8, rest = bits % 8;
 
@@ -90,7 +90,7 @@ static int rule_matches(const struct rlt_rule *r, const struct rlt__peer *peer)
 	if (r->peer_af) {
 		if (peer->af != r->peer_af)
 			return 0;
-		if (!prefix_match(peer->addr, r->peer_addr, r->peer_prefix))
+		if (!rlt__prefix_match(peer->addr, r->peer_addr, r->peer_prefix))
 			return 0;
 	}
 	if (r->port_lo != 0 || r->port_hi != 65535) {

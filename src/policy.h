@@ -143,6 +143,9 @@ struct rlt__peer {
 /* Fills p from a socket address (NULL or a short length gives af 0). */
 void rlt__peer_from_sockaddr(struct rlt__peer *p, const struct sockaddr *sa, socklen_t len);
 
+/* 1 when the first bits bits of address a are those of net (both in network order). */
+int rlt__prefix_match(const uint8_t *a, const uint8_t *net, unsigned bits);
+
 /* A variable read one rule at a time (RLT_ON_ERROR=ignore leaves a bad rule out alone): copies
  * the next rule of *p that is not blank into one, cut at RLT_VALUE_MAX, and moves *p past it.
  * 0 when none is left. */

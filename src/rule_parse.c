@@ -217,22 +217,6 @@ static int parse_max_wait(const struct ctx *c, struct span v, uint64_t *ns)
  * One rule
  * ------------------------------------------------------------------------------------------- */
 
-static int next_token(const char **p, const char *end, struct span *t)
-{
-	const char *s = *p;
-
-	while (s < end && is_blank(*s))
-		s++;
-	if (s == end)
-		return 0;
-	t->s = s;
-	while (s < end && !is_blank(*s))
-		s++;
-	t->n = (size_t)(s - t->s);
-	*p = s;
-	return 1;
-}
-
 /* A rule's fields before any of its words is read: each key's default for the variable. */
 static void rule_defaults(const struct ctx *c, struct rlt_rule *r)
 {
@@ -516,7 +500,7 @@ static int parse_rule(const struct ctx *c, struct rlt_rule *r)
 {
 	const char *p = c->rule, *end = c->rule + c->rule_len;
 	struct keyvals kv = { .has = { 0 } };
-	struct span rate;
+	struct span rate = { NULL, 0 };
 	int rc;
 
 	rule_defaults(c, r);

@@ -12,46 +12,7 @@
 
 #include "rlthrottle.h"
 #include "rule_text.h"
-
-struct span {
-	const char *s;
-	size_t n;
-};
-
-static inline int is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static inline int span_is(struct span t, const char *word)
-{
-	return strlen(word) == t.n && memcmp(word, t.s, t.n) == 0;
-}
-
-static inline int starts_with(struct span t, const char *prefix)
-{
-	size_t k = strlen(prefix);
-	return t.n >= k && memcmp(t.s, prefix, k) == 0;
-}
-
-/* Index of t in names[0..count), or -1. */
-static inline int lookup(struct span t, const char *const *names, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		if (names[i] && span_is(t, names[i]))
-			return (int)i;
-	return -1;
-}
-
-static inline void trim(const char **s, size_t *n)
-{
-	while (*n > 0 && is_blank((*s)[0])) {
-		(*s)++;
-		(*n)--;
-	}
-	while (*n > 0 && is_blank((*s)[*n - 1]))
-		(*n)--;
-}
+#include "span.h"
 
 static inline const char *unit_suffix(enum rlt_unit u)
 {

@@ -306,38 +306,18 @@ int rlt__rule_scope(const struct ctx *c, struct span v, struct rlt_rule *r)
 
 int rlt__rule_peer(const struct ctx *c, struct span v, struct rlt_rule *r)
 {
-	const char *slash = memchr(v.s, '/', v.n);
-	struct span addr = { v.s, slash ? (size_t)(slash - v.s) : v.n };
-	char buf[INET6_ADDRSTRLEN];
-	unsigned max, prefix;
+	const char *bad;
+	size_t bad_n;
 	struct qbuf q;
+	int rc = rlt__parse_peer(v.s, v.n, &r->peer_af, r->peer_addr, &r->peer_prefix,
+	                         &bad, &bad_n);
 
-	if (addr.n == 0 || addr.n >= sizeof buf)
-		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address",
-		            qp(&q, addr.s, addr.n));
-	memcpy(buf, addr.s, addr.n);
-	buf[addr.n] = '\0';
-	r->peer_af = memchr(addr.s, ':', addr.n) ? AF_INET6 : AF_INET;
-	if (inet_pton(r->peer_af, buf, r->peer_addr) != 1)
-		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address",
-		            qp(&q, addr.s, addr.n));
-	max = r->peer_af == AF_INET ? 32 : 128;
-	prefix = max;
-	if (slash) {
-		struct span p = { slash + 1, v.n - addr.n - 1 };
-		uint64_t x = 0;
-		int rc = span_is(p, "0") ? 0 : rlt__parse_count(p.s, p.n, max, &x);
-		if (rc)
-			return fail(c, "peer: prefix \"/%s\" is not in 0..%u for %s",
-			            qp(&q, p.s, p.n), max, max == 32 ? "IPv4" : "IPv6");
-		prefix = (unsigned)x;
-	}
-	r->peer_prefix = (uint8_t)prefix;
-	/* Stored masked, so that matching is a compare of the first bytes and a masked byte. */
-	for (unsigned i = 0; i < max / 8; i++) {
-		unsigned keep = prefix >= 8 * (i + 1) ? 8 : prefix > 8 * i ? prefix - 8 * i : 0;
-		r->peer_addr[i] &= (uint8_t)(0xff00u >> keep);
-	}
+	if (rc == -RLT__E_RANGE)
+		return fail(c, "peer: prefix \"/%s\" is not in 0..%u for %s", qp(&q, bad, bad_n),
+		            r->peer_af == AF_INET ? 32u : 128u,
+		            r->peer_af == AF_INET ? "IPv4" : "IPv6");
+	if (rc)
+		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address", qp(&q, bad, bad_n));
 	return 0;
 }
 

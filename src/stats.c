@@ -149,17 +149,13 @@ static void keys_of(struct out *o, const struct rlt__rt_rule *r)
 /* One rule's counters: what happened, then what a dry-run rule would have done (rlthrottle(7) STATISTICS). */
 static void counters(struct out *o, const struct rlt__stats *st)
 {
-	field(o, "calls", LOAD(st->calls));
-	field(o, "allowed", LOAD(st->allowed));
-	field(o, "delayed", LOAD(st->delayed));
-	field(o, "rejected", LOAD(st->rejected));
-	field(o, "units", LOAD(st->units));
-	field(o, "delay_ns_total", LOAD(st->delay_ns_total));
-	field(o, "delay_ns_max", LOAD(st->delay_ns_max));
-	field(o, "would_delay", LOAD(st->would_delay));
-	field(o, "would_delay_ns_total", LOAD(st->would_delay_ns_total));
-	field(o, "would_delay_ns_max", LOAD(st->would_delay_ns_max));
-	field(o, "would_reject", LOAD(st->would_reject));
+	/* each named as its counter in struct rlt__stats, so that the page and the struct agree */
+#define COUNTER(name) field(o, #name, LOAD(st->name));
+	COUNTER(calls) COUNTER(allowed) COUNTER(delayed) COUNTER(rejected) COUNTER(units)
+	COUNTER(delay_ns_total) COUNTER(delay_ns_max)
+	COUNTER(would_delay) COUNTER(would_delay_ns_total) COUNTER(would_delay_ns_max)
+	COUNTER(would_reject)
+#undef COUNTER
 }
 
 /* RLT_NET: the conditions in force and what they did (rlthrottle(7) NETWORK CONDITIONS), when

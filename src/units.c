@@ -5,9 +5,12 @@
  * by its unit, and then as a reduced fraction. No floating point: 0.1MB must be 100000 bytes,
  * not 99999.99999999999, and 1.5kbit must be 187.5 bytes, not "about 187".
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "units.h"
 
@@ -374,4 +377,43 @@ int rlt__format_duration(char *buf, size_t len, uint64_t ns)
 	if (ns == 0)
 		return put(buf, len, "0s");
 	return format_time(buf, len, ns, TIME_UNITS, 0);
+}
+
+/* ADDR[/P], a peer= value. The prefix "0" is allowed, the rest of P as a count (no sign). */
+int rlt__parse_peer(const char *s, size_t n, int *af, uint8_t addr[16], uint8_t *prefix,
+                    const char **bad, size_t *bad_n)
+{
+	const char *slash = memchr(s, '/', n);
+	size_t an = slash ? (size_t)(slash - s) : n;
+	char buf[INET6_ADDRSTRLEN];
+	unsigned max, p;
+
+	*bad = s;
+	*bad_n = an;
+	if (an == 0 || an >= sizeof buf)
+		return -RLT__E_SYNTAX;
+	memcpy(buf, s, an);
+	buf[an] = '\0';
+	*af = memchr(s, ':', an) ? AF_INET6 : AF_INET;
+	if (inet_pton(*af, buf, addr) != 1)
+		return -RLT__E_SYNTAX;
+	max = *af == AF_INET ? 32 : 128;
+	p = max;
+	if (slash) {
+		const char *ps = slash + 1;
+		size_t pn = n - an - 1;
+		uint64_t x = 0;
+		*bad = ps;
+		*bad_n = pn;
+		if (!(pn == 1 && ps[0] == '0') && rlt__parse_count(ps, pn, max, &x) != 0)
+			return -RLT__E_RANGE;
+		p = (unsigned)x;
+	}
+	*prefix = (uint8_t)p;
+	/* Stored masked, so that matching is a compare of the first bytes and a masked byte. */
+	for (unsigned i = 0; i < max / 8; i++) {
+		unsigned keep = p >= 8 * (i + 1) ? 8 : p > 8 * i ? p - 8 * i : 0;
+		addr[i] &= (uint8_t)(0xff00u >> keep);
+	}
+	return 0;
 }

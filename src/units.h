@@ -56,6 +56,13 @@ int rlt__parse_decimal(const char *s, size_t n, struct rlt__decimal *d);
 /* Digits only, value in [1, max] (RLT__E_ZERO for 0, RLT__E_RANGE above max). */
 int rlt__parse_count(const char *s, size_t n, uint64_t max, uint64_t *v);
 
+/* A peer address with an optional prefix, ADDR[/P] (peer= of the rules and of RLT_NET): *af
+ * AF_INET or AF_INET6, addr (16 bytes) masked to the first *prefix bits, P 0..32 or 0..128
+ * (none: all of them). -RLT__E_SYNTAX: ADDR is not an address; -RLT__E_RANGE: P is out of
+ * range; either way *bad, *bad_n are the wrong part (ADDR or P), *af set once ADDR parsed. */
+int rlt__parse_peer(const char *s, size_t n, int *af, uint8_t addr[16], uint8_t *prefix,
+                    const char **bad, size_t *bad_n);
+
 /* The unit named by s[0..n) (n == 0 is the empty unit of calls). NULL when unknown. */
 const struct rlt__unit *rlt__unit_lookup(const char *s, size_t n);
 

@@ -18,15 +18,7 @@ out=$(timeout 10 "$L" --seccomp -- busybox sh -c '(sleep 0.3; busybox true && ec
 assert_eq "a background job's exec after the shell ended: output and status" "bg job-ran 3" "$(echo $out)"
 
 port=$(free_port)
-bg sink python3 -c 'import socket,sys,hashlib,time
-l=socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1)
-c, _ = l.accept(); t0 = time.monotonic(); h = hashlib.sha256(); n = 0
-while True:
-    d = c.recv(65536)
-    if not d: break
-    h.update(d); n += len(d)
-print("bytes=%d secs=%.3f sha=%s" % (n, time.monotonic() - t0, h.hexdigest()))' "$port"
+bg sink python3 "$(dirname "$0")/sha_sink.py" "$port"
 spid=$LAST_PID
 wait_port "$port"
 t0=$(date +%s%N)

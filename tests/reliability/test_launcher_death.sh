@@ -25,15 +25,7 @@ head -c $n /dev/urandom >"$T/f.bin"
 
 # the upload: 1 MiB of burst, then 2 MiB at 1 MiB/s: about 2 s, the launcher killed 0.5 s in
 port=$(free_port)
-bg sink python3 -c 'import socket,sys,hashlib,time
-l=socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1)
-c, _ = l.accept(); t0 = time.monotonic(); h = hashlib.sha256(); n = 0
-while True:
-    d = c.recv(65536)
-    if not d: break
-    h.update(d); n += len(d)
-print("bytes=%d secs=%.3f sha=%s" % (n, time.monotonic() - t0, h.hexdigest()))' "$port"
+bg sink python3 "$(dirname "$0")/sha_sink.py" "$port"
 spid=$LAST_PID
 wait_port "$port"
 # (a background job's stdin is /dev/null: the file is redirected by the shell the launcher runs,

@@ -1,0 +1,405 @@
+/*
+ * net_calls.c: the calls the network conditions (net_hook.c) stand in front of: each makes its
+ * true call through rlt_pre_net_io, or decides a batch, a connect, an accept, a close itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "net.h"
+#include "net_hook.h"
+#include "preload.h"
+#include "wait.h"
+
+#define NET_TRUE(name) name##_t rlt_pre_true_##name;
+NET_CALLS(NET_TRUE)
+#undef NET_TRUE
+
+/* ----- the calls ----- */
+
+struct buf_ctx {
+	const char *buf;
+	int flags;
+	const struct sockaddr *to;
+	socklen_t tolen;
+	struct sockaddr *from;
+	socklen_t *fromlen;
+};
+
+static ssize_t op_send(void *c, int fd, size_t off, size_t len)
+{
+	struct buf_ctx *b = c;
+	return rlt_pre_true_send(fd, b->buf + off, len, b->flags);
+}
+
+static ssize_t op_sendto(void *c, int fd, size_t off, size_t len)
+{
+	struct buf_ctx *b = c;
+	return rlt_pre_true_sendto(fd, b->buf + off, len, b->flags, b->to, b->tolen);
+}
+
+static ssize_t op_write(void *c, int fd, size_t off, size_t len)
+{
+	struct buf_ctx *b = c;
+	return rlt_pre_true_write(fd, b->buf + off, len);
+}
+
+static ssize_t op_recv(void *c, int fd, size_t off, size_t len)
+{
+	struct buf_ctx *b = c;
+	return rlt_pre_true_recv(fd, (char *)b->buf + off, len, b->flags);
+}
+
+static ssize_t op_recvfrom(void *c, int fd, size_t off, size_t len)
+{
+	struct buf_ctx *b = c;
+	return rlt_pre_true_recvfrom(fd, (char *)b->buf + off, len, b->flags, b->from, b->fromlen);
+}
+
+static ssize_t op_read(void *c, int fd, size_t off, size_t len)
+{
+	struct buf_ctx *b = c;
+	return rlt_pre_true_read(fd, (char *)b->buf + off, len);
+}
+
+static ssize_t net_send(int fd, const void *buf, size_t len, int flags)
+{
+	struct buf_ctx c = {buf, flags, NULL, 0, NULL, NULL};
+	return rlt_pre_net_io(fd, RLT_NET_OUT, len, flags, NULL, 0, op_send, &c);
+}
+
+static ssize_t net_sendto(int fd, const void *buf, size_t len, int flags,
+                          const struct sockaddr *to, socklen_t tolen)
+{
+	struct buf_ctx c = {buf, flags, to, tolen, NULL, NULL};
+	return rlt_pre_net_io(fd, RLT_NET_OUT, len, flags, to, tolen, op_sendto, &c);
+}
+
+static ssize_t net_write(int fd, const void *buf, size_t len)
+{
+	struct buf_ctx c = {buf, 0, NULL, 0, NULL, NULL};
+	return rlt_pre_net_io(fd, RLT_NET_OUT, len, 0, NULL, 0, op_write, &c);
+}
+
+static ssize_t net_recv(int fd, void *buf, size_t len, int flags)
+{
+	struct buf_ctx c = {buf, flags, NULL, 0, NULL, NULL};
+	return rlt_pre_net_io(fd, RLT_NET_IN, len, flags, NULL, 0, op_recv, &c);
+}
+
+static ssize_t net_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
+                            socklen_t *fromlen)
+{
+	struct buf_ctx c = {buf, flags, NULL, 0, from, fromlen};
+	/* the source is known once the datagram came: net_io reads it after the call */
+	return rlt_pre_net_io(fd, RLT_NET_IN, len, flags, fromlen ? from : NULL,
+	              fromlen ? *fromlen : 0, op_recvfrom, &c);
+}
+
+static ssize_t net_read(int fd, void *buf, size_t len)
+{
+	struct buf_ctx c = {buf, 0, NULL, 0, NULL, NULL};
+	return rlt_pre_net_io(fd, RLT_NET_IN, len, 0, NULL, 0, op_read, &c);
+}
+
+struct file_ctx {
+	int in;
+	off_t *off;
+};
+
+/* The kernel moves sendfile's offset (or the file's position) itself: `off` is not needed. */
+static ssize_t op_sendfile(void *c, int fd, size_t off, size_t len)
+{
+	struct file_ctx *f = c;
+	(void)off;
+	return rlt_pre_true_sendfile(fd, f->in, f->off, len);
+}
+
+static ssize_t net_sendfile(int out, int in, off_t *off, size_t count)
+{
+	struct file_ctx c = {in, off};
+	return rlt_pre_net_io(out, RLT_NET_OUT, count, 0, NULL, 0, op_sendfile, &c);
+}
+
+struct msg_ctx {
+	struct msghdr *msg; /* the caller's (a receive writes back its lengths and flags) */
+	const struct iovec *iov;
+	int cnt;
+	int flags;
+	int vec;            /* readv / writev */
+	int out;
+};
+
+/* The part [off, off + len) of the message: a copy of its iovec cut to it (16 KiB of stack,
+ * only in a call that slice= cuts: the system-call front runs hooks on a stack of its own). */
+static __attribute__((noinline)) ssize_t op_msg_part(struct msg_ctx *m, int fd, size_t off,
+                                                     size_t len)
+{
+	struct iovec piece[RLT_IOV_PIECE_MAX];
+	int k = rlt_pre_iov_slice(m->iov, m->cnt, off, len, piece);
+
+	if (m->vec)
+		return m->out ? rlt_pre_true_writev(fd, piece, k) : rlt_pre_true_readv(fd, piece, k);
+	struct msghdr h = *m->msg;
+	h.msg_iov = piece;
+	h.msg_iovlen = (size_t)k;
+	if (off > 0) { /* ancillary data goes with the first piece only */
+		h.msg_control = NULL;
+		h.msg_controllen = 0;
+	}
+	if (m->out)
+		return rlt_pre_true_sendmsg(fd, &h, m->flags);
+	ssize_t n = rlt_pre_true_recvmsg(fd, &h, m->flags);
+	m->msg->msg_namelen = h.msg_namelen;
+	m->msg->msg_controllen = h.msg_controllen;
+	m->msg->msg_flags = h.msg_flags;
+	return n;
+}
+
+static ssize_t op_msg(void *c, int fd, size_t off, size_t len)
+{
+	struct msg_ctx *m = c;
+
+	if (off == 0 && len == rlt_pre_iov_total(m->iov, m->cnt)) /* the whole message */
+		return m->vec ? (m->out ? rlt_pre_true_writev(fd, m->iov, m->cnt) : rlt_pre_true_readv(fd, m->iov, m->cnt))
+		              : (m->out ? rlt_pre_true_sendmsg(fd, m->msg, m->flags)
+		                        : rlt_pre_true_recvmsg(fd, m->msg, m->flags));
+	return op_msg_part(m, fd, off, len);
+}
+
+static ssize_t msg_io(int fd, struct msghdr *msg, const struct iovec *iov, int cnt, int flags,
+                      int vec, int out)
+{
+	struct msg_ctx c = {msg, iov, cnt, flags, vec, out};
+	if (cnt < 0 || cnt > RLT_IOV_PIECE_MAX)
+		return vec ? (out ? rlt_pre_true_writev(fd, iov, cnt) : rlt_pre_true_readv(fd, iov, cnt))
+		           : (out ? rlt_pre_true_sendmsg(fd, msg, flags) : rlt_pre_true_recvmsg(fd, msg, flags));
+	return rlt_pre_net_io(fd, out ? RLT_NET_OUT : RLT_NET_IN, rlt_pre_iov_total(iov, cnt), flags,
+	              msg && msg->msg_name && (out || msg->msg_namelen) ? msg->msg_name : NULL,
+	              msg && msg->msg_name ? msg->msg_namelen : 0, op_msg, &c);
+}
+
+static ssize_t net_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	if (!msg)
+		return rlt_pre_true_sendmsg(fd, msg, flags);
+	return msg_io(fd, (struct msghdr *)msg, msg->msg_iov, (int)msg->msg_iovlen, flags, 0, 1);
+}
+
+static ssize_t net_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	if (!msg)
+		return rlt_pre_true_recvmsg(fd, msg, flags);
+	return msg_io(fd, msg, msg->msg_iov, (int)msg->msg_iovlen, flags, 0, 0);
+}
+
+static ssize_t net_writev(int fd, const struct iovec *iov, int cnt)
+{
+	return msg_io(fd, NULL, iov, cnt, 0, 1, 1);
+}
+
+static ssize_t net_readv(int fd, const struct iovec *iov, int cnt)
+{
+	return msg_io(fd, NULL, iov, cnt, 0, 1, 0);
+}
+
+/* The socket of a batch of datagrams (sendmmsg, recvmmsg) that a loss condition may touch in
+ * direction dir, or NULL (the batch goes to the kernel as it is). */
+static struct rlt_pre_net_fd *batch_socket(int fd, unsigned dir, const struct rlt__net_set **setp)
+{
+	struct rlt_pre_net_fd *e = rlt_pre_net_entry(fd);
+	const struct rlt__net_set *set;
+
+	if (!e || rlt__internal || e->s.stream || !(set = rlt_pre_net_conditions(e)))
+		return NULL;
+	if (!e->s.applies && e->s.peer.af)
+		return NULL;
+	for (unsigned i = 0; i < set->n; i++)
+		if (set->c[i].kind == RLT_NET_LOSS && (set->c[i].dir & dir)) {
+			*setp = set;
+			return e;
+		}
+	return NULL;
+}
+
+/* sendmmsg under loss: message by message, each drawn for as sendto's (a lost one counts as
+ * sent, its msg_len its length); the count sent, or -1 when the first fails. */
+static int net_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	const struct rlt__net_set *set;
+	struct rlt_pre_net_fd *e = vec ? batch_socket(fd, RLT_NET_OUT, &set) : NULL;
+
+	if (!e)
+		return rlt_pre_true_sendmmsg(fd, vec, vlen, flags);
+	if (vlen > 1024)
+		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
+	for (unsigned i = 0; i < vlen; i++) {
+		struct msghdr *h = &vec[i].msg_hdr;
+		struct rlt__peer to = {0};
+		if (h->msg_name)
+			rlt__peer_from_sockaddr(&to, h->msg_name, h->msg_namelen);
+		if (rlt__net_drop(set, &e->s, RLT_NET_OUT, h->msg_name ? &to : NULL)) {
+			atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
+			vec[i].msg_len = (unsigned)rlt_pre_iov_total(h->msg_iov, (int)h->msg_iovlen);
+			continue;
+		}
+		ssize_t n = rlt_pre_true_sendmsg(fd, h, flags);
+		if (n < 0)
+			return i ? (int)i : -1;
+		vec[i].msg_len = (unsigned)n;
+	}
+	return (int)vlen;
+}
+
+/* recvmmsg under loss: message by message, a lost one taken off the queue and its slot used
+ * for the next; the first as the call's flags say, the rest only if already there (as with
+ * MSG_WAITFORONE; the timeout is not applied). */
+static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+                        struct timespec *timeout)
+{
+	const struct rlt__net_set *set;
+	struct rlt_pre_net_fd *e = vec ? batch_socket(fd, RLT_NET_IN, &set) : NULL;
+	unsigned i = 0;
+
+	if (!e || (flags & MSG_PEEK))
+		return rlt_pre_true_recvmmsg(fd, vec, vlen, flags, timeout);
+	if (vlen > 1024)
+		vlen = 1024;
+	flags &= ~MSG_WAITFORONE;
+	while (i < vlen) {
+		struct msghdr *h = &vec[i].msg_hdr;
+		socklen_t namelen = h->msg_namelen;
+		size_t controllen = h->msg_controllen;
+		ssize_t n = rlt_pre_true_recvmsg(fd, h, i ? flags | MSG_DONTWAIT : flags);
+		if (n < 0)
+			return i ? (int)i : -1;
+		struct rlt__peer from = {0};
+		if (h->msg_name)
+			rlt__peer_from_sockaddr(&from, h->msg_name, h->msg_namelen);
+		if (rlt__net_drop(set, &e->s, RLT_NET_IN, h->msg_name ? &from : NULL)) {
+			atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
+			h->msg_namelen = namelen; /* the slot as the caller gave it, for the next */
+			h->msg_controllen = controllen;
+			continue;
+		}
+		vec[i++].msg_len = (unsigned)n;
+	}
+	return (int)i;
+}
+
+/* connect=refuse fails at once; connect=timeout holds a blocking connect DUR (a black hole
+ * answers nothing) then fails ETIMEDOUT, without connecting. A non-blocking connect under
+ * timeout goes to the kernel: its EINPROGRESS needs readiness held back (not built yet). */
+static int net_connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	struct rlt_pre_net_fd *e = rlt_pre_net_entry(fd);
+	struct rlt__peer peer;
+	const struct rlt__net_set *set;
+	uint64_t after = 0;
+
+	if (!e || rlt__internal || !sa || len < (socklen_t)sizeof(sa_family_t) ||
+	    sa->sa_family == AF_UNSPEC)
+		return rlt_pre_true_connect(fd, sa, len);
+	rlt__peer_from_sockaddr(&peer, sa, len);
+	if (e->s.af == AF_UNIX)
+		peer.af = AF_UNIX;
+	set = rlt_pre_net_conditions(e);
+	if (set) {
+		int f = rlt__net_connect_fault(set, e->s.af, &peer, &e->s.rng, &after);
+		if (f == RLT_NET_REFUSE) {
+			atomic_fetch_add_explicit(&rlt__net_stats.refused, 1, memory_order_relaxed);
+			return rlt_pre_fail(ECONNREFUSED);
+		}
+		if (f == RLT_NET_TIMEOUT && rlt_pre_net_nonblocking(fd, 0)) {
+			static _Atomic int told;
+			if (!atomic_exchange(&told, 1))
+				rlt_pre_log(RLT_LOG_WARN, RLT_NET_VAR ": connect=timeout on a "
+				                          "non-blocking connect is not built yet: it "
+				                          "goes to the kernel");
+		} else if (f == RLT_NET_TIMEOUT) {
+			atomic_fetch_add_explicit(&rlt__net_stats.timeouts, 1, memory_order_relaxed);
+			rlt__sleep_until(rlt__now() + after);
+			return rlt_pre_fail(ETIMEDOUT);
+		}
+	}
+	int rc = rlt_pre_true_connect(fd, sa, len);
+	int err = errno;
+	if (rc == 0 || err == EINPROGRESS) {
+		/* a connection opens now: its conditions are chosen for its peer */
+		e->s.peer = peer;
+		e->s.opened = rlt__now();
+		atomic_store_explicit(&e->s.moved, 0, memory_order_relaxed);
+		atomic_store_explicit(&e->s.hung_at, 0, memory_order_relaxed);
+		atomic_store_explicit(&e->s.ended, 0, memory_order_relaxed);
+		e->s.gen = 0;
+	}
+	errno = err;
+	return rc;
+}
+
+static int net_socket(int d, int t, int p)
+{
+	int fd = rlt_pre_true_socket(d, t, p);
+	if (fd >= 0 && (unsigned)fd < rlt_pre_net_tab_n) {
+		struct rlt_pre_net_fd *e = &rlt_pre_net_tab[fd];
+		atomic_store_explicit(&e->kind, RLT_PRE_FD_BUSY, memory_order_relaxed);
+		rlt_pre_net_open(e, fd, d, (t & 0xf) == SOCK_STREAM, NULL);
+		atomic_store_explicit(&e->kind, RLT_PRE_FD_SOCKET, memory_order_release);
+	}
+	return fd;
+}
+
+/* An accepted connection opens now: classified at once, so that after=DUR counts from here. */
+static int accepted(int fd)
+{
+	if (fd >= 0) {
+		rlt_pre_net_forget(fd);
+		rlt_pre_net_entry(fd);
+	}
+	return fd;
+}
+
+static int net_accept(int fd, struct sockaddr *a, socklen_t *n)
+{
+	return accepted(rlt_pre_true_accept(fd, a, n));
+}
+
+static int net_accept4(int fd, struct sockaddr *a, socklen_t *n, int fl)
+{
+	return accepted(rlt_pre_true_accept4(fd, a, n, fl));
+}
+
+static int net_close(int fd)
+{
+	rlt_pre_net_forget(fd);
+	return rlt_pre_true_close(fd);
+}
+
+static int net_dup2(int o, int n)
+{
+	int rc = rlt_pre_true_dup2(o, n);
+	if (rc >= 0 && o != n)
+		rlt_pre_net_forget(rc);
+	return rc;
+}
+
+static int net_dup3(int o, int n, int fl)
+{
+	int rc = rlt_pre_true_dup3(o, n, fl);
+	if (rc >= 0)
+		rlt_pre_net_forget(rc);
+	return rc;
+}
+
+void rlt_pre_net_swap(void)
+{
+#define NET_SWAP(name)                                                                           \
+	rlt_pre_true_##name = real_##name;                                                      \
+	real_##name = net_##name;
+	NET_CALLS(NET_SWAP)
+#undef NET_SWAP
+}

@@ -1,0 +1,59 @@
+/*
+ * net_hook.h: what the network conditions' two files share: net_hook.c (the socket table, what
+ * a condition does to a call, the installing) and net_calls.c (the calls the conditions stand
+ * in front of).
+ */
+#ifndef RLT_NET_HOOK_H
+#define RLT_NET_HOOK_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "net.h"
+#include "preload.h"
+
+enum { RLT_PRE_FD_UNKNOWN = 0, RLT_PRE_FD_OTHER, RLT_PRE_FD_SOCKET, RLT_PRE_FD_BUSY };
+
+struct rlt_pre_net_fd {
+	_Atomic uint8_t kind;  /* RLT_PRE_FD_*: written last when an entry is set up */
+	uint64_t seed;         /* the seed its sequence started from */
+	uint64_t key;          /* which socket of the process it is (its sequence's key) */
+	struct rlt__net_sock s;
+};
+
+extern struct rlt_pre_net_fd *rlt_pre_net_tab;
+extern unsigned rlt_pre_net_tab_n;
+
+/* The functions the conditions stand in front of; rlt_pre_true_NAME is the real one as resolved
+ * before the swap (the types are preload.h's RLT_REAL_SYMBOLS). */
+#define NET_CALLS(X)                                                                             \
+	X(socket) X(connect) X(accept) X(accept4) X(send) X(sendto) X(sendmsg) X(sendmmsg) \
+	X(write) X(writev) X(sendfile) X(recv) X(recvfrom) X(recvmsg) X(recvmmsg) X(read) X(readv) \
+	X(close) X(dup2) X(dup3)
+
+#define NET_TRUE(name) extern name##_t rlt_pre_true_##name;
+NET_CALLS(NET_TRUE)
+#undef NET_TRUE
+
+/* fd closed or replaced (not in a vfork's child). */
+void rlt_pre_net_forget(int fd);
+/* fd's entry as a socket opened now (or first seen now). */
+void rlt_pre_net_open(struct rlt_pre_net_fd *e, int fd, int af, int stream,
+                      const struct rlt__peer *peer);
+/* Classifies fd (once): a socket gets its family, type and peer. NULL: not a socket of ours. */
+struct rlt_pre_net_fd *rlt_pre_net_entry(int fd);
+/* The conditions in force for e's socket (NULL: none apply). */
+const struct rlt__net_set *rlt_pre_net_conditions(struct rlt_pre_net_fd *e);
+int rlt_pre_net_nonblocking(int fd, int flags);
+
+/* One real call moving bytes [off, off + len) of the caller's buffer. */
+typedef ssize_t (*rlt_pre_net_op_fn)(void *ctx, int fd, size_t off, size_t len);
+
+ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct sockaddr *addr,
+                       socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx);
+
+/* The true functions kept, ours put in the real ones' place (net_calls.c). */
+void rlt_pre_net_swap(void);
+
+#endif
