@@ -109,7 +109,10 @@ __attribute__((format(printf, 2, 3))) static int fail(const struct ctx *c, const
 			break;
 		}
 	}
-	snprintf(c->err->msg, sizeof c->err->msg, RLT_NET_VAR "=\"%s\": %s", quoted, detail);
+	/* a message longer than the error's room keeps its start (the condition and the part) */
+	if (snprintf(c->err->msg, sizeof c->err->msg, RLT_NET_VAR "=\"%s\": %s", quoted, detail) >=
+	    (int)sizeof c->err->msg)
+		memcpy(c->err->msg + sizeof c->err->msg - 4, "...", 4);
 	return -EINVAL;
 }
 

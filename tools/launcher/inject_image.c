@@ -280,7 +280,7 @@ static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 static int remote_mmap(struct img *im, uint64_t addr, uint64_t len, int prot, int flags,
                        uint64_t *out, const char *what, struct rlt_cli_inject_err *err)
 {
-	long r;
+	long r = 0;
 
 	if (remote_call(im, &r, SYS_mmap, (long)addr, (long)len, prot, flags, -1, 0, err) != 0)
 		return -1;
@@ -305,7 +305,7 @@ static int remote_mmap(struct img *im, uint64_t addr, uint64_t len, int prot, in
 static int remote_mprotect(struct img *im, uint64_t a, uint64_t b, int prot,
                            struct rlt_cli_inject_err *err)
 {
-	long r;
+	long r = 0;
 
 	if (b <= a)
 		return 0;
@@ -470,7 +470,7 @@ int rlt_cli_inject_image(const struct rlt_cli_inject_payload *p, pid_t pid, uint
 {
 	struct img im = {.pid = pid};
 	size_t cfg_len = sizeof(struct rlt_inject_hdr) + p->config_len;
-	uint64_t cfg, stack;
+	uint64_t cfg = 0, stack = 0;
 	long res = 0;
 
 	if (enter(&im, err) != 0 || map_blob(&im, &p->blob, err) != 0 ||
