@@ -33,6 +33,23 @@ static const char usage_text[] =
 	"accept -a, send/upload -u, conns -n); #N picks its Nth rule, from 1.\n"
 	"RLT_NET (or net, --net) replaces the network conditions whole (\"\" clears them).\n";
 
+/* Posts the request in the page opened for writing (rd), closes it, and says the answer:
+ * 0, or 2 with the process's one line. */
+static int post(struct rlt__pub_reader *rd, pid_t pid, enum rlt_var var, int index,
+                const char *text)
+{
+	struct rlt_error err = {{0}};
+	long rc = rlt__ctl_request(rlt__pub_reader_ctl(rd), var, index, text, ANSWER_WAIT_NS, &err);
+
+	rlt__pub_close(rd);
+	if (rc < 0) {
+		fprintf(stderr, "rlthrottle: set: %ld: %s\n", (long)pid, err.msg);
+		return 2;
+	}
+	printf("%ld: %s\n", (long)pid, err.msg);
+	return 0;
+}
+
 static int usage_error(const char *why)
 {
 	fprintf(stderr, "rlthrottle: set: %s\n%s", why, usage_text);
@@ -125,15 +142,7 @@ static int set_net(pid_t pid, const char *text)
 		fprintf(stderr, "rlthrottle: set: %s\n", err.msg);
 		return 2;
 	}
-	rc = rlt__ctl_request(rlt__pub_reader_ctl(&rd), (enum rlt_var)RLT_CTL_VAR_NET, -1, text,
-	                      ANSWER_WAIT_NS, &err);
-	rlt__pub_close(&rd);
-	if (rc < 0) {
-		fprintf(stderr, "rlthrottle: set: %ld: %s\n", (long)pid, err.msg);
-		return 2;
-	}
-	printf("%ld: %s\n", (long)pid, err.msg);
-	return 0;
+	return post(&rd, pid, (enum rlt_var)RLT_CTL_VAR_NET, -1, text);
 }
 
 static int set_process(const char *pid_s, const char *var_s, const char *text)
@@ -166,15 +175,7 @@ static int set_process(const char *pid_s, const char *var_s, const char *text)
 		fprintf(stderr, "rlthrottle: set: %s\n", err.msg);
 		return 2;
 	}
-	/* Not NULL: the page was opened for writing. */
-	rc = rlt__ctl_request(rlt__pub_reader_ctl(&rd), var, index, text, ANSWER_WAIT_NS, &err);
-	rlt__pub_close(&rd);
-	if (rc < 0) {
-		fprintf(stderr, "rlthrottle: set: %ld: %s\n", (long)pid, err.msg);
-		return 2;
-	}
-	printf("%ld: %s\n", (long)pid, err.msg);
-	return 0;
+	return post(&rd, pid, var, index, text);
 }
 
 int rlt_cli_set_cmd(int argc, char **argv)
