@@ -113,6 +113,25 @@ wait_pid() {
 	wait "$pid" 2>/dev/null
 }
 
+# page_of PID: the page a live (or not yet reaped) process publishes, /dev/shm/rlthrottle-UID-PID-START
+# (rlthrottle(7) FILES). Not a glob on the pid: an earlier process of that pid, killed by SIGKILL,
+# may have left its page, and pids wrap in a long run.
+page_of() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20)
+	[ -n "$st" ] || return 1
+	echo "/dev/shm/rlthrottle-$(id -u)-$1-$st"
+}
+# wait_page PID [SECONDS]: wait until PID's own page exists and print its path; 1 if it does not come.
+wait_page() {
+	local lim=${2:-10} i=0 p
+	while [ $i -lt $((lim * 20)) ]; do
+		p=$(page_of "$1") && [ -e "$p" ] && { echo "$p"; return 0; }
+		sleep 0.05; i=$((i + 1))
+	done
+	return 1
+}
+
 # wait_file PATH [SECONDS]: wait until PATH is a non-empty file (a helper's port file) or a socket.
 wait_file() {
 	local f=$1 lim=${2:-10} i=0

@@ -67,11 +67,17 @@ assert_eq "--log --no-inherit --no-publish" "info 0 0" "$out"
 usage_rc 125 --log loud -- true
 assert_match "--log loud names RLT_LOG" 'RLT_LOG' "$(cat "$T/err")"
 # --no-publish: no page while the command runs
-$R --no-publish -d 1MiB/s -- sleep 2 &
-lp=$!
-sleep 0.5
-ls /dev/shm/rlthrottle-*-"$lp"-* >/dev/null 2>&1 && fail "--no-publish: a page was published"
-wait "$lp"
+# (--per-process: the launcher executes the command, so that $! is the throttled process;
+# the same command without --no-publish shows that the check would see a page)
+for flag in "" --no-publish; do
+	# shellcheck disable=SC2086
+	$R --per-process $flag -d 1MiB/s -- sleep 2 &
+	lp=$!
+	got=yes; wait_page "$lp" 1 >/dev/null || got=no
+	wait "$lp"
+	[ -z "$flag" ] && [ $got = no ] && fail "without --no-publish: no page of $lp within 1 s"
+	[ -n "$flag" ] && [ $got = yes ] && fail "--no-publish: a page was published"
+done
 
 # --check: the units written, and a line when there is no rule
 out=$($R --check -d 1MiB/s -u "2kB/s burst=4000B" -c 10/s)
@@ -93,7 +99,7 @@ PY
 # (--per-process: the launcher executes the command, so that $! is the throttled process)
 $R --per-process -d "1MiB/s" -u "1MiB/s" -- python3 "$T/chatter.py" &
 sp=$!
-for _ in $(seq 50); do ls /dev/shm/rlthrottle-*-"$sp"-* >/dev/null 2>&1 && break; sleep 0.1; done
+wait_page "$sp" 20 >/dev/null || fail "no page of the chatter ($sp) within 20 s"
 for v in RLT_RECV recv -d --recv download rlt_recv; do
 	$R set "$sp" "$v" 512KiB/s >"$T/out" 2>"$T/err" || fail "set $sp $v: $(cat "$T/err")"
 done

@@ -13,19 +13,24 @@ need_cmd python3
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 export RLTHROTTLE
 cat >"$T/forks.py" <<'PY'
-import ctypes, glob, os, socket, sys, time
-def page(pid): return glob.glob("/dev/shm/rlthrottle-*-%d-*" % pid)
-me = os.getpid()
+import ctypes, os, socket, sys, time
+# a page by its exact name (uid-pid-start): an earlier process of a pid may have left one
+def path(pid):
+    st = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19]
+    return "/dev/shm/rlthrottle-%d-%d-%s" % (os.geteuid(), pid, st)
+page = os.path.exists
+me = path(os.getpid())
 assert page(me), "no page of the parent"
 a, b = socket.socketpair()
 a.send(b"x" * 1000)                      # counted in the parent's page
 pid = os.fork()
 if pid == 0:
-    ok = bool(page(os.getpid())) and bool(page(me))
+    ok = page(path(os.getpid())) and page(me)
     sys.exit(0 if ok else 3)             # exit(): its own page goes
+kid = path(pid)                          # alive or a zombie: /proc/PID/stat is there
 _, st = os.waitpid(pid, 0)
 assert os.WEXITSTATUS(st) == 0, "fork child: no page of its own"
-assert not page(pid), "fork child's page left after its exit"
+assert not page(kid), "fork child's page left after its exit"
 assert page(me), "the parent's page went with its fork child"
 libc = ctypes.CDLL(None, use_errno=True)
 pid = libc.syscall(57)                   # SYS_fork on x86_64: no atfork handlers run
@@ -40,10 +45,10 @@ kids = []
 for i in range(20):
     pid = os.fork()
     if pid == 0:
-        os._exit(0 if page(os.getpid()) else 3)
+        os._exit(0 if page(path(os.getpid())) else 3)
+    kids.append(path(pid))
     _, st = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(st) == 0, "fork child: no page of its own"
-    kids.append(pid)
 left = [k for k in kids if page(k)]
 assert not left, "pages left by %d of 20 children that ended with os._exit" % len(left)
 assert page(me), "the parent's page went with a child's _exit"
@@ -62,16 +67,19 @@ PY
 [ "$(uname -m)" = x86_64 ] || skip "the raw fork system call number is x86_64's"
 RLT_SEND="1MiB/s" pre python3 "$T/forks.py" >"$T/out" 2>"$T/err" || { show "$T/out" "$T/err"; fail "fork checks failed"; }
 show "$T/out"
-pid=$(awk '{ print $2 }' "$T/out")
-ls /dev/shm/rlthrottle-*-"$pid"-* >/dev/null 2>&1 && fail "the parent's page is left after its exit"
+mine=$(awk '{ print $2 }' "$T/out")
+case "$mine" in /dev/shm/rlthrottle-*) ;; *) fail "no page path printed: $mine" ;; esac
+[ -e "$mine" ] && fail "the parent's page is left after its exit"
 info "fork child: own page, removed at its exit; raw fork child: parent's page kept"
 
 # a shell's subshells end with _exit too
-RLT_SEND="1MiB/s" pre sh -c 'for i in 1 2 3 4 5 6 7 8; do (echo $(sh -c "echo \$PPID")) ; done' >"$T/sub.out" 2>&1 ||
+# (each prints its pid and start time, field 22 of its stat)
+RLT_SEND="1MiB/s" pre sh -c 'for i in 1 2 3 4 5 6 7 8; do (echo $(sh -c "set -- \$(cat /proc/\$PPID/stat); echo \$PPID \${22}")) ; done' >"$T/sub.out" 2>&1 ||
 	{ show "$T/sub.out"; fail "subshells failed"; }
-for p in $(cat "$T/sub.out"); do
-	ls /dev/shm/rlthrottle-*-"$p"-* >/dev/null 2>&1 && fail "subshell $p left its page"
-done
+while read -r p st; do
+	[ -n "$st" ] || fail "subshell line without a start time: $p"
+	[ -e "/dev/shm/rlthrottle-$(id -u)-$p-$st" ] && fail "subshell $p left its page"
+done <"$T/sub.out"
 info "$(wc -l <"$T/sub.out") subshells ended with _exit: no page left"
 
 # exec in the same process (same pid, same start time): the new program's page replaces the old

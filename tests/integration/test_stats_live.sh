@@ -22,9 +22,7 @@ info "promtool refuses 4 malformed expositions"
 
 bg sleeper env LD_PRELOAD="$RLT_LIB" RLT_SEND="1MiB/s; 100msg/s action=reject" RLT_ACCEPT="20/s" RLT_CONNS=7 sleep 30
 spid=$LAST_PID
-i=0; while ! ls /dev/shm/rlthrottle-*-"$spid"-* >/dev/null 2>&1; do
-	[ $i -ge 100 ] && fail "no page for the preloaded sleep ($spid)"; sleep 0.05; i=$((i + 1)); done
-page=$(ls /dev/shm/rlthrottle-*-"$spid"-*)
+page=$(wait_page "$spid" 5) || fail "no page for the preloaded sleep ($spid)"
 info "page: $page ($(stat -c '%a %U %s' "$page"))"
 assert_eq "page mode" 600 "$(stat -c %a "$page")"
 
@@ -70,8 +68,7 @@ bg sh1 env LD_PRELOAD="$RLT_LIB" RLT_SEND="1MiB/s scope=shared:$shm" sleep 20
 sh1=$LAST_PID
 bg sh2 env LD_PRELOAD="$RLT_LIB" RLT_SEND="1MiB/s scope=shared:$shm" sleep 20
 sh2=$LAST_PID
-i=0; while [ "$(ls /dev/shm/rlthrottle-*-"$sh1"-* /dev/shm/rlthrottle-*-"$sh2"-* 2>/dev/null | wc -l)" -lt 2 ]; do
-	[ $i -ge 100 ] && fail "no pages for the shared-scope sleepers"; sleep 0.05; i=$((i + 1)); done
+wait_page "$sh1" 5 >/dev/null && wait_page "$sh2" 5 >/dev/null || fail "no pages for the shared-scope sleepers"
 "$RLTHROTTLE" stats >"$T/all.json" || fail "stats (all) failed"
 python3 - "$T/all.json" "$shm" <<'PY' || fail "no single total for shared:$shm"
 import json, sys
@@ -145,13 +142,18 @@ info "a FIFO planted as a page: refused, nobody hangs ($(cat "$T/fifo.err"))"
 
 # removed at exit: a preloaded program that exits normally (through exit(), not _exit(), which
 # runs nothing of ours: such a page is stale and cleaned by the next reader, as above)
-env LD_PRELOAD="$RLT_LIB" RLT_SEND="1MiB/s" python3 -c 'import glob, os, sys
-sys.exit(0 if glob.glob("/dev/shm/rlthrottle-*-%d-*" % os.getpid()) and print(os.getpid()) is None else 1)' >"$T/short.out" || fail "the short program saw no page of its own"
+# (its page by the exact name: uid-pid-start)
+env LD_PRELOAD="$RLT_LIB" RLT_SEND="1MiB/s" python3 -c 'import os, sys
+st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]
+p = "/dev/shm/rlthrottle-%d-%d-%s" % (os.geteuid(), os.getpid(), st)
+sys.exit(0 if os.path.exists(p) and print(p) is None else 1)' >"$T/short.out" || fail "the short program saw no page of its own"
 short=$(cat "$T/short.out")
-ls /dev/shm/rlthrottle-*-"$short"-* >/dev/null 2>&1 && fail "page of $short left after exit"
-info "page of $short removed at exit"
+[ -e "$short" ] && fail "page $short left after exit"
+info "page $short removed at exit"
 # RLT_PUBLISH=0: no page
-env LD_PRELOAD="$RLT_LIB" RLT_SEND="1MiB/s" RLT_PUBLISH=0 python3 -c 'import glob, os
-print(" ".join(glob.glob("/dev/shm/rlthrottle-*-%d-*" % os.getpid())))' >"$T/nopub.out"
-assert_eq "pages under RLT_PUBLISH=0" "" "$(cat "$T/nopub.out")"
+env LD_PRELOAD="$RLT_LIB" RLT_SEND="1MiB/s" RLT_PUBLISH=0 python3 -c 'import os
+st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]
+p = "/dev/shm/rlthrottle-%d-%d-%s" % (os.geteuid(), os.getpid(), st)
+print("page" if os.path.exists(p) else "none")' >"$T/nopub.out"
+assert_eq "page under RLT_PUBLISH=0" none "$(cat "$T/nopub.out")"
 exit 0

@@ -21,7 +21,7 @@ cpid=$LAST_PID
 # the burst (1 MiB) goes in the first second; seconds 2.. are paced
 sleep 4.6
 kill -0 "$cpid" 2>/dev/null || { show "$T/curl.err"; fail "curl ended early"; }
-ls /dev/shm/rlthrottle-*-"$cpid"-* >/dev/null 2>&1 || fail "no page for curl ($cpid) in /dev/shm"
+cpage=$(page_of "$cpid") && [ -e "$cpage" ] || fail "no page for curl ($cpid) in /dev/shm"
 
 "$RLTHROTTLE" top --once "$cpid" >"$T/once.txt" 2>"$T/once.err" || { show "$T/once.err"; fail "top --once failed"; }
 show "$T/once.txt"
@@ -99,6 +99,6 @@ done
 info "80x24: the rate shows, RULE cut with an ellipsis, s and + act"
 
 kill "$cpid"; wait_pid "$cpid" 5
-ls /dev/shm/rlthrottle-*-"$cpid"-* >/dev/null 2>&1 && fail "curl's page is still there after it was killed by SIGTERM"
+[ -e "$cpage" ] && fail "curl's page is still there after it was killed by SIGTERM"
 info "curl's page removed at its end"
 exit 0

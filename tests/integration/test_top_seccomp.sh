@@ -18,6 +18,7 @@ sleep 4.3
 kill -0 "$lpid" 2>/dev/null || { show "$T/wget.err"; fail "the download ended early"; }
 wpid=$(ps -o pid= --ppid "$lpid" | tr -d ' ' | while read -r p; do [ "$(cat /proc/$p/comm 2>/dev/null)" = busybox ] && echo "$p"; done | head -1)
 [ -n "$wpid" ] || fail "no busybox child of the launcher"
+wpage=$(wait_page "$wpid") || fail "no page of busybox ($wpid)"
 "$RLTHROTTLE" top --json "$wpid" >"$T/top.json" 2>"$T/top.err" || { show "$T/top.err"; fail "top --json $wpid failed"; }
 read -r pid lim rate <<<"$(python3 - "$T/top.json" <<'PY'
 import json, sys
@@ -33,6 +34,6 @@ assert_eq "limit (B/s)" 1048576 "$lim"
 assert_range "rate over the last 2 whole seconds (B/s)" 943718 1153434 "$rate"
 wait_pid "$lpid" 20 || fail "the download did not finish"
 sha256_eq "$T/f.bin" "$T/out.bin"
-ls /dev/shm/rlthrottle-*-"$wpid"-* >/dev/null 2>&1 && fail "the page of $wpid is still there after its end"
+[ -e "$wpage" ] && fail "the page of $wpid is still there after its end"
 info "the process's page removed at its end"
 exit 0
