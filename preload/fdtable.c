@@ -138,6 +138,7 @@ static void set_entry(struct rlt_pre_fd *e, int af, int type, int nonblock)
 	e->nonblock = (uint8_t)nonblock;
 	e->listening = 0;
 	atomic_store_explicit(&e->unheld, 0, memory_order_relaxed);
+	atomic_store_explicit(&e->until, 0, memory_order_relaxed);
 	e->local_port = 0;
 	memset(&e->peer, 0, sizeof e->peer);
 	e->conn = NULL;
@@ -256,11 +257,14 @@ void rlt_pre_fd_forget(int fd)
 	if (!e)
 		return;
 	struct rlt_pre_sock_budgets *c = e->conn;
+	int sock = atomic_load_explicit(&e->kind, memory_order_relaxed) == RLT_FD_SOCKET;
 	e->conn = NULL;
 	atomic_store_explicit(&e->pass, 0, memory_order_release);
 	atomic_store_explicit(&e->kind, RLT_FD_UNKNOWN, memory_order_release);
 	if (c)
 		conn_put(c);
+	if (sock)
+		rlt_pre_fd_regs_closed(fd);
 }
 
 /* fd may hold RLT_CONNS slots: a fork's child looks up to it (rlt_pre_fdtable_conns_held). */
@@ -289,6 +293,7 @@ void rlt_pre_fd_dup(int oldfd, int newfd)
 	to->nonblock = from->nonblock;
 	to->listening = from->listening;
 	atomic_store_explicit(&to->unheld, atomic_load(&from->unheld), memory_order_relaxed);
+	atomic_store_explicit(&to->until, atomic_load(&from->until), memory_order_relaxed);
 	to->local_port = from->local_port;
 	to->peer = from->peer;
 	memcpy(to->mask, from->mask, sizeof to->mask);

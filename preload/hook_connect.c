@@ -8,14 +8,25 @@
  * accept is charged after the kernel hands over a connection: a charge taken before a blocking
  * accept would let every thread parked in accept() go at once when a crowd arrives, past the
  * rate.
+ *
+ * Neither sleeps on a non-blocking socket (rlthrottle(7) THROTTLED CALLS). A non-blocking
+ * connect starts its attempt at once and the socket is held (struct rlt_pre_fd until): the
+ * waits report its completion, and its data, when the charge is due, as a slower network
+ * would. A non-blocking accept first asks the rules every connection of the listener meets
+ * (rlt__match_accept_sure): when they are short it fails with EAGAIN, the connection left in
+ * the kernel's queue and the listener's readiness held until they allow one (hook_poll.c);
+ * the rules that depend on who connects are charged once the connection is taken, and a
+ * charge due later holds the new socket as a non-blocking connect's.
  */
 #include <netinet/in.h>
 #include <unistd.h>
 
 #include "charge.h"
+#include "clock.h"
 #include "connect_attempt.h"
 #include "conns.h"
 #include "preload.h"
+#include "ready.h"
 #include "redis_client.h"
 
 static int stream_socket(struct rlt_pre_fd *e)
@@ -25,7 +36,7 @@ static int stream_socket(struct rlt_pre_fd *e)
 }
 
 int rlt_pre_attempt_begin(int fd, struct rlt_pre_fd *e, const struct rlt__peer *peer,
-                          struct rlt_pre_attempt *a)
+                          int nonblock, struct rlt_pre_attempt *a)
 {
 	uint32_t cmask, nmask;
 	int err;
@@ -34,17 +45,24 @@ int rlt_pre_attempt_begin(int fd, struct rlt_pre_fd *e, const struct rlt__peer *
 	rlt_pre_fd_set_peer(fd, peer);
 	a->peer = *peer;
 	a->charged = 0;
+	a->until = 0;
 	cmask = e->mask[RLT_VAR_CONNECT];
 	nmask = e->mask[RLT_VAR_CONNS];
 	rlt__connect_counts(fd, e->type, seen, e->conn && e->conn->conns_mask, &cmask, &nmask);
 	a->nmask = nmask;
 	if (cmask) {
-		if (rlt__charge_wait_peer(&rlt_pre_rules, &a->t, RLT_VAR_CONNECT, cmask,
-		                          rlt_pre_budget_states(e), peer, 0, 1) != 0) {
+		void *st = rlt_pre_budget_states(e);
+		int rc = nonblock ? rlt__charge_peer(&rlt_pre_rules, &a->t, RLT_VAR_CONNECT, cmask, st,
+		                                     peer, 0, 1)
+		                  : rlt__charge_wait_peer(&rlt_pre_rules, &a->t, RLT_VAR_CONNECT,
+		                                          cmask, st, peer, 0, 1);
+		if (rc != 0) {
 			rlt_pre_log(RLT_LOG_DEBUG, "connect on fd %d rejected", fd);
 			return rlt_pre_fail(a->t.err);
 		}
 		a->charged = 1;
+		if (nonblock && a->t.go > a->t.start)
+			a->until = a->t.go;
 	}
 	if (nmask && rlt__conns_acquire_peer(&rlt_pre_rules, nmask, peer, &err) != 0) {
 		if (a->charged)
@@ -60,6 +78,8 @@ void rlt_pre_attempt_end(int fd, struct rlt_pre_fd *e, struct rlt_pre_attempt *a
 	if (a->charged)
 		rlt__settle(&rlt_pre_rules, &a->t, 0, 1);
 	enum rlt__connect_outcome how = rlt__connect_outcome(rc, err);
+	if (a->until && how == RLT_CONNECT_GOING)
+		atomic_store_explicit(&e->until, a->until, memory_order_release);
 	if (a->nmask) {
 		struct rlt_pre_sock_budgets *c = how == RLT_CONNECT_GOING ? rlt_pre_fd_budgets(e) : NULL;
 		if (c)
@@ -97,7 +117,7 @@ static RLT_SLOW int connect_slow(int fd, const struct sockaddr *addr, socklen_t 
 			rlt_pre_fd_set_peer(fd, &peer);
 		return real_connect(fd, addr, len);
 	}
-	if (rlt_pre_attempt_begin(fd, e, &peer, &a) != 0)
+	if (rlt_pre_attempt_begin(fd, e, &peer, e->nonblock, &a) != 0)
 		return -1;
 	rc = real_connect(fd, addr, len);
 	rlt_pre_attempt_end(fd, e, &a, rc, errno);
@@ -127,9 +147,34 @@ RLT_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return connect_slow(fd, addr, len);
 }
 
+/* A listener learns its port once, at its first accept: accept rules filter on it. */
+static void learn_listener(int lfd, struct rlt_pre_fd *l)
+{
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof me;
+	struct rlt__peer local;
+
+	if (l->listening)
+		return;
+	if (getsockname(lfd, (struct sockaddr *)&me, &ml) == 0) {
+		rlt__peer_from_sockaddr(&local, (struct sockaddr *)&me, ml);
+		l->local_port = local.port;
+	}
+	l->listening = 1;
+}
+
+rlt_ns_t rlt_pre_listener_due(struct rlt_pre_fd *l, rlt_ns_t now)
+{
+	uint32_t sure = rlt__match_accept_sure(&rlt_pre_rules, l->af, l->local_port);
+	struct rlt__peer kp = {.af = l->af, .port = l->local_port};
+
+	return sure ? rlt__ready_at(&rlt_pre_rules, RLT_VAR_ACCEPT, sure, NULL, &kp, now) : now;
+}
+
 /* The charge of a connection accept() has just returned as fd `nfd` from listener `lfd`:
- * 0 to hand it to the program, or -1 (connection closed, errno set) when a rule sheds it. */
-static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
+ * 0 to hand it to the program, or -1 (connection closed, errno set) when a rule sheds it.
+ * A non-blocking accept does not wait: a charge due later holds the new socket until then. */
+static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen, int nonblock)
 {
 	struct rlt_pre_fd *l = rlt_pre_fd_slot(lfd), *e;
 	struct rlt__peer peer;
@@ -149,17 +194,7 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 	} else {
 		peer = (struct rlt__peer){.af = l->af};
 	}
-	if (!l->listening) {
-		/* accept rules filter on the local, listening port: learn it once */
-		struct sockaddr_storage me;
-		socklen_t ml = sizeof me;
-		struct rlt__peer local;
-		if (getsockname(lfd, (struct sockaddr *)&me, &ml) == 0) {
-			rlt__peer_from_sockaddr(&local, (struct sockaddr *)&me, ml);
-			l->local_port = local.port;
-		}
-		l->listening = 1;
-	}
+	learn_listener(lfd, l);
 	rlt_pre_fd_new_socket(nfd, l->af, SOCK_STREAM, 0);
 	rlt_pre_fd_set_peer(nfd, &peer);
 	e = rlt_pre_fd_slot(nfd);
@@ -172,11 +207,16 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 	kp.port = l->local_port;
 
 	if (amask) {
-		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask,
-		                          rlt_pre_budget_states(e), &kp, 0, 1) != 0) {
+		void *st = rlt_pre_budget_states(e);
+		if ((nonblock ? rlt__charge_peer(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask, st, &kp,
+		                                 0, 1)
+		              : rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask, st,
+		                                      &kp, 0, 1)) != 0) {
 			err = t.err;
 			goto shed;
 		}
+		if (nonblock && t.go > t.start)
+			atomic_store_explicit(&e->until, t.go, memory_order_release);
 		rlt__settle(&rlt_pre_rules, &t, 0, 1);
 	}
 	if (nmask) {
@@ -198,10 +238,38 @@ shed:
 	return -1;
 }
 
+/* A non-blocking accept the rules every connection of the listener meets do not allow now:
+ * EAGAIN, the connection left in the kernel's queue, the listener's registrations held until
+ * the rules allow one (nothing charged). */
+static int accept_refused(int fd, struct rlt_pre_fd **lp)
+{
+	struct rlt_pre_fd *l;
+
+	if (!atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal ||
+	    !(rlt_pre_vars_in_use & (1u << RLT_VAR_ACCEPT)))
+		return 0;
+	l = rlt_pre_fd_get(fd);
+	if (!stream_socket(l))
+		return 0;
+	*lp = l;
+	if (!l->nonblock || atomic_load_explicit(&l->unheld, memory_order_relaxed))
+		return 0;
+	learn_listener(fd, l);
+	rlt_ns_t now = rlt__now();
+	if (rlt_pre_listener_due(l, now) <= now)
+		return 0;
+	rlt_pre_fd_refused(fd, RLT_VAR_ACCEPT);
+	return 1;
+}
+
 static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags,
                                   int four)
 {
+	struct rlt_pre_fd *l = NULL;
+
 	rlt_pre_ensure_real();
+	if (accept_refused(fd, &l))
+		return rlt_pre_fail(EAGAIN);
 	int nfd = four ? real_accept4(fd, addr, len, flags) : real_accept(fd, addr, len);
 	if (nfd < 0 || !atomic_load_explicit(&rlt_pre_active, memory_order_acquire))
 		return nfd;
@@ -211,7 +279,7 @@ static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len,
 		return nfd;
 	}
 	int saved = errno;
-	if (admit(fd, nfd, addr, len) != 0)
+	if (admit(fd, nfd, addr, len, l && l->nonblock) != 0)
 		return -1;
 	struct rlt_pre_fd *e = rlt_pre_fd_slot(nfd);
 	if (e)

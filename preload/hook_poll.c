@@ -39,10 +39,16 @@
 /* The held sockets of one poll or select call kept aside; more are not held. */
 #define HELD_MAX 64
 
-/* Whether any wait can hold a socket back: a send or receive rule exists and applies now. */
+/* The variables whose rules can hold a socket back in a wait: a send or a receive, a
+ * non-blocking connect or accept let go later, a listener under an accept rule. */
+#define HOLDING_VARS                                                                      \
+	((1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV) | (1u << RLT_VAR_CONNECT) |            \
+	 (1u << RLT_VAR_ACCEPT))
+
+/* Whether any wait can hold a socket back: such a rule exists and applies now. */
 static int may_hold(void)
 {
-	return (rlt_pre_vars_in_use & ((1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV))) &&
+	return (rlt_pre_vars_in_use & HOLDING_VARS) &&
 	       atomic_load_explicit(&rlt_pre_active, memory_order_acquire) && !rlt__internal;
 }
 
@@ -61,6 +67,21 @@ unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 	e = rlt_pre_fd_get(fd);
 	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
 		return 0;
+	t = atomic_load_explicit(&e->until, memory_order_acquire);
+	if (t > now) {
+		/* a non-blocking connect or accept due later: its completion and its data */
+		held |= (events & (IN_EVENTS | OUT_EVENTS)) | RLT_PRE_HELD_WHOLE;
+		*due = t < *due ? t : *due;
+	} else if (t) {
+		atomic_compare_exchange_strong(&e->until, &t, 0);
+	}
+	if ((events & IN_EVENTS) && e->listening && rlt_pre_rules.n[RLT_VAR_ACCEPT]) {
+		t = rlt_pre_listener_due(e, now);
+		if (t > now) {
+			held |= events & IN_EVENTS;
+			*due = t < *due ? t : *due;
+		}
+	}
 	if ((events & IN_EVENTS) && e->mask[RLT_VAR_RECV]) {
 		t = rlt__ready_at(&rlt_pre_rules, RLT_VAR_RECV, e->mask[RLT_VAR_RECV],
 		                  rlt_pre_budget_states(e), &e->peer, now);
@@ -91,8 +112,15 @@ static int may_hold_fd(int fd, unsigned events)
 		return 0;
 	e = rlt_pre_fd_get(fd);
 	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
-	       (((events & IN_EVENTS) && e->mask[RLT_VAR_RECV]) ||
-	        ((events & OUT_EVENTS) && e->mask[RLT_VAR_SEND]));
+	       (((events & IN_EVENTS) && (e->mask[RLT_VAR_RECV] ||
+	                                  (e->listening && rlt_pre_rules.n[RLT_VAR_ACCEPT]))) ||
+	        ((events & OUT_EVENTS) && e->mask[RLT_VAR_SEND]) ||
+	        atomic_load_explicit(&e->until, memory_order_relaxed));
+}
+
+int rlt_pre_fd_holdable(int fd)
+{
+	return may_hold_fd(fd, IN_EVENTS | OUT_EVENTS);
 }
 
 /* The caller's deadline from a relative timeout (NULL: none). */
@@ -128,6 +156,7 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 	struct {
 		nfds_t i;
 		short held;
+		int fd;           /* >= 0: taken out of the array whole (RLT_PRE_HELD_WHOLE) */
 	} aside[HELD_MAX];
 	rlt_ns_t now, deadline;
 
@@ -152,16 +181,22 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 			                                             now, &due);
 			if (h) {
 				aside[k].i = i;
-				aside[k++].held = (short)h;
+				aside[k].held = (short)(h & ~RLT_PRE_HELD_WHOLE);
+				aside[k++].fd = (h & RLT_PRE_HELD_WHOLE) ? fds[i].fd : -1;
 				fds[i].events &= (short)~h;
+				if (h & RLT_PRE_HELD_WHOLE)
+					fds[i].fd = -1; /* poll skips it: no POLLERR or POLLHUP */
 			}
 		}
 		if (k == 0)
 			return real_ppoll(fds, n, round_timeout(&ts, deadline, RLT_NS_NEVER, now), sig);
 		rc = real_ppoll(fds, n, round_timeout(&ts, deadline, due, now), sig);
 		int err = errno;
-		for (unsigned j = 0; j < k; j++)
+		for (unsigned j = 0; j < k; j++) {
 			fds[aside[j].i].events |= aside[j].held;
+			if (aside[j].fd >= 0)
+				fds[aside[j].i].fd = aside[j].fd;
+		}
 		errno = err;
 		if (rc != 0)
 			return rc;
@@ -288,7 +323,9 @@ struct reg {
 	_Atomic int fd;
 	_Atomic uint32_t events;  /* as the program registered them */
 	_Atomic uint64_t data;
-	_Atomic uint32_t held;    /* what is taken out of the kernel's registration now */
+	/* what is taken out of the kernel's registration now; RLT_PRE_HELD_WHOLE: the
+	 * registration itself (EPOLL_CTL_DEL), to be added back when due */
+	_Atomic uint32_t held;
 	_Atomic int busy;
 };
 static struct reg regs[REGS_MAX];
@@ -342,12 +379,39 @@ static int reg_add(int epfd, int fd, const struct epoll_event *ev)
 	return g != NULL;
 }
 
+/* The program's epoll_ctl on a registration we took out whole (reg_hold): the kernel has none
+ * now, so its MOD or DEL is ours to answer. 1 when answered (rc 0); the MOD's events come back
+ * with the registration when it is due. */
+static int ctl_taken_out(int epfd, int op, int fd, const struct epoll_event *ev)
+{
+	struct reg *g = reg_find(epfd, fd);
+
+	if (!g || !(atomic_load_explicit(&g->held, memory_order_relaxed) & RLT_PRE_HELD_WHOLE) ||
+	    (op != EPOLL_CTL_DEL && (op != EPOLL_CTL_MOD || !ev)))
+		return 0;
+	if (op == EPOLL_CTL_DEL) {
+		atomic_store_explicit(&g->epfd, 0, memory_order_release);
+	} else {
+		atomic_store_explicit(&g->events, ev->events, memory_order_relaxed);
+		atomic_store_explicit(&g->data, ev->data.u64, memory_order_relaxed);
+	}
+	return 1;
+}
+
 int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	int rc = real_epoll_ctl(epfd, op, fd, ev);
+	int saved = errno, rc = real_epoll_ctl(epfd, op, fd, ev);
 	struct rlt_pre_fd *e;
 
-	if (rc != 0 || !may_hold())
+	if (rc != 0 && errno == ENOENT && ctl_taken_out(epfd, op, fd, ev)) {
+		errno = saved;
+		return 0;
+	}
+
+	/* kept whenever the process has a rule: one that holds may come later (`set`), and a
+	 * registration it does not know it cannot hold */
+	if (rc != 0 || !rlt_pre_vars_in_use ||
+	    !atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
 		return rc;
 	int err = errno;
 	if (op == EPOLL_CTL_DEL) {
@@ -384,17 +448,41 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
  */
 #define RECHECK_NS (10 * 1000 * 1000ull)
 
-/* Takes `h` out of registration g on epfd now (its `busy` taken by the caller); 0 when the
- * registration is gone (its slot freed). */
+/* Takes `h` out of registration g on epfd now (its `busy` taken by the caller); its slot is
+ * freed when the registration is gone. A registration held whole (RLT_PRE_HELD_WHOLE: an
+ * event asked or not, epoll reports errors and hang-ups) goes out of the kernel (DEL) and
+ * comes back (ADD) when due; so does an EPOLLEXCLUSIVE one, which takes no MOD. */
 static void reg_hold(struct reg *g, int epfd, int fd, uint32_t events, unsigned h)
 {
-	struct epoll_event ev = {.events = events & ~h};
+	unsigned was = atomic_load_explicit(&g->held, memory_order_relaxed);
+	struct epoll_event ev = {.events = events & ~(h & ~RLT_PRE_HELD_WHOLE)};
+	int rc;
 
+	if (h && (events & EPOLLEXCLUSIVE))
+		h |= RLT_PRE_HELD_WHOLE;
 	ev.data.u64 = atomic_load_explicit(&g->data, memory_order_relaxed);
-	if (real_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+	if (h & RLT_PRE_HELD_WHOLE)
+		rc = (was & RLT_PRE_HELD_WHOLE) ? 0 : real_epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+	else if (was & RLT_PRE_HELD_WHOLE)
+		rc = real_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+	else
+		rc = real_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
+	if (rc == 0)
 		atomic_store_explicit(&g->held, h, memory_order_relaxed);
 	else if (errno == ENOENT || errno == EBADF)
 		atomic_store_explicit(&g->epfd, 0, memory_order_release); /* gone */
+}
+
+void rlt_pre_fd_regs_closed(int fd)
+{
+	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
+
+	/* one taken out whole has nothing in the kernel to go with the fd: it must not come back
+	 * on the next file of that number */
+	for (unsigned i = 0; i < top; i++)
+		if (atomic_load_explicit(&regs[i].fd, memory_order_relaxed) == fd &&
+		    atomic_load_explicit(&regs[i].epfd, memory_order_acquire))
+			atomic_store_explicit(&regs[i].epfd, 0, memory_order_release);
 }
 
 /*
@@ -407,7 +495,7 @@ static void reg_hold(struct reg *g, int epfd, int fd, uint32_t events, unsigned 
 void rlt_pre_fd_refused(int fd, enum rlt_var var)
 {
 	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
-	unsigned want = var == RLT_VAR_RECV ? IN_EVENTS : OUT_EVENTS;
+	unsigned want = var == RLT_VAR_SEND ? OUT_EVENTS : IN_EVENTS;
 	int saved = errno;
 
 	for (unsigned i = 0; i < top; i++) {

@@ -45,7 +45,7 @@ ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockadd
 	struct rlt__peer peer;
 
 	rlt__peer_from_sockaddr(&peer, to, tolen);
-	if (rlt_pre_attempt_begin(fd, e, &peer, &a) != 0)
+	if (rlt_pre_attempt_begin(fd, e, &peer, e->nonblock || (flags & MSG_DONTWAIT), &a) != 0)
 		return -1;
 	/* the rules of the socket's peer now (rlt_pre_attempt_begin set it) */
 	uint32_t mask = (rlt_pre_vars_in_use & (1u << RLT_VAR_SEND)) ? e->mask[RLT_VAR_SEND] : 0;

@@ -192,6 +192,9 @@ struct rlt_pre_fd {
 	 * rather than fail with EAGAIN (src/pacing.c RLT_PACE_UNHELD) */
 	_Atomic uint8_t unheld;
 	int af;                   /* socket family */
+	/* a non-blocking connect or accept the budget let go later (hook_connect.c): the
+	 * waits hold the socket's readiness until then (0: none) */
+	_Atomic rlt_ns_t until;
 	struct rlt__peer peer;    /* connected peer, af 0 when none */
 	uint16_t local_port;      /* for accept rules: the listening port */
 	uint32_t mask[RLT_VAR_COUNT]; /* rules that apply to this socket's traffic */
@@ -392,18 +395,20 @@ ssize_t rlt_pre_send_waited(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t,
                             rlt_pre_piece_fn fn, void *ctx);
 
 /* A connection attempt's bookkeeping (hook_connect.c), shared by connect() and a send that
- * connects (TCP Fast Open): _begin sets the socket's peer, charges RLT_CONNECT and takes the
- * RLT_CONNS slots (0, or -1 with errno set: refused, nothing held); _end, after the real call
- * (rc 0 or -1, err its errno), settles and keeps or gives back the slots by the outcome, and
- * leaves errno err. */
+ * connects (TCP Fast Open): _begin sets the socket's peer, charges RLT_CONNECT (waiting for it,
+ * unless nonblock) and takes the RLT_CONNS slots (0, or -1 with errno set: refused, nothing
+ * held); _end, after the real call (rc 0 or -1, err its errno), settles, keeps or gives back
+ * the slots by the outcome, holds a non-blocking attempt's socket until its charge is due,
+ * and leaves errno err. */
 struct rlt_pre_attempt {
 	struct rlt__ticket t;
 	struct rlt__peer peer;
 	uint32_t nmask;
 	int charged;
+	rlt_ns_t until;           /* a non-blocking attempt's go time, 0 when it went at once */
 };
 int rlt_pre_attempt_begin(int fd, struct rlt_pre_fd *e, const struct rlt__peer *peer,
-                          struct rlt_pre_attempt *a);
+                          int nonblock, struct rlt_pre_attempt *a);
 void rlt_pre_attempt_end(int fd, struct rlt_pre_fd *e, struct rlt_pre_attempt *a, int rc,
                          int err);
 /* The entry of a stream socket a send with these flags and address connects (TCP Fast Open:
@@ -431,10 +436,23 @@ ssize_t rlt_pre_dgram_received(struct rlt_pre_fd *e, uint32_t mask, const struct
  * earliest of them is due. 0 for anything not a throttled socket. The one place a wait asks
  * "not ready before T": what else holds a socket back (network conditions) goes here. */
 unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
-/* A non-blocking call on fd was refused for its budget (EAGAIN; var: RLT_VAR_SEND or
- * RLT_VAR_RECV): its epoll registrations are held now, so that the wait that finds it due
+/* Or'ed into rlt_pre_fd_held's answer when the socket is held whole (a connect or accept due
+ * later): its errors and hang-ups too, which the kernel reports whatever the events asked, so
+ * that a refused attempt is not reported before its charge is due either. */
+#define RLT_PRE_HELD_WHOLE 0x40000000u
+/* fd is closed: the epoll registrations kept for it go (the kernel's went with the file). */
+void rlt_pre_fd_regs_closed(int fd);
+/* A non-blocking call on fd was refused for its budget (EAGAIN; var: RLT_VAR_SEND, or
+ * RLT_VAR_RECV or RLT_VAR_ACCEPT for its readable side): its epoll registrations are held now, so that the wait that finds it due
  * puts the event back, which gives an edge-triggered registration its edge. */
 void rlt_pre_fd_refused(int fd, enum rlt_var var);
+/* 1 when a wait may hold fd back now (a send or receive rule applies to it, a connect or
+ * accept let it go later, or it listens under an accept rule): under the system-call front
+ * the waits trap from the first such socket on. */
+int rlt_pre_fd_holdable(int fd);
+/* When listener l may hand over a connection: the time from which the accept rules every
+ * connection of it meets allow one (now when none is short; hook_connect.c). */
+rlt_ns_t rlt_pre_listener_due(struct rlt_pre_fd *l, rlt_ns_t now);
 /* The waits with the C library's convention (-1 and errno), for both fronts. */
 int rlt_pre_poll(struct pollfd *fds, nfds_t n, int ms);
 int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig);

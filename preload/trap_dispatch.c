@@ -50,15 +50,24 @@ static long copied_down(long oldfd, long fd)
 	return fd;
 }
 
-/* A socket a send or receive rule applies to: the waits trap from now on (trap_band.c). */
+/* A socket a wait may hold back (a send or receive rule applies to it, a non-blocking connect
+ * or accept let it go later, it listens under an accept rule): the waits trap from now on
+ * (trap_band.c). */
 static long throttled_seen(long fd)
 {
 	struct rlt_pre_fd *e = fd >= 0 ? rlt_pre_fd_slot((int)fd) : NULL;
 
 	if (e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
-	    (e->mask[RLT_VAR_SEND] | e->mask[RLT_VAR_RECV]))
+	    rlt_pre_fd_holdable((int)fd))
 		rlt_trap_watch_waits();
 	return fd;
+}
+
+/* An accept: the new socket, and the listener (its readiness is held under an accept rule). */
+static long accepted(long lfd, long fd)
+{
+	throttled_seen(lfd);
+	return throttled_seen(fd);
 }
 
 /* pselect6's sixth argument: the signal mask by way of a pair, its address and its size. */
@@ -150,10 +159,11 @@ static long socket_call(long nr, const long a[6])
 		return rc;
 	}
 	case SYS_accept:
-		return throttled_seen(new_fd(
-		        answer(accept((int)a[0], (struct sockaddr *)a[1], (socklen_t *)a[2])), 0));
+		return accepted(a[0], new_fd(answer(accept((int)a[0], (struct sockaddr *)a[1],
+		                                           (socklen_t *)a[2])),
+		                             0));
 	case SYS_accept4:
-		return throttled_seen(new_fd(answer(accept4((int)a[0], (struct sockaddr *)a[1],
+		return accepted(a[0], new_fd(answer(accept4((int)a[0], (struct sockaddr *)a[1],
 		                                            (socklen_t *)a[2], (int)a[3])),
 		                             (a[3] & SOCK_CLOEXEC) != 0));
 	case SYS_socket:

@@ -140,6 +140,19 @@ uint32_t rlt__match_accept(const struct rlt__ruleset *rs, const struct rlt__peer
 	return rlt__match(rs, RLT_VAR_ACCEPT, &p);
 }
 
+uint32_t rlt__match_accept_sure(const struct rlt__ruleset *rs, int af, uint16_t local_port)
+{
+	struct rlt__peer p = {.af = af, .port = local_port};
+	uint32_t mask = 0;
+
+	for (unsigned i = 0; i < rs->n[RLT_VAR_ACCEPT]; i++) {
+		const struct rlt_rule *r = &rs->rules[RLT_VAR_ACCEPT][i].rule;
+		if (!r->peer_af && r->key != RLT_KEY_PEER && rule_matches(r, &p))
+			mask |= 1u << i;
+	}
+	return mask;
+}
+
 void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block)
 {
 	for (int v = 0; v < RLT_VAR_COUNT; v++)

@@ -189,6 +189,10 @@ void rlt__match_socket(const struct rlt__ruleset *rs, const struct rlt__peer *pe
  * address but on the local, listening port. */
 uint32_t rlt__match_accept(const struct rlt__ruleset *rs, const struct rlt__peer *remote,
                            uint16_t local_port);
+/* The RLT_ACCEPT rules every connection of a listener (family af, port local_port) meets,
+ * whoever it comes from: no peer= filter, no key=peer. Those a listener can ask before it
+ * takes a connection (a non-blocking accept, a wait on the listener). */
+uint32_t rlt__match_accept_sure(const struct rlt__ruleset *rs, int af, uint16_t local_port);
 
 /* Initialises a connection block of rs->conn_block_size bytes for a new socket. */
 void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block);

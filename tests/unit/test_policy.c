@@ -118,6 +118,26 @@ static void socket_and_accept_masks(void **s)
 	assert_int_equal(rlt__match_accept(&rs, &p, 8080), 0x3);
 }
 
+/* What a listener can ask before it takes a connection: the accept rules every client meets
+ * (no peer= filter, no key=peer), on its family and its port. */
+static void accept_rules_every_client_meets(void **s)
+{
+	const char *v[RLT_VAR_COUNT] = {NULL, "5/s port=8080; 7/s peer=127.0.0.9; 2/s key=peer; "
+	                                      "3/s key=port; 1/s family=unix; 9/s family=all"};
+	struct rlt_error err;
+	(void)s;
+	memset(&rs, 0, sizeof rs);
+	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
+		fail_msg("build: %s", err.msg);
+	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET, 8080), 0x29);
+	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET6, 8080), 0x29);
+	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET, 9090), 0x28);
+	assert_int_equal(rlt__match_accept_sure(&rs, AF_UNIX, 0), 0x30);
+	/* each is among the rules a connection of that listener matches, from any client */
+	struct rlt__peer p = v4("127.0.0.9", 40000);
+	assert_int_equal(rlt__match_accept(&rs, &p, 8080) & 0x29, 0x29);
+}
+
 static void pieces(void **s)
 {
 	(void)s;
@@ -262,6 +282,7 @@ int main(void)
 		cmocka_unit_test(peer_from_sockaddr),
 		cmocka_unit_test(filters),
 		cmocka_unit_test(socket_and_accept_masks),
+		cmocka_unit_test(accept_rules_every_client_meets),
 		cmocka_unit_test(pieces),
 		cmocka_unit_test(wholes),
 		cmocka_unit_test(unsupported_and_bad),
