@@ -61,8 +61,13 @@ int rlt_pre_attempt_begin(int fd, struct rlt_pre_fd *e, const struct rlt__peer *
 			return rlt_pre_fail(a->t.err);
 		}
 		a->charged = 1;
-		if (nonblock && a->t.go > a->t.start)
+		if (nonblock && a->t.go > a->t.start) {
+			/* held before the attempt starts: its completion must not reach a
+			 * thread already asleep in a wait on it (Go registers, then connects) */
 			a->until = a->t.go;
+			atomic_store_explicit(&e->until, a->until, memory_order_release);
+			rlt_pre_fd_hold_whole(fd);
+		}
 	}
 	if (nmask && rlt__conns_acquire_peer(&rlt_pre_rules, nmask, peer, &err) != 0) {
 		if (a->charged)
@@ -78,8 +83,9 @@ void rlt_pre_attempt_end(int fd, struct rlt_pre_fd *e, struct rlt_pre_attempt *a
 	if (a->charged)
 		rlt__settle(&rlt_pre_rules, &a->t, 0, 1);
 	enum rlt__connect_outcome how = rlt__connect_outcome(rc, err);
-	if (a->until && how == RLT_CONNECT_GOING)
-		atomic_store_explicit(&e->until, a->until, memory_order_release);
+	if (a->until && how != RLT_CONNECT_GOING)
+		atomic_store_explicit(&e->until, 0, memory_order_release); /* the next wait puts
+		                                                            its events back */
 	if (a->nmask) {
 		struct rlt_pre_sock_budgets *c = how == RLT_CONNECT_GOING ? rlt_pre_fd_budgets(e) : NULL;
 		if (c)

@@ -432,6 +432,10 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 				atomic_store_explicit(&e->unheld, 1, memory_order_relaxed);
 			if (g)
 				atomic_store_explicit(&g->epfd, 0, memory_order_release);
+		} else if (atomic_load_explicit(&e->until, memory_order_acquire) > rlt__now()) {
+			/* a thread may sleep in this instance's wait already (Go's netpoller):
+			 * the accepted socket due later must not reach it */
+			rlt_pre_fd_hold_whole(fd);
 		}
 	}
 	errno = err;
@@ -471,6 +475,26 @@ static void reg_hold(struct reg *g, int epfd, int fd, uint32_t events, unsigned 
 		atomic_store_explicit(&g->held, h, memory_order_relaxed);
 	else if (errno == ENOENT || errno == EBADF)
 		atomic_store_explicit(&g->epfd, 0, memory_order_release); /* gone */
+}
+
+void rlt_pre_fd_hold_whole(int fd)
+{
+	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
+	int saved = errno;
+
+	for (unsigned i = 0; i < top; i++) {
+		struct reg *g = &regs[i];
+		int epfd = atomic_load_explicit(&g->epfd, memory_order_acquire) - 1;
+		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd ||
+		    (atomic_load_explicit(&g->held, memory_order_relaxed) & RLT_PRE_HELD_WHOLE) ||
+		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
+			continue;
+		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
+		reg_hold(g, epfd, fd, events,
+		         (events & (IN_EVENTS | OUT_EVENTS)) | RLT_PRE_HELD_WHOLE);
+		atomic_store_explicit(&g->busy, 0, memory_order_release);
+	}
+	errno = saved;
 }
 
 void rlt_pre_fd_regs_closed(int fd)

@@ -440,6 +440,9 @@ unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
  * later): its errors and hang-ups too, which the kernel reports whatever the events asked, so
  * that a refused attempt is not reported before its charge is due either. */
 #define RLT_PRE_HELD_WHOLE 0x40000000u
+/* Takes fd's epoll registrations out whole now (a connect or accept due later), before a
+ * thread already asleep in their wait can be told of the socket. */
+void rlt_pre_fd_hold_whole(int fd);
 /* fd is closed: the epoll registrations kept for it go (the kernel's went with the file). */
 void rlt_pre_fd_regs_closed(int fd);
 /* A non-blocking call on fd was refused for its budget (EAGAIN; var: RLT_VAR_SEND, or

@@ -4,8 +4,10 @@
 //
 //	gonb recv HOST:PORT
 //	gonb send HOST:PORT BYTES
+//	gonb dial HOST:PORT N      (N connections at once, each on its goroutine)
 //
-// Prints "bytes=N fnv=HEX elapsed_ns=NS cpu_ns=NS".
+// Prints "bytes=N fnv=HEX elapsed_ns=NS cpu_ns=NS"; dial prints "dialled=N elapsed_ns=NS
+// cpu_ns=NS", the time until the last connection completed.
 package main
 
 import (
@@ -32,6 +34,10 @@ func main() {
 	}
 	c0 := cpuNs()
 	t0 := time.Now()
+	if os.Args[1] == "dial" {
+		dial(os.Args[2], os.Args[3], c0, t0)
+		return
+	}
 	conn, err := net.Dial("tcp", os.Args[2])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gonb:", err)
@@ -69,4 +75,26 @@ func main() {
 	}
 	fmt.Printf("bytes=%d fnv=%016x elapsed_ns=%d cpu_ns=%d\n", n, h.Sum64(),
 		time.Since(t0).Nanoseconds(), cpuNs()-c0)
+}
+
+func dial(addr, count string, c0 int64, t0 time.Time) {
+	n, _ := strconv.Atoi(count)
+	done := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+			if err == nil {
+				defer c.Close()
+			}
+			done <- err
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "gonb:", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Printf("dialled=%d elapsed_ns=%d cpu_ns=%d\n", n, time.Since(t0).Nanoseconds(),
+		cpuNs()-c0)
 }

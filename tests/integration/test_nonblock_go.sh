@@ -3,6 +3,7 @@
 # edge-triggered epoll, waited on by whichever thread is free) receives under RLT_RECV and sends
 # under RLT_SEND: a non-blocking call the budget does not allow gets EAGAIN, and the wait wakes
 # the goroutine when it does (rlthrottle(7) BEHAVIOUR). At the rate, every byte equal, no spin.
+# Its dials under RLT_CONNECT complete at the rate, none slept in.
 # (The same with spinning goroutines and signals: tests/reliability/test_signal_go.sh, which
 # caught the waits' filter on one thread only: the netpoller's thread never trapped a wait.)
 # fronts: seccomp (why: a static Go binary: the preload cannot reach it)
@@ -41,3 +42,19 @@ assert_eq "send bytes at the sink" "$n" "$(kv bytes "$T/snk.out")"
 assert_eq "send checksum" "$(kv fnv "$T/send.out")" "$(kv fnv "$T/snk.out")"
 MIN_SPAN_S=1.5 assert_rate "send" $((n - burst)) "$(kv elapsed_ns "$T/send.out")" $rate 0.7 1.3
 assert_cpu "send" "$(kv cpu_ns "$T/send.out")" "$(kv elapsed_ns "$T/send.out")" 0.2
+
+# connects: the netpoller's non-blocking connects are held until RLT_CONNECT allows each (9 at
+# once under 4/s, burst 1: the last about 2 s after the first), never slept in
+bg lst python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64); print(s.getsockname()[1], flush=True)
+s.settimeout(15); kept = [s.accept()[0] for _ in range(9)]; time.sleep(1)'
+lpid=$LAST_PID
+wait_file "$T/lst.out" 10
+RLT_CONNECT="4/s burst=1" timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp -- \
+	"$gdir/gonb" dial "127.0.0.1:$(cat "$T/lst.out")" 9 >"$T/dial.out" 2>"$T/dial.err" ||
+	{ show "$T/dial.out" "$T/dial.err"; fail "gonb dial failed"; }
+wait_pid "$lpid" 20 || fail "the listener did not end"
+assert_eq "connections dialled" 9 "$(kv dialled "$T/dial.out")"
+# (8 intervals of 250 ms: 2 s; a completion told to the netpoller before its time ended at 1.76 s)
+assert_range "last connection (s)" 1.85 3.5 "$(calc "$(kv elapsed_ns "$T/dial.out") / 1e9")"
+assert_cpu "dial" "$(kv cpu_ns "$T/dial.out")" "$(kv elapsed_ns "$T/dial.out")" 0.2
