@@ -15,7 +15,11 @@
 #include "charge.h"
 #include "connect_attempt.h"
 #include "conns.h"
+#include "fdtable.h"
+#include "hook_connect.h"
+#include "load.h"
 #include "preload.h"
+#include "real.h"
 #include "redis_client.h"
 
 static int stream_socket(struct rlt_pre_fd *e)

@@ -10,7 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "load.h"
 #include "preload.h"
+#include "real.h"
 
 extern _Atomic int rlt_pre_real_ready;
 

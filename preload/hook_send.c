@@ -2,7 +2,7 @@
  * hook_send.c: sending (RLT_SEND). Every entry point the C library has for sending on a socket
  * (send, sendto, write, sendmsg, writev, sendmmsg, sendfile, splice), because a program reaches
  * the kernel through whichever it likes and none of them funnels into another that we could
- * see. How a send is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, preload.h)
+ * see. How a send is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, fdtable.h)
  * and jumps to the real function when the call is surely not ours; its *_slow part decides.
  */
 #include <limits.h>
@@ -13,8 +13,13 @@
 
 #include "charge.h"
 #include "clock.h"
+#include "fdtable.h"
+#include "hook_connect.h"
+#include "io_pacing.h"
 #include "iov.h"
+#include "load.h"
 #include "preload.h"
+#include "real.h"
 
 
 struct buf_ctx {
@@ -37,9 +42,11 @@ static ssize_t buf_send_piece(void *c, int fd, size_t off, size_t len)
 	return real_sendto(fd, b->buf + off, len, b->flags, b->to, b->tolen);
 }
 
-ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockaddr *to,
-                              socklen_t tolen, size_t total, int flags, rlt_pre_piece_fn fn,
-                              void *ctx)
+/* A send that connects (TCP Fast Open, rlt_pre_fastopen_socket): charged as a connect, then
+ * sent (paced as any send to that peer). */
+static ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockaddr *to,
+                                     socklen_t tolen, size_t total, int flags,
+                                     rlt_pre_piece_fn fn, void *ctx)
 {
 	struct rlt_pre_attempt a;
 	struct rlt__peer peer;

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/syscall.h>
 
-#include "preload.h"
 #include "rawsys.h"
+#include "real.h"
 #include "trap.h"
 
 _Atomic int rlt_pre_real_ready = 1;

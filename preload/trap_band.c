@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "load.h"
 #include "trap.h"
 
 int rlt_trap_band = RLT_TRAP_BAND;

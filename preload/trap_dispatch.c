@@ -18,7 +18,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "fdtable.h"
+#include "hook_poll.h"
+#include "load.h"
 #include "trap.h"
 
 #ifndef SYS_SECCOMP

@@ -15,7 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "preload.h"
+#include "load.h"
 #include "settings.h"
 #include "inject_proto.h"
 #include "net.h"

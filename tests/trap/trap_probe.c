@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "load.h"
 #include "trap.h"
 #include "start.h"
 #include "trap_probe.h"
