@@ -12,7 +12,7 @@
 
 #include "rawsys.h"
 #include "real.h"
-#include "trap.h"
+#include "trap_signals.h"
 
 _Atomic int rlt_pre_real_ready = 1;
 

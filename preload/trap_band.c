@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 #include "load.h"
-#include "trap.h"
+#include "nolibc.h"
+#include "rawsys.h"
+#include "trap_abi.h"
+#include "trap_band.h"
 
 int rlt_trap_band = RLT_TRAP_BAND;
 static _Atomic int full_said;

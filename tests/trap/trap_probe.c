@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "load.h"
-#include "trap.h"
+#include "nolibc.h"
+#include "rlthrottle.h"
 #include "start.h"
+#include "trap_init.h"
 #include "trap_probe.h"
 
 void rlt_trap_probe(struct rlt_probe *p);
