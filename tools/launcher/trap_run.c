@@ -17,6 +17,7 @@
 #include "launcher.h"
 #include "trap_abi.h"
 #include "trap_filter.h"
+#include "trap_run.h"
 
 /* The handler, built freestanding (preload/nolibc) and linked in by trap_blob.S. */
 extern const unsigned char rlt_cli_trap_blob[];
