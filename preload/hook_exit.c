@@ -14,8 +14,6 @@
 #include "preload.h"
 #include "real.h"
 
-extern _Atomic int rlt_pre_real_ready;
-
 static __attribute__((noreturn)) void end(int status, void (*real)(int))
 {
 	rlt_pre_unpublish();

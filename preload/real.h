@@ -86,12 +86,13 @@ RLT_REAL_SYMBOLS(RLT_DECLARE_REAL)
 
 /* Resolves every real symbol; the first hook or the constructor calls it. */
 void rlt_pre_real_init(void);
+/* 1 once they are resolved (always, in the freestanding build). */
+extern _Atomic int rlt_pre_real_ready;
 
 /* Called at the top of every hook: makes sure the real symbols exist (a hook may run before our
  * constructor, from another library's constructor). */
 static inline void rlt_pre_ensure_real(void)
 {
-	extern _Atomic int rlt_pre_real_ready;
 	if (__builtin_expect(!atomic_load_explicit(&rlt_pre_real_ready, memory_order_acquire), 0))
 		rlt_pre_real_init();
 }
