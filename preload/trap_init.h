@@ -2,8 +2,8 @@
  * trap_init.h: the handler's start in a new image (trap_init.c), which trap_entry.S's
  * rlt_trap_start calls; the exec of a trapped execve; a fatal signal and the exit.
  */
-#ifndef RLT_TRAP_INIT_FRONT_H
-#define RLT_TRAP_INIT_FRONT_H
+#ifndef RLT_TRAP_INIT_H
+#define RLT_TRAP_INIT_H
 
 #include <signal.h>
 #include <ucontext.h>

@@ -99,7 +99,7 @@ for f in src/*.[ch] preload/*.[ch] tools/launcher/*.[ch]; do
 	done
 done
 
-# One header per module: every function or variable a header of src/, preload/ or
+# One header per module: every function or variable a header of src/, preload/ (nolibc/) or
 # tools/launcher/ declares is defined in the file of its name (X.h: X.c or X.S), or in a file
 # its opening comment names (a small set for one purpose: engine.h's engines, net.h's three
 # files), so that a name's declaration is found in the header named after its file.
@@ -108,7 +108,7 @@ nm -A -g --defined-only "$BUILD"/src/*.o "$BUILD"/preload/*.o "$BUILD"/tools/lau
 	"$BUILD"/trap/src/*.o "$BUILD"/trap/preload/*.o "$BUILD"/trap/preload/nolibc/*.o 2>/dev/null |
 	awk 'NF == 3 { f = $1; sub(/:.*/, "", f); sub(/.*\//, "", f); sub(/\.o$/, "", f); print $3, f }' |
 	sort -u >"$defs"
-for h in src/*.h preload/*.h tools/launcher/*.h; do
+for h in src/*.h preload/*.h preload/nolibc/*.h tools/launcher/*.h; do
 	base=${h##*/}
 	base=${base%.h}
 	# the files the opening comment names
