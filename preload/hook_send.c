@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "fdtable.h"
 #include "hook_connect.h"
+#include "hook_send.h"
 #include "io_pacing.h"
 #include "iov.h"
 #include "load.h"
@@ -42,11 +43,9 @@ static ssize_t buf_send_piece(void *c, int fd, size_t off, size_t len)
 	return real_sendto(fd, b->buf + off, len, b->flags, b->to, b->tolen);
 }
 
-/* A send that connects (TCP Fast Open, rlt_pre_fastopen_socket): charged as a connect, then
- * sent (paced as any send to that peer). */
-static ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockaddr *to,
-                                     socklen_t tolen, size_t total, int flags,
-                                     rlt_pre_piece_fn fn, void *ctx)
+ssize_t rlt_pre_fastopen_send(int fd, struct rlt_pre_fd *e, const struct sockaddr *to,
+                              socklen_t tolen, size_t total, int flags, rlt_pre_piece_fn fn,
+                              void *ctx)
 {
 	struct rlt_pre_attempt a;
 	struct rlt__peer peer;
