@@ -13,6 +13,7 @@
  * is reserved at load, fresh blocks are cut from it by an atomic add, and released ones go on a
  * Treiber stack whose head carries a tag against ABA.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -22,7 +23,10 @@
 #include <sys/socket.h>
 
 #include "conns.h"
-#include "preload.h"
+#include "fdtable.h"
+#include "hook_poll.h"
+#include "load.h"
+#include "real.h"
 
 #define TABLE_MAX (1u << 20)
 #define TABLE_MIN (1u << 16)

@@ -25,8 +25,13 @@
 #include "clock.h"
 #include "connect_attempt.h"
 #include "conns.h"
+#include "fdtable.h"
+#include "hook_connect.h"
+#include "hook_poll.h"
+#include "load.h"
 #include "preload.h"
 #include "ready.h"
+#include "real.h"
 #include "redis_client.h"
 
 static int stream_socket(struct rlt_pre_fd *e)

@@ -14,7 +14,9 @@
 #include <stdarg.h>
 #include <unistd.h>
 
+#include "load.h"
 #include "preload.h"
+#include "real.h"
 
 /* A path that is surely no program to run (a shell's PATH search tries each directory in
  * turn): the exec fails without our page moving. */

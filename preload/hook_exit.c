@@ -10,9 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "load.h"
 #include "preload.h"
-
-extern _Atomic int rlt_pre_real_ready;
+#include "real.h"
 
 static __attribute__((noreturn)) void end(int status, void (*real)(int))
 {

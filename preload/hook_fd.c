@@ -8,7 +8,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdtable.h"
+#include "load.h"
 #include "preload.h"
+#include "real.h"
 
 /* A socket fd of ours that a borrowing child (rlt_pre_borrowed) must not forget: files and
  * never-seen fds need no system call, as forgetting them loses nothing. */

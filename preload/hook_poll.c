@@ -31,8 +31,14 @@
 #include <sys/time.h>
 
 #include "clock.h"
+#include "fdtable.h"
+#include "hook_connect.h"
+#include "hook_poll.h"
+#include "load.h"
 #include "preload.h"
 #include "ready.h"
+#include "real.h"
+#include "redis_client.h"
 
 /* A wait goes round at most this often (each round sleeps until something is due). */
 #define ROUNDS_MAX 100000

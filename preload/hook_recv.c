@@ -1,7 +1,7 @@
 /*
  * hook_recv.c: receiving (RLT_RECV). Every entry point the C library has for receiving on a
  * socket (recv, recvfrom, read, recvmsg, readv, recvmmsg and the _FORTIFY_SOURCE _chk ones).
- * How a receive is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, preload.h)
+ * How a receive is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, fdtable.h)
  * and jumps to the real function when the call is surely not ours; its *_slow part decides.
  */
 #include <limits.h>
@@ -11,8 +11,12 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fdtable.h"
+#include "io_pacing.h"
 #include "iov.h"
+#include "load.h"
 #include "preload.h"
+#include "real.h"
 
 extern void __chk_fail(void) __attribute__((noreturn));
 ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen);

@@ -2,7 +2,7 @@
  * hook_send.c: sending (RLT_SEND). Every entry point the C library has for sending on a socket
  * (send, sendto, write, sendmsg, writev, sendmmsg, sendfile, splice), because a program reaches
  * the kernel through whichever it likes and none of them funnels into another that we could
- * see. How a send is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, preload.h)
+ * see. How a send is paced: io_pacing.c. Each hook asks the gate first (rlt_pre_passes, fdtable.h)
  * and jumps to the real function when the call is surely not ours; its *_slow part decides.
  */
 #include <limits.h>
@@ -13,8 +13,14 @@
 
 #include "charge.h"
 #include "clock.h"
+#include "fdtable.h"
+#include "hook_connect.h"
+#include "hook_send.h"
+#include "io_pacing.h"
 #include "iov.h"
+#include "load.h"
 #include "preload.h"
+#include "real.h"
 
 
 struct buf_ctx {

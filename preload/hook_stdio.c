@@ -21,7 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdtable.h"
+#include "hook_stdio.h"
+#include "load.h"
 #include "preload.h"
+#include "real.h"
 #include "redis_client.h"
 
 /* the cookie is the fd itself */

@@ -14,7 +14,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "hook_stdio.h"
+#include "load.h"
+#include "real.h"
 #include "settings.h"
 #include "trap_abi.h"
 

@@ -24,9 +24,14 @@
 
 #include "charge.h"
 #include "clock.h"
+#include "fdtable.h"
+#include "hook_poll.h"
+#include "io_pacing.h"
 #include "iov.h"
+#include "load.h"
 #include "pacing.h"
 #include "preload.h"
+#include "real.h"
 
 /* The rules for a datagram sent to an explicit address on an unconnected socket. */
 uint32_t rlt_pre_mask_to(struct rlt_pre_fd *e, enum rlt_var var, const struct sockaddr *sa,

@@ -13,9 +13,12 @@
 
 #include "clock.h"
 #include "conns.h"
+#include "fdtable.h"
+#include "load.h"
 #include "net.h"
-#include "preload.h"
+#include "net_hook.h"
 #include "publish.h"
+#include "real.h"
 #include "ruleset_env.h"
 #include "scope_command.h"
 #include "settings.h"

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "io_pacing.h"
+#include "load.h"
 #include "net.h"
 #include "net_hook.h"
 #include "preload.h"

@@ -11,7 +11,8 @@
 #include <sys/types.h>
 
 #include "net.h"
-#include "preload.h"
+#include "real.h"
+#include "rlthrottle.h"
 
 enum { RLT_PRE_FD_UNKNOWN = 0, RLT_PRE_FD_OTHER, RLT_PRE_FD_SOCKET, RLT_PRE_FD_BUSY };
 
@@ -26,7 +27,7 @@ extern struct rlt_pre_net_fd *rlt_pre_net_tab;
 extern unsigned rlt_pre_net_tab_n;
 
 /* The functions the conditions stand in front of; rlt_pre_true_NAME is the real one as resolved
- * before the swap (the types are preload.h's RLT_REAL_SYMBOLS). */
+ * before the swap (the types are real.h's RLT_REAL_SYMBOLS). */
 #define NET_CALLS(X)                                                                             \
 	X(socket) X(connect) X(accept) X(accept4) X(send) X(sendto) X(sendmsg) X(sendmmsg) \
 	X(write) X(writev) X(sendfile) X(recv) X(recvfrom) X(recvmsg) X(recvmmsg) X(read) X(readv) \
@@ -35,6 +36,10 @@ extern unsigned rlt_pre_net_tab_n;
 #define NET_TRUE(name) extern name##_t rlt_pre_true_##name;
 NET_CALLS(NET_TRUE)
 #undef NET_TRUE
+
+/* RLT_NET: the network conditions read and, when set, put in front of the real functions (at
+ * load: load.c). -1 with err set on a bad value. */
+int rlt_pre_net_load(struct rlt_error *err);
 
 /* fd closed or replaced (not in a vfork's child). */
 void rlt_pre_net_forget(int fd);

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "real.h"
 
 #define RLT_DEFINE_REAL(ret, name, args) name##_t real_##name;
 RLT_REAL_SYMBOLS(RLT_DEFINE_REAL)

@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <sys/syscall.h>
 
-#include "preload.h"
 #include "rawsys.h"
-#include "trap.h"
+#include "real.h"
+#include "trap_signals.h"
 
 _Atomic int rlt_pre_real_ready = 1;
 

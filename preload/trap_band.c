@@ -18,8 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "preload.h"
-#include "trap.h"
+#include "load.h"
+#include "nolibc.h"
+#include "rawsys.h"
+#include "trap_abi.h"
+#include "trap_band.h"
 
 int rlt_trap_band = RLT_TRAP_BAND;
 static _Atomic int full_said;

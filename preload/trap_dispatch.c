@@ -18,8 +18,17 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "preload.h"
-#include "trap.h"
+#include "fdtable.h"
+#include "hook_poll.h"
+#include "load.h"
+#include "nolibc.h"
+#include "rawsys.h"
+#include "start.h"
+#include "trap_band.h"
+#include "trap_dispatch.h"
+#include "trap_init.h"
+#include "trap_signals.h"
+#include "trap_stack.h"
 
 #ifndef SYS_SECCOMP
 #define SYS_SECCOMP 1

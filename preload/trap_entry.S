@@ -1,5 +1,5 @@
 /*
- * trap_entry.S: the way into the handler of the system-call front (trap.h).
+ * trap_entry.S: the way into the handler of the system-call front (trap_entry.h).
  *
  * The kernel pushes the SIGSYS frame where it can: a Go thread's 32 KiB signal stack, a C
  * thread's own stack, whatever a raw clone left. The decision needs more room than that (a

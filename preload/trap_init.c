@@ -15,11 +15,19 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "preload.h"
+#include "load.h"
 #include "settings.h"
 #include "inject_proto.h"
 #include "net.h"
-#include "trap.h"
+#include "trap_band.h"
+#include "trap_entry.h"
+#include "trap_init.h"
+#include "trap_signals.h"
+#include "trap_stack.h"
+#include "rawsys.h"
+#include "start.h"
+#include "trap_abi.h"
+#include "rlthrottle.h"
 #include "trap_exec.h"
 
 /* What a later exec needs of the block: the launcher, to ask for the next injection. */

@@ -17,7 +17,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "trap.h"
+#include "rawsys.h"
+#include "trap_signals.h"
 
 #define SIGSYS_BIT (1ull << (SIGSYS - 1))
 

@@ -17,7 +17,9 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 
-#include "trap.h"
+#include "nolibc.h"
+#include "rawsys.h"
+#include "trap_stack.h"
 
 #ifndef SS_AUTODISARM
 #define SS_AUTODISARM (1u << 31)

@@ -1,7 +1,9 @@
 /*
  * engine.h: what src/engine.c dispatches to. Each algorithm is one file exporting one table of
- * operations; every operation is pure (params, state, now, cost in; no clock, no sleep, no system
- * call of its own; a lock only inside the windows and the log, held for the decision alone).
+ * operations (engine_gcra.c: token and leaky; engine_window.c: the windows; engine_log.c: the
+ * sliding log); every operation is pure (params, state, now, cost in; no clock, no sleep, no
+ * system call of its own; a lock only inside the windows and the log, held for the decision
+ * alone).
  */
 #ifndef RLT_ENGINE_H
 #define RLT_ENGINE_H

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The layering, checked on what was built (make layering, part of make test): every external
 # name of an object carries its folder's prefix, so that none is defined in two folders and a
-# name says where it lives; and a folder includes only the headers its layer may see.
+# name says where it lives; a folder includes only the headers its layer may see; and a name a
+# header declares is defined in the file of the header's name (or one its opening names).
 #   src/        rlt__ (the core both fronts share), and the public rlt_ API of include/
 #   preload/    rlt_pre_, the hooks of exports.map, and real_<fn> (the real functions)
 #   tools/launcher/ rlt_cli_, and main
@@ -97,6 +98,40 @@ for f in src/*.[ch] preload/*.[ch] tools/launcher/*.[ch]; do
 			say "$f includes \"$h\": not in $d/, src/ or include/"
 	done
 done
+
+# One header per module: every function or variable a header of src/, preload/ (nolibc/) or
+# tools/launcher/ declares is defined in the file of its name (X.h: X.c or X.S), or in a file
+# its opening comment names (a small set for one purpose: engine.h's engines, net.h's three
+# files), so that a name's declaration is found in the header named after its file.
+defs=$(mktemp) || exit 2
+nm -A -g --defined-only "$BUILD"/src/*.o "$BUILD"/preload/*.o "$BUILD"/tools/launcher/*.o \
+	"$BUILD"/trap/src/*.o "$BUILD"/trap/preload/*.o "$BUILD"/trap/preload/nolibc/*.o 2>/dev/null |
+	awk 'NF == 3 { f = $1; sub(/:.*/, "", f); sub(/.*\//, "", f); sub(/\.o$/, "", f); print $3, f }' |
+	sort -u >"$defs"
+for h in src/*.h preload/*.h preload/nolibc/*.h tools/launcher/*.h; do
+	base=${h##*/}
+	base=${base%.h}
+	# the files the opening comment names
+	named=$(awk 'NR == 1 && !/^\/\*/ { exit } { print } /\*\// { exit }' "$h" |
+		grep -oE '[A-Za-z0-9_]+\.[cS]\b' | sed 's/\.[cS]$//' | sort -u)
+	# declared: at the start of a line, not static, a typedef, a macro or a comment; the name
+	# with the folder's prefix before "(", ";" or "[", not a struct's tag
+	for n in $(awk '/^[ \t#\/*{}]/ || /^(static|typedef)/ { next }
+		{ s = $0; while (match(s, /(struct |enum |union )?(rlt_[a-z0-9_]+|real_[a-z0-9_]+)[ \t]*[(;[]/)) {
+			t = substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)
+			if (t ~ /^(struct|enum|union) /) continue
+			sub(/[ \t]*[(;[]$/, "", t); print t } }' "$h" | sort -u); do
+		where=$(awk -v s="$n" '$1 == s { print $2 }' "$defs")
+		[ -n "$where" ] || { say "$h declares $n: defined in no object"; continue; }
+		ok=0
+		for w in $where; do
+			[ "$w" = "$base" ] && ok=1
+			in_list "$w" "$named" && ok=1
+		done
+		[ "$ok" -eq 1 ] || say "$h declares $n, defined in $(echo $where | tr ' ' ','): not $base.c nor a file its opening names"
+	done
+done
+rm -f "$defs"
 
 [ "$bad" -eq 0 ] && echo "layering: ok ($(wc -l <"$all") external names in 4 folders, no name in two)"
 exit "$bad"

@@ -1,9 +1,10 @@
 /*
- * trap_init.h: what nolibc's entry (trap_init.c) sets up in the other files of the subset,
- * and what it keeps for the SIGSYS entry (atexit and fork handlers it must run).
+ * start.h: the subset's start (start.c) and what it sets up in the other files of the subset
+ * (clock.c's vDSO, env.c's environ), and what it keeps for the SIGSYS entry (atexit and fork
+ * handlers it must run).
  */
-#ifndef RLT_TRAP_INIT_H
-#define RLT_TRAP_INIT_H
+#ifndef RLT_NOLIBC_START_H
+#define RLT_NOLIBC_START_H
 
 #include "nolibc.h"
 

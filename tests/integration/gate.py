@@ -1,4 +1,4 @@
-# gate.py: the calls that the preload's gate (preload/preload.h rlt_pre_passes) must not let
+# gate.py: the calls that the preload's gate (preload/fdtable.h rlt_pre_passes) must not let
 # straight through, run under the preload by test_gate.sh. Fd 3 is a TCP connection to the
 # matched port P, opened by the shell before this program (and the library) started; U is a
 # UDP port matched by a rule, Q one that no rule matches. Prints "PHASE SECONDS" per phase.

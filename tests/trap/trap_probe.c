@@ -10,9 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload.h"
-#include "trap.h"
+#include "load.h"
+#include "nolibc.h"
+#include "rlthrottle.h"
 #include "start.h"
+#include "trap_init.h"
 #include "trap_probe.h"
 
 void rlt_trap_probe(struct rlt_probe *p);

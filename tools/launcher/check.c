@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launcher.h"
+#include "check.h"
 #include "net.h"
 #include "policy.h"
 #include "rlthrottle.h"

@@ -16,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "clock.h"
+#include "command.h"
 #include "keytab.h"
 #include "launcher.h"
 #include "proc_stat.h"
@@ -24,6 +26,7 @@
 #include "scope_shm.h"
 #include "settings.h"
 #include "stats.h"
+#include "trap_run.h"
 
 /* The command's pid while the launcher waits for it (the signal handler forwards to it). */
 static volatile sig_atomic_t child;

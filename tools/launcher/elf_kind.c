@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "launcher.h"
+#include "elf_kind.h"
 
 /* The file execvp would run: cmd itself when it has a slash, else the first executable match
  * in PATH. */

@@ -13,10 +13,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
+#include "command.h"
+#include "elf_kind.h"
 #include "launcher.h"
 #include "policy.h"
-#include "pub_view.h"
 #include "rlthrottle.h"
+#include "set_cmd.h"
+#include "shm_cmd.h"
+#include "stats_cmd.h"
+#include "top.h"
+#include "trap_run.h"
 
 /* Where `make install` puts librlthrottle.so (PKGLIBDIR): the Makefile always says. */
 #ifndef RLT_LIBDIR

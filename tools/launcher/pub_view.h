@@ -67,7 +67,4 @@ void rlt_cli_guard_sigbus(void);
 /* Run by that handler first (async-signal-safe): top restores the terminal. */
 extern void (*rlt_cli_before_fatal)(void);
 
-int rlt_cli_top(int argc, char **argv);
-int rlt_cli_stats(int argc, char **argv);
-
 #endif

@@ -13,12 +13,13 @@
 #include <strings.h>
 
 #include "clock.h"
-#include "launcher.h"
 #include "net.h"
 #include "publish.h"
 #include "publish_read.h"
 #include "rule_set.h"
+#include "set_cmd.h"
 #include "shm_set.h"
+#include "stats_cmd.h"
 
 /* How long `set` waits for a busy process to answer (it answers at its next throttled call,
  * or within a wait slice when a thread waits). */

@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "launcher.h"
 #include "proc_stat.h"
 #include "scope_command.h"
 #include "scope_shm.h"
+#include "shm_cmd.h"
 
 static const char *unit_suffix(uint32_t unit)
 {

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launcher.h"
 #include "pub_view.h"
+#include "stats_cmd.h"
 
 static void usage(FILE *f)
 {

@@ -19,8 +19,9 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "launcher.h"
 #include "pub_view.h"
+#include "stats_cmd.h"
+#include "top.h"
 
 static volatile sig_atomic_t stop_sig, resized;
 static struct termios saved_tio;

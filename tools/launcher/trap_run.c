@@ -16,11 +16,9 @@
 #include "inject_proto.h"
 #include "launcher.h"
 #include "trap_abi.h"
+#include "trap_blob.h"
 #include "trap_filter.h"
-
-/* The handler, built freestanding (preload/nolibc) and linked in by trap_blob.S. */
-extern const unsigned char rlt_cli_trap_blob[];
-extern const unsigned char rlt_cli_trap_blob_end[];
+#include "trap_run.h"
 
 /* The lowest fd of the band: RLT_TRAP_BAND, or half the fd limit when that is lower. */
 static int band_start(void)
