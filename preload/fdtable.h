@@ -34,7 +34,7 @@ struct rlt_pre_fd {
 	uint8_t type;             /* SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET */
 	uint8_t nonblock;         /* O_NONBLOCK is set on the file */
 	uint8_t listening;        /* accept() was called on it */
-	/* its readiness is one the waits cannot hold (hook_poll.c: a one-shot epoll registration,
+	/* its readiness is one the waits cannot hold (hook_epoll.c: a one-shot epoll registration,
 	 * one beyond the table): a non-blocking call on it waits for one piece at the least
 	 * rather than fail with EAGAIN (src/pacing.c RLT_PACE_UNHELD) */
 	_Atomic uint8_t unheld;

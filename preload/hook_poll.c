@@ -9,13 +9,8 @@
  * until it is due (rlt_pre_fd_held); the real wait is made without it and with the timeout
  * cut to when it is due, then made again (a bounded loop; each round sleeps in the kernel, so
  * it never spins). A wait on nothing throttled makes the real call at once: its cost is a
- * look at each fd's entry (no system call, no lock). epoll's interest set is the kernel's, so
- * the registrations of sockets are kept here (epoll_ctl) and a held socket's event is taken
- * out of its registration (EPOLL_CTL_MOD) while it is held, put back when due: a re-armed
- * edge-triggered registration (Go's netpoller) then gets its edge. A non-blocking call the
- * budget refuses (EAGAIN, io_pacing.c) holds the socket's registrations at once
- * (rlt_pre_fd_refused); one this file cannot hold (one-shot, beyond the table) marks the
- * socket `unheld`, and a non-blocking call on it waits for one piece instead.
+ * look at each fd's entry (no system call, no lock). epoll, whose interest set is the
+ * kernel's, is hook_epoll.c's.
  *
  * Both fronts: the preload's exported hooks below, and the system-call front's dispatch
  * (trap_dispatch.c), which calls the rlt_pre_* forms with the kernel's arguments.
@@ -40,8 +35,6 @@
 #include "real.h"
 #include "redis_client.h"
 
-/* A wait goes round at most this often (each round sleeps until something is due). */
-#define ROUNDS_MAX 100000
 /* The held sockets of one poll or select call kept aside; more are not held. */
 #define HELD_MAX 64
 
@@ -52,15 +45,12 @@
 	 (1u << RLT_VAR_ACCEPT))
 
 /* Whether any wait can hold a socket back: such a rule exists and applies now. */
-static int may_hold(void)
+int rlt_pre_wait_may_hold(void)
 {
 	return (rlt_pre_vars_in_use & HOLDING_VARS) &&
 	       atomic_load_explicit(&rlt_pre_active, memory_order_acquire) && !rlt__internal;
 }
 
-/* The events that announce a receive, a send (epoll's EPOLLIN... have the same values). */
-#define IN_EVENTS (POLLIN | POLLRDNORM)
-#define OUT_EVENTS (POLLOUT | POLLWRNORM)
 
 unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 {
@@ -68,7 +58,7 @@ unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 	unsigned held = 0;
 	rlt_ns_t t;
 
-	if (!(events & (IN_EVENTS | OUT_EVENTS)))
+	if (!(events & (RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS)))
 		return 0;
 	e = rlt_pre_fd_get(fd);
 	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
@@ -76,31 +66,31 @@ unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 	t = atomic_load_explicit(&e->until, memory_order_acquire);
 	if (t > now) {
 		/* a non-blocking connect or accept due later: its completion and its data */
-		held |= (events & (IN_EVENTS | OUT_EVENTS)) | RLT_PRE_HELD_WHOLE;
+		held |= (events & (RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS)) | RLT_PRE_HELD_WHOLE;
 		*due = t < *due ? t : *due;
 	} else if (t) {
 		atomic_compare_exchange_strong(&e->until, &t, 0);
 	}
-	if ((events & IN_EVENTS) && e->listening && rlt_pre_rules.n[RLT_VAR_ACCEPT]) {
+	if ((events & RLT_PRE_IN_EVENTS) && e->listening && rlt_pre_rules.n[RLT_VAR_ACCEPT]) {
 		t = rlt_pre_listener_due(e, now);
 		if (t > now) {
-			held |= events & IN_EVENTS;
+			held |= events & RLT_PRE_IN_EVENTS;
 			*due = t < *due ? t : *due;
 		}
 	}
-	if ((events & IN_EVENTS) && e->mask[RLT_VAR_RECV]) {
+	if ((events & RLT_PRE_IN_EVENTS) && e->mask[RLT_VAR_RECV]) {
 		t = rlt__ready_at(&rlt_pre_rules, RLT_VAR_RECV, e->mask[RLT_VAR_RECV],
 		                  rlt_pre_budget_states(e), &e->peer, now);
 		if (t > now) {
-			held |= events & IN_EVENTS;
+			held |= events & RLT_PRE_IN_EVENTS;
 			*due = t < *due ? t : *due;
 		}
 	}
-	if ((events & OUT_EVENTS) && e->mask[RLT_VAR_SEND]) {
+	if ((events & RLT_PRE_OUT_EVENTS) && e->mask[RLT_VAR_SEND]) {
 		t = rlt__ready_at(&rlt_pre_rules, RLT_VAR_SEND, e->mask[RLT_VAR_SEND],
 		                  rlt_pre_budget_states(e), &e->peer, now);
 		if (t > now) {
-			held |= events & OUT_EVENTS;
+			held |= events & RLT_PRE_OUT_EVENTS;
 			*due = t < *due ? t : *due;
 		}
 	}
@@ -110,27 +100,27 @@ unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 /* Whether fd is a socket whose events in `events` a rule may hold back: no clock read, no
  * system call (but the first look at a never-seen fd), so that a wait on nothing throttled
  * costs a look at each entry. */
-static int may_hold_fd(int fd, unsigned events)
+int rlt_pre_wait_may_hold_fd(int fd, unsigned events)
 {
 	struct rlt_pre_fd *e;
 
-	if (fd < 0 || !(events & (IN_EVENTS | OUT_EVENTS)))
+	if (fd < 0 || !(events & (RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS)))
 		return 0;
 	e = rlt_pre_fd_get(fd);
 	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
-	       (((events & IN_EVENTS) && (e->mask[RLT_VAR_RECV] ||
+	       (((events & RLT_PRE_IN_EVENTS) && (e->mask[RLT_VAR_RECV] ||
 	                                  (e->listening && rlt_pre_rules.n[RLT_VAR_ACCEPT]))) ||
-	        ((events & OUT_EVENTS) && e->mask[RLT_VAR_SEND]) ||
+	        ((events & RLT_PRE_OUT_EVENTS) && e->mask[RLT_VAR_SEND]) ||
 	        atomic_load_explicit(&e->until, memory_order_relaxed));
 }
 
 int rlt_pre_fd_holdable(int fd)
 {
-	return may_hold_fd(fd, IN_EVENTS | OUT_EVENTS);
+	return rlt_pre_wait_may_hold_fd(fd, RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS);
 }
 
 /* The caller's deadline from a relative timeout (NULL: none). */
-static rlt_ns_t deadline_of(const struct timespec *t, rlt_ns_t now)
+rlt_ns_t rlt_pre_wait_deadline(const struct timespec *t, rlt_ns_t now)
 {
 	if (!t)
 		return RLT_NS_NEVER;
@@ -168,14 +158,14 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 
 	nfds_t i = 0;
 
-	if (may_hold())
-		while (i < n && !may_hold_fd(fds[i].fd, (unsigned)fds[i].events))
+	if (rlt_pre_wait_may_hold())
+		while (i < n && !rlt_pre_wait_may_hold_fd(fds[i].fd, (unsigned)fds[i].events))
 			i++;
 	if (i == n)
 		return real_ppoll(fds, n, tmo, sig);
 	now = rlt__now();
-	deadline = deadline_of(tmo, now);
-	for (int round = 0; round < ROUNDS_MAX; round++) {
+	deadline = rlt_pre_wait_deadline(tmo, now);
+	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS; round++) {
 		rlt_ns_t due = RLT_NS_NEVER;
 		unsigned k = 0;
 		struct timespec ts;
@@ -231,8 +221,8 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 
 	int fd = top;
 
-	if (may_hold() && (r || w))
-		for (fd = 0; fd < top && !may_hold_fd(fd, (r && FD_ISSET(fd, r) ? POLLIN : 0) |
+	if (rlt_pre_wait_may_hold() && (r || w))
+		for (fd = 0; fd < top && !rlt_pre_wait_may_hold_fd(fd, (r && FD_ISSET(fd, r) ? POLLIN : 0) |
 		                                             (w && FD_ISSET(fd, w) ? POLLOUT : 0));)
 			fd++;
 	if (fd >= top)
@@ -251,8 +241,8 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 			FD_SET(fd, &in_x);
 	}
 	now = rlt__now();
-	deadline = deadline_of(tmo, now);
-	for (int round = 0; round < ROUNDS_MAX; round++) {
+	deadline = rlt_pre_wait_deadline(tmo, now);
+	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS; round++) {
 		rlt_ns_t due = RLT_NS_NEVER;
 		struct timespec ts;
 		int held = 0, rc;
@@ -313,325 +303,6 @@ int rlt_pre_select(int nfds, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv
 	return rc;
 }
 
-/* ----- epoll ----- */
-
-/*
- * The registrations of sockets on epoll instances, kept so that a wait knows which of its
- * sockets to look at and what to put back. A fixed table (no allocation in a hook), found by
- * (epfd, fd); a registration the kernel dropped with its last fd is found stale by the
- * EPOLL_CTL_MOD that fails, and its slot freed. A registration beyond the table is not held
- * back (its receive then waits for its budget, as before). One thread at a time changes a
- * slot (`busy`); a wait that finds a slot busy leaves it to the other thread.
- */
-#define REGS_MAX 256
-struct reg {
-	_Atomic int epfd; /* the instance + 1; 0: free */
-	_Atomic int fd;
-	_Atomic uint32_t events;  /* as the program registered them */
-	_Atomic uint64_t data;
-	/* what is taken out of the kernel's registration now; RLT_PRE_HELD_WHOLE: the
-	 * registration itself (EPOLL_CTL_DEL), to be added back when due */
-	_Atomic uint32_t held;
-	_Atomic int busy;
-};
-static struct reg regs[REGS_MAX];
-static _Atomic unsigned regs_top; /* slots ever used: a wait looks at these */
-
-static struct reg *reg_find(int epfd, int fd)
-{
-	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
-
-	for (unsigned i = 0; i < top; i++)
-		if (atomic_load_explicit(&regs[i].epfd, memory_order_acquire) == epfd + 1 &&
-		    atomic_load_explicit(&regs[i].fd, memory_order_relaxed) == fd)
-			return &regs[i];
-	return NULL;
-}
-
-static void reg_set(struct reg *g, const struct epoll_event *ev)
-{
-	atomic_store_explicit(&g->events, ev->events, memory_order_relaxed);
-	atomic_store_explicit(&g->data, ev->data.u64, memory_order_relaxed);
-	atomic_store_explicit(&g->held, 0, memory_order_relaxed);
-}
-
-/* Records a registration; 0 when the table is full (it is not held then). */
-static int reg_add(int epfd, int fd, const struct epoll_event *ev)
-{
-	struct reg *g = reg_find(epfd, fd);
-
-	for (unsigned i = 0; !g && i < REGS_MAX; i++) {
-		int zero = 0;
-		/* the fd first: a wait that sees the epfd sees an fd that goes with it */
-		if (atomic_load_explicit(&regs[i].epfd, memory_order_relaxed) == 0 &&
-		    !atomic_exchange_explicit(&regs[i].busy, 1, memory_order_acquire)) {
-			if (atomic_load_explicit(&regs[i].epfd, memory_order_relaxed) == 0) {
-				atomic_store_explicit(&regs[i].fd, fd, memory_order_relaxed);
-				reg_set(&regs[i], ev);
-				atomic_compare_exchange_strong(&regs[i].epfd, &zero, epfd + 1);
-				g = &regs[i];
-				unsigned top = atomic_load(&regs_top);
-				while (top < i + 1 &&
-				       !atomic_compare_exchange_weak(&regs_top, &top, i + 1))
-					;
-			}
-			atomic_store_explicit(&regs[i].busy, 0, memory_order_release);
-			if (g)
-				return 1;
-		}
-	}
-	if (g)
-		reg_set(g, ev);
-	return g != NULL;
-}
-
-/* The program's epoll_ctl on a registration we took out whole (reg_hold): the kernel has none
- * now, so its MOD or DEL is ours to answer. 1 when answered (rc 0); the MOD's events come back
- * with the registration when it is due. */
-static int ctl_taken_out(int epfd, int op, int fd, const struct epoll_event *ev)
-{
-	struct reg *g = reg_find(epfd, fd);
-
-	if (!g || !(atomic_load_explicit(&g->held, memory_order_relaxed) & RLT_PRE_HELD_WHOLE) ||
-	    (op != EPOLL_CTL_DEL && (op != EPOLL_CTL_MOD || !ev)))
-		return 0;
-	if (op == EPOLL_CTL_DEL) {
-		atomic_store_explicit(&g->epfd, 0, memory_order_release);
-	} else {
-		atomic_store_explicit(&g->events, ev->events, memory_order_relaxed);
-		atomic_store_explicit(&g->data, ev->data.u64, memory_order_relaxed);
-	}
-	return 1;
-}
-
-int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
-{
-	int saved = errno, rc = real_epoll_ctl(epfd, op, fd, ev);
-	struct rlt_pre_fd *e;
-
-	if (rc != 0 && errno == ENOENT && ctl_taken_out(epfd, op, fd, ev)) {
-		errno = saved;
-		return 0;
-	}
-
-	/* kept whenever the process has a rule: one that holds may come later (`set`), and a
-	 * registration it does not know it cannot hold */
-	if (rc != 0 || !rlt_pre_vars_in_use ||
-	    !atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
-		return rc;
-	int err = errno;
-	if (op == EPOLL_CTL_DEL) {
-		struct reg *g = reg_find(epfd, fd);
-		if (g)
-			atomic_store_explicit(&g->epfd, 0, memory_order_release);
-	} else if ((op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD) && ev) {
-		e = rlt_pre_fd_get(fd);
-		/* a socket (its rules may come with its connect); a one-shot registration is the
-		 * program's to re-arm, so it is not touched. A socket whose registration is not
-		 * held (that, or the table is full) is marked: a non-blocking call on it keeps
-		 * waiting for one piece rather than fail with EAGAIN (io_pacing.c), as its
-		 * program would never be told when to try again */
-		int sock = e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET;
-		if (!sock || (ev->events & EPOLLONESHOT) || !reg_add(epfd, fd, ev)) {
-			struct reg *g = op == EPOLL_CTL_MOD ? reg_find(epfd, fd) : NULL;
-			if (sock)
-				atomic_store_explicit(&e->unheld, 1, memory_order_relaxed);
-			if (g)
-				atomic_store_explicit(&g->epfd, 0, memory_order_release);
-		} else if (atomic_load_explicit(&e->until, memory_order_acquire) > rlt__now()) {
-			/* a thread may sleep in this instance's wait already (Go's netpoller):
-			 * the accepted socket due later must not reach it */
-			rlt_pre_fd_hold_whole(fd);
-		}
-	}
-	errno = err;
-	return rc;
-}
-
-/*
- * How often a wait on an epoll instance with an edge-triggered registration of a throttled
- * socket looks again at its budgets when nothing is held. Another thread may spend the budget
- * while this one sleeps in the kernel, and get EAGAIN (io_pacing.c): its edge is spent, and
- * only this wait can re-arm it when the budget allows (Go's netpoller waits on one thread for
- * goroutines reading on others). Level-triggered and poll/select need none: the kernel reports
- * the data again. A wakeup of the kernel every RECHECK_NS, no more.
- */
-#define RECHECK_NS (10 * 1000 * 1000ull)
-
-/* Takes `h` out of registration g on epfd now (its `busy` taken by the caller); its slot is
- * freed when the registration is gone. A registration held whole (RLT_PRE_HELD_WHOLE: an
- * event asked or not, epoll reports errors and hang-ups) goes out of the kernel (DEL) and
- * comes back (ADD) when due; so does an EPOLLEXCLUSIVE one, which takes no MOD. */
-static void reg_hold(struct reg *g, int epfd, int fd, uint32_t events, unsigned h)
-{
-	unsigned was = atomic_load_explicit(&g->held, memory_order_relaxed);
-	struct epoll_event ev = {.events = events & ~(h & ~RLT_PRE_HELD_WHOLE)};
-	int rc;
-
-	if (h && (events & EPOLLEXCLUSIVE))
-		h |= RLT_PRE_HELD_WHOLE;
-	ev.data.u64 = atomic_load_explicit(&g->data, memory_order_relaxed);
-	if (h & RLT_PRE_HELD_WHOLE)
-		rc = (was & RLT_PRE_HELD_WHOLE) ? 0 : real_epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
-	else if (was & RLT_PRE_HELD_WHOLE)
-		rc = real_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-	else
-		rc = real_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
-	if (rc == 0)
-		atomic_store_explicit(&g->held, h, memory_order_relaxed);
-	else if (errno == ENOENT || errno == EBADF)
-		atomic_store_explicit(&g->epfd, 0, memory_order_release); /* gone */
-}
-
-void rlt_pre_fd_hold_whole(int fd)
-{
-	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
-	int saved = errno;
-
-	for (unsigned i = 0; i < top; i++) {
-		struct reg *g = &regs[i];
-		int epfd = atomic_load_explicit(&g->epfd, memory_order_acquire) - 1;
-		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd ||
-		    (atomic_load_explicit(&g->held, memory_order_relaxed) & RLT_PRE_HELD_WHOLE) ||
-		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
-			continue;
-		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
-		reg_hold(g, epfd, fd, events,
-		         (events & (IN_EVENTS | OUT_EVENTS)) | RLT_PRE_HELD_WHOLE);
-		atomic_store_explicit(&g->busy, 0, memory_order_release);
-	}
-	errno = saved;
-}
-
-void rlt_pre_fd_regs_closed(int fd)
-{
-	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
-
-	/* one taken out whole has nothing in the kernel to go with the fd: it must not come back
-	 * on the next file of that number */
-	for (unsigned i = 0; i < top; i++)
-		if (atomic_load_explicit(&regs[i].fd, memory_order_relaxed) == fd &&
-		    atomic_load_explicit(&regs[i].epfd, memory_order_acquire))
-			atomic_store_explicit(&regs[i].epfd, 0, memory_order_release);
-}
-
-/*
- * An edge-triggered registration told EAGAIN has no edge to come: the kernel's buffer did not
- * change. It may be long past due when a wait next looks (Go's netpoller polls when its
- * threads are free), and would then be found not held and never re-armed. So it is held at
- * once, here: the wait that finds it due puts the event back (epoll_hold), and re-arms it.
- * A system call per registration, on the EAGAIN path only.
- */
-void rlt_pre_fd_refused(int fd, enum rlt_var var)
-{
-	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
-	unsigned want = var == RLT_VAR_SEND ? OUT_EVENTS : IN_EVENTS;
-	int saved = errno;
-
-	for (unsigned i = 0; i < top; i++) {
-		struct reg *g = &regs[i];
-		int epfd = atomic_load_explicit(&g->epfd, memory_order_acquire) - 1;
-		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd)
-			continue;
-		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
-		unsigned held = atomic_load_explicit(&g->held, memory_order_relaxed);
-		unsigned h = held | (events & want);
-		if (h == held || atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
-			continue;
-		reg_hold(g, epfd, fd, events, h);
-		atomic_store_explicit(&g->busy, 0, memory_order_release);
-	}
-	errno = saved;
-}
-
-/* Brings epfd's registrations in line with their budgets; the earliest time one held is due,
- * no later than now + RECHECK_NS if one is edge-triggered. */
-static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
-{
-	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
-	rlt_ns_t due = RLT_NS_NEVER;
-	int edge = 0;
-
-	for (unsigned i = 0; i < top; i++) {
-		struct reg *g = &regs[i];
-		if (atomic_load_explicit(&g->epfd, memory_order_acquire) != epfd + 1)
-			continue;
-		int fd = atomic_load_explicit(&g->fd, memory_order_relaxed);
-		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
-		unsigned h = rlt_pre_fd_held(fd, events, now, &due);
-		edge |= (events & EPOLLET) && may_hold_fd(fd, events);
-		if (h == atomic_load_explicit(&g->held, memory_order_relaxed) ||
-		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
-			continue;
-		reg_hold(g, epfd, fd, events, h);
-		atomic_store_explicit(&g->busy, 0, memory_order_release);
-	}
-	if (edge && due - now > RECHECK_NS)
-		due = now + RECHECK_NS;
-	return due;
-}
-
-/* One round of an epoll wait that holds something back: epoll_pwait in whole ms, rounded up
- * (epoll_pwait2 is Linux 5.11's and not in every C library). */
-static int epoll_round(int epfd, struct epoll_event *evs, int max, rlt_ns_t deadline,
-                       rlt_ns_t due, rlt_ns_t now, const sigset_t *sig)
-{
-	rlt_ns_t until = due < deadline ? due : deadline;
-	int ms = -1;
-
-	if (until != RLT_NS_NEVER) {
-		rlt_ns_t left = until > now ? until - now : 0;
-		uint64_t m = (left + 999999) / 1000000;
-		ms = m > INT_MAX ? INT_MAX : (int)m;
-	}
-	return real_epoll_pwait(epfd, evs, max, ms, sig);
-}
-
-/* The wait of epoll_wait, epoll_pwait (tmo from ms) and epoll_pwait2. */
-static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
-                           const struct timespec *tmo, const sigset_t *sig)
-{
-	rlt_ns_t now = rlt__now(), deadline = deadline_of(tmo, now);
-	int saved = errno;
-
-	/* bounded for a finite timeout; each round sleeps in the kernel (1 ms at the least) */
-	for (int round = 0; round < ROUNDS_MAX || deadline == RLT_NS_NEVER; round++) {
-		rlt_ns_t due = epoll_hold(epfd, now);
-		errno = saved;
-		int rc = epoll_round(epfd, evs, max, deadline, due, now, sig);
-		if (rc != 0 || due == RLT_NS_NEVER)
-			return rc;
-		now = rlt__now();
-		if (now >= deadline)
-			return 0;
-	}
-	return 0;
-}
-
-/* Whether an epoll wait has registrations to look at. */
-static int epoll_tracked(void)
-{
-	return may_hold() && atomic_load_explicit(&regs_top, memory_order_acquire) != 0;
-}
-
-int rlt_pre_epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct timespec *tmo,
-                         const sigset_t *sig)
-{
-	if (!epoll_tracked())
-		return real_epoll_pwait2 ? real_epoll_pwait2(epfd, evs, max, tmo, sig)
-		                         : rlt_pre_fail(ENOSYS);
-	return epoll_held_wait(epfd, evs, max, tmo, sig);
-}
-
-int rlt_pre_epoll_pwait(int epfd, struct epoll_event *evs, int max, int ms, const sigset_t *sig)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-	if (!epoll_tracked())
-		return real_epoll_pwait(epfd, evs, max, ms, sig);
-	return epoll_held_wait(epfd, evs, max, ms < 0 ? NULL : &ts, sig);
-}
-
 /* ----- the hooks ----- */
 
 /* poll and ppoll in both builds: the freestanding one's own calls (the Redis client) come
@@ -678,31 +349,5 @@ RLT_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct t
 {
 	rlt_pre_ensure_real();
 	return rlt_pre_pselect(nfds, r, w, x, t, s);
-}
-
-RLT_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
-{
-	rlt_pre_ensure_real();
-	return rlt_pre_epoll_ctl(epfd, op, fd, ev);
-}
-
-RLT_EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int max, int ms)
-{
-	rlt_pre_ensure_real();
-	return rlt_pre_epoll_pwait(epfd, evs, max, ms, NULL);
-}
-
-RLT_EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max, int ms,
-                           const sigset_t *s)
-{
-	rlt_pre_ensure_real();
-	return rlt_pre_epoll_pwait(epfd, evs, max, ms, s);
-}
-
-RLT_EXPORT int epoll_pwait2(int epfd, struct epoll_event *evs, int max,
-                            const struct timespec *t, const sigset_t *s)
-{
-	rlt_pre_ensure_real();
-	return rlt_pre_epoll_pwait2(epfd, evs, max, t, s);
 }
 #endif

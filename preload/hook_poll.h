@@ -1,6 +1,6 @@
 /*
- * hook_poll.h: the waits (hook_poll.c): poll, select and epoll hold a throttled socket's event
- * until its budget allows the call it announces, for both fronts.
+ * hook_poll.h: the waits (hook_poll.c: poll and select, hook_epoll.c: epoll) hold a throttled
+ * socket's event until its budget allows the call it announces, for both fronts.
  */
 #ifndef RLT_HOOK_POLL_H
 #define RLT_HOOK_POLL_H
@@ -19,6 +19,18 @@
  * earliest of them is due. 0 for anything not a throttled socket. The one place a wait asks
  * "not ready before T": what else holds a socket back (network conditions) goes here. */
 unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
+/* A wait goes round at most this often (each round sleeps until something is due). */
+#define RLT_PRE_WAIT_ROUNDS 100000
+/* The events that announce a receive, a send (epoll's EPOLLIN... have the same values). */
+#define RLT_PRE_IN_EVENTS (POLLIN | POLLRDNORM)
+#define RLT_PRE_OUT_EVENTS (POLLOUT | POLLWRNORM)
+/* What poll and epoll (hook_epoll.c) share: whether any wait can hold a socket back now;
+ * whether fd is a socket whose `events` one may hold (no clock read, no system call but the
+ * first look at a never-seen fd); the caller's deadline from a relative timeout (NULL:
+ * none). */
+int rlt_pre_wait_may_hold(void);
+int rlt_pre_wait_may_hold_fd(int fd, unsigned events);
+rlt_ns_t rlt_pre_wait_deadline(const struct timespec *t, rlt_ns_t now);
 /* Or'ed into rlt_pre_fd_held's answer when the socket is held whole (a connect or accept due
  * later): its errors and hang-ups too, which the kernel reports whatever the events asked, so
  * that a refused attempt is not reported before its charge is due either. */

@@ -1,7 +1,7 @@
 /*
- * ready.h: when a socket's direction may proceed, for the waits of both fronts (poll, select,
- * epoll: preload/hook_poll.c). A wait reports a throttled socket ready only when the call it
- * announces would go without waiting for its budget, so that a program's own deadline holds:
+ * ready.h: when a socket's direction may proceed, for the waits of both fronts (poll, select:
+ * preload/hook_poll.c; epoll: hook_epoll.c). A wait reports a throttled socket ready only when
+ * the call it announces would go without waiting for its budget, so that a program's own deadline holds:
  * the wait ends by its timeout, and the call that follows does not sleep past it.
  *
  * One question, "not ready before T": rlt__ready_at answers it for the budgets; anything else
