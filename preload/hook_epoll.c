@@ -21,6 +21,7 @@
 #include "fdtable.h"
 #include "hook_poll.h"
 #include "load.h"
+#include "net_hook.h"
 #include "preload.h"
 #include "real.h"
 #include "redis_client.h"
@@ -124,9 +125,10 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		return 0;
 	}
 
-	/* kept whenever the process has a rule: one that holds may come later (`set`), and a
-	 * registration it does not know it cannot hold */
-	if (rc != 0 || !rlt_pre_vars_in_use ||
+	/* kept whenever the process has a rule or network conditions: what holds may come
+	 * later (a non-blocking connect, a hang, `set`), and a registration it does not know it
+	 * cannot hold */
+	if (rc != 0 || (!rlt_pre_vars_in_use && !rlt_pre_net_on()) ||
 	    !atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
 		return rc;
 	int err = errno;

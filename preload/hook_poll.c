@@ -30,6 +30,7 @@
 #include "hook_connect.h"
 #include "hook_poll.h"
 #include "load.h"
+#include "net_hook.h"
 #include "preload.h"
 #include "ready.h"
 #include "real.h"
@@ -47,7 +48,7 @@
 /* Whether any wait can hold a socket back: such a rule exists and applies now. */
 int rlt_pre_wait_may_hold(void)
 {
-	return (rlt_pre_vars_in_use & HOLDING_VARS) &&
+	return ((rlt_pre_vars_in_use & HOLDING_VARS) || rlt_pre_net_on()) &&
 	       atomic_load_explicit(&rlt_pre_active, memory_order_acquire) && !rlt__internal;
 }
 
@@ -60,9 +61,11 @@ unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 
 	if (!(events & (RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS)))
 		return 0;
+	/* RLT_NET's hang: nothing comes while it lasts */
+	held = rlt_pre_net_held(fd, events, now, due);
 	e = rlt_pre_fd_get(fd);
 	if (!e || atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET)
-		return 0;
+		return held;
 	t = atomic_load_explicit(&e->until, memory_order_acquire);
 	if (t > now) {
 		/* a non-blocking connect or accept due later: its completion and its data */
@@ -107,11 +110,12 @@ int rlt_pre_wait_may_hold_fd(int fd, unsigned events)
 	if (fd < 0 || !(events & (RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS)))
 		return 0;
 	e = rlt_pre_fd_get(fd);
-	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
-	       (((events & RLT_PRE_IN_EVENTS) && (e->mask[RLT_VAR_RECV] ||
-	                                  (e->listening && rlt_pre_rules.n[RLT_VAR_ACCEPT]))) ||
-	        ((events & RLT_PRE_OUT_EVENTS) && e->mask[RLT_VAR_SEND]) ||
-	        atomic_load_explicit(&e->until, memory_order_relaxed));
+	return (e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
+	        (((events & RLT_PRE_IN_EVENTS) &&
+	          (e->mask[RLT_VAR_RECV] || (e->listening && rlt_pre_rules.n[RLT_VAR_ACCEPT]))) ||
+	         ((events & RLT_PRE_OUT_EVENTS) && e->mask[RLT_VAR_SEND]) ||
+	         atomic_load_explicit(&e->until, memory_order_relaxed))) ||
+	       rlt_pre_net_may_hold(fd);
 }
 
 int rlt_pre_fd_holdable(int fd)

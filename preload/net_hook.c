@@ -33,6 +33,7 @@
 #include "load.h"
 #include "publish.h"
 #include "rule_set.h"
+#include "hook_poll.h"
 #include "net_hook.h"
 #include "wait.h"
 
@@ -164,6 +165,13 @@ static void do_reset(int fd, struct rlt_pre_net_fd *e)
 	atomic_fetch_add_explicit(&rlt__net_stats.resets, 1, memory_order_relaxed);
 }
 
+/* hang's close= is due: a FIN to the peer, and the kernel answers this call and the next. */
+static void hang_close(int fd, struct rlt_pre_net_fd *e)
+{
+	atomic_store(&e->s.ended, 1);
+	syscall(SYS_shutdown, fd, SHUT_RDWR);
+}
+
 /* hang: a blocking call waits until a set releases it, its close= comes (then the connection
  * is shut down and the kernel answers), or its own socket timeout (SO_RCVTIMEO, SO_SNDTIMEO)
  * passes (EAGAIN, as the kernel says). A non-blocking call gets EAGAIN. 1: the call goes on to
@@ -186,12 +194,12 @@ static int hang(int fd, struct rlt_pre_net_fd *e, unsigned dir, int nonblock, ss
 		if (!counted++)
 			atomic_fetch_add_explicit(&rlt__net_stats.hangs, 1, memory_order_relaxed);
 		if (st == 2) {
-			/* close=: a FIN to the peer, and the kernel answers this call and the next */
-			atomic_store(&e->s.ended, 1);
-			syscall(SYS_shutdown, fd, SHUT_RDWR);
+			hang_close(fd, e);
 			return 1;
 		}
 		if (nonblock) {
+			/* an edge-triggered registration gets its edge back when a set releases it */
+			rlt_pre_fd_refused(fd, dir == RLT_NET_IN ? RLT_VAR_RECV : RLT_VAR_SEND);
 			*ret = rlt_pre_fail(EAGAIN);
 			return 0;
 		}
@@ -214,6 +222,63 @@ static int hang(int fd, struct rlt_pre_net_fd *e, unsigned dir, int nonblock, ss
 			at = deadline;
 		rlt__sleep_until(at);
 	}
+}
+
+int rlt_pre_net_on(void)
+{
+	return atomic_load_explicit(&installed, memory_order_acquire);
+}
+
+/* A stream socket of fd with a hang that applies to it, and its conditions (NULL: none). */
+static const struct rlt__net_set *hang_socket(int fd, struct rlt_pre_net_fd **ep)
+{
+	struct rlt_pre_net_fd *e;
+	const struct rlt__net_set *set;
+
+	if (!rlt_pre_net_on() || rlt__internal || !(e = rlt_pre_net_entry(fd)) || !e->s.stream ||
+	    atomic_load_explicit(&e->s.ended, memory_order_relaxed) ||
+	    !(set = rlt_pre_net_conditions(e)) ||
+	    !rlt__net_find(set, &e->s, RLT_NET_HANG, RLT_NET_IN | RLT_NET_OUT))
+		return NULL;
+	*ep = e;
+	return set;
+}
+
+int rlt_pre_net_may_hold(int fd)
+{
+	struct rlt_pre_net_fd *e;
+
+	return hang_socket(fd, &e) != NULL;
+}
+
+unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
+{
+	static const struct {
+		unsigned dir, events;
+	} side[2] = {{RLT_NET_IN, RLT_PRE_IN_EVENTS}, {RLT_NET_OUT, RLT_PRE_OUT_EVENTS}};
+	struct rlt_pre_net_fd *e;
+	const struct rlt__net_set *set = hang_socket(fd, &e);
+	unsigned held = 0;
+
+	for (unsigned i = 0; set && i < 2; i++) {
+		uint64_t room;
+		rlt_ns_t until;
+		if (!(events & side[i].events) || !rlt__net_find(set, &e->s, RLT_NET_HANG, side[i].dir))
+			continue;
+		int st = rlt__net_hang_state(set, &e->s, now, &room, &until);
+		if (st == 2) {
+			/* its close= came while the program waits: the FIN it reads is the kernel's */
+			hang_close(fd, e);
+			return 0;
+		}
+		if (st == 1) {
+			held |= events & side[i].events;
+			/* a set may release it: looked at again, as a blocked call does */
+			rlt_ns_t t = now + HANG_LOOK_NS < until ? now + HANG_LOOK_NS : until;
+			*due = t < *due ? t : *due;
+		}
+	}
+	return held;
 }
 
 /*

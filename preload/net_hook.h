@@ -1,7 +1,7 @@
 /*
  * net_hook.h: what the network conditions' two files share: net_hook.c (the socket table, what
  * a condition does to a call, the installing) and net_calls.c (the calls the conditions stand
- * in front of).
+ * in front of); and what the waits ask of them.
  */
 #ifndef RLT_NET_HOOK_H
 #define RLT_NET_HOOK_H
@@ -57,6 +57,14 @@ typedef ssize_t (*rlt_pre_net_op_fn)(void *ctx, int fd, size_t off, size_t len);
 
 ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct sockaddr *addr,
                        socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx);
+
+/* What the waits (hook_poll.c, hook_epoll.c) ask of the conditions: whether any are installed;
+ * whether fd is a stream a hang applies to; the events of `events` a hang holds back now (none
+ * ever come while it lasts; *due lowered to when to look again for a set that released it, or
+ * for its close=, which is made then). */
+int rlt_pre_net_on(void);
+int rlt_pre_net_may_hold(int fd);
+unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
 
 /* The true functions kept, ours put in the real ones' place (net_calls.c). */
 void rlt_pre_net_swap(void);
