@@ -144,7 +144,7 @@ void rlt_pre_forked(void)
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rlt_pre_rules.n[v]; i++)
 			rlt__stats_zero(rlt_pre_rules.rules[v][i].st);
-	memset(&rlt__net_stats, 0, sizeof rlt__net_stats); /* RLT_NET's too: the child's own */
+	memset(rlt__net_counts, 0, sizeof *rlt__net_counts); /* RLT_NET's too: the child's own */
 }
 
 int rlt_pre_exec_begin(void)

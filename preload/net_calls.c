@@ -245,7 +245,7 @@ static int net_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 		if (h->msg_name)
 			rlt__peer_from_sockaddr(&to, h->msg_name, h->msg_namelen);
 		if (rlt__net_drop(set, &e->s, RLT_NET_OUT, h->msg_name ? &to : NULL)) {
-			atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
 			vec[i].msg_len = (unsigned)rlt_pre_iov_total(h->msg_iov, (int)h->msg_iovlen);
 			continue;
 		}
@@ -283,7 +283,7 @@ static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 		if (h->msg_name)
 			rlt__peer_from_sockaddr(&from, h->msg_name, h->msg_namelen);
 		if (rlt__net_drop(set, &e->s, RLT_NET_IN, h->msg_name ? &from : NULL)) {
-			atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
 			h->msg_namelen = namelen; /* the slot as the caller gave it, for the next */
 			h->msg_controllen = controllen;
 			continue;
@@ -313,7 +313,7 @@ static int net_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	if (set) {
 		int f = rlt__net_connect_fault(set, e->s.af, &peer, &e->s.rng, &after);
 		if (f == RLT_NET_REFUSE) {
-			atomic_fetch_add_explicit(&rlt__net_stats.refused, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&rlt__net_counts->refused, 1, memory_order_relaxed);
 			return rlt_pre_fail(ECONNREFUSED);
 		}
 		if (f == RLT_NET_TIMEOUT && rlt_pre_net_nonblocking(fd, 0)) {
@@ -323,7 +323,7 @@ static int net_connect(int fd, const struct sockaddr *sa, socklen_t len)
 				                          "non-blocking connect is not built yet: it "
 				                          "goes to the kernel");
 		} else if (f == RLT_NET_TIMEOUT) {
-			atomic_fetch_add_explicit(&rlt__net_stats.timeouts, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&rlt__net_counts->timeouts, 1, memory_order_relaxed);
 			rlt__sleep_until(rlt__now() + after);
 			return rlt_pre_fail(ETIMEDOUT);
 		}

@@ -162,7 +162,7 @@ static void do_reset(int fd, struct rlt_pre_net_fd *e)
 	} else {
 		syscall(SYS_shutdown, fd, SHUT_RDWR);
 	}
-	atomic_fetch_add_explicit(&rlt__net_stats.resets, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rlt__net_counts->resets, 1, memory_order_relaxed);
 }
 
 /* hang's close= is due: a FIN to the peer, and the kernel answers this call and the next. */
@@ -192,7 +192,7 @@ static int hang(int fd, struct rlt_pre_net_fd *e, unsigned dir, int nonblock, ss
 		if (st == 0)
 			return 1;
 		if (!counted++)
-			atomic_fetch_add_explicit(&rlt__net_stats.hangs, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&rlt__net_counts->hangs, 1, memory_order_relaxed);
 		if (st == 2) {
 			hang_close(fd, e);
 			return 1;
@@ -307,7 +307,7 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 				rlt__peer_from_sockaddr(&to, addr, addrlen);
 			if (rlt__net_drop(set, &e->s, RLT_NET_OUT, addr ? &to : NULL)) {
 				/* sent, as far as the program can tell: the network lost it */
-				atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
+				atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
 				return (ssize_t)len;
 			}
 			return op(ctx, fd, 0, len);
@@ -323,7 +323,7 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 				rlt__peer_from_sockaddr(&to, addr, addrlen);
 			if (!rlt__net_drop(set, &e->s, RLT_NET_IN, addr ? &to : NULL))
 				return n;
-			atomic_fetch_add_explicit(&rlt__net_stats.dropped, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
 		}
 	}
 
@@ -373,7 +373,7 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 	for (;;) {
 		size_t piece = (size_t)rlt__net_slice(set, &e->s, dir, len - off);
 		if (piece < len - off)
-			atomic_fetch_add_explicit(&rlt__net_stats.slices, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&rlt__net_counts->slices, 1, memory_order_relaxed);
 		ssize_t n = op(ctx, fd, off, piece);
 		if (n < 0)
 			return off ? (ssize_t)off : n;

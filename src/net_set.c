@@ -1,6 +1,6 @@
 /*
  * net_set.c: the network conditions in force in a process (RLT_NET at load, then each
- * `rlthrottle set PID RLT_NET ...`), and what they did (rlt__net_stats).
+ * `rlthrottle set PID RLT_NET ...`), and what they did (rlt__net_counts).
  *
  * A set is one immutable block, replaced whole by one pointer store: a call loads it once and
  * sees the old conditions or the new ones, never half of each. A block is never freed (a
@@ -13,7 +13,8 @@
 #include "clock.h"
 #include "net.h"
 
-struct rlt__net_stats rlt__net_stats;
+static struct rlt__net_stats own_counts;
+struct rlt__net_stats *rlt__net_counts = &own_counts;
 void (*rlt__net_on_set)(void);
 int rlt__net_wanted;
 

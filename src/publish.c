@@ -70,6 +70,16 @@ static void params_of(const struct rlt_rule *r, struct rlt__pub_params *p)
 }
 
 
+static void net_copy(struct rlt__net_stats *d, struct rlt__net_stats *s)
+{
+	STORE(d->dropped, LOAD(s->dropped));
+	STORE(d->resets, LOAD(s->resets));
+	STORE(d->slices, LOAD(s->slices));
+	STORE(d->refused, LOAD(s->refused));
+	STORE(d->timeouts, LOAD(s->timeouts));
+	STORE(d->hangs, LOAD(s->hangs));
+}
+
 static void stats_copy(struct rlt__stats *d, struct rlt__stats *s)
 {
 	STORE(d->calls, LOAD(s->calls));
@@ -210,12 +220,43 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, struct rlt_error *err)
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rs->n[v]; i++, k++)
 			rs->rules[v][i].st = &rlt__pub_rec_at(h, k)->st;
+	/* RLT_NET's counts move to the page too, and its conditions are shown */
+	net_copy(&h->net, rlt__net_counts);
+	rlt__net_counts = &h->net;
+	rs->pub = p;
+	rlt__pub_net_update(rs);
 	/* a reader that sees the magic sees the rest */
 	atomic_thread_fence(memory_order_release);
 	*(volatile uint64_t *)&h->magic = RLT_PUB_MAGIC;
-	rs->pub = p;
 	rs->stats_on = 1;
 	return 0;
+}
+
+void rlt__pub_net_update(struct rlt__ruleset *rs)
+{
+	struct rlt__pub_hdr *h = rs->pub ? rs->pub->hdr : NULL;
+	uint32_t gen, s;
+	const struct rlt__net_set *set = rlt__net_now(&gen);
+	size_t o = 0;
+
+	if (!h)
+		return;
+	s = atomic_load_explicit(&h->net_seq, memory_order_relaxed);
+	atomic_store_explicit(&h->net_seq, s + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	for (unsigned i = 0; i < set->n; i++) {
+		size_t l = strlen(set->c[i].text);
+		if (o + l + 2 > sizeof h->net_text)
+			break;
+		if (i) {
+			memcpy(h->net_text + o, "; ", 2);
+			o += 2;
+		}
+		memcpy(h->net_text + o, set->c[i].text, l);
+		o += l;
+	}
+	h->net_len = (uint32_t)o;
+	atomic_store_explicit(&h->net_seq, s + 2, memory_order_release);
 }
 
 void rlt__pub_unlink(struct rlt__pub *p)
@@ -255,6 +296,12 @@ int rlt__pub_relink(struct rlt__pub *p)
 /* The rules count privately again, carrying over what the page holds. */
 static void back_to_own(struct rlt__ruleset *rs)
 {
+	static struct rlt__net_stats net_own;
+
+	if (rs->pub && rlt__net_counts == &rs->pub->hdr->net) {
+		net_copy(&net_own, rlt__net_counts);
+		rlt__net_counts = &net_own;
+	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rs->n[v]; i++) {
 			struct rlt__rt_rule *r = &rs->rules[v][i];
@@ -290,6 +337,11 @@ void rlt__pub_forked(struct rlt__ruleset *rs, pid_t pid)
 			rlt__stats_zero(&rs->rules[v][i].own);
 			rs->rules[v][i].st = &rs->rules[v][i].own;
 		}
+	if (rlt__net_counts == &parent->hdr->net) {
+		static struct rlt__net_stats net_child;
+		memset(&net_child, 0, sizeof net_child);
+		rlt__net_counts = &net_child;
+	}
 	rs->pub = NULL;
 	/* the parent's mapping is shared with the parent: leave it, never its name */
 	munmap(parent->hdr, parent->size);

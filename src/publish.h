@@ -24,17 +24,20 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "net.h"
 #include "policy.h"
 
 #define RLT_PUB_MAGIC 0x31425550544c52ull /* "RLTPUB1" read as a little-endian word */
 /* 4: the dry-run counters (would_*) apart from delayed and rejected; 5: an RLT_CONNS rule's
- * connections open now (struct rlt__pub_rec's open) */
-#define RLT_PUB_VERSION 5u
+ * connections open now (struct rlt__pub_rec's open); 6: RLT_NET's conditions and counts */
+#define RLT_PUB_VERSION 6u
 #define RLT_PUB_DIR "/dev/shm/"
 #define RLT_PUB_PREFIX "rlthrottle-"
 /* The control area of the header: opaque to this module, zeroed at creation. `rlthrottle set`
  * (its requests and answers) owns it. */
 #define RLT_PUB_CTL_SIZE 8192u
+/* The conditions in force as the page shows them: every RLT_NET condition's text, "; " apart. */
+#define RLT_PUB_NET_TEXT (RLT_NET_MAX * (RLT_RULE_TEXT_MAX + 2))
 /* Seconds of history per rule. */
 #define RLT_PUB_HIST 60u
 /* The busiest keys a keyed rule's record shows. */
@@ -66,6 +69,13 @@ struct rlt__pub_hdr {
 	 * (release) after the entries. */
 	_Atomic uint64_t hist_sec;
 	_Alignas(64) unsigned char ctl[RLT_PUB_CTL_SIZE];
+	/* RLT_NET (rlthrottle(7) NETWORK CONDITIONS): what the conditions did, counted here once
+	 * the page exists (rlt__net_counts), and those in force, as written (net_len bytes of
+	 * net_text, under net_seq: a seqlock, odd while written; rlt__pub_net_update) */
+	struct rlt__net_stats net;
+	_Atomic uint32_t net_seq;
+	uint32_t net_len;
+	char net_text[RLT_PUB_NET_TEXT];
 };
 
 /* The parameters of a rule as published: what `set` may change, read under the seqlock. */
@@ -145,6 +155,9 @@ void rlt__pub_destroy(struct rlt__ruleset *rs);
  * rules count privately, from zero. */
 void rlt__pub_forked(struct rlt__ruleset *rs, pid_t pid);
 
+/* The conditions in force (rlt__net_now) into rs's page, at its creation and after each set of
+ * RLT_NET (seqlock: a reader sees the old text or the new). */
+void rlt__pub_net_update(struct rlt__ruleset *rs);
 /* `set` changed rule i of var in rs (rs->rules[var][i].rule): publish its new parameters
  * (seqlock: a reader sees the old ones or the new ones, never half). */
 void rlt__pub_rule_update(struct rlt__ruleset *rs, enum rlt_var var, unsigned i);

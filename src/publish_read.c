@@ -286,6 +286,36 @@ int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_erro
 	return 0;
 }
 
+void rlt__pub_read_net(const struct rlt__pub_reader *rd, struct rlt__net_stats *n, char *text,
+                       size_t len)
+{
+	const struct rlt__pub_hdr *h = rd->map;
+
+	STORE(n->dropped, LOAD(h->net.dropped));
+	STORE(n->resets, LOAD(h->net.resets));
+	STORE(n->slices, LOAD(h->net.slices));
+	STORE(n->refused, LOAD(h->net.refused));
+	STORE(n->timeouts, LOAD(h->net.timeouts));
+	STORE(n->hangs, LOAD(h->net.hangs));
+	text[0] = '\0';
+	/* a few tries: a set rewrites it rarely, and a reader never waits on a writer */
+	for (int tries = 0; tries < 8; tries++) {
+		uint32_t s = atomic_load_explicit(&h->net_seq, memory_order_acquire);
+		if (s & 1)
+			continue;
+		uint32_t l = *(const volatile uint32_t *)&h->net_len;
+		if (l >= sizeof h->net_text || l >= len)
+			l = 0;
+		memcpy(text, h->net_text, l);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&h->net_seq, memory_order_relaxed) == s) {
+			text[l] = '\0';
+			return;
+		}
+	}
+	text[0] = '\0';
+}
+
 void rlt__pub_close(struct rlt__pub_reader *rd)
 {
 	if (rd->map)

@@ -50,6 +50,10 @@ struct rlt__pub_reader {
  */
 int rlt__pub_open(pid_t pid, int rw, struct rlt__pub_reader *rd, struct rlt_error *err);
 void rlt__pub_close(struct rlt__pub_reader *rd);
+/* RLT_NET as the page shows it: what the conditions did (*n), and those in force as written,
+ * "; " apart, in text (NUL-terminated; "" when none, or when a set kept rewriting it). */
+void rlt__pub_read_net(const struct rlt__pub_reader *rd, struct rlt__net_stats *n, char *text,
+                       size_t len);
 /* The control area of a page opened rw (NULL when read-only). */
 void *rlt__pub_reader_ctl(struct rlt__pub_reader *rd);
 /* Reads record k (< rd->nrules) into out, with its history as of `now` (CLOCK_MONOTONIC). */

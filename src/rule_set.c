@@ -274,6 +274,8 @@ void rlt__ctl_serve(struct rlt__ruleset *rs)
 	unsigned which;
 	if (var == RLT_CTL_VAR_NET) {
 		rc = rlt__net_set_text(text, &e);
+		if (rc == 0)
+			rlt__pub_net_update(rs);
 	} else {
 		rc = rlt__rule_set_text(rs, (enum rlt_var)var, index, text, rlt__now(), &which, &e);
 		if (rc == 0)

@@ -162,7 +162,7 @@ static void counters(struct out *o, const struct rlt__stats *st)
  * there are conditions or were. */
 static void net_of(struct out *o)
 {
-	const struct rlt__net_stats *n = &rlt__net_stats;
+	const struct rlt__net_stats *n = rlt__net_counts;
 	uint32_t gen;
 	const struct rlt__net_set *set = rlt__net_now(&gen);
 	uint64_t did = LOAD(n->dropped) | LOAD(n->resets) | LOAD(n->slices) | LOAD(n->refused) |

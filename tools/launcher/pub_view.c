@@ -99,6 +99,7 @@ static int add_proc(struct rlt_cli_snap *sn, pid_t pid, uint64_t start, int keep
 	p->started_unix_ns = rd->hdr.started_unix_ns;
 	p->started_ns = rd->hdr.started_ns;
 	memcpy(p->comm, comm, sizeof comm);
+	rlt__pub_read_net(rd, &p->net, p->net_text, sizeof p->net_text);
 	p->rules = calloc(rd->nrules ? rd->nrules : 1, sizeof *p->rules);
 	if (p->rules)
 		for (unsigned j = 0; j < rd->nrules; j++)
@@ -318,6 +319,39 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+int rlt_cli_net_shown(const struct rlt_cli_proc *p)
+{
+	const struct rlt__net_stats *n = &p->net;
+	return p->net_text[0] || n->dropped || n->resets || n->slices || n->refused ||
+	       n->timeouts || n->hangs;
+}
+
+/* RLT_NET's object, as the summary writes it (rlthrottle(7) STATISTICS), when the process has
+ * conditions or had. */
+static void json_net(FILE *f, const struct rlt_cli_proc *p)
+{
+	const struct rlt__net_stats *n = &p->net;
+	char one[RLT_PUB_NET_TEXT];
+
+	if (!rlt_cli_net_shown(p))
+		return;
+	fprintf(f, ",\"net\":{\"conditions\":[");
+	/* "; " apart: a condition's text has no ';' (it separates them in RLT_NET) */
+	for (const char *s = p->net_text, *e; *s; s = *e ? e + 2 : e) {
+		e = strstr(s, "; ");
+		if (!e)
+			e = s + strlen(s);
+		snprintf(one, sizeof one, "%.*s", (int)(e - s), s);
+		fprintf(f, "%s", s == p->net_text ? "" : ",");
+		json_str(f, one);
+	}
+	fprintf(f, "],\"dropped\":%llu,\"resets\":%llu,\"slices\":%llu,\"hangs\":%llu,"
+	           "\"connects_refused\":%llu,\"connects_timed_out\":%llu}",
+	        (unsigned long long)n->dropped, (unsigned long long)n->resets,
+	        (unsigned long long)n->slices, (unsigned long long)n->hangs,
+	        (unsigned long long)n->refused, (unsigned long long)n->timeouts);
+}
+
 void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 {
 	fprintf(f, "{\"schema\":%d,\"processes\":[", RLT_STATS_SCHEMA);
@@ -387,7 +421,9 @@ void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn)
 				fprintf(f, "%s%llu", s ? "," : "", (unsigned long long)r->per_sec[s]);
 			fprintf(f, "]}");
 		}
-		fprintf(f, "]}");
+		fprintf(f, "]");
+		json_net(f, p);
+		fprintf(f, "}");
 	}
 	fprintf(f, "\n],\"shared\":[");
 	for (unsigned i = 0; i < sn->nshared; i++) {

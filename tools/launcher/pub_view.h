@@ -22,6 +22,9 @@ struct rlt_cli_proc {
 	uint64_t started_ns; /* CLOCK_MONOTONIC */
 	unsigned n;
 	struct rlt__pub_rule *rules;
+	/* RLT_NET: what its conditions did, and those in force ("" when none) */
+	struct rlt__net_stats net;
+	char net_text[RLT_PUB_NET_TEXT];
 };
 
 struct rlt_cli_snap {
@@ -58,6 +61,8 @@ void rlt_cli_fmt_rate(char *buf, size_t len, double per_s, const struct rlt__pub
 /* "1.00 MiB/s" for a rule's limit, or "50 open" for RLT_CONNS, "?" when unknown. */
 void rlt_cli_fmt_limit(char *buf, size_t len, const struct rlt__pub_rule *r);
 
+/* Whether process p has RLT_NET conditions, or had (what they did is not all zero). */
+int rlt_cli_net_shown(const struct rlt_cli_proc *p);
 /* The snapshot as one JSON object (`top --json`, `stats --format json`). */
 void rlt_cli_snap_json(FILE *f, const struct rlt_cli_snap *sn);
 

@@ -4,6 +4,7 @@
  * that node_exporter's textfile collector reads: each family's HELP and TYPE, then its samples,
  * label values escaped (backslash, double quote, newline).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,6 +211,80 @@ static void prom_keys(FILE *f, const struct rlt_cli_snap *sn, const unsigned cha
 	}
 }
 
+/* Whether condition `one`, which starts at `at` in the "; "-joined text, came before. */
+static int seen_before(const char *text, const char *at, const char *one)
+{
+	size_t l = strlen(one);
+
+	for (const char *s = text, *e; s < at; s = e + 2) {
+		e = strstr(s, "; ");
+		if (!e || e > at)
+			return 0;
+		if ((size_t)(e - s) == l && !strncmp(s, one, l))
+			return 1;
+	}
+	return 0;
+}
+
+/* RLT_NET: a sample per process that has conditions or had, for each thing they did, and one
+ * per condition in force (its text in a label, value 1). */
+static void prom_net(FILE *f, const struct rlt_cli_snap *sn)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} nf[] = {
+		{"rlthrottle_net_dropped_total", "Datagrams RLT_NET's loss dropped.",
+		 offsetof(struct rlt__net_stats, dropped)},
+		{"rlthrottle_net_resets_total", "Connections RLT_NET's reset cut.",
+		 offsetof(struct rlt__net_stats, resets)},
+		{"rlthrottle_net_slices_total", "Calls RLT_NET's slice cut short.",
+		 offsetof(struct rlt__net_stats, slices)},
+		{"rlthrottle_net_hangs_total", "Calls RLT_NET's hang held.",
+		 offsetof(struct rlt__net_stats, hangs)},
+		{"rlthrottle_net_connects_refused_total", "Connects RLT_NET's connect=refuse failed.",
+		 offsetof(struct rlt__net_stats, refused)},
+		{"rlthrottle_net_connects_timed_out_total",
+		 "Connects RLT_NET's connect=timeout failed.", offsetof(struct rlt__net_stats, timeouts)},
+	};
+	char pid[16], one[RLT_PUB_NET_TEXT];
+
+	for (size_t i = 0; i < sizeof nf / sizeof nf[0]; i++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", nf[i].name, nf[i].help, nf[i].name);
+		for (unsigned p = 0; p < sn->n; p++) {
+			const struct rlt_cli_proc *pr = &sn->procs[p];
+			if (!rlt_cli_net_shown(pr))
+				continue;
+			snprintf(pid, sizeof pid, "%d", (int)pr->pid);
+			fprintf(f, "%s{", nf[i].name);
+			prom_label(f, "pid", pid, 1);
+			prom_label(f, "comm", pr->comm, 0);
+			fprintf(f, "} %llu\n",
+			        (unsigned long long)*(const uint64_t *)((const char *)&pr->net + nf[i].off));
+		}
+	}
+	fputs("# HELP rlthrottle_net_condition An RLT_NET condition in force (value 1).\n"
+	      "# TYPE rlthrottle_net_condition gauge\n",
+	      f);
+	for (unsigned p = 0; p < sn->n; p++) {
+		const struct rlt_cli_proc *pr = &sn->procs[p];
+		snprintf(pid, sizeof pid, "%d", (int)pr->pid);
+		for (const char *s = pr->net_text, *e; *s; s = *e ? e + 2 : e) {
+			e = strstr(s, "; ");
+			if (!e)
+				e = s + strlen(s);
+			snprintf(one, sizeof one, "%.*s", (int)(e - s), s);
+			if (seen_before(pr->net_text, s, one))
+				continue; /* one sample per label set */
+			fputs("rlthrottle_net_condition{", f);
+			prom_label(f, "pid", pid, 1);
+			prom_label(f, "comm", pr->comm, 0);
+			prom_label(f, "condition", one, 0);
+			fputs("} 1\n", f);
+		}
+	}
+}
+
 static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 {
 	/* same_text_before once per rule, not once per family (NULL: no memory, asked each time) */
@@ -247,6 +322,7 @@ static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 	}
 	for (int which = 0; which < 3; which++)
 		prom_keys(f, sn, dup, which);
+	prom_net(f, sn);
 	free(dup);
 }
 

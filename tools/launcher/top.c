@@ -402,6 +402,22 @@ static void frame_keys(FILE *f, const struct row *row, unsigned cols, int tty)
 	line_cut(f, kl, cols, tty);
 }
 
+/* A process's RLT_NET in one line: the conditions in force and what they did. */
+static void frame_net(FILE *f, const struct rlt_cli_proc *p, unsigned cols, int tty)
+{
+	const struct rlt__net_stats *n = &p->net;
+	char nl[RLT_PUB_NET_TEXT + 256];
+
+	snprintf(nl, sizeof nl,
+	         "net: %d %s: %s (dropped %llu, resets %llu, slices %llu, hangs %llu, connects "
+	         "refused %llu, timed out %llu)",
+	         (int)p->pid, p->comm, p->net_text[0] ? p->net_text : "(no condition now)",
+	         (unsigned long long)n->dropped, (unsigned long long)n->resets,
+	         (unsigned long long)n->slices, (unsigned long long)n->hangs,
+	         (unsigned long long)n->refused, (unsigned long long)n->timeouts);
+	line_cut(f, nl, cols, tty);
+}
+
 static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigned rows_max,
                   int tty, int utf8, double interval)
 {
@@ -421,7 +437,18 @@ static void frame(FILE *f, const struct rlt_cli_snap *sn, unsigned cols, unsigne
 		frame_keys(f, &rows[i], cols, tty);
 		used++;
 	}
-	if (nproc_rows == 0 && !sn->other_layout) {
+	/* network conditions: a line per process that has them, as the height allows */
+	unsigned nnet = 0;
+	for (unsigned i = 0; i < sn->n; i++) {
+		if (!rlt_cli_net_shown(&sn->procs[i]))
+			continue;
+		nnet++;
+		if (!rows_max || used + 1 < rows_max) {
+			frame_net(f, &sn->procs[i], cols, tty);
+			used++;
+		}
+	}
+	if (nproc_rows == 0 && nnet == 0 && !sn->other_layout) {
 		fputs("(no throttled process of this user is running)", f);
 		eol(f, tty);
 	}
