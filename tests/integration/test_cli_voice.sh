@@ -69,13 +69,16 @@ assert_match "--log loud names RLT_LOG" 'RLT_LOG' "$(cat "$T/err")"
 # --no-publish: no page while the command runs
 # (--per-process: the launcher executes the command, so that $! is the throttled process;
 # the same command without --no-publish shows that the check would see a page)
+# (the command says when it runs: by then the library has made its page, or would have)
 for flag in "" --no-publish; do
+	rm -f "$T/up"
 	# shellcheck disable=SC2086
-	$R --per-process $flag -d 1MiB/s -- sleep 2 &
+	$R --per-process $flag -d 1MiB/s -- sh -c 'echo up >"$1"; sleep 3' sh "$T/up" &
 	lp=$!
-	got=yes; wait_page "$lp" 1 >/dev/null || got=no
-	wait "$lp"
-	[ -z "$flag" ] && [ $got = no ] && fail "without --no-publish: no page of $lp within 1 s"
+	wait_file "$T/up" 20
+	got=yes; wait_page "$lp" 2 >/dev/null || got=no
+	kill "$lp" 2>/dev/null; wait "$lp" 2>/dev/null
+	[ -z "$flag" ] && [ $got = no ] && fail "without --no-publish: no page of $lp, running"
 	[ -n "$flag" ] && [ $got = yes ] && fail "--no-publish: a page was published"
 done
 
