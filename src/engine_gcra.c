@@ -45,8 +45,9 @@ static __attribute__((noinline)) uint64_t ticks_before(const struct rlt_params *
 }
 
 /* The tick count at `now`: ticks_in since the epoch (0 until a set) added to the epoch's,
- * saturating at TICK_LIMIT. */
-static uint64_t ticks_of(const struct rlt_params *p, rlt_ns_t now)
+ * saturating at TICK_LIMIT. Inlined into every caller: a decision is on every call's path,
+ * and a call of its own there costs more than its few instructions (issue 21). */
+static inline __attribute__((always_inline)) uint64_t ticks_of(const struct rlt_params *p, rlt_ns_t now)
 {
 	if (now >= (1ull << 60))
 		return TICK_LIMIT;
@@ -214,6 +215,32 @@ rlt_ns_t rlt__gcra_go_at(const struct rlt_params *p, void *state, uint64_t cost)
 	if (p->algo == RLT_ALGO_LEAKY)
 		return ns_of(p, tat);
 	return tat + c > p->tau ? ns_of(p, tat + c - p->tau) : 0;
+}
+
+/*
+ * The token bucket's decision when the call conforms now: exactly what gcra_decide does then
+ * (TAT' = max(TAT, now) + cost by one CAS, the call going at `now`), and nothing else. 0 when
+ * it does not conform now, or its cost cannot be represented: nothing is taken then, and the
+ * caller decides the whole way (rlt__token_decide), which finds the state as this left it.
+ * A leaf, without the wait's arithmetic: the conforming call's decision.
+ */
+int rlt__token_take_now(const struct rlt_params *p, void *state, rlt_ns_t now, uint64_t cost)
+{
+	tat_t *st = state;
+	uint64_t now_t = ticks_of(p, now), c = cost_ticks(p, cost);
+	uint64_t old = atomic_load_explicit(st, memory_order_relaxed);
+
+	if (c == 0 || now_t >= TICK_LIMIT)
+		return 0;
+	for (;;) {
+		uint64_t base = old > now_t ? old : now_t;
+		if (base + c > p->tau && base + c - p->tau > now_t)
+			return 0; /* it would wait */
+		/* relaxed, as settle's: the TAT is the only datum */
+		if (atomic_compare_exchange_weak_explicit(st, &old, base + c, memory_order_relaxed,
+		                                          memory_order_relaxed))
+			return 1;
+	}
 }
 
 enum rlt_verdict rlt__token_decide(const struct rlt_params *p, void *state, rlt_ns_t now,
