@@ -9,6 +9,7 @@
 #include "charge.h"
 #include "clock.h"
 #include "engine.h"
+#include "engine_gcra.h"
 #include "keytab.h"
 #include "keytab_key.h"
 #include "policy.h"

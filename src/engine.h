@@ -39,12 +39,6 @@ int rlt__fw_carry(const struct rlt_params *old, void *old_state, const struct rl
 enum rlt_verdict rlt__token_decide(const struct rlt_params *p, void *state, rlt_ns_t now,
                                    uint64_t cost, enum rlt_mode mode, rlt_ns_t *at);
 
-/* engine_gcra.c: the token bucket's decision for a call that conforms at `now` (cost > 0):
- * 1 when it does, charged as rlt__token_decide charges it (RLT_GO, *at = now); 0 when it does
- * not, nothing taken (rlt__token_decide then says how long it waits, or that it is denied).
- * The charge's short way (charge.c). */
-int rlt__token_take_now(const struct rlt_params *p, void *state, rlt_ns_t now, uint64_t cost);
-
 /* engine_gcra.c: the first time a call costing `cost` would go on a token or leaky bucket's
  * state, as the state stands (0: it would go at any time; nothing taken). */
 rlt_ns_t rlt__gcra_go_at(const struct rlt_params *p, void *state, uint64_t cost);
