@@ -9,6 +9,7 @@
 #include "charge.h"
 #include "clock.h"
 #include "engine.h"
+#include "engine_gcra.h"
 #include "keytab.h"
 #include "keytab_key.h"
 #include "policy.h"
@@ -219,6 +220,21 @@ static void count_charge(struct rlt__ruleset *rs, const struct rlt__ticket *t, u
 {
 	uint64_t waited = t->go - t->start;
 
+	/* the common case, a call that went at once on rules that all applied and none of them
+	 * dry-run: each rule's three counters in one step */
+	if (__builtin_expect(t->counted && !t->dry, 1)) {
+		uint32_t m = mask;
+		for (; m; m &= m - 1) {
+			unsigned i = (unsigned)__builtin_ctz(m);
+			if (t->at[i] == RLT_NS_NEVER)
+				break;
+			struct rlt__rt_rule *r = &rs->rules[t->var][i];
+			rlt__count_went(r, cost_for(r->unit, t->bytes, t->msgs));
+		}
+		if (!m)
+			return;
+		mask = m; /* the rest (from a rule that did not apply) the long way */
+	}
 	for (; mask; mask &= mask - 1) {
 		unsigned i = (unsigned)__builtin_ctz(mask);
 		struct rlt__rt_rule *r = &rs->rules[t->var][i];
@@ -271,6 +287,41 @@ static __attribute__((noinline)) int charge_unusual(struct rlt__ruleset *rs,
 }
 
 /*
+ * The charge's short way: one rule applies (todo has one bit), a token bucket of this
+ * process's (its state in the rule's block) that delays or rejects, and the call conforms
+ * now. The ticket, the state and the counters are then exactly what the long way below
+ * leaves, with one decision and no loop. 0 when it is not such a call: nothing was taken or
+ * counted, and the long way decides it whole.
+ */
+static inline __attribute__((always_inline)) int
+charge_quick(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                               uint32_t todo, uint64_t bytes, uint64_t msgs, rlt_ns_t now)
+{
+	unsigned i = (unsigned)__builtin_ctz(todo);
+	struct rlt__rt_rule *r = &rs->rules[var][i];
+	const struct rlt__rule_ver *ver = rlt__ver(r);
+	uint64_t cost = cost_for(r->unit, bytes, msgs);
+
+	__builtin_prefetch(r->st, 1); /* counted below: its miss overlaps the decision */
+	if (r->keytab || r->redis || !ver->state || ver->params.algo != RLT_ALGO_TOKEN ||
+	    ver->action == RLT_ACTION_DRY_RUN || cost == 0 ||
+	    !rlt__token_take_now(&ver->params, ver->state, now, cost))
+		return 0;
+	t->ver[i] = ver;
+	t->at[i] = now;
+	t->go = now;
+	/* as the long way's: a calls rule's charge with msgs 0 is settled the long way */
+	t->counted = msgs != 0 || var == RLT_VAR_SEND || var == RLT_VAR_RECV;
+	if (rs->stats_on) {
+		if (t->counted)
+			rlt__count_went(r, cost);
+		else
+			rlt__count_admitted(rs, r, 0);
+	}
+	return 1;
+}
+
+/*
  * The charge of one call. A call that conforms (the common case: a process-scope rule that
  * delays, the engine's state in the rule's block) costs, per matching rule, the block's load,
  * the engine's decision (one atomic update of its state) and, with statistics on, its
@@ -278,28 +329,15 @@ static __attribute__((noinline)) int charge_unusual(struct rlt__ruleset *rs,
  * included (t->counted), so that a call that then moves all it was charged has nothing left
  * to settle (rlt__settle returns at once). A ticket that waits counts its units when settled.
  */
-static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                     uint32_t mask, void *conn_block, const struct rlt__peer *peer,
-                     uint64_t bytes, uint64_t msgs, rlt_ns_t now)
+/* The long way of charge_at: every rule of todo, with what a tick and shared segments ask
+ * first. Out of line, so that the short way builds none of its frame. */
+static __attribute__((noinline)) int charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t,
+                                                 enum rlt_var var, uint32_t todo,
+                                                 const struct rlt__peer *peer, uint64_t bytes,
+                                                 uint64_t msgs, rlt_ns_t now, int ticked)
 {
-	uint32_t todo = mask & ((1u << rs->n[var]) - 1);
 	rlt_ns_t go = now;
 
-	t->var = var;
-	t->mask = mask;
-	t->conn_block = conn_block;
-	t->bytes = bytes;
-	t->msgs = msgs;
-	t->start = now;
-	t->err = 0;
-	t->dry = 0;
-	t->counted = 0;
-	t->posm = 0;
-	/* A set request is looked for at the page's tick (every RLT_PUB_CHECK_NS while calls come,
-	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
-	 * segment's set is followed at every call: until it is, this process would charge a
-	 * budget the others have left. */
-	int ticked = rlt__pub_tick(rs->pub, now);
 	if (ticked && rlt__ctl_pending(rs))
 		rlt__ctl_serve(rs);
 	if (ticked && rs->n[RLT_VAR_CONNS])
@@ -318,8 +356,13 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 		int v;
 
 		__builtin_prefetch(r->st, 1); /* counted below: its miss overlaps the decision */
+		/* a token bucket's decision by name: rlt_decide's dispatch is a call more on
+		 * every call's path (a cost of 0 goes at once there, without the engine) */
 		if (__builtin_expect(!r->keytab && !r->redis && ver->state, 1))
-			v = (int)rlt_decide(&ver->params, ver->state, now, cost, mode, &at);
+			v = __builtin_expect(ver->params.algo == RLT_ALGO_TOKEN && cost != 0, 1)
+			            ? (int)rlt__token_decide(&ver->params, ver->state, now, cost,
+			                                     mode, &at)
+			            : (int)rlt_decide(&ver->params, ver->state, now, cost, mode, &at);
 		else
 			v = decide_other(r, ver, t, i, peer, now, cost, mode, &at);
 		if (v < 0) {
@@ -350,6 +393,34 @@ static int charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 	if (rs->stats_on)
 		count_charge(rs, t, todo);
 	return 0;
+}
+
+static inline __attribute__((always_inline)) int
+charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var, uint32_t mask,
+          void *conn_block, const struct rlt__peer *peer, uint64_t bytes, uint64_t msgs,
+          rlt_ns_t now)
+{
+	uint32_t todo = mask & ((1u << rs->n[var]) - 1);
+
+	t->var = var;
+	t->mask = mask;
+	t->conn_block = conn_block;
+	t->bytes = bytes;
+	t->msgs = msgs;
+	t->start = now;
+	t->err = 0;
+	t->dry = 0;
+	t->counted = 0;
+	t->posm = 0;
+	/* A set request is looked for at the page's tick (every RLT_PUB_CHECK_NS while calls come,
+	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
+	 * segment's set is followed at every call: until it is, this process would charge a
+	 * budget the others have left (the long way follows it first). */
+	int ticked = rlt__pub_tick(rs->pub, now);
+	if (__builtin_expect(!ticked && !rs->nshared && todo && !(todo & (todo - 1)), 1) &&
+	    charge_quick(rs, t, var, todo, bytes, msgs, now))
+		return 0;
+	return charge_long(rs, t, var, todo, peer, bytes, msgs, now, ticked);
 }
 
 /* The rules of a ticket that make it wait. */

@@ -12,51 +12,11 @@
 #include <stdatomic.h>
 
 #include "engine.h"
+#include "engine_gcra.h"
 
 typedef unsigned __int128 u128;
 
-#define TICK_LIMIT (1ull << 62)
-
 typedef _Atomic uint64_t tat_t;
-
-/*
- * floor(d * tick_num / tick_den), exactly, without a division: tick_recip holds
- * tick_num / tick_den with 59 fraction bits, rounded down, so the product falls short by less
- * than 2 ticks for any d below 2^60 ns (36 years); the loop adds them back, each step checked
- * against the exact fraction with 64-by-64 multiplications.
- */
-static inline uint64_t ticks_in(const struct rlt_params *p, rlt_ns_t d)
-{
-	uint64_t t = (uint64_t)(((u128)d * p->tick_recip) >> 59);
-	u128 exact = (u128)d * p->tick_num;
-
-	while ((u128)(t + 1) * p->tick_den <= exact)
-		t++;
-	return t;
-}
-
-/* A clock reading from before a set took effect (read before the new params were seen): the
- * ticks count back from the epoch, rounded down as forward. Not the hot path. */
-static __attribute__((noinline)) uint64_t ticks_before(const struct rlt_params *p, rlt_ns_t now)
-{
-	u128 back = ((u128)(p->epoch_ns - now) * p->tick_num + p->tick_den - 1) / p->tick_den;
-
-	return back >= p->epoch_ticks ? 0 : p->epoch_ticks - (uint64_t)back;
-}
-
-/* The tick count at `now`: ticks_in since the epoch (0 until a set) added to the epoch's,
- * saturating at TICK_LIMIT. */
-static uint64_t ticks_of(const struct rlt_params *p, rlt_ns_t now)
-{
-	if (now >= (1ull << 60))
-		return TICK_LIMIT;
-	if (__builtin_expect(now < p->epoch_ns, 0))
-		return ticks_before(p, now);
-	/* no wrap: at most 16 ticks per ns since the epoch and before it (rlt_params_retune), so
-	 * the sum stays below 16 * now < 2^64 */
-	uint64_t t = ticks_in(p, now - p->epoch_ns) + p->epoch_ticks;
-	return t >= TICK_LIMIT ? TICK_LIMIT : t;
-}
 
 /* The first ns whose tick count reaches `ticks`: after the epoch,
  * epoch_ns + ceil((ticks - epoch_ticks) * tick_den / tick_num). */
@@ -74,9 +34,16 @@ static rlt_ns_t ns_of(const struct rlt_params *p, uint64_t ticks)
 	return n >= RLT_NS_NEVER ? RLT_NS_NEVER - 1 : (rlt_ns_t)n;
 }
 
+uint64_t rlt__gcra_ticks_before(const struct rlt_params *p, rlt_ns_t now)
+{
+	u128 back = ((u128)(p->epoch_ns - now) * p->tick_num + p->tick_den - 1) / p->tick_den;
+
+	return back >= p->epoch_ticks ? 0 : p->epoch_ticks - (uint64_t)back;
+}
+
 uint64_t rlt__gcra_ticks_of(const struct rlt_params *p, rlt_ns_t now)
 {
-	return ticks_of(p, now);
+	return rlt__gcra_ticks_at(p, now);
 }
 
 rlt_ns_t rlt__gcra_ns_of(const struct rlt_params *p, uint64_t ticks)
@@ -84,23 +51,13 @@ rlt_ns_t rlt__gcra_ns_of(const struct rlt_params *p, uint64_t ticks)
 	return ns_of(p, ticks);
 }
 
-/* cost in ticks, or 0 when it cannot be represented (it could never be waited out anyway:
- * 2^62 ticks are at least 9 years). Above 16 units per ns a tick holds 2^unit_shift units and a
- * cost is rounded up to whole ticks (ticks_per_unit is then 1); below, the shift is 0. */
-static uint64_t cost_ticks(const struct rlt_params *p, uint64_t cost)
-{
-	if (cost > p->max_cost)
-		return 0;
-	return ((cost + p->unit_round) >> p->unit_shift) * p->ticks_per_unit;
-}
-
 /* What a refund of `units` gives back, in ticks: rounded down, never more than was charged
- * (ceil(a) - ceil(b) >= floor(a - b)). TICK_LIMIT (everything) for a refund too large to
+ * (ceil(a) - ceil(b) >= floor(a - b)). RLT_GCRA_TICK_LIMIT (everything) for a refund too large to
  * represent. */
 static uint64_t refund_ticks(const struct rlt_params *p, uint64_t units)
 {
 	if (units > p->max_cost)
-		return TICK_LIMIT;
+		return RLT_GCRA_TICK_LIMIT;
 	return (units >> p->unit_shift) * p->ticks_per_unit;
 }
 
@@ -178,10 +135,10 @@ static inline __attribute__((always_inline)) enum rlt_verdict
 gcra_decide(const struct rlt_params *p, tat_t *st, rlt_ns_t now, uint64_t cost,
             enum rlt_mode mode, rlt_ns_t *at, int leaky)
 {
-	uint64_t now_t = ticks_of(p, now), c = cost_ticks(p, cost);
+	uint64_t now_t = rlt__gcra_ticks_at(p, now), c = rlt__gcra_cost_ticks(p, cost);
 	enum rlt_verdict v = RLT_DENY;
 
-	if (c == 0 || now_t >= TICK_LIMIT) {
+	if (c == 0 || now_t >= RLT_GCRA_TICK_LIMIT) {
 		*at = RLT_NS_NEVER;
 		return RLT_DENY;
 	}
@@ -207,7 +164,7 @@ gcra_decide(const struct rlt_params *p, tat_t *st, rlt_ns_t now, uint64_t cost,
 rlt_ns_t rlt__gcra_go_at(const struct rlt_params *p, void *state, uint64_t cost)
 {
 	uint64_t tat = atomic_load_explicit((tat_t *)state, memory_order_relaxed);
-	uint64_t c = cost_ticks(p, cost);
+	uint64_t c = rlt__gcra_cost_ticks(p, cost);
 
 	if (c == 0)
 		return RLT_NS_NEVER;
@@ -252,7 +209,7 @@ static void gcra_refund(const struct rlt_params *p, void *state, rlt_ns_t at, ui
 
 static uint64_t token_available(const struct rlt_params *p, void *state, rlt_ns_t now)
 {
-	uint64_t now_t = ticks_of(p, now);
+	uint64_t now_t = rlt__gcra_ticks_at(p, now);
 	uint64_t tat = atomic_load_explicit((tat_t *)state, memory_order_relaxed);
 	uint64_t base = tat > now_t ? tat : now_t;
 	uint64_t room = now_t + p->tau > base ? now_t + p->tau - base : 0;
@@ -268,7 +225,7 @@ static uint64_t leaky_available(const struct rlt_params *p, void *state, rlt_ns_
 {
 	uint64_t tat = atomic_load_explicit((tat_t *)state, memory_order_relaxed);
 
-	return tat > ticks_of(p, now) ? 0 : p->burst;
+	return tat > rlt__gcra_ticks_at(p, now) ? 0 : p->burst;
 }
 
 const struct rlt__engine_ops rlt__engine_token = {

@@ -85,6 +85,25 @@ static inline void rlt__count_admitted(const struct rlt__ruleset *rs, struct rlt
 	}
 }
 
+/* Rule r let a call go at once and its n units are counted now (t->counted): as
+ * rlt__count_admitted(rs, r, 0) and rlt__count_units(rs, r, n), with statistics on (the caller
+ * looked), in one step: the conforming call's counting looks at the thread count once. */
+static inline void rlt__count_went(struct rlt__rt_rule *r, uint64_t n)
+{
+	struct rlt__stats *st = r->st;
+#ifdef RLT_COUNT_PLAIN
+	if (__libc_single_threaded) {
+		__asm__ volatile("addq $1, %0\n\taddq $1, %1\n\taddq %3, %2"
+		                 : "+m"(st->calls), "+m"(st->allowed), "+m"(st->units)
+		                 : "er"(n));
+		return;
+	}
+#endif
+	atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->allowed, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->units, n, memory_order_relaxed);
+}
+
 /* Dry-run rule r let a call go at once; delay would have made it wait waited_ns (its part of
  * the delay: see charge.c), and reject would have refused it when would_reject. */
 static inline void rlt__count_dry(const struct rlt__ruleset *rs, struct rlt__rt_rule *r,

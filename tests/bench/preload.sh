@@ -12,7 +12,8 @@
 #   (f) a conforming 1-byte send() on TCP and on UDP (issue 21): plain and preloaded with a rule
 #       that never binds, pinned to CPU 0, 8 alternating runs, median ns per call and the ratio;
 #       the paired difference and the hook alone (libnullsys.so) beside it
-#       (BENCH_BASELINE_LIB adds its rows; BENCH_SEND_CALLS)
+#       (BENCH_BASELINE_LIB adds its rows; BENCH_SEND_CALLS); and, with valgrind, the user-space
+#       instructions per call of each (BENCH_IR_CALLS)
 # BENCH_QUICK=1 shortens every measurement (for a smoke run); BENCH_ONLY="a c" runs only those parts. Needs the helpers built from
 # tests/integration/*.c ($BUILD/itest) and the library; trickle is optional.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -342,6 +343,38 @@ for mode in tcp udp; do
 	srow rlthrottle "$A" "$NA"
 	echo "    $mode runs, ns: plain$(firsts "$P"); rlthrottle$(firsts "$A")${B:+; before$(firsts "$B")}"
 done
+# The same calls counted in instructions (valgrind's callgrind, user space only), which what
+# else the machine runs cannot move: the figure to compare two builds by on a shared machine
+# (perf's hardware counters are not there in every VM). Marginal: a run of 2N calls less one
+# of N, per call, so that loading and setting up the library cancel out.
+if command -v valgrind >/dev/null 2>&1; then
+	IRN=${BENCH_IR_CALLS:-10000}
+	ir() { # LIBS MODE N: instructions of a whole run
+		env ${1:+LD_PRELOAD="$1"} RLT_SEND="$RULE" valgrind --tool=callgrind \
+			--callgrind-out-file=/dev/null "$BIN/callcost" -m "$2" -n "$3" 2>&1 >/dev/null |
+			sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	}
+	ir_call() { # LIBS MODE: instructions per call (N and 2N calls, each with its warm-up of 1/20)
+		local a b
+		a=$(ir "$1" "$2" "$IRN"); b=$(ir "$1" "$2" $((IRN * 2)))
+		[ -n "$a" ] && [ -n "$b" ] && calc "($b - $a) / ($IRN * 1.05)" || echo n/a
+	}
+	echo
+	echo "    user-space instructions per send() (callgrind; the kernel's are not counted), and what the"
+	echo "    library adds"
+	printf '    %-4s %-11s | %-12s | %-12s\n' "send" "library" "instructions" "added"
+	for mode in tcp udp; do
+		ip=$(ir_call "" $mode)
+		printf '    %-4s %-11s | %-12s | %-12s\n' "$mode" "plain" "$ip" "0"
+		for row in ${BASE:+"before:$BASE"} "rlthrottle:$LIB"; do
+			il=$(ir_call "${row#*:}" $mode)
+			printf '    %-4s %-11s | %-12s | %-12s\n' "$mode" "${row%%:*}" "$il" \
+				"$([ "$il" != n/a ] && [ "$ip" != n/a ] && calc "$il - $ip" || echo n/a)"
+		done
+	done
+else
+	echo "    (valgrind not installed: no instruction counts)"
+fi
 fi
 echo
 echo "== end of preload benchmarks"
