@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fdtable.h"
+#include "hook_poll.h"
 #include "io_pacing.h"
 #include "load.h"
 #include "net.h"
@@ -293,6 +295,39 @@ static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 	return (int)i;
 }
 
+/* The delay latency puts on a connect to peer on fd (0: none). A non-blocking one's socket is
+ * held whole until then (the waits report its completion then); a blocking one sleeps it
+ * once connected (the caller). */
+static rlt_ns_t latency_of_connect(int fd, struct rlt_pre_net_fd *e, const struct rlt__peer *peer)
+{
+	struct rlt__peer was = e->s.peer;
+
+	/* the conditions of the peer it connects to (chosen again at the next call either way) */
+	e->s.peer = *peer;
+	e->s.gen = 0;
+	const struct rlt__net_set *set = rlt_pre_net_conditions(e);
+	const struct rlt__net_cond *c = set ? rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN)
+	                                    : NULL;
+	rlt_ns_t now = rlt__now(), lat = c ? rlt__net_latency_due(c, &e->s.rng, now, 0) - now : 0;
+	if (c)
+		rlt_pre_net_stamps_on(fd, e); /* before any data can come */
+	if (!c) {
+		e->s.peer = was;
+		e->s.gen = 0;
+	}
+	if (lat && rlt_pre_net_nonblocking(fd, 0)) {
+		struct rlt_pre_fd *r = rlt_pre_fd_get(fd);
+		if (r && atomic_load_explicit(&r->kind, memory_order_acquire) == RLT_FD_SOCKET) {
+			rlt_ns_t u = atomic_load_explicit(&r->until, memory_order_relaxed);
+			if (now + lat > u)
+				atomic_store_explicit(&r->until, now + lat, memory_order_release);
+			rlt_pre_fd_hold_whole(fd);
+		}
+		return 0; /* nothing to sleep */
+	}
+	return lat;
+}
+
 /* connect=refuse fails at once; connect=timeout holds a blocking connect DUR (a black hole
  * answers nothing) then fails ETIMEDOUT, without connecting. A non-blocking connect under
  * timeout goes to the kernel: its EINPROGRESS needs readiness held back (not built yet). */
@@ -328,8 +363,14 @@ static int net_connect(int fd, const struct sockaddr *sa, socklen_t len)
 			return rlt_pre_fail(ETIMEDOUT);
 		}
 	}
+	/* latency: the connection's completion reaches the program DUR after its host. A
+	 * non-blocking connect's socket is held (hook_connect.c's hold) before the attempt
+	 * starts, so that no thread asleep in a wait is told first. */
+	rlt_ns_t lat = latency_of_connect(fd, e, &peer);
 	int rc = rlt_pre_true_connect(fd, sa, len);
 	int err = errno;
+	if (lat && rc == 0)
+		rlt__sleep_until(rlt__now() + lat);
 	if (rc == 0 || err == EINPROGRESS) {
 		/* a connection opens now: its conditions are chosen for its peer */
 		e->s.peer = peer;
@@ -360,7 +401,11 @@ static int accepted(int fd)
 {
 	if (fd >= 0) {
 		rlt_pre_net_forget(fd);
-		rlt_pre_net_entry(fd);
+		struct rlt_pre_net_fd *e = rlt_pre_net_entry(fd);
+		const struct rlt__net_set *set = e ? rlt_pre_net_conditions(e) : NULL;
+		/* latency: its data's arrival from the first byte */
+		if (set && rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN))
+			rlt_pre_net_stamps_on(fd, e);
 	}
 	return fd;
 }

@@ -17,12 +17,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -229,16 +231,19 @@ int rlt_pre_net_on(void)
 	return atomic_load_explicit(&installed, memory_order_acquire);
 }
 
-/* A stream socket of fd with a hang that applies to it, and its conditions (NULL: none). */
-static const struct rlt__net_set *hang_socket(int fd, struct rlt_pre_net_fd **ep)
+/* A socket of fd a waits may be held back for: a stream with a hang, or any with a latency,
+ * that applies to it; and its conditions (NULL: none). */
+static const struct rlt__net_set *holding_socket(int fd, struct rlt_pre_net_fd **ep)
 {
 	struct rlt_pre_net_fd *e;
 	const struct rlt__net_set *set;
 
-	if (!rlt_pre_net_on() || rlt__internal || !(e = rlt_pre_net_entry(fd)) || !e->s.stream ||
+	if (!rlt_pre_net_on() || rlt__internal || !(e = rlt_pre_net_entry(fd)) ||
 	    atomic_load_explicit(&e->s.ended, memory_order_relaxed) ||
-	    !(set = rlt_pre_net_conditions(e)) ||
-	    !rlt__net_find(set, &e->s, RLT_NET_HANG, RLT_NET_IN | RLT_NET_OUT))
+	    !(set = rlt_pre_net_conditions(e)))
+		return NULL;
+	if (!(e->s.stream && rlt__net_find(set, &e->s, RLT_NET_HANG, RLT_NET_BOTH)) &&
+	    !rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN))
 		return NULL;
 	*ep = e;
 	return set;
@@ -248,7 +253,112 @@ int rlt_pre_net_may_hold(int fd)
 {
 	struct rlt_pre_net_fd *e;
 
-	return hang_socket(fd, &e) != NULL;
+	return holding_socket(fd, &e) != NULL;
+}
+
+/* ----- latency ----- */
+
+void rlt_pre_net_stamps_on(int fd, struct rlt_pre_net_fd *e)
+{
+	if (!atomic_exchange_explicit(&e->s.lat_stamps, 1, memory_order_relaxed)) {
+		int one = 1, saved = errno;
+		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+		errno = saved;
+	}
+}
+
+/* The arrival (CLOCK_MONOTONIC) of the data at the head of fd's queue, by a peek that asks
+ * for its receive timestamp (rlt_pre_net_stamps_on). Data that came before the timestamps
+ * were on has none: it counts as come when it was first seen. 0: nothing waits; 1 (the
+ * clock's first nanosecond, never a real arrival): the end of the stream or an error, which
+ * the kernel answers at once. */
+static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e)
+{
+	char byte, cbuf[CMSG_SPACE(sizeof(struct timespec))];
+	struct iovec iov = {&byte, 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	                   .msg_controllen = sizeof cbuf};
+	int saved = errno;
+
+	rlt_pre_net_stamps_on(fd, e);
+	ssize_t n = rlt_pre_true_recvmsg(fd, &m, MSG_PEEK | MSG_DONTWAIT);
+	int err = errno;
+	errno = saved;
+	if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
+		return 0;
+	if (n <= 0)
+		return 1;
+	rlt_ns_t now = rlt__now();
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		struct timespec ts, wall;
+		memcpy(&ts, CMSG_DATA(c), sizeof ts);
+		clock_gettime(CLOCK_REALTIME, &wall);
+		int64_t ago = ((int64_t)wall.tv_sec - ts.tv_sec) * (int64_t)RLT_NS_PER_SEC +
+		              (wall.tv_nsec - ts.tv_nsec);
+		if (ago > 0 && (rlt_ns_t)ago < now)
+			return now - (rlt_ns_t)ago;
+		return now;
+	}
+	rlt_ns_t first = 0;
+	atomic_compare_exchange_strong_explicit(&e->s.lat_unstamped, &first, now,
+	                                        memory_order_relaxed, memory_order_relaxed);
+	return atomic_load_explicit(&e->s.lat_unstamped, memory_order_relaxed);
+}
+
+/* When the data at the head of fd's queue reaches the program under latency c (0: nothing
+ * waits; 1: now, the end of the stream). One draw per arrival: a look again at the same head
+ * finds the same time. */
+static rlt_ns_t latency_due(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c)
+{
+	rlt_ns_t arrived = head_arrival(fd, e);
+
+	if (arrived <= 1)
+		return arrived;
+	if (arrived == atomic_load_explicit(&e->s.lat_arrived, memory_order_acquire))
+		return atomic_load_explicit(&e->s.lat_due, memory_order_relaxed);
+	rlt_ns_t floor = e->s.stream ? atomic_load_explicit(&e->s.lat_due, memory_order_relaxed) : 0;
+	rlt_ns_t due = rlt__net_latency_due(c, &e->s.rng, arrived, floor);
+	atomic_store_explicit(&e->s.lat_due, due, memory_order_relaxed);
+	atomic_store_explicit(&e->s.lat_arrived, arrived, memory_order_release);
+	return due;
+}
+
+/* A receive under latency: a blocking one waits for data, then for its time; a non-blocking
+ * one whose data is not due gets EAGAIN (its registrations held for the edge). 1: the call
+ * goes on to the kernel; 0 with *ret set: it ends. */
+static int latency_wait(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c,
+                        int flags, ssize_t *ret)
+{
+	int nonblock = rlt_pre_net_nonblocking(fd, flags);
+
+	for (;;) {
+		rlt_ns_t due = latency_due(fd, e, c), now = rlt__now();
+		if (due && due <= now)
+			return 1;
+		if (nonblock) {
+			if (!due)
+				return 1; /* the kernel's EAGAIN */
+			rlt_pre_fd_refused(fd, RLT_VAR_RECV);
+			*ret = rlt_pre_fail(EAGAIN);
+			return 0;
+		}
+		if (due) {
+			rlt__sleep_until(due);
+			return 1;
+		}
+		/* nothing yet: wait for it in the kernel, then for its time */
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int saved = errno;
+		if (real_ppoll(&p, 1, NULL, NULL) < 0 && errno != EINTR)
+			return 1;
+		errno = saved;
+		if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+			return 1;
+		if (!(p.revents & POLLIN))
+			return 1; /* a signal: the kernel answers (it blocks again, as it would) */
+	}
 }
 
 unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
@@ -257,10 +367,19 @@ unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 		unsigned dir, events;
 	} side[2] = {{RLT_NET_IN, RLT_PRE_IN_EVENTS}, {RLT_NET_OUT, RLT_PRE_OUT_EVENTS}};
 	struct rlt_pre_net_fd *e;
-	const struct rlt__net_set *set = hang_socket(fd, &e);
+	const struct rlt__net_set *set = holding_socket(fd, &e);
 	unsigned held = 0;
+	const struct rlt__net_cond *lc;
 
-	for (unsigned i = 0; set && i < 2; i++) {
+	if (set && (events & RLT_PRE_IN_EVENTS) &&
+	    (lc = rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN))) {
+		rlt_ns_t t = latency_due(fd, e, lc);
+		if (t > now) {
+			held |= events & RLT_PRE_IN_EVENTS;
+			*due = t < *due ? t : *due;
+		}
+	}
+	for (unsigned i = 0; set && e->s.stream && i < 2; i++) {
 		uint64_t room;
 		rlt_ns_t until;
 		if (!(events & side[i].events) || !rlt__net_find(set, &e->s, RLT_NET_HANG, side[i].dir))
@@ -297,6 +416,14 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 	/* a datagram socket without a peer is matched per datagram, by its address */
 	if (!e->s.applies && (e->s.stream || e->s.peer.af))
 		return op(ctx, fd, 0, len);
+	/* latency: the data reaches the program DUR after its host */
+	const struct rlt__net_cond *lc;
+	if (dir == RLT_NET_IN && !(flags & MSG_PEEK) &&
+	    (lc = rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN))) {
+		ssize_t ret;
+		if (!latency_wait(fd, e, lc, flags, &ret))
+			return ret;
+	}
 
 	if (!e->s.stream) {
 		struct rlt__peer to = {0};

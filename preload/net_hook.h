@@ -63,6 +63,8 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
  * ever come while it lasts; *due lowered to when to look again for a set that released it, or
  * for its close=, which is made then). */
 int rlt_pre_net_on(void);
+/* latency: receive timestamps on e's socket (fd), once: the arrival of its data. */
+void rlt_pre_net_stamps_on(int fd, struct rlt_pre_net_fd *e);
 int rlt_pre_net_may_hold(int fd);
 unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
 

@@ -130,7 +130,19 @@ struct rlt__net_sock {
 	_Atomic rlt_ns_t hung_at; /* hang: when it began (0: not yet) */
 	_Atomic int ended;       /* reset done, or closed by hang's close= */
 	struct rlt__net_rng rng;
+	/* latency: the arrival (CLOCK_MONOTONIC) of the data at the head of the queue when it was
+	 * last looked at, and when it reaches the program; receive timestamps asked for */
+	_Atomic rlt_ns_t lat_arrived, lat_due;
+	_Atomic rlt_ns_t lat_unstamped; /* when data without a timestamp was first seen */
+	_Atomic int lat_stamps;
 };
+
+/* latency: when data that reached the host at `arrived` (CLOCK_MONOTONIC) reaches the program:
+ * c's DUR later, give or take its jitter, drawn from the socket's sequence (dist=uniform: evenly
+ * within DUR +- jitter; normal: jitter is the standard deviation), never before 0 nor before
+ * `floor` (a stream's data ahead of it: jitter never reorders a stream; 0 for a datagram). */
+rlt_ns_t rlt__net_latency_due(const struct rlt__net_cond *c, struct rlt__net_rng *rng,
+                              rlt_ns_t arrived, rlt_ns_t floor);
 
 /* A socket opened at `now`; key: its place in the random sequences (the front numbers the
  * sockets a process opens, so that the n-th socket's choices are the same on every run). */

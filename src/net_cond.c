@@ -148,6 +148,25 @@ uint64_t rlt__net_slice(const struct rlt__net_set *set, struct rlt__net_sock *s,
 	return size < want ? size : want;
 }
 
+rlt_ns_t rlt__net_latency_due(const struct rlt__net_cond *c, struct rlt__net_rng *rng,
+                              rlt_ns_t arrived, rlt_ns_t floor)
+{
+	int64_t delay = (int64_t)c->dur_ns, j = (int64_t)c->jitter_ns;
+
+	if (j > 0 && c->dist == RLT_NET_UNIFORM) {
+		delay += (int64_t)(rlt__net_draw(rng) % (uint64_t)(2 * j + 1)) - j;
+	} else if (j > 0) {
+		/* twelve uniforms less six: a normal deviate (Irwin-Hall), no libm in the
+		 * system-call front's build; within six deviations */
+		int64_t sum = 0;
+		for (int k = 0; k < 12; k++)
+			sum += (int64_t)(rlt__net_draw(rng) >> 44); /* 20 bits: 0..1048575 */
+		delay += (int64_t)(((__int128)(sum - 6 * 1048576) * j) / 1048576);
+	}
+	rlt_ns_t due = arrived + (delay > 0 ? (rlt_ns_t)delay : 0);
+	return due > floor ? due : floor;
+}
+
 /* Whether condition c's point (after=) is reached; *room narrowed to the bytes left before it. */
 static int point_reached(const struct rlt__net_cond *c, const struct rlt__net_sock *s,
                          rlt_ns_t now, uint64_t *room)

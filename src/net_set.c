@@ -37,12 +37,11 @@ uint64_t rlt__net_default_seed(void)
 
 const char *rlt__net_unsupported(const struct rlt__net_cond *c)
 {
-	/* an inbound delay must hold readiness (poll, epoll, select) back with the data, or a
-	 * program that waits in poll would see data it cannot read: refused rather than a
-	 * condition that silently does nothing */
-	if (c->kind == RLT_NET_LATENCY)
-		return "latency is not built yet: it needs readiness (poll, epoll, select) held back "
-		       "with the data";
+	/* the delay is inbound: what reaches the program (an outbound one would need the data
+	 * kept back on our side, which nothing holds yet): refused rather than a condition
+	 * that silently does nothing */
+	if (c->kind == RLT_NET_LATENCY && (c->dir & RLT_NET_OUT))
+		return "latency dir=out (or both) is not built yet: the delay is inbound (dir=in)";
 	return NULL;
 }
 

@@ -115,6 +115,11 @@ int getrlimit(__rlimit_resource_t res, struct rlimit *rl)
 	return (int)rlt_trap_ret(RLT_SYS2(SYS_getrlimit, res, rl));
 }
 
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	return (int)rlt_trap_ret(RLT_SYS(SYS_setsockopt, fd, level, name, val, len, 0));
+}
+
 int getsockopt(int fd, int level, int name, void *restrict val, socklen_t *restrict len)
 {
 	return (int)rlt_trap_ret(RLT_SYS(SYS_getsockopt, fd, level, name, val, len, 0));

@@ -279,6 +279,38 @@ static void matchers_and_negations(void **st)
 	assert_in_range(chosen, 2800, 3200);
 }
 
+/* latency's time: DUR after the arrival, within the jitter (uniform: all of it reached; normal:
+ * about 68% within one deviation), never before 0 nor before the floor (a stream's order). */
+static void latency_times(void **st)
+{
+	(void)st;
+	struct rlt__net_set s;
+	struct rlt_error e;
+	struct rlt__net_rng rng;
+	assert_int_equal(rlt__net_parse("latency=100ms; latency=100ms jitter=40ms; "
+	                                "latency=100ms jitter=20ms dist=normal; latency=1ms jitter=5ms",
+	                                &s, &e), 0);
+	rlt__net_rng_init(&rng, 1, 1);
+	const rlt_ns_t at = 1000 * RLT_NS_PER_SEC, ms = 1000000;
+	assert_int_equal(rlt__net_latency_due(&s.c[0], &rng, at, 0), at + 100 * ms);
+	/* a floor later than the time: the floor (a stream's data ahead) */
+	assert_int_equal(rlt__net_latency_due(&s.c[0], &rng, at, at + 150 * ms), at + 150 * ms);
+	rlt_ns_t lo = UINT64_MAX, hi = 0;
+	unsigned within = 0;
+	for (int i = 0; i < 10000; i++) {
+		rlt_ns_t u = rlt__net_latency_due(&s.c[1], &rng, at, 0) - at;
+		assert_true(u >= 60 * ms && u <= 140 * ms);
+		lo = u < lo ? u : lo;
+		hi = u > hi ? u : hi;
+		rlt_ns_t n = rlt__net_latency_due(&s.c[2], &rng, at, 0) - at;
+		within += n >= 80 * ms && n <= 120 * ms;
+		/* 1 ms +- 5 ms: cut at 0, never before the arrival */
+		assert_true(rlt__net_latency_due(&s.c[3], &rng, at, 0) >= at);
+	}
+	assert_true(lo < 61 * ms && hi > 139 * ms);
+	assert_true(within > 6500 && within < 7100); /* 68.3% of 10000 */
+}
+
 /* What this build cannot apply is refused whole, at load and by a set, and nothing changes. */
 static void unsupported_refused(void **st)
 {
@@ -288,11 +320,13 @@ static void unsupported_refused(void **st)
 	assert_int_equal(rlt__net_set_text("loss=1%", &e), 0);
 	const struct rlt__net_set *before = rlt__net_now(&gen0);
 	assert_int_equal(before->n, 1);
-	assert_int_equal(rlt__net_set_text("loss=2%; latency=50ms", &e), -EINVAL);
-	assert_non_null(strstr(e.msg, "RLT_NET=\"latency=50ms\": latency is not built yet"));
+	assert_int_equal(rlt__net_set_text("loss=2%; latency=50ms dir=out", &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "RLT_NET=\"latency=50ms dir=out\": latency dir=out (or both) "
+	                              "is not built yet"));
 	assert_ptr_equal(rlt__net_now(&gen1), before);
 	assert_int_equal(gen0, gen1);
-	assert_int_equal(rlt__net_load("latency=5ms", &e), -EINVAL);
+	assert_int_equal(rlt__net_load("latency=5ms dir=both", &e), -EINVAL);
+	assert_int_equal(rlt__net_load("latency=5ms", &e), 0); /* inbound: built */
 	assert_int_equal(rlt__net_set_text("", &e), 0);
 	assert_int_equal(rlt__net_now(&gen1)->n, 0);
 	assert_string_equal(e.msg, "RLT_NET: no condition");
@@ -311,6 +345,7 @@ int main(void)
 		cmocka_unit_test(hang_and_close),
 		cmocka_unit_test(connect_faults),
 		cmocka_unit_test(matchers_and_negations),
+		cmocka_unit_test(latency_times),
 		cmocka_unit_test(unsupported_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
