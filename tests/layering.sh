@@ -37,7 +37,7 @@ memset mmap mprotect munmap nanosleep open opendir poll ppoll pthread_atfork
 posix_fallocate pread pwrite pthread_mutex_consistent pthread_mutex_destroy pthread_mutex_init pthread_mutex_lock
 pthread_mutex_unlock pthread_mutexattr_destroy pthread_mutexattr_init pthread_mutexattr_setpshared
 pthread_mutexattr_setrobust pthread_mutexattr_settype pthread_once raise readdir realloc shm_open
-shm_unlink sigaction sigemptyset signal snprintf stat strchr strcmp strcpy strcspn strerror strlen
+setsockopt shm_unlink sigaction sigemptyset signal snprintf stat strchr strcmp strcpy strcspn strerror strlen
 strncmp strnlen strrchr strspn strstr strtol strtoull syscall unlink vsnprintf"
 libc_names=$(printf '%s\n' $libc_names)
 
