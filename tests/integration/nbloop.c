@@ -192,8 +192,9 @@ int main(int argc, char **argv)
 	uint64_t t1 = now_ns();
 	printf("bytes=%llu fnv=%016llx calls=%llu eagain=%llu waits=%llu max_call_ns=%llu "
 	       "slow_calls=%llu elapsed_ns=%llu cpu_ns=%llu msgs=%llu\n",
-	       r.moved, (unsigned long long)r.h, r.calls, r.eagain, r.waits, (unsigned long long)r.max_call,
-	       r.slow, (unsigned long long)(t1 - r.t0), (unsigned long long)(cpu_ns() - c0), r.msgs);
+	       r.moved, (unsigned long long)r.h, r.calls, r.eagain, r.waits,
+	       (unsigned long long)r.max_call, r.slow, (unsigned long long)(t1 - r.t0),
+	       (unsigned long long)(cpu_ns() - c0), r.msgs);
 	close(r.fd);
 	return 0;
 }
