@@ -92,11 +92,13 @@ struct rlt__net_set {
  * naming the variable, quoting the condition and the wrong part. */
 int rlt__net_parse(const char *value, struct rlt__net_set *out, struct rlt_error *err);
 
+const char *rlt__net_kind_name(enum rlt__net_kind k);
+
+/* ----- net_format.c ----- */
+
 /* One condition in canonical form (every key explicit, base units), which rlt__net_parse reads
  * back to the same condition. Returns the length needed, as snprintf. */
 int rlt__net_format(const struct rlt__net_cond *c, char *buf, size_t len);
-
-const char *rlt__net_kind_name(enum rlt__net_kind k);
 
 /* ----- net_cond.c: pure decisions ----- */
 
