@@ -39,6 +39,10 @@ static const char *const key_names[K_COUNT] = {
 	[K_CLOSE] = "close",   [K_JITTER] = "jitter", [K_DIST] = "dist", [K_DELAY] = "delay",
 	[K_PEER] = "peer",     [K_PORT] = "port",   [K_FAMILY] = "family",
 };
+static const char *const dir_names[] = { [RLT_NET_IN] = "in", [RLT_NET_OUT] = "out",
+	                                 [RLT_NET_BOTH] = "both" };
+static const char *const dist_names[] = { [RLT_NET_UNIFORM] = "uniform",
+	                                  [RLT_NET_NORMAL] = "normal" };
 static const char *const family_names[] = { [RLT_FAMILY_INET] = "inet",
 	                                    [RLT_FAMILY_UNIX] = "unix",
 	                                    [RLT_FAMILY_ALL] = "all" };
@@ -295,29 +299,42 @@ static int parse_keys(const struct ctx *c, const char **p, const char *end,
 	return 0;
 }
 
+/* The value of key k (given), one of names: its index, or a message that lists them. */
+static int parse_one_of(const struct ctx *c, const struct keys *kv, enum key k,
+                        const char *const *names, size_t count, const char *list, int *out)
+{
+	struct qbuf q;
+
+	*out = lookup(kv->v[k], names, count);
+	if (*out < 0)
+		return fail(c, "%s: unknown \"%s\" (%s)", key_names[k], qp(&q, kv->v[k].s, kv->v[k].n),
+		            list);
+	return 0;
+}
+
+/* The duration of key k, when the condition gives it; else *ns stays. */
+static int parse_dur_key(const struct ctx *c, const struct keys *kv, enum key k, uint64_t *ns)
+{
+	return kv->has[k] ? parse_dur(c, key_names[k], kv->v[k], ns) : 0;
+}
+
 static int parse_latency(const struct ctx *c, struct rlt__net_cond *r, struct span val,
                          const struct keys *kv)
 {
-	struct qbuf q;
 	int rc;
 
 	r->dir = RLT_NET_IN;
 	rc = parse_dur(c, "latency", val, &r->dur_ns);
+	if (!rc)
+		rc = parse_dur_key(c, kv, K_JITTER, &r->jitter_ns);
 	if (rc)
 		return rc;
-	if (kv->has[K_JITTER]) {
-		rc = parse_dur(c, "jitter", kv->v[K_JITTER], &r->jitter_ns);
+	if (kv->has[K_DIST]) {
+		int d;
+		rc = parse_one_of(c, kv, K_DIST, dist_names, COUNT_OF(dist_names), "uniform, normal", &d);
 		if (rc)
 			return rc;
-	}
-	if (kv->has[K_DIST]) {
-		if (span_is(kv->v[K_DIST], "uniform"))
-			r->dist = RLT_NET_UNIFORM;
-		else if (span_is(kv->v[K_DIST], "normal"))
-			r->dist = RLT_NET_NORMAL;
-		else
-			return fail(c, "dist: unknown \"%s\" (uniform, normal)",
-			            qp(&q, kv->v[K_DIST].s, kv->v[K_DIST].n));
+		r->dist = (enum rlt__net_dist)d;
 		if (!kv->has[K_JITTER])
 			return fail(c, "dist applies only with jitter=: it shapes the jitter");
 	}
@@ -332,14 +349,12 @@ static int parse_reset_hang(const struct ctx *c, struct rlt__net_cond *r, const 
 
 	if (r->kind == RLT_NET_HANG) {
 		r->dir = RLT_NET_BOTH;
-		if (kv->has[K_CLOSE]) {
-			rc = parse_dur(c, "close", kv->v[K_CLOSE], &r->close_ns);
-			if (rc)
-				return rc;
-			if (r->close_ns == 0)
-				return fail(c, "close: 0 would close at once: that is a reset; give a "
-				               "duration such as close=30s");
-		}
+		rc = parse_dur_key(c, kv, K_CLOSE, &r->close_ns);
+		if (rc)
+			return rc;
+		if (kv->has[K_CLOSE] && r->close_ns == 0)
+			return fail(c, "close: 0 would close at once: that is a reset; give a "
+			               "duration such as close=30s");
 	}
 	if (kv->has[K_AFTER]) {
 		struct span a = kv->v[K_AFTER];
@@ -369,12 +384,7 @@ static int parse_slice(const struct ctx *c, struct rlt__net_cond *r, struct span
 	if (rc)
 		return fail(c, "slice: \"%s\" is not N or N-M bytes, each from 1 to %u (e.g. "
 		               "slice=1-100, slice=1KiB)", qp(&q, val.s, val.n), UINT32_MAX);
-	if (kv->has[K_DELAY]) {
-		rc = parse_dur(c, "delay", kv->v[K_DELAY], &r->delay_ns);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return parse_dur_key(c, kv, K_DELAY, &r->delay_ns);
 }
 
 static int parse_connect(const struct ctx *c, struct rlt__net_cond *r, struct span val,
@@ -389,8 +399,7 @@ static int parse_connect(const struct ctx *c, struct rlt__net_cond *r, struct sp
 	} else if (span_is(val, "timeout")) {
 		r->connect = RLT_NET_TIMEOUT;
 		r->connect_ns = RLT_NET_CONNECT_DEFAULT_NS;
-		if (kv->has[K_AFTER])
-			return parse_dur(c, "after", kv->v[K_AFTER], &r->connect_ns);
+		return parse_dur_key(c, kv, K_AFTER, &r->connect_ns);
 	} else {
 		return fail(c, "connect: unknown \"%s\" (refuse, timeout)", qp(&q, val.s, val.n));
 	}
@@ -426,15 +435,11 @@ static int parse_common(const struct ctx *c, struct rlt__net_cond *r, const stru
 	int rc;
 
 	if (kv->has[K_DIR]) {
-		if (span_is(kv->v[K_DIR], "in"))
-			r->dir = RLT_NET_IN;
-		else if (span_is(kv->v[K_DIR], "out"))
-			r->dir = RLT_NET_OUT;
-		else if (span_is(kv->v[K_DIR], "both"))
-			r->dir = RLT_NET_BOTH;
-		else
-			return fail(c, "dir: unknown \"%s\" (in, out, both)",
-			            qp(&q, kv->v[K_DIR].s, kv->v[K_DIR].n));
+		int d;
+		rc = parse_one_of(c, kv, K_DIR, dir_names, COUNT_OF(dir_names), "in, out, both", &d);
+		if (rc)
+			return rc;
+		r->dir = (unsigned)d;
 	}
 	if (kv->has[K_P]) {
 		rc = parse_share(c, "p", kv->v[K_P], &r->p_ppm);
@@ -480,10 +485,11 @@ static int parse_match(const struct ctx *c, struct rlt__net_match *m, const stru
 		m->port_not = (uint8_t)kv->neg[K_PORT];
 	}
 	if (kv->has[K_FAMILY]) {
-		int f = lookup(kv->v[K_FAMILY], family_names, COUNT_OF(family_names));
-		if (f < 0)
-			return fail(c, "family: unknown \"%s\" (inet, unix, all)",
-			            qp(&q, kv->v[K_FAMILY].s, kv->v[K_FAMILY].n));
+		int f;
+		rc = parse_one_of(c, kv, K_FAMILY, family_names, COUNT_OF(family_names),
+		                  "inet, unix, all", &f);
+		if (rc)
+			return rc;
 		if (kv->neg[K_FAMILY] && f == RLT_FAMILY_ALL)
 			return fail(c, "family!=all would match nothing");
 		m->family = (enum rlt_family)f;
