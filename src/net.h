@@ -2,9 +2,10 @@
  * net.h: network conditions (rlthrottle(7) NETWORK CONDITIONS, RLT_NET): latency, loss, reset,
  * hang, slice and connect faults, per process, with the rules' matchers.
  *
- * net_parse.c reads and prints the grammar; net_cond.c decides, pure (no clock, no system
- * call: `now` comes in): which conditions a socket gets, whether a datagram is dropped, how
- * many bytes one call may move, whether a connection is reset now, how a connect ends.
+ * net_parse.c reads the grammar, net_format.c prints a condition in it; net_cond.c decides,
+ * pure (no clock, no system call: `now` comes in): which conditions a socket gets, whether a
+ * datagram is dropped, how many bytes one call may move, whether a connection is reset now,
+ * how a connect ends.
  * net_set.c holds the conditions in force, which `rlthrottle set` replaces whole.
  */
 #ifndef RLT_NET_H
@@ -91,11 +92,13 @@ struct rlt__net_set {
  * naming the variable, quoting the condition and the wrong part. */
 int rlt__net_parse(const char *value, struct rlt__net_set *out, struct rlt_error *err);
 
+const char *rlt__net_kind_name(enum rlt__net_kind k);
+
+/* ----- net_format.c ----- */
+
 /* One condition in canonical form (every key explicit, base units), which rlt__net_parse reads
  * back to the same condition. Returns the length needed, as snprintf. */
 int rlt__net_format(const struct rlt__net_cond *c, char *buf, size_t len);
-
-const char *rlt__net_kind_name(enum rlt__net_kind k);
 
 /* ----- net_cond.c: pure decisions ----- */
 

@@ -1,14 +1,12 @@
 /*
  * net_parse.c: the grammar of RLT_NET (rlthrottle(7) NETWORK CONDITIONS), from a value to
- * struct rlt__net_set and back to a canonical text (rlt__net_format) that parses to the same.
+ * struct rlt__net_set (the canonical text that parses back to the same: net_format.c).
  *
  * Like rule_parse.c it runs at load, in a preloaded library or the freestanding handler: no
  * allocation, no stdio streams, no locale, no state outside the stack. A bad value is never
  * guessed at: the message names the variable, quotes the condition and the wrong part.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,6 +39,10 @@ static const char *const key_names[K_COUNT] = {
 	[K_CLOSE] = "close",   [K_JITTER] = "jitter", [K_DIST] = "dist", [K_DELAY] = "delay",
 	[K_PEER] = "peer",     [K_PORT] = "port",   [K_FAMILY] = "family",
 };
+static const char *const dir_names[] = { [RLT_NET_IN] = "in", [RLT_NET_OUT] = "out",
+	                                 [RLT_NET_BOTH] = "both" };
+static const char *const dist_names[] = { [RLT_NET_UNIFORM] = "uniform",
+	                                  [RLT_NET_NORMAL] = "normal" };
 static const char *const family_names[] = { [RLT_FAMILY_INET] = "inet",
 	                                    [RLT_FAMILY_UNIX] = "unix",
 	                                    [RLT_FAMILY_ALL] = "all" };
@@ -206,31 +208,32 @@ static int one_size(struct span v, uint64_t max, uint64_t *x)
 
 /* ----- one condition ----- */
 
-static int parse_cond(const struct ctx *c, struct rlt__net_cond *r)
+/* A condition's key=value pairs after its head: the value of each key given, and whether it
+ * was negated (key!=value). */
+struct keys {
+	struct span v[K_COUNT];
+	int has[K_COUNT], neg[K_COUNT];
+};
+
+/* The head KIND[=VALUE]: the kind in r->kind, the value in *val (empty when there is none). */
+static int parse_head(const struct ctx *c, const char **p, const char *end,
+                      struct rlt__net_cond *r, struct span *val)
 {
-	const char *p = c->cond.s, *end = c->cond.s + c->cond.n;
-	struct span head = { NULL, 0 }, kind, val, t, kv[K_COUNT];
-	int has[K_COUNT] = { 0 }, neg[K_COUNT] = { 0 };
-	struct qbuf q1;
+	struct span head = { NULL, 0 }, kind;
+	struct qbuf q;
 	const char *eq;
-	int k, rc;
+	int k;
 
-	memset(r, 0, sizeof *r);
-	memcpy(r->text, c->cond.s, c->cond.n < RLT_RULE_TEXT_MAX ? c->cond.n : RLT_RULE_TEXT_MAX);
-	r->p_ppm = RLT_NET_PPM;
-	r->m.port_hi = 65535;
-	r->m.family = RLT_FAMILY_INET;
-
-	next_token(&p, end, &head); /* not blank: the caller made sure */
+	next_token(p, end, &head); /* not blank: the caller made sure */
 	eq = memchr(head.s, '=', head.n);
 	kind = (struct span){ head.s, eq ? (size_t)(eq - head.s) : head.n };
-	val = eq ? (struct span){ eq + 1, head.n - kind.n - 1 } : (struct span){ NULL, 0 };
+	*val = eq ? (struct span){ eq + 1, head.n - kind.n - 1 } : (struct span){ NULL, 0 };
 	k = lookup(kind, kind_names, RLT_NET_KIND_COUNT);
 	if (k < 0)
 		return fail(c, "unknown condition \"%s\" (latency, loss, reset, hang, slice, connect)",
-		            qp(&q1, kind.s, kind.n));
+		            qp(&q, kind.s, kind.n));
 	r->kind = (enum rlt__net_kind)k;
-	if (eq && val.n == 0)
+	if (eq && val->n == 0)
 		return fail(c, "%s: no value after \"=\"", kind_names[k]);
 	if ((r->kind == RLT_NET_RESET || r->kind == RLT_NET_HANG) && eq)
 		return fail(c, "%s takes no value: write \"%s after=DUR\" or \"%s after=SIZE\"",
@@ -241,205 +244,288 @@ static int parse_cond(const struct ctx *c, struct rlt__net_cond *r)
 		            : r->kind == RLT_NET_LOSS  ? "loss=P%, e.g. loss=1%"
 		            : r->kind == RLT_NET_SLICE ? "slice=N[-M] bytes, e.g. slice=1-100"
 		                                       : "connect=refuse or connect=timeout");
+	return 0;
+}
 
-	while (next_token(&p, end, &t)) {
+/* The key=value pairs up to end, each known, given once, negated only where that means
+ * something, and taken by the kind. */
+static int parse_keys(const struct ctx *c, const char **p, const char *end,
+                      enum rlt__net_kind kind, struct keys *kv)
+{
+	/* The keys each kind takes: anything else is a mistake worth naming. */
+	static const unsigned takes[RLT_NET_KIND_COUNT] = {
+		[RLT_NET_LATENCY] = 1u << K_JITTER | 1u << K_DIST | 1u << K_DIR,
+		[RLT_NET_LOSS] = 1u << K_DIR,
+		[RLT_NET_RESET] = 1u << K_AFTER,
+		[RLT_NET_HANG] = 1u << K_AFTER | 1u << K_CLOSE | 1u << K_DIR,
+		[RLT_NET_SLICE] = 1u << K_DELAY | 1u << K_DIR,
+		[RLT_NET_CONNECT] = 1u << K_AFTER,
+	};
+	const unsigned common = 1u << K_P | 1u << K_SEED | 1u << K_PEER | 1u << K_PORT |
+	                        1u << K_FAMILY;
+	struct span t;
+	struct qbuf q;
+
+	while (next_token(p, end, &t)) {
 		const char *e2 = memchr(t.s, '=', t.n);
 		struct span key;
 		int not = 0, kk;
 		if (!e2)
-			return fail(c, "\"%s\" is not key=value", qp(&q1, t.s, t.n));
+			return fail(c, "\"%s\" is not key=value", qp(&q, t.s, t.n));
 		key = (struct span){ t.s, (size_t)(e2 - t.s) };
 		if (key.n > 0 && key.s[key.n - 1] == '!') {
 			not = 1;
 			key.n--;
 		}
 		if (key.n == 0)
-			return fail(c, "\"%s\" has no key before \"=\"", qp(&q1, t.s, t.n));
+			return fail(c, "\"%s\" has no key before \"=\"", qp(&q, t.s, t.n));
 		kk = lookup(key, key_names, K_COUNT);
 		if (kk < 0)
 			return fail(c, "unknown key \"%s\" (dir, p, seed, after, close, jitter, dist, "
-			               "delay, peer, port, family)", qp(&q1, key.s, key.n));
+			               "delay, peer, port, family)", qp(&q, key.s, key.n));
 		if (not && kk != K_PEER && kk != K_PORT && kk != K_FAMILY)
 			return fail(c, "%s!=: only peer, port and family can be negated", key_names[kk]);
-		if (has[kk])
+		if (kv->has[kk])
 			return fail(c, "%s is given twice", key_names[kk]);
-		kv[kk] = (struct span){ e2 + 1, (size_t)(t.s + t.n - e2 - 1) };
-		if (kv[kk].n == 0)
+		kv->v[kk] = (struct span){ e2 + 1, (size_t)(t.s + t.n - e2 - 1) };
+		if (kv->v[kk].n == 0)
 			return fail(c, "%s: no value after \"%s=\"", key_names[kk], not ? "!" : "");
-		has[kk] = 1;
-		neg[kk] = not;
+		kv->has[kk] = 1;
+		kv->neg[kk] = not;
 	}
+	for (int i = 0; i < K_COUNT; i++)
+		if (kv->has[i] && !((takes[kind] | common) & (1u << i)))
+			return fail(c, "%s does not apply to %s", key_names[i], kind_names[kind]);
+	return 0;
+}
 
-	/* The keys each kind takes: anything else is a mistake worth naming. */
-	{
-		static const unsigned takes[RLT_NET_KIND_COUNT] = {
-			[RLT_NET_LATENCY] = 1u << K_JITTER | 1u << K_DIST | 1u << K_DIR,
-			[RLT_NET_LOSS] = 1u << K_DIR,
-			[RLT_NET_RESET] = 1u << K_AFTER,
-			[RLT_NET_HANG] = 1u << K_AFTER | 1u << K_CLOSE | 1u << K_DIR,
-			[RLT_NET_SLICE] = 1u << K_DELAY | 1u << K_DIR,
-			[RLT_NET_CONNECT] = 1u << K_AFTER,
-		};
-		unsigned common = 1u << K_P | 1u << K_SEED | 1u << K_PEER | 1u << K_PORT |
-		                  1u << K_FAMILY;
-		for (int i = 0; i < K_COUNT; i++)
-			if (has[i] && !((takes[r->kind] | common) & (1u << i)))
-				return fail(c, "%s does not apply to %s", key_names[i], kind_names[r->kind]);
+/* The value of key k (given), one of names: its index, or a message that lists them. */
+static int parse_one_of(const struct ctx *c, const struct keys *kv, enum key k,
+                        const char *const *names, size_t count, const char *list, int *out)
+{
+	struct qbuf q;
+
+	*out = lookup(kv->v[k], names, count);
+	if (*out < 0)
+		return fail(c, "%s: unknown \"%s\" (%s)", key_names[k], qp(&q, kv->v[k].s, kv->v[k].n),
+		            list);
+	return 0;
+}
+
+/* The duration of key k, when the condition gives it; else *ns stays. */
+static int parse_dur_key(const struct ctx *c, const struct keys *kv, enum key k, uint64_t *ns)
+{
+	return kv->has[k] ? parse_dur(c, key_names[k], kv->v[k], ns) : 0;
+}
+
+static int parse_latency(const struct ctx *c, struct rlt__net_cond *r, struct span val,
+                         const struct keys *kv)
+{
+	int rc;
+
+	r->dir = RLT_NET_IN;
+	rc = parse_dur(c, "latency", val, &r->dur_ns);
+	if (!rc)
+		rc = parse_dur_key(c, kv, K_JITTER, &r->jitter_ns);
+	if (rc)
+		return rc;
+	if (kv->has[K_DIST]) {
+		int d;
+		rc = parse_one_of(c, kv, K_DIST, dist_names, COUNT_OF(dist_names), "uniform, normal", &d);
+		if (rc)
+			return rc;
+		r->dist = (enum rlt__net_dist)d;
+		if (!kv->has[K_JITTER])
+			return fail(c, "dist applies only with jitter=: it shapes the jitter");
 	}
+	return 0;
+}
 
+/* reset and hang: after= a duration or a size; hang's close= */
+static int parse_reset_hang(const struct ctx *c, struct rlt__net_cond *r, const struct keys *kv)
+{
+	struct qbuf q;
+	int rc;
+
+	if (r->kind == RLT_NET_HANG) {
+		r->dir = RLT_NET_BOTH;
+		rc = parse_dur_key(c, kv, K_CLOSE, &r->close_ns);
+		if (rc)
+			return rc;
+		if (kv->has[K_CLOSE] && r->close_ns == 0)
+			return fail(c, "close: 0 would close at once: that is a reset; give a "
+			               "duration such as close=30s");
+	}
+	if (kv->has[K_AFTER]) {
+		struct span a = kv->v[K_AFTER];
+		if (rlt__parse_duration(a.s, a.n, &r->after_ns) == 0) {
+			r->after = RLT_NET_AFTER_TIME;
+		} else if (parse_bytes(a, &r->after_bytes) == 0) {
+			r->after = RLT_NET_AFTER_BYTES;
+		} else {
+			return fail(c, "after: \"%s\" is neither a duration (e.g. 5s) nor a size "
+			               "(e.g. 1MB, 64KiB, 1000)", qp(&q, a.s, a.n));
+		}
+	}
+	return 0;
+}
+
+static int parse_slice(const struct ctx *c, struct rlt__net_cond *r, struct span val,
+                       const struct keys *kv)
+{
+	struct qbuf q;
+	int rc;
+
+	r->dir = RLT_NET_BOTH;
+	rc = parse_range(val, UINT32_MAX, &r->slice_lo, &r->slice_hi, one_size);
+	if (rc == -2)
+		return fail(c, "slice: \"%s\" is an inverted range: the smaller size first",
+		            qp(&q, val.s, val.n));
+	if (rc)
+		return fail(c, "slice: \"%s\" is not N or N-M bytes, each from 1 to %u (e.g. "
+		               "slice=1-100, slice=1KiB)", qp(&q, val.s, val.n), UINT32_MAX);
+	return parse_dur_key(c, kv, K_DELAY, &r->delay_ns);
+}
+
+static int parse_connect(const struct ctx *c, struct rlt__net_cond *r, struct span val,
+                         const struct keys *kv)
+{
+	struct qbuf q;
+
+	if (span_is(val, "refuse")) {
+		r->connect = RLT_NET_REFUSE;
+		if (kv->has[K_AFTER])
+			return fail(c, "after does not apply to connect=refuse: a refusal is at once");
+	} else if (span_is(val, "timeout")) {
+		r->connect = RLT_NET_TIMEOUT;
+		r->connect_ns = RLT_NET_CONNECT_DEFAULT_NS;
+		return parse_dur_key(c, kv, K_AFTER, &r->connect_ns);
+	} else {
+		return fail(c, "connect: unknown \"%s\" (refuse, timeout)", qp(&q, val.s, val.n));
+	}
+	return 0;
+}
+
+/* The kind's value and the keys only it takes. */
+static int parse_kind(const struct ctx *c, struct rlt__net_cond *r, struct span val,
+                      const struct keys *kv)
+{
 	switch (r->kind) {
 	case RLT_NET_LATENCY:
-		r->dir = RLT_NET_IN;
-		rc = parse_dur(c, "latency", val, &r->dur_ns);
-		if (rc)
-			return rc;
-		if (has[K_JITTER]) {
-			rc = parse_dur(c, "jitter", kv[K_JITTER], &r->jitter_ns);
-			if (rc)
-				return rc;
-		}
-		if (has[K_DIST]) {
-			if (span_is(kv[K_DIST], "uniform"))
-				r->dist = RLT_NET_UNIFORM;
-			else if (span_is(kv[K_DIST], "normal"))
-				r->dist = RLT_NET_NORMAL;
-			else
-				return fail(c, "dist: unknown \"%s\" (uniform, normal)",
-				            qp(&q1, kv[K_DIST].s, kv[K_DIST].n));
-			if (!has[K_JITTER])
-				return fail(c, "dist applies only with jitter=: it shapes the jitter");
-		}
-		break;
+		return parse_latency(c, r, val, kv);
 	case RLT_NET_LOSS:
 		r->dir = RLT_NET_BOTH;
-		rc = parse_share(c, "loss", val, &r->loss_ppm);
-		if (rc)
-			return rc;
-		break;
+		return parse_share(c, "loss", val, &r->loss_ppm);
 	case RLT_NET_HANG:
-		r->dir = RLT_NET_BOTH;
-		if (has[K_CLOSE]) {
-			rc = parse_dur(c, "close", kv[K_CLOSE], &r->close_ns);
-			if (rc)
-				return rc;
-			if (r->close_ns == 0)
-				return fail(c, "close: 0 would close at once: that is a reset; give a "
-				               "duration such as close=30s");
-		}
-		/* after= as reset's */
-		__attribute__((fallthrough));
 	case RLT_NET_RESET:
-		if (has[K_AFTER]) {
-			struct span a = kv[K_AFTER];
-			if (rlt__parse_duration(a.s, a.n, &r->after_ns) == 0) {
-				r->after = RLT_NET_AFTER_TIME;
-			} else if (parse_bytes(a, &r->after_bytes) == 0) {
-				r->after = RLT_NET_AFTER_BYTES;
-			} else {
-				return fail(c, "after: \"%s\" is neither a duration (e.g. 5s) nor a size "
-				               "(e.g. 1MB, 64KiB, 1000)", qp(&q1, a.s, a.n));
-			}
-		}
-		break;
-	case RLT_NET_SLICE: {
-		r->dir = RLT_NET_BOTH;
-		rc = parse_range(val, UINT32_MAX, &r->slice_lo, &r->slice_hi, one_size);
-		if (rc == -2)
-			return fail(c, "slice: \"%s\" is an inverted range: the smaller size first",
-			            qp(&q1, val.s, val.n));
-		if (rc)
-			return fail(c, "slice: \"%s\" is not N or N-M bytes, each from 1 to %u (e.g. "
-			               "slice=1-100, slice=1KiB)", qp(&q1, val.s, val.n), UINT32_MAX);
-		if (has[K_DELAY]) {
-			rc = parse_dur(c, "delay", kv[K_DELAY], &r->delay_ns);
-			if (rc)
-				return rc;
-		}
-		break;
-	}
+		return parse_reset_hang(c, r, kv);
+	case RLT_NET_SLICE:
+		return parse_slice(c, r, val, kv);
 	case RLT_NET_CONNECT:
-		if (span_is(val, "refuse")) {
-			r->connect = RLT_NET_REFUSE;
-			if (has[K_AFTER])
-				return fail(c, "after does not apply to connect=refuse: a refusal is at "
-				               "once");
-		} else if (span_is(val, "timeout")) {
-			r->connect = RLT_NET_TIMEOUT;
-			r->connect_ns = RLT_NET_CONNECT_DEFAULT_NS;
-			if (has[K_AFTER]) {
-				rc = parse_dur(c, "after", kv[K_AFTER], &r->connect_ns);
-				if (rc)
-					return rc;
-			}
-		} else {
-			return fail(c, "connect: unknown \"%s\" (refuse, timeout)",
-			            qp(&q1, val.s, val.n));
-		}
-		break;
+		return parse_connect(c, r, val, kv);
 	default:
-		break;
+		return 0;
 	}
+}
 
-	if (has[K_DIR]) {
-		if (span_is(kv[K_DIR], "in"))
-			r->dir = RLT_NET_IN;
-		else if (span_is(kv[K_DIR], "out"))
-			r->dir = RLT_NET_OUT;
-		else if (span_is(kv[K_DIR], "both"))
-			r->dir = RLT_NET_BOTH;
-		else
-			return fail(c, "dir: unknown \"%s\" (in, out, both)",
-			            qp(&q1, kv[K_DIR].s, kv[K_DIR].n));
+/* The keys every kind takes: dir= (over the kind's default), p=, seed=. */
+static int parse_common(const struct ctx *c, struct rlt__net_cond *r, const struct keys *kv)
+{
+	struct qbuf q;
+	int rc;
+
+	if (kv->has[K_DIR]) {
+		int d;
+		rc = parse_one_of(c, kv, K_DIR, dir_names, COUNT_OF(dir_names), "in, out, both", &d);
+		if (rc)
+			return rc;
+		r->dir = (unsigned)d;
 	}
-	if (has[K_P]) {
-		rc = parse_share(c, "p", kv[K_P], &r->p_ppm);
+	if (kv->has[K_P]) {
+		rc = parse_share(c, "p", kv->v[K_P], &r->p_ppm);
 		if (rc)
 			return rc;
 	}
-	if (has[K_SEED]) {
-		struct span s = kv[K_SEED];
+	if (kv->has[K_SEED]) {
+		struct span s = kv->v[K_SEED];
 		uint64_t x = 0;
 		if (span_is(s, "0"))
 			x = 0;
 		else if (rlt__parse_count(s.s, s.n, UINT64_MAX, &x) != 0)
-			return fail(c, "seed: \"%s\" is not a whole number", qp(&q1, s.s, s.n));
+			return fail(c, "seed: \"%s\" is not a whole number", qp(&q, s.s, s.n));
 		r->seed = x;
 		r->has_seed = 1;
 	}
-	if (has[K_PEER]) {
-		rc = parse_peer(c, kv[K_PEER], &r->m);
+	return 0;
+}
+
+/* Which connections the condition applies to: peer=, port=, family=, each maybe negated. */
+static int parse_match(const struct ctx *c, struct rlt__net_match *m, const struct keys *kv)
+{
+	struct qbuf q;
+	int rc;
+
+	if (kv->has[K_PEER]) {
+		rc = parse_peer(c, kv->v[K_PEER], m);
 		if (rc)
 			return rc;
-		r->m.peer_not = (uint8_t)neg[K_PEER];
+		m->peer_not = (uint8_t)kv->neg[K_PEER];
 	}
-	if (has[K_PORT]) {
+	if (kv->has[K_PORT]) {
 		uint64_t a, b;
-		rc = parse_range(kv[K_PORT], 65535, &a, &b, one_port);
+		rc = parse_range(kv->v[K_PORT], 65535, &a, &b, one_port);
 		if (rc == -2)
 			return fail(c, "port: \"%s\" is an inverted range: the lower port first",
-			            qp(&q1, kv[K_PORT].s, kv[K_PORT].n));
+			            qp(&q, kv->v[K_PORT].s, kv->v[K_PORT].n));
 		if (rc)
 			return fail(c, "port: \"%s\" is not a port or a range N-M in 1..65535",
-			            qp(&q1, kv[K_PORT].s, kv[K_PORT].n));
-		r->m.port_lo = (uint16_t)a;
-		r->m.port_hi = (uint16_t)b;
-		r->m.port_not = (uint8_t)neg[K_PORT];
+			            qp(&q, kv->v[K_PORT].s, kv->v[K_PORT].n));
+		m->port_lo = (uint16_t)a;
+		m->port_hi = (uint16_t)b;
+		m->port_not = (uint8_t)kv->neg[K_PORT];
 	}
-	if (has[K_FAMILY]) {
-		int f = lookup(kv[K_FAMILY], family_names, COUNT_OF(family_names));
-		if (f < 0)
-			return fail(c, "family: unknown \"%s\" (inet, unix, all)",
-			            qp(&q1, kv[K_FAMILY].s, kv[K_FAMILY].n));
-		if (neg[K_FAMILY] && f == RLT_FAMILY_ALL)
+	if (kv->has[K_FAMILY]) {
+		int f;
+		rc = parse_one_of(c, kv, K_FAMILY, family_names, COUNT_OF(family_names),
+		                  "inet, unix, all", &f);
+		if (rc)
+			return rc;
+		if (kv->neg[K_FAMILY] && f == RLT_FAMILY_ALL)
 			return fail(c, "family!=all would match nothing");
-		r->m.family = (enum rlt_family)f;
-		r->m.family_not = (uint8_t)neg[K_FAMILY];
+		m->family = (enum rlt_family)f;
+		m->family_not = (uint8_t)kv->neg[K_FAMILY];
 	}
-	if (!r->m.family_not && r->m.family == RLT_FAMILY_UNIX &&
-	    ((has[K_PEER] && !neg[K_PEER]) || (has[K_PORT] && !neg[K_PORT])))
+	if (!m->family_not && m->family == RLT_FAMILY_UNIX &&
+	    ((kv->has[K_PEER] && !kv->neg[K_PEER]) || (kv->has[K_PORT] && !kv->neg[K_PORT])))
 		return fail(c, "%s does not apply to family=unix: a unix socket has no %s",
-		            has[K_PEER] ? "peer" : "port", has[K_PEER] ? "IP address" : "port");
+		            kv->has[K_PEER] ? "peer" : "port",
+		            kv->has[K_PEER] ? "IP address" : "port");
 	return 0;
+}
+
+static int parse_cond(const struct ctx *c, struct rlt__net_cond *r)
+{
+	const char *p = c->cond.s, *end = c->cond.s + c->cond.n;
+	struct keys kv = { 0 };
+	struct span val;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	memcpy(r->text, c->cond.s, c->cond.n < RLT_RULE_TEXT_MAX ? c->cond.n : RLT_RULE_TEXT_MAX);
+	r->p_ppm = RLT_NET_PPM;
+	r->m.port_hi = 65535;
+	r->m.family = RLT_FAMILY_INET;
+
+	rc = parse_head(c, &p, end, r, &val);
+	if (!rc)
+		rc = parse_keys(c, &p, end, r->kind, &kv);
+	if (!rc)
+		rc = parse_kind(c, r, val, &kv);
+	if (!rc)
+		rc = parse_common(c, r, &kv);
+	if (!rc)
+		rc = parse_match(c, &r->m, &kv);
+	return rc;
 }
 
 int rlt__net_parse(const char *value, struct rlt__net_set *out, struct rlt_error *err)
@@ -491,102 +577,4 @@ int rlt__net_parse(const char *value, struct rlt__net_set *out, struct rlt_error
 		p = semi + 1;
 	}
 	return 0;
-}
-
-/* ----- canonical form ----- */
-
-struct out {
-	char *buf;
-	size_t len, pos;
-};
-
-__attribute__((format(printf, 2, 3))) static void emit(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(o->pos < o->len ? o->buf + o->pos : NULL, o->pos < o->len ? o->len - o->pos : 0,
-	              fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->pos += (size_t)n;
-}
-
-static void emit_dur(struct out *o, const char *key, uint64_t ns)
-{
-	char d[48];
-	rlt__format_duration(d, sizeof d, ns);
-	emit(o, "%s%s", key, d);
-}
-
-static void emit_share(struct out *o, const char *key, uint32_t ppm)
-{
-	uint32_t whole = ppm / 10000, frac = ppm % 10000;
-	if (!frac) {
-		emit(o, "%s%u%%", key, whole);
-		return;
-	}
-	char f[8];
-	snprintf(f, sizeof f, "%04u", frac);
-	for (int i = 3; i > 0 && f[i] == '0'; i--)
-		f[i] = '\0';
-	emit(o, "%s%u.%s%%", key, whole, f);
-}
-
-int rlt__net_format(const struct rlt__net_cond *c, char *buf, size_t len)
-{
-	struct out o = { buf, len, 0 };
-	char a[INET6_ADDRSTRLEN];
-
-	if (buf && len)
-		buf[0] = '\0';
-	switch (c->kind) {
-	case RLT_NET_LATENCY:
-		emit_dur(&o, "latency=", c->dur_ns);
-		emit_dur(&o, " jitter=", c->jitter_ns);
-		emit(&o, " dist=%s", c->dist == RLT_NET_NORMAL ? "normal" : "uniform");
-		break;
-	case RLT_NET_LOSS: emit_share(&o, "loss=", c->loss_ppm); break;
-	case RLT_NET_RESET:
-	case RLT_NET_HANG:
-		emit(&o, "%s", kind_names[c->kind]);
-		if (c->after == RLT_NET_AFTER_TIME)
-			emit_dur(&o, " after=", c->after_ns);
-		else if (c->after == RLT_NET_AFTER_BYTES)
-			emit(&o, " after=%" PRIu64 "B", c->after_bytes);
-		if (c->kind == RLT_NET_HANG && c->close_ns)
-			emit_dur(&o, " close=", c->close_ns);
-		break;
-	case RLT_NET_SLICE:
-		if (c->slice_lo == c->slice_hi)
-			emit(&o, "slice=%" PRIu64, c->slice_lo);
-		else
-			emit(&o, "slice=%" PRIu64 "-%" PRIu64, c->slice_lo, c->slice_hi);
-		emit_dur(&o, " delay=", c->delay_ns);
-		break;
-	case RLT_NET_CONNECT:
-		if (c->connect == RLT_NET_REFUSE)
-			emit(&o, "connect=refuse");
-		else
-			emit_dur(&o, "connect=timeout after=", c->connect_ns);
-		break;
-	default: break;
-	}
-	if (c->dir)
-		emit(&o, " dir=%s", c->dir == RLT_NET_IN ? "in" : c->dir == RLT_NET_OUT ? "out" : "both");
-	emit_share(&o, " p=", c->p_ppm);
-	if (c->has_seed)
-		emit(&o, " seed=%" PRIu64, c->seed);
-	if (c->m.peer_af && inet_ntop(c->m.peer_af, c->m.peer_addr, a, sizeof a))
-		emit(&o, " peer%s=%s/%u", c->m.peer_not ? "!" : "", a, (unsigned)c->m.peer_prefix);
-	if (c->m.port_lo != 0 || c->m.port_hi != 65535) {
-		if (c->m.port_lo == c->m.port_hi)
-			emit(&o, " port%s=%u", c->m.port_not ? "!" : "", (unsigned)c->m.port_lo);
-		else
-			emit(&o, " port%s=%u-%u", c->m.port_not ? "!" : "", (unsigned)c->m.port_lo,
-			     (unsigned)c->m.port_hi);
-	}
-	emit(&o, " family%s=%s", c->m.family_not ? "!" : "", family_names[c->m.family]);
-	return (int)o.pos;
 }

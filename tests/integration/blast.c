@@ -232,12 +232,8 @@ static int run_script(void)
 	unsigned long long pos = 0;
 	char *s = strdup(script), *save = NULL;
 	for (char *tok = strtok_r(s, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		if (!strncmp(tok, "sleep:", 6)) {
-			long ms = atol(tok + 6);
-			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-			while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
+		if (script_sleep(tok))
 			continue;
-		}
 		size_t n = (size_t)strtoull(tok, NULL, 10);
 		uint64_t t = now_ns();
 		unsigned nm;

@@ -6,6 +6,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +168,44 @@ static inline int listen_loopback(const char *who, int fam, int type, const char
 		rename(tmp, portfile);
 	}
 	return fd;
+}
+
+/* A script step "sleep:MS" sleeps its time (through EINTR) and returns 1; another step, 0. */
+static inline int script_sleep(const char *tok)
+{
+	if (strncmp(tok, "sleep:", 6))
+		return 0;
+	long ms = atol(tok + 6);
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
+	return 1;
+}
+
+/* handler on sig, with SA_RESTART or without. */
+static inline void on_signal(int sig, void (*handler)(int), int restart)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+/* A thread running fn with sig blocked in it, so that sig sent to the process goes to another
+ * thread (the one under test). */
+static inline pthread_t thread_without(int sig, void *(*fn)(void *))
+{
+	sigset_t set, old;
+	pthread_t th;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	pthread_create(&th, NULL, fn, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return th;
 }
 
 #endif

@@ -131,171 +131,236 @@ static int idle_readers(int n, int port)
 	return 0;
 }
 
-int main(int argc, char **argv)
+struct opts {
+	int fam, nonblock, cloexec, tlimit, nohash, idle_ms, port, nidle, idle_port;
+	unsigned long long count, early_ms;
+	double duration;
+	const char *host, *upath, *portfile, *script;
+};
+
+/* The options into o (and the globals method, udp, bufsz, waitall); 0, or 2 on a bad one. */
+static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	int opt, fam = AF_INET, nonblock = 0, cloexec = 0, tlimit = 60, nohash = 0, idle_ms = 1500;
-	int port = -1, nidle = 0, idle_port = -1;
-	unsigned long long count = 0, early_ms = 0;
-	double duration = 0;
-	const char *host = NULL, *upath = NULL, *portfile = NULL, *script = NULL;
+	int opt;
+
+	*o = (struct opts){ .fam = AF_INET, .tlimit = 60, .idle_ms = 1500, .port = -1, .idle_port = -1 };
 	while ((opt = getopt(argc, argv, "46h:p:U:uP:c:i:m:b:WNCe:S:xD:T:I:J:")) != -1) {
 		switch (opt) {
-		case '4': fam = AF_INET; break;
-		case '6': fam = AF_INET6; break;
-		case 'h': host = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case 'U': upath = optarg; break;
+		case '4': o->fam = AF_INET; break;
+		case '6': o->fam = AF_INET6; break;
+		case 'h': o->host = optarg; break;
+		case 'p': o->port = atoi(optarg); break;
+		case 'U': o->upath = optarg; break;
 		case 'u': udp = 1; break;
-		case 'P': portfile = optarg; break;
-		case 'c': count = strtoull(optarg, NULL, 10); break;
-		case 'i': idle_ms = atoi(optarg); break;
+		case 'P': o->portfile = optarg; break;
+		case 'c': o->count = strtoull(optarg, NULL, 10); break;
+		case 'i': o->idle_ms = atoi(optarg); break;
 		case 'm': method = optarg; break;
 		case 'b': bufsz = (size_t)strtoull(optarg, NULL, 10); break;
 		case 'W': waitall = 1; break;
-		case 'N': nonblock = 1; break;
-		case 'C': cloexec = 1; break;
-		case 'e': early_ms = strtoull(optarg, NULL, 10); break;
-		case 'S': script = optarg; break;
-		case 'x': nohash = 1; break;
-		case 'D': duration = atof(optarg); break;
-		case 'T': tlimit = atoi(optarg); break;
-		case 'I': nidle = atoi(optarg); break;
-		case 'J': idle_port = atoi(optarg); break;
+		case 'N': o->nonblock = 1; break;
+		case 'C': o->cloexec = 1; break;
+		case 'e': o->early_ms = strtoull(optarg, NULL, 10); break;
+		case 'S': o->script = optarg; break;
+		case 'x': o->nohash = 1; break;
+		case 'D': o->duration = atof(optarg); break;
+		case 'T': o->tlimit = atoi(optarg); break;
+		case 'I': o->nidle = atoi(optarg); break;
+		case 'J': o->idle_port = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: pull [-4|-6] [-h HOST] -p PORT|-U PATH|-u -P PORTFILE [-c N] [-m METHOD] "
 					"[-b SIZE] [-W] [-N] [-C] [-e MS] [-S SCRIPT] [-x] [-T SEC]\n");
 			return 2;
 		}
 	}
-	if ((!udp && port < 0 && !upath) || (udp && !portfile) || bufsz < 16 || bufsz > (64u << 20)) return 2;
-	alarm((unsigned)tlimit);
-	if (nidle > 0 && (idle_port <= 0 || idle_readers(nidle, idle_port) != 0)) {
-		perror("pull: idle connections");
-		return 1;
-	}
-	if (nidle > 0) {
-		struct timespec settle = {0, 200 * 1000 * 1000}; /* let every idle reader block */
-		nanosleep(&settle, NULL);
-	}
-	buf = malloc(bufsz);
+	if ((!udp && o->port < 0 && !o->upath) || (udp && !o->portfile) || bufsz < 16 || bufsz > (64u << 20)) return 2;
+	return 0;
+}
 
-	int type = (udp ? SOCK_DGRAM : SOCK_STREAM) | (nonblock ? SOCK_NONBLOCK : 0) | (cloexec ? SOCK_CLOEXEC : 0);
-	int fd = socket(upath ? AF_UNIX : fam, type, 0);
-	if (fd < 0) { perror("socket"); return 2; }
-	struct sockaddr_storage ss;
-	socklen_t len = loopback_addr(&ss, fam, host, upath, udp ? 0 : port);
-	if (!len) return 2;
-	if (udp) {
-		int rcvbuf = 4 << 20;
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-		if (bind(fd, (struct sockaddr *)&ss, len) < 0) { perror("pull: bind"); return 2; }
-		socklen_t l2 = sizeof ss;
-		getsockname(fd, (struct sockaddr *)&ss, &l2);
-		int p = fam == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-					: ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		char tmp[4096];
-		snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
-		FILE *pf = fopen(tmp, "w");
-		if (!pf) { perror("portfile"); return 2; }
-		fprintf(pf, "%d\n", p);
-		fclose(pf);
-		rename(tmp, portfile);
-	} else if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
-		if (errno != EINPROGRESS) { fprintf(stderr, "pull: connect: %s\n", ename(errno)); return 1; }
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		if (poll(&p, 1, 10000) != 1) { fprintf(stderr, "pull: connect timeout\n"); return 1; }
-		int err = 0; socklen_t el = sizeof err;
-		getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
-		if (err) { fprintf(stderr, "pull: connect: %s\n", ename(err)); return 1; }
-	}
-	if (cloexec && !(fcntl(fd, F_GETFD) & FD_CLOEXEC)) { fprintf(stderr, "pull: CLOEXEC not set\n"); return 1; }
-	if (nonblock && !(fcntl(fd, F_GETFL) & O_NONBLOCK)) { fprintf(stderr, "pull: NONBLOCK not set\n"); return 1; }
+/* The UDP socket bound to ss; its port goes to portfile (written aside, then renamed). 0 or 2. */
+static int bind_udp(int fd, int fam, struct sockaddr_storage *ss, socklen_t len, const char *portfile)
+{
+	int rcvbuf = 4 << 20;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+	if (bind(fd, (struct sockaddr *)ss, len) < 0) { perror("pull: bind"); return 2; }
+	socklen_t l2 = sizeof *ss;
+	getsockname(fd, (struct sockaddr *)ss, &l2);
+	int p = fam == AF_INET6 ? ntohs(((struct sockaddr_in6 *)ss)->sin6_port)
+				: ntohs(((struct sockaddr_in *)ss)->sin_port);
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
+	FILE *pf = fopen(tmp, "w");
+	if (!pf) { perror("portfile"); return 2; }
+	fprintf(pf, "%d\n", p);
+	fclose(pf);
+	rename(tmp, portfile);
+	return 0;
+}
 
-	if (script) {
-		uint64_t t00 = now_ns();
-		char *s = strdup(script), *save = NULL;
-		unsigned long long got = 0;
-		for (char *tok = strtok_r(s, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-			if (!strncmp(tok, "sleep:", 6)) {
-				long ms = atol(tok + 6);
-				struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-				while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
-				continue;
-			}
-			size_t n = (size_t)strtoull(tok, NULL, 10);
-			if (n > bufsz) n = bufsz;
-			unsigned nm;
-			uint64_t t = now_ns();
-			errno = 0;
-			ssize_t r = one_call(fd, n, &nm, NULL);
-			int e = errno;
-			uint64_t t2 = now_ns();
-			if (r > 0) got += (unsigned long long)r;
-			printf("step recv %zu -> %zd %s at_ms=%.1f took_ms=%.1f\n", n, r, r < 0 ? ename(e) : "OK",
-			       (double)(t - t00) / 1e6, (double)(t2 - t) / 1e6);
-			fflush(stdout);
-		}
-		printf("pid=%d recv=%llu\n", (int)getpid(), got);
+/* A stream connected to ss, waiting up to 10 s when the socket is non-blocking. 0 or 1. */
+static int connect_stream(int fd, const struct sockaddr_storage *ss, socklen_t len)
+{
+	if (connect(fd, (const struct sockaddr *)ss, len) == 0)
 		return 0;
-	}
+	if (errno != EINPROGRESS) { fprintf(stderr, "pull: connect: %s\n", ename(errno)); return 1; }
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	if (poll(&p, 1, 10000) != 1) { fprintf(stderr, "pull: connect timeout\n"); return 1; }
+	int err = 0; socklen_t el = sizeof err;
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
+	if (err) { fprintf(stderr, "pull: connect: %s\n", ename(err)); return 1; }
+	return 0;
+}
 
+/* The socket to read, in *fd, with the flags asked for checked; 0, or the exit status. */
+static int open_socket(const struct opts *o, int *fd)
+{
+	int type = (udp ? SOCK_DGRAM : SOCK_STREAM) | (o->nonblock ? SOCK_NONBLOCK : 0) | (o->cloexec ? SOCK_CLOEXEC : 0);
+	int rc;
+	*fd = socket(o->upath ? AF_UNIX : o->fam, type, 0);
+	if (*fd < 0) { perror("socket"); return 2; }
+	struct sockaddr_storage ss;
+	socklen_t len = loopback_addr(&ss, o->fam, o->host, o->upath, udp ? 0 : o->port);
+	if (!len) return 2;
+	rc = udp ? bind_udp(*fd, o->fam, &ss, len, o->portfile) : connect_stream(*fd, &ss, len);
+	if (rc) return rc;
+	if (o->cloexec && !(fcntl(*fd, F_GETFD) & FD_CLOEXEC)) { fprintf(stderr, "pull: CLOEXEC not set\n"); return 1; }
+	if (o->nonblock && !(fcntl(*fd, F_GETFL) & O_NONBLOCK)) { fprintf(stderr, "pull: NONBLOCK not set\n"); return 1; }
+	return 0;
+}
+
+/* -S: each step one call (its result printed) or a sleep. */
+static int run_script(int fd, const char *script)
+{
+	uint64_t t00 = now_ns();
+	char *s = strdup(script), *save = NULL;
+	unsigned long long got = 0;
+	for (char *tok = strtok_r(s, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		if (script_sleep(tok))
+			continue;
+		size_t n = (size_t)strtoull(tok, NULL, 10);
+		if (n > bufsz) n = bufsz;
+		unsigned nm;
+		uint64_t t = now_ns();
+		errno = 0;
+		ssize_t r = one_call(fd, n, &nm, NULL);
+		int e = errno;
+		uint64_t t2 = now_ns();
+		if (r > 0) got += (unsigned long long)r;
+		printf("step recv %zu -> %zd %s at_ms=%.1f took_ms=%.1f\n", n, r, r < 0 ? ename(e) : "OK",
+		       (double)(t - t00) / 1e6, (double)(t2 - t) / 1e6);
+		fflush(stdout);
+	}
+	printf("pid=%d recv=%llu\n", (int)getpid(), got);
+	return 0;
+}
+
+/* What the reading loop counts, printed at the end. */
+struct tally {
+	uint64_t h;
+	unsigned long long tot, msgs, calls, eagain, shortn, errors, late;
+	size_t minsz, maxsz;
+	int lasterr;
+	uint64_t first, last; /* the times of the first and the last bytes */
+};
+
+/* Waits for something to read: 0 to read, 1 to stop (idle, or nothing in 30 s), -1 to wait again. */
+static int wait_readable(int fd, int ep, const struct opts *o, const struct tally *s)
+{
+	if (o->nonblock) {
+		struct epoll_event ev;
+		int r = epoll_wait(ep, &ev, 1, udp && s->first ? o->idle_ms : 30000);
+		if (r < 0 && errno == EINTR) return -1;
+		if (r == 0) return 1;
+	} else if (udp) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, s->first ? o->idle_ms : 30000) <= 0) return 1;
+	}
+	return 0;
+}
+
+/* -N: an epoll instance that watches fd for input; else -1. */
+static int watch(int fd, int nonblock)
+{
 	int ep = -1;
 	if (nonblock) {
 		ep = epoll_create1(EPOLL_CLOEXEC);
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 		epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 	}
-	uint64_t h = 0xcbf29ce484222325ull;
-	unsigned long long tot = 0, msgs = 0, calls = 0, eagain = 0, shortn = 0, errors = 0, late = 0;
-	size_t minsz = (size_t)-1, maxsz = 0, lens[4];
-	int lasterr = 0, pending_short = 0;
-	uint64_t first = 0, last = 0, c0 = cpu_ns(), t0 = now_ns();
-	uint64_t deadline = duration > 0 ? t0 + (uint64_t)(duration * 1e9) : 0;
+	return ep;
+}
+
+/* Reads until EOF, the datagram count, the idle time or the deadline (-D; 0: none). */
+static void receive(int fd, int ep, const struct opts *o, uint64_t deadline, struct tally *s)
+{
+	size_t lens[4];
+	int pending_short = 0;
 	for (;;) {
 		if (deadline && now_ns() >= deadline) break;
-		if (nonblock) {
-			struct epoll_event ev;
-			int r = epoll_wait(ep, &ev, 1, udp && first ? idle_ms : 30000);
-			if (r < 0 && errno == EINTR) continue;
-			if (r == 0) break;
-		} else if (udp) {
-			struct pollfd p = { .fd = fd, .events = POLLIN };
-			if (poll(&p, 1, first ? idle_ms : 30000) <= 0) break;
-		}
+		int w = wait_readable(fd, ep, o, s);
+		if (w < 0) continue;
+		if (w > 0) break;
 		unsigned nm = 0;
 		ssize_t r = one_call(fd, bufsz, &nm, lens);
-		calls++;
+		s->calls++;
 		if (r < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK) { eagain++; continue; }
-			if (errno == EINTR) { lasterr = EINTR; errors++; continue; }
-			lasterr = errno; errors++;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) { s->eagain++; continue; }
+			if (errno == EINTR) { s->lasterr = EINTR; s->errors++; continue; }
+			s->lasterr = errno; s->errors++;
 			fprintf(stderr, "pull: %s: %s\n", method, ename(errno));
 			break;
 		}
 		if (r == 0 && !udp) break;
-		if (pending_short) shortn++;
+		if (pending_short) s->shortn++;
 		pending_short = waitall && !udp && (size_t)r < bufsz;
 		uint64_t t = now_ns();
-		if (!first) first = t;
-		last = t;
-		if (early_ms && t - first >= early_ms * 1000000u) late += (unsigned long long)r;
-		if (!nohash) h = fnv_update(h, buf, (size_t)r);
-		tot += (unsigned long long)r;
-		msgs += nm;
+		if (!s->first) s->first = t;
+		s->last = t;
+		if (o->early_ms && t - s->first >= o->early_ms * 1000000u) s->late += (unsigned long long)r;
+		if (!o->nohash) s->h = fnv_update(s->h, buf, (size_t)r);
+		s->tot += (unsigned long long)r;
+		s->msgs += nm;
 		if (udp)
 			for (unsigned i = 0; i < nm; i++) {
-				if (lens[i] < minsz) minsz = lens[i];
-				if (lens[i] > maxsz) maxsz = lens[i];
+				if (lens[i] < s->minsz) s->minsz = lens[i];
+				if (lens[i] > s->maxsz) s->maxsz = lens[i];
 			}
-		if (udp && count && msgs >= count) break;
+		if (udp && o->count && s->msgs >= o->count) break;
 	}
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int fd, rc = parse_opts(argc, argv, &o);
+	if (rc) return rc;
+	alarm((unsigned)o.tlimit);
+	if (o.nidle > 0 && (o.idle_port <= 0 || idle_readers(o.nidle, o.idle_port) != 0)) {
+		perror("pull: idle connections");
+		return 1;
+	}
+	if (o.nidle > 0) {
+		struct timespec settle = {0, 200 * 1000 * 1000}; /* let every idle reader block */
+		nanosleep(&settle, NULL);
+	}
+	buf = malloc(bufsz);
+	rc = open_socket(&o, &fd);
+	if (rc) return rc;
+	if (o.script)
+		return run_script(fd, o.script);
+
+	int ep = watch(fd, o.nonblock);
+	struct tally s = { .h = 0xcbf29ce484222325ull, .minsz = (size_t)-1 };
+	uint64_t c0 = cpu_ns(), t0 = now_ns();
+	uint64_t deadline = o.duration > 0 ? t0 + (uint64_t)(o.duration * 1e9) : 0;
+	receive(fd, ep, &o, deadline, &s);
 	uint64_t t1 = now_ns(), c1 = cpu_ns();
 	unsigned long long late_ns = 0;
-	if (early_ms && last > first + early_ms * 1000000u) late_ns = last - first - early_ms * 1000000u;
+	if (o.early_ms && s.last > s.first + o.early_ms * 1000000u) late_ns = s.last - s.first - o.early_ms * 1000000u;
 	printf("pid=%d recv=%llu msgs=%llu calls=%llu eagain=%llu short=%llu elapsed_ns=%llu total_ns=%llu cpu_ns=%llu "
 	       "fnv=%016llx minsz=%zu maxsz=%zu late_bytes=%llu late_ns=%llu errors=%llu lasterr=%s\n",
-	       (int)getpid(), tot, msgs, calls, eagain, shortn, (unsigned long long)(last - first),
-	       (unsigned long long)(t1 - t0), (unsigned long long)(c1 - c0), (unsigned long long)h,
-	       minsz == (size_t)-1 ? 0 : minsz, maxsz, late, late_ns, errors, lasterr ? ename(lasterr) : "none");
-	return errors ? 1 : 0;
+	       (int)getpid(), s.tot, s.msgs, s.calls, s.eagain, s.shortn, (unsigned long long)(s.last - s.first),
+	       (unsigned long long)(t1 - t0), (unsigned long long)(c1 - c0), (unsigned long long)s.h,
+	       s.minsz == (size_t)-1 ? 0 : s.minsz, s.maxsz, s.late, late_ns, s.errors, s.lasterr ? ename(s.lasterr) : "none");
+	return s.errors ? 1 : 0;
 }

@@ -86,24 +86,13 @@ int main(int argc, char **argv)
 		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
 		pat[i] = (unsigned char)(x >> 24);
 	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_sig;
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	sigemptyset(&sa.sa_mask);
-	sigaction(sig, &sa, NULL);
+	on_signal(sig, on_sig, restart);
 
 	int fd = dial_loopback(host, port);
 	if (fd < 0) { perror("sigdelay: connect"); return 1; }
 
 	/* the ticker thread must not take the signal itself */
-	sigset_t set, old;
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
-	pthread_t th;
-	pthread_create(&th, NULL, ticker, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_t th = thread_without(sig, ticker);
 
 	uint64_t t0 = now_ns();
 	errno = 0;

@@ -92,13 +92,127 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* What a transfer's calls gave. */
+struct xfer {
+	long calls, eintr;
+	uint64_t moved;
+	int offset_ok;
+};
+
+/* The handler on SIGALRM, and the ticker thread started with SIGALRM blocked in it alone. */
+static pthread_t start_ticker(int restart)
+{
+	on_signal(SIGALRM, on_sig, restart);
+	return thread_without(SIGALRM, ticker);
+}
+
+/* The transfers return 1 when it completed, 0 when a call failed, -1 for exit status 2 (a file
+ * that cannot be read or written). */
+
+/* -m send: FILE's bytes in calls of chunk (0: all). */
+static int do_send(int s, const char *file, size_t chunk, struct xfer *x)
+{
+	int fd = open(file, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return -1;
+	size_t n = (size_t)st.st_size;
+	char *buf = malloc(n ? n : 1);
+	if (read(fd, buf, n) != (ssize_t)n)
+		return -1;
+	while (x->moved < n) {
+		size_t want = n - x->moved;
+		if (chunk && want > chunk)
+			want = chunk;
+		ssize_t r = send(s, buf + x->moved, want, 0);
+		x->calls++;
+		if (r < 0 && errno == EINTR) {
+			x->eintr++;
+			continue;
+		}
+		if (r <= 0) {
+			fprintf(stderr, "sigio: send: %s\n", strerror(errno));
+			return 0;
+		}
+		x->moved += (uint64_t)r;
+	}
+	return 1;
+}
+
+/* -m recv (MSG_WAITALL) or idle: into FILE until EOF. */
+static int do_recv(int s, const char *file, size_t chunk, int waitall, struct xfer *x)
+{
+	int out = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600), ok = 1;
+	size_t c = chunk ? chunk : 1 << 20;
+	char *buf = malloc(c);
+	if (out < 0 || !buf)
+		return -1;
+	for (;;) {
+		ssize_t r = recv(s, buf, c, waitall ? MSG_WAITALL : 0);
+		x->calls++;
+		if (r < 0 && errno == EINTR) {
+			x->eintr++;
+			continue;
+		}
+		if (r < 0) {
+			fprintf(stderr, "sigio: recv: %s\n", strerror(errno));
+			ok = 0;
+			break;
+		}
+		if (r == 0)
+			break;
+		if (write(out, buf, (size_t)r) != r)
+			return -1;
+		x->moved += (uint64_t)r;
+	}
+	close(out);
+	return ok;
+}
+
+/* -m sendfile (an offset of ours) or sendfilepos (the file position): all of FILE; each call's
+ * offset must agree with the bytes returned. */
+static int do_sendfile(int s, const char *file, size_t chunk, int pos, struct xfer *x)
+{
+	int fd = open(file, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return -1;
+	off_t off = 0;
+	while (x->moved < (uint64_t)st.st_size) {
+		size_t want = (size_t)((uint64_t)st.st_size - x->moved);
+		if (chunk && want > chunk)
+			want = chunk;
+		off_t before = off;
+		ssize_t r = pos ? sendfile(s, fd, NULL, want) : sendfile(s, fd, &off, want);
+		x->calls++;
+		if (r < 0 && errno == EINTR) {
+			x->eintr++;
+			if (!pos && off != before)
+				x->offset_ok = 0; /* nothing moved: the offset stays */
+			continue;
+		}
+		if (r <= 0) {
+			fprintf(stderr, "sigio: sendfile: %s\n", strerror(errno));
+			return 0;
+		}
+		x->moved += (uint64_t)r;
+		off_t now = pos ? lseek(fd, 0, SEEK_CUR) : off;
+		if ((uint64_t)now != x->moved) {
+			fprintf(stderr, "sigio: after %ld calls, %s %lld but %llu bytes returned\n",
+			        x->calls, pos ? "file position" : "offset", (long long)now,
+			        (unsigned long long)x->moved);
+			x->offset_ok = 0;
+		}
+	}
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = NULL, *file = NULL;
-	int opt, port = -1, restart = 0, ok = 1, offset_ok = 1;
+	int opt, port = -1, restart = 0, ok;
 	size_t chunk = 0;
-	long calls = 0, eintr = 0;
-	uint64_t moved = 0;
+	struct xfer x = { .offset_ok = 1 };
 
 	while ((opt = getopt(argc, argv, "p:m:f:rgi:c:T:")) != -1) {
 		switch (opt) {
@@ -122,108 +236,18 @@ int main(int argc, char **argv)
 		perror("sigio: connect");
 		return 1;
 	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_sig;
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL);
-	sigset_t set, old;
-	sigemptyset(&set);
-	sigaddset(&set, SIGALRM);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
-	pthread_t th;
-	pthread_create(&th, NULL, ticker, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_t th = start_ticker(restart);
 
-	if (!strcmp(mode, "send")) {
-		int fd = open(file, O_RDONLY);
-		struct stat st;
-		if (fd < 0 || fstat(fd, &st) != 0)
-			return 2;
-		size_t n = (size_t)st.st_size;
-		char *buf = malloc(n ? n : 1);
-		if (read(fd, buf, n) != (ssize_t)n)
-			return 2;
-		while (moved < n) {
-			size_t want = n - moved;
-			if (chunk && want > chunk)
-				want = chunk;
-			ssize_t r = send(s, buf + moved, want, 0);
-			calls++;
-			if (r < 0 && errno == EINTR) {
-				eintr++;
-				continue;
-			}
-			if (r <= 0) {
-				fprintf(stderr, "sigio: send: %s\n", strerror(errno));
-				ok = 0;
-				break;
-			}
-			moved += (uint64_t)r;
-		}
-	} else if (!strcmp(mode, "recv") || !strcmp(mode, "idle")) {
-		int out = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		size_t c = chunk ? chunk : 1 << 20;
-		char *buf = malloc(c);
-		if (out < 0 || !buf)
-			return 2;
-		for (;;) {
-			ssize_t r = recv(s, buf, c, !strcmp(mode, "recv") ? MSG_WAITALL : 0);
-			calls++;
-			if (r < 0 && errno == EINTR) {
-				eintr++;
-				continue;
-			}
-			if (r < 0) {
-				fprintf(stderr, "sigio: recv: %s\n", strerror(errno));
-				ok = 0;
-				break;
-			}
-			if (r == 0)
-				break;
-			if (write(out, buf, (size_t)r) != r)
-				return 2;
-			moved += (uint64_t)r;
-		}
-		close(out);
-	} else if (!strcmp(mode, "sendfile") || !strcmp(mode, "sendfilepos")) {
-		int pos = !strcmp(mode, "sendfilepos");
-		int fd = open(file, O_RDONLY);
-		struct stat st;
-		if (fd < 0 || fstat(fd, &st) != 0)
-			return 2;
-		off_t off = 0;
-		while (moved < (uint64_t)st.st_size) {
-			size_t want = (size_t)((uint64_t)st.st_size - moved);
-			if (chunk && want > chunk)
-				want = chunk;
-			off_t before = off;
-			ssize_t r = pos ? sendfile(s, fd, NULL, want) : sendfile(s, fd, &off, want);
-			calls++;
-			if (r < 0 && errno == EINTR) {
-				eintr++;
-				if (!pos && off != before)
-					offset_ok = 0; /* nothing moved: the offset stays */
-				continue;
-			}
-			if (r <= 0) {
-				fprintf(stderr, "sigio: sendfile: %s\n", strerror(errno));
-				ok = 0;
-				break;
-			}
-			moved += (uint64_t)r;
-			off_t now = pos ? lseek(fd, 0, SEEK_CUR) : off;
-			if ((uint64_t)now != moved) {
-				fprintf(stderr, "sigio: after %ld calls, %s %lld but %llu bytes returned\n",
-				        calls, pos ? "file position" : "offset", (long long)now,
-				        (unsigned long long)moved);
-				offset_ok = 0;
-			}
-		}
-	} else {
+	if (!strcmp(mode, "send"))
+		ok = do_send(s, file, chunk, &x);
+	else if (!strcmp(mode, "recv") || !strcmp(mode, "idle"))
+		ok = do_recv(s, file, chunk, !strcmp(mode, "recv"), &x);
+	else if (!strcmp(mode, "sendfile") || !strcmp(mode, "sendfilepos"))
+		ok = do_sendfile(s, file, chunk, !strcmp(mode, "sendfilepos"), &x);
+	else
 		return 2;
-	}
+	if (ok < 0)
+		return 2;
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
 	shutdown(s, SHUT_WR);
@@ -235,7 +259,7 @@ int main(int argc, char **argv)
 	qsort(lat_us, n, sizeof lat_us[0], cmp_u32);
 	printf("calls=%ld eintr=%ld moved=%llu handlers=%d lat_max_us=%u lat_p50_us=%u "
 	       "offset_ok=%d\n",
-	       calls, eintr, (unsigned long long)moved, (int)handlers, n ? lat_us[n - 1] : 0,
-	       n ? lat_us[n / 2] : 0, offset_ok);
-	return ok && offset_ok ? 0 : 1;
+	       x.calls, x.eintr, (unsigned long long)x.moved, (int)handlers, n ? lat_us[n - 1] : 0,
+	       n ? lat_us[n / 2] : 0, x.offset_ok);
+	return ok && x.offset_ok ? 0 : 1;
 }

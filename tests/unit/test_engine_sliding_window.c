@@ -1,0 +1,378 @@
+/* test_engine_sliding_window.c: src/engine_window.c's sliding window (ten sub-windows) against a
+ * fake clock, to the nanosecond (the fixed window: test_engine_fixed_window.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_harness.h"
+
+#define SW_W 10000ull /* 10 sub-windows of 1000 ns */
+#define SW_S 1000ull
+
+static void sw_first_fill_deny_weight(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	assert_int_equal(avail(&e, 999), 10);
+	assert_int_equal(dec(&e, 999, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, 999);
+	assert_int_equal(avail(&e, 999), 9);
+	for (int i = 0; i < 9; i++)
+		assert_int_equal(dec(&e, 999, 1, RLT_MODE_NOW, &at), RLT_GO);
+	/* all 10 in sub-window 0: they count whole until sub-window 10, then by the part still
+	 * inside the period, (S - 1 - r) / S; one more fits once 10 * (999 - r) / 1000 <= 9, at
+	 * r = 99 */
+	assert_int_equal(dec(&e, 999, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10099);
+	assert_int_equal(avail(&e, 9999), 0);
+	assert_int_equal(avail(&e, 10098), 0);
+	assert_int_equal(avail(&e, 10099), 1);
+	assert_int_equal(avail(&e, 10198), 1);
+	assert_int_equal(avail(&e, 10199), 2);
+	assert_int_equal(avail(&e, 10998), 9);
+	assert_int_equal(avail(&e, 10999), 10);
+	assert_int_equal(avail(&e, 11000), 10);
+	assert_int_equal(dec(&e, 10098, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10099);
+	assert_int_equal(dec(&e, 10099, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, 10099);
+	/* the one just taken counts whole: the next needs r >= 199 */
+	assert_int_equal(dec(&e, 10150, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10199);
+	/* two at once need r >= 299 */
+	assert_int_equal(dec(&e, 10150, 2, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10299);
+	assert_int_equal(dec(&e, 10299, 2, RLT_MODE_NOW, &at), RLT_GO);
+	/* those 3 in sub-window 10 fade out over sub-window 20; idle, the limit is whole again */
+	assert_int_equal(avail(&e, 19999), 7);
+	assert_int_equal(avail(&e, 20000), 7);
+	assert_int_equal(avail(&e, 20998), 9);
+	assert_int_equal(avail(&e, 20999), 10);
+	assert_int_equal(dec(&e, 22000, 10, RLT_MODE_NOW, &at), RLT_GO);
+	unmk(&e);
+}
+
+static void sw_reserve_fifo(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(dec(&e, 500, 1, RLT_MODE_RESERVE, &at), RLT_GO);
+	/* the k-th reservation needs k * 1000 + 10 * (999 - r) <= 10000: r >= 100 k - 1 */
+	for (uint64_t k = 1; k <= 10; k++) {
+		assert_int_equal(dec(&e, 600, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+		assert_int_equal(at, 10000 + 100 * k - 1);
+	}
+	/* the 11th: sub-window 10 is the oldest at 20000: 1000 + 10 * (999 - r) <= 10000 */
+	assert_int_equal(dec(&e, 600, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 20099);
+	/* a MODE_NOW call that would fit on its own cannot jump the queue */
+	assert_int_equal(avail(&e, 15000), 0);
+	assert_int_equal(dec(&e, 15000, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_true(at >= 20099);
+	assert_int_equal(dec(&e, 20099, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 20199); /* 2000 + 10 * (999 - r) <= 10000: r >= 199 */
+	unmk(&e);
+}
+
+/* The true worst case (see sw_check): L at the last ns of a sub-window and, ten sub-windows
+ * on, L - L/S more one ns before the oldest one's weight reaches 0: 2L - 1 in one period. */
+static void sw_worst_case_two_limits(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 100, SW_W, NEVER);
+	assert_int_equal(dec(&e, 999, 100, RLT_MODE_NOW, &at), RLT_GO);
+	/* at 10998 the oldest weighs 1/1000: 100 / 1000 = 0.1, so 99 more */
+	assert_int_equal(avail(&e, 10998), 99);
+	assert_int_equal(dec(&e, 10998, 99, RLT_MODE_NOW, &at), RLT_GO);
+	/* both lie in (998, 10998]: 199 = 2L - 1 in one period */
+	assert_int_equal(dec(&e, 10998, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10999);
+	unmk(&e);
+}
+
+static void sw_cost_above_limit(void **s)
+{
+	struct eng e;
+	rlt_ns_t at;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	/* 25 on an empty period goes at once, charged whole */
+	assert_int_equal(dec(&e, 0, 25, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(avail(&e, 9999), 0);
+	/* 1000 + 25 * (999 - r) <= 10000: r >= 639 */
+	assert_int_equal(dec(&e, 5, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 10639);
+	/* another large one waits until the estimate is 0: the last ns of sub-window 10 */
+	assert_int_equal(dec(&e, 5, 11, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 10999);
+	/* and MODE_NOW gives its time too */
+	assert_int_equal(dec(&e, 11001, 11, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 20999);
+	/* 2^40 units and the largest cost: delayed, charged whole (saturated), never wrapped */
+	assert_int_equal(dec(&e, 100000, 1ull << 40, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, 100000, UINT64_MAX, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 110999);
+	assert_int_equal(dec(&e, 100000, UINT64_MAX, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 120999);
+	assert_int_equal(dec(&e, 100000, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 130999);
+	unmk(&e);
+}
+
+static void sw_refund_zero_still_clock(void **s)
+{
+	struct eng e;
+	rlt_ns_t at, at2;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	assert_int_equal(dec(&e, 100, 5, RLT_MODE_NOW, &at), RLT_GO);
+	refund(&e, at, 3);
+	assert_int_equal(avail(&e, 100), 8);
+	/* never below 0 */
+	refund(&e, at, 30);
+	assert_int_equal(avail(&e, 100), 10);
+	/* a reservation given back frees its sub-window */
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(dec(&e, 100, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, 200, 4, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, 10399);
+	refund(&e, at, 4);
+	assert_int_equal(dec(&e, 200, 4, RLT_MODE_RESERVE, &at2), RLT_WAIT);
+	assert_int_equal(at2, 10399);
+	/* a refund for a sub-window whose slot was reused long ago does nothing */
+	refund(&e, 100 + 32 * SW_S, 5);
+	assert_int_equal(avail(&e, 10399), 0);
+	/* cost 0 and a clock that does not move */
+	assert_int_equal(dec(&e, 10399, 0, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(at, 10399);
+	for (int i = 0; i < 50; i++) {
+		assert_int_equal(dec(&e, 10399, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		assert_int_equal(at, 10499);
+	}
+	unmk(&e);
+}
+
+static void sw_max_wait_mode_ten_years(void **s)
+{
+	struct eng e;
+	rlt_ns_t at, go, t = TEN_YEARS;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SEC, 50 * MS);
+	/* ten years on, 10/s: sub-windows of 100 ms */
+	t = t / (100 * MS) * (100 * MS);
+	assert_int_equal(dec(&e, t, 10, RLT_MODE_NOW, &at), RLT_GO);
+	/* the next one fits at +1 s + 10 ms - 1 ns; 50 ms is the longest wait */
+	go = t + SEC + 10 * MS - 1;
+	assert_int_equal(dec(&e, go - 50 * MS - 1, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, go);
+	assert_int_equal(dec(&e, go - 50 * MS, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, go);
+	assert_int_equal(dec(&e, go - 50 * MS, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, go);
+	unmk(&e);
+	/* near the end of time the search stops: denied, never wrapped */
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
+	assert_int_equal(dec(&e, UINT64_MAX - 2000, 10, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, UINT64_MAX - 2000, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	assert_int_equal(avail(&e, UINT64_MAX), 0);
+	unmk(&e);
+}
+
+static void sw_through_rlt_decide(void **s)
+{
+	struct rlt_params p;
+	struct rlt_error err;
+	void *st;
+	rlt_ns_t at;
+	(void)s;
+	assert_int_equal(rlt_params_init(&p, RLT_ALGO_SLIDING_WINDOW, 10, 1, SEC, 0, NEVER, &err),
+	                 0);
+	assert_int_equal(p.sub_ns, 100 * MS);
+	st = aligned_alloc(64, (rlt_state_size(&p) + 63) / 64 * 64);
+	assert_int_equal(rlt_state_init(&p, st, 0), 0);
+	assert_int_equal(rlt_decide(&p, st, 5 * SEC, 10, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&p, st, 5 * SEC, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	assert_int_equal(at, 6 * SEC + 10 * MS - 1);
+	rlt_refund(&p, st, 5 * SEC, 1);
+	assert_int_equal(rlt_available(&p, st, 5 * SEC), 1);
+	rlt_state_destroy(&p, st);
+	free(st);
+}
+
+/* A process that dies holding a shared state's lock does not block the others (white box:
+ * the lock is the state's first member). */
+static void sw_shared_owner_dies(void **s)
+{
+	struct rlt_params p;
+	(void)s;
+	memset(&p, 0, sizeof p);
+	p.algo = RLT_ALGO_SLIDING_WINDOW;
+	p.limit = 10;
+	p.window_ns = SW_W;
+	p.sub_ns = SW_S;
+	p.max_wait_ns = NEVER;
+	shared_owner_dies(&rlt__engine_sliding_window, &p);
+}
+
+/*
+ * The estimate at a time t from every admission at or before it, counted independently of the
+ * engine: (sum of sub-windows x-9..x) * S + (count of x-10) * (S - 1 - r), in units of 1/S.
+ */
+static u128 sw_oracle_scaled(const uint64_t *cnt, uint64_t S, rlt_ns_t t)
+{
+	uint64_t x = t / S, r = t % S;
+	u128 e = 0;
+
+	for (uint64_t i = 0; i < 10 && i <= x; i++)
+		e += (u128)cnt[x - i] * S;
+	if (x >= 10)
+		e += (u128)cnt[x - 10] * (S - 1 - r);
+	return e;
+}
+
+/*
+ * Checks a run's admissions (sorted by time, costs at most L): the estimate after each one
+ * (all admissions up to its time counted) is at most L, and no period holds more than the true
+ * worst case, derived so: take a period (t - 10S, t], t = x*S + r. E never rises between
+ * admissions, so E <= L at all times. The period holds the admissions of x-9..x up to t, say A,
+ * and part of old = count of x-10. At the last admission u <= t in x-9..x, E(u) <= L with old
+ * weighing at least (S - 1 - r) / S, so A <= L - old * (S - 1 - r) / S; old <= L (E at the end
+ * of x-10). Hence A + old <= L + old * (r + 1) / S, and x-10 has any ns inside only if
+ * r <= S - 2: at most L + floor(L (S - 1) / S), i.e. 2L - 1 for S > L, not the 1.21 L that
+ * evenly spread traffic gives. sw_worst_case_two_limits reaches it. Returns the largest count.
+ */
+static uint64_t sw_check(const struct adm *a, size_t n, uint64_t L, uint64_t S)
+{
+	uint64_t span = a[n - 1].t / S + 12, max = 0, sum = 0;
+	uint64_t *cnt = calloc(span, sizeof *cnt);
+	uint64_t bound = L + (uint64_t)((u128)L * (S - 1) / S);
+
+	for (size_t i = 0; i < n; i++) {
+		cnt[a[i].t / S] += a[i].c;
+		if (i + 1 < n && a[i + 1].t == a[i].t)
+			continue;
+		assert_true(sw_oracle_scaled(cnt, S, a[i].t) <= (u128)L * S);
+	}
+	for (size_t i = 0, lo = 0; i < n; i++) {
+		sum += a[i].c;
+		while (a[lo].t + 10 * S <= a[i].t)
+			sum -= a[lo++].c;
+		if (sum > max)
+			max = sum;
+	}
+	assert_true(max <= bound);
+	free(cnt);
+	return max;
+}
+
+/*
+ * Random sequences: every admission keeps the estimate within L, any period holds at most the
+ * worst case, go times never go back, and a denial's or reservation's time is the earliest:
+ * the oracle's estimate admits the cost there and not one ns before.
+ */
+static void sw_property_random(void **s)
+{
+	uint64_t seed = 0x5eed0002, worst = 0, worst_L = 1;
+	(void)s;
+	for (int round = 0; round < 150; round++) {
+		struct eng e;
+		uint64_t L = rlt_test_range(&seed, 1, 60), S = rlt_test_range(&seed, 1, 5000);
+		uint64_t W = 10 * S;
+		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 3 * W);
+		rlt_ns_t now = rlt_test_range(&seed, 0, 100000), prev = 0;
+		size_t n = 0, cap = 3000;
+		struct adm *a = malloc(cap * sizeof *a);
+		uint64_t span = (now + cap * 4 * W) / S + 64;
+		uint64_t *cnt = calloc(span, sizeof *cnt), m;
+
+		mk(&e, RLT_ALGO_SLIDING_WINDOW, L, W, mw);
+		for (size_t i = 0; i < cap; i++) {
+			uint64_t c = rlt_test_range(&seed, 1, L);
+			enum rlt_mode md = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_verdict v;
+			rlt_ns_t at, from;
+
+			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 2 * W)
+			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			v = dec(&e, now, c, md, &at);
+			assert_true(at != NEVER && at >= now);
+			/* earliest: conforms at `at`, and not one ns before (unless FIFO holds it) */
+			from = now > prev ? now : prev;
+			assert_true(at >= from);
+			assert_true(sw_oracle_scaled(cnt, S, at) + (u128)c * S <= (u128)L * S);
+			if (at > from)
+				assert_true(sw_oracle_scaled(cnt, S, at - 1) + (u128)c * S > (u128)L * S);
+			if (v == RLT_DENY) {
+				assert_true(md == RLT_MODE_NOW ? at > now : at - now > mw);
+				continue;
+			}
+			assert_true(v == RLT_GO ? at == now : at > now && at - now <= mw);
+			prev = at;
+			cnt[at / S] += c;
+			a[n].t = at;
+			a[n].c = c;
+			n++;
+		}
+		m = sw_check(a, n, L, S);
+		if (m * worst_L > worst * L) {
+			worst = m;
+			worst_L = L;
+		}
+		free(cnt);
+		free(a);
+		unmk(&e);
+	}
+	print_message("sliding window: most in one period over random runs: %.3f L\n",
+	              (double)worst / (double)worst_L);
+}
+
+static void sw_overload_rate(void **s)
+{
+	double r;
+	(void)s;
+	r = overload_rate(RLT_ALGO_SLIDING_WINDOW, 100, 10 * MS, 8, 1, 3);
+	assert_true(r > 0.999 && r < 1.001);
+	r = overload_rate(RLT_ALGO_SLIDING_WINDOW, 1000, SEC, 8, 1, 4);
+	assert_true(r > 0.999 && r < 1.001);
+	r = overload_rate(RLT_ALGO_SLIDING_WINDOW, 7, 10 * MS, 3, 1, 5);
+	assert_true(r > 0.999 && r < 1.001);
+}
+
+static void sw_threads_exact(void **s)
+{
+	struct eng e;
+	size_t n;
+	struct adm *a;
+	(void)s;
+	mk(&e, RLT_ALGO_SLIDING_WINDOW, 1000, 20000, NEVER);
+	a = run_threads(&e, 77, &n);
+	assert_true(n > 0);
+	sw_check(a, n, 1000, 2000);
+	free(a);
+	unmk(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sw_first_fill_deny_weight),
+		cmocka_unit_test(sw_reserve_fifo),
+		cmocka_unit_test(sw_worst_case_two_limits),
+		cmocka_unit_test(sw_cost_above_limit),
+		cmocka_unit_test(sw_refund_zero_still_clock),
+		cmocka_unit_test(sw_max_wait_mode_ten_years),
+		cmocka_unit_test(sw_through_rlt_decide),
+		cmocka_unit_test(sw_shared_owner_dies),
+		cmocka_unit_test(sw_property_random),
+		cmocka_unit_test(sw_overload_rate),
+		cmocka_unit_test(sw_threads_exact),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
