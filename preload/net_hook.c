@@ -400,6 +400,39 @@ unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 	return held;
 }
 
+/* rlt_pre_net_io's datagram: loss. */
+static ssize_t dgram_io(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_set *set,
+                        unsigned dir, size_t len, int flags, const struct sockaddr *addr,
+                        socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx)
+{
+	struct rlt__peer to = {0};
+
+	if (flags & MSG_PEEK)
+		return op(ctx, fd, 0, len);
+	if (dir == RLT_NET_OUT) {
+		if (addr)
+			rlt__peer_from_sockaddr(&to, addr, addrlen);
+		if (rlt__net_drop(set, &e->s, RLT_NET_OUT, addr ? &to : NULL)) {
+			/* sent, as far as the program can tell: the network lost it */
+			atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
+			return (ssize_t)len;
+		}
+		return op(ctx, fd, 0, len);
+	}
+	/* Received: a lost one is taken off the queue and the call waits for the next (a
+	 * non-blocking one gets the kernel's EAGAIN when none is left). Bounded by what arrives. */
+	for (;;) {
+		ssize_t n = op(ctx, fd, 0, len);
+		if (n < 0)
+			return n;
+		if (addr)
+			rlt__peer_from_sockaddr(&to, addr, addrlen);
+		if (!rlt__net_drop(set, &e->s, RLT_NET_IN, addr ? &to : NULL))
+			return n;
+		atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
+	}
+}
+
 /*
  * A send (dir RLT_NET_OUT) or receive (RLT_NET_IN) of len bytes on fd, under the conditions:
  * `addr` is a datagram's address when the socket has none (sendto's, or recvfrom's once filled,
@@ -425,34 +458,8 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 			return ret;
 	}
 
-	if (!e->s.stream) {
-		struct rlt__peer to = {0};
-		if (flags & MSG_PEEK)
-			return op(ctx, fd, 0, len);
-		if (dir == RLT_NET_OUT) {
-			if (addr)
-				rlt__peer_from_sockaddr(&to, addr, addrlen);
-			if (rlt__net_drop(set, &e->s, RLT_NET_OUT, addr ? &to : NULL)) {
-				/* sent, as far as the program can tell: the network lost it */
-				atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
-				return (ssize_t)len;
-			}
-			return op(ctx, fd, 0, len);
-		}
-		/* Received: a lost one is taken off the queue and the call waits for the next (a
-		 * non-blocking one gets the kernel's EAGAIN when none is left). Bounded by what
-		 * arrives. */
-		for (;;) {
-			ssize_t n = op(ctx, fd, 0, len);
-			if (n < 0)
-				return n;
-			if (addr)
-				rlt__peer_from_sockaddr(&to, addr, addrlen);
-			if (!rlt__net_drop(set, &e->s, RLT_NET_IN, addr ? &to : NULL))
-				return n;
-			atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
-		}
-	}
+	if (!e->s.stream)
+		return dgram_io(fd, e, set, dir, len, flags, addr, addrlen, op, ctx);
 
 	/* a stream */
 	uint64_t room;

@@ -29,7 +29,7 @@ RLT_NET="latency=100ms jitter=40ms seed=3" throttled python3 "$ITEST_DIR/net_rtt
 out=$(cat "$T/j.out")
 info "jitter: $out"
 assert_ge "jitter: fastest (ms)" 59 "$(kv min_ms "$out")"
-assert_le "jitter: slowest (ms)" 220 "$(kv max_ms "$out")"
+assert_le "jitter: slowest (ms) (140 and a loaded machine's scheduling)" 400 "$(kv max_ms "$out")"
 assert_ge "jitter: spread (ms)" 20 $(($(kv max_ms "$out") - $(kv min_ms "$out")))
 
 # datagrams: each held from its own arrival
