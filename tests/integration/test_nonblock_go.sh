@@ -3,7 +3,8 @@
 # edge-triggered epoll, waited on by whichever thread is free) receives under RLT_RECV and sends
 # under RLT_SEND: a non-blocking call the budget does not allow gets EAGAIN, and the wait wakes
 # the goroutine when it does (rlthrottle(7) BEHAVIOUR). At the rate, every byte equal, no spin.
-# Its dials under RLT_CONNECT complete at the rate, none slept in.
+# Its dials under RLT_CONNECT complete at the rate, none slept in; under RLT_NET latency they
+# complete late, and a stream comes whole.
 # (The same with spinning goroutines and signals: tests/reliability/test_signal_go.sh, which
 # caught the waits' filter on one thread only: the netpoller's thread never trapped a wait.)
 # fronts: seccomp (why: a static Go binary: the preload cannot reach it)
@@ -58,3 +59,28 @@ assert_eq "connections dialled" 9 "$(kv dialled "$T/dial.out")"
 # (8 intervals of 250 ms: 2 s; a completion told to the netpoller before its time ended at 1.76 s)
 assert_range "last connection (s)" 1.85 3.5 "$(calc "$(kv elapsed_ns "$T/dial.out") / 1e9")"
 assert_cpu "dial" "$(kv cpu_ns "$T/dial.out")" "$(kv elapsed_ns "$T/dial.out")" 0.2
+
+# RLT_NET latency on the netpoller (issue 18): 9 dials at once complete 100 ms late (each
+# socket held whole until its completion is due), and a stream comes whole through the delay
+bg lst2 python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64); print(s.getsockname()[1], flush=True)
+s.settimeout(15); kept = [s.accept()[0] for _ in range(9)]; time.sleep(1)'
+lpid=$LAST_PID
+wait_file "$T/lst2.out" 10
+timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp --net "latency=100ms" -- \
+	"$gdir/gonb" dial "127.0.0.1:$(cat "$T/lst2.out")" 9 >"$T/ldial.out" 2>"$T/ldial.err" ||
+	{ show "$T/ldial.out" "$T/ldial.err"; fail "gonb dial under latency failed"; }
+wait_pid "$lpid" 20 || fail "the listener did not end"
+assert_eq "connections dialled under latency" 9 "$(kv dialled "$T/ldial.out")"
+assert_range "last connection under latency=100ms (s)" 0.095 1.5 "$(calc "$(kv elapsed_ns "$T/ldial.out") / 1e9")"
+n=262144
+start_srv src2 source -n $n
+spid=$LAST_PID
+timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp --net "latency=50ms" -- \
+	"$gdir/gonb" recv "127.0.0.1:$SRV_PORT" >"$T/lrecv.out" 2>"$T/lrecv.err" ||
+	{ show "$T/lrecv.out" "$T/lrecv.err"; fail "gonb recv under latency failed"; }
+wait_pid "$spid" 20 || fail "source did not finish"
+assert_eq "recv bytes under latency" "$n" "$(kv bytes "$T/lrecv.out")"
+assert_eq "recv checksum under latency" "$(kv fnv "$T/src2.out")" "$(kv fnv "$T/lrecv.out")"
+assert_ge "recv under latency=50ms (s)" 0.05 "$(calc "$(kv elapsed_ns "$T/lrecv.out") / 1e9")"
+assert_cpu "recv under latency" "$(kv cpu_ns "$T/lrecv.out")" "$(kv elapsed_ns "$T/lrecv.out")" 0.3
