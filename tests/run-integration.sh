@@ -21,16 +21,22 @@
 # (ITEST_MATRIX=1) runs every declared run, the whole matrix; `make matrix-rest`
 # (ITEST_MATRIX=rest) only the runs `make integration` leaves out (CI, after make test).
 #
-# Runs at once: a test that asserts no rate and no time (nothing that load on the machine could
-# change: counts, statuses, bytes, output) says so in a line `# parallel-safe` (or
-# `# parallel-safe: NOTE`). The other runs, the rate and timing tests, run one at a time (never
-# two of them together, and first: they are the long path); parallel-safe runs fill the other
-# places, ITEST_JOBS runs at a time in all (3 by default: one rate run and two parallel-safe
-# ones; ITEST_JOBS=1 runs everything one after another). Each kind goes longest first, by the
-# times of the last run. ITEST_RATE_ALONE=1 runs each rate run with nothing of ours beside it;
-# ITEST_RATE_JOBS=2 runs rate runs two at a time (an experiment: they are meant to run alone
-# of their kind). A parallel-safe test keeps to what is its own: its temporary directory ($T),
-# ports found free, shared-scope names with its pid in them.
+# Runs at once: a test that measures no rate says so in a line `# parallel-safe: WHY`. It asserts
+# counts, statuses, bytes or output ("counts only"), or at most a generous bound on a time that is
+# no rate ("bound, no rate": a deadline held, a wait ended by its signal, timeout or close, a call
+# refused at once rather than after a delay), several times what a quiet machine takes: load
+# beside it cannot break it (each is checked passing three times beside two busy loops). WHY says
+# which, and what is bounded; a bare `# parallel-safe` is "counts only". The other runs are the
+# rate tests: they assert a rate, or how long a paced transfer takes. They go first (they are the
+# long path), ITEST_RATE_JOBS at a time (2 by default: a paced test spends its time asleep in
+# the throttle, and its bounds are those of a rate, 0.7-1.3 or so, which a neighbour that mostly
+# sleeps too does not move; ITEST_RATE_JOBS=1 runs them one at a time); parallel-safe runs fill
+# the other places, ITEST_JOBS runs at a time in all (3 by default: two rate runs and one
+# parallel-safe run, or more of those when the rate runs are done; ITEST_JOBS=1 runs everything
+# one after another). Each kind goes longest first, by the times of the last run.
+# ITEST_RATE_ALONE=1 runs each rate run with nothing of ours beside it. A parallel-safe test keeps
+# to what is its own: its temporary directory ($T), ports found free, shared-scope names with its
+# pid in them.
 # ITEST_SUITE may name both suites ("integration reliability": one queue, as make test runs
 # them); ITEST_STAGES names make targets run as parallel-safe runs beside them, and
 # ITEST_RATE_STAGES make targets run as rate runs (make test's other stages: labels such as
@@ -168,7 +174,7 @@ launch() {
 # for whatever the test left running.)
 tab=$(printf '\t')
 run_all() {
-	jobs=${ITEST_JOBS:-3} alone=${ITEST_RATE_ALONE:-} rjobs=${ITEST_RATE_JOBS:-1}
+	jobs=${ITEST_JOBS:-3} alone=${ITEST_RATE_ALONE:-} rjobs=${ITEST_RATE_JOBS:-2}
 	nr=$(cat "$work/rate" 2>/dev/null | wc -l) ns=$(cat "$work/safe" 2>/dev/null | wc -l)
 	ir=0 is=0 id=0 running="" rates=""
 	while [ "$ir" -lt "$nr" ] || [ "$is" -lt "$ns" ] || [ -n "$running" ]; do
