@@ -244,9 +244,9 @@ $(BUILD)/itest/trapprog_taken: tests/inject/trapprog.c $(BUILD_STAMP)
 		-o $@ $<
 
 # make test: the stages below, each a run of the integration runner beside the integration and
-# reliability tests (tests/run-integration.sh: the rate tests one at a time, the others beside
-# them; the unit tests, some of which time a wake-up, counted as a rate run). Everything is built
-# first, so that no two stages build one file.
+# reliability tests (tests/run-integration.sh: the rate tests two at a time, the tests that
+# measure no rate, # parallel-safe, beside them; the unit tests, some of which time a wake-up,
+# counted as a rate run). Everything is built first, so that no two stages build one file.
 # (MAKE through another name: a recipe that names $(MAKE) runs even under make -n or -q)
 TEST_MAKE = $(MAKE)
 test: all $(UNIT_BIN) $(ITEST_BIN) $(INJ_BIN) $(TRAP_TEST_BIN)

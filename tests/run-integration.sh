@@ -21,16 +21,25 @@
 # (ITEST_MATRIX=1) runs every declared run, the whole matrix; `make matrix-rest`
 # (ITEST_MATRIX=rest) only the runs `make integration` leaves out (CI, after make test).
 #
-# Runs at once: a test that asserts no rate and no time (nothing that load on the machine could
-# change: counts, statuses, bytes, output) says so in a line `# parallel-safe` (or
-# `# parallel-safe: NOTE`). The other runs, the rate and timing tests, run one at a time (never
-# two of them together, and first: they are the long path); parallel-safe runs fill the other
-# places, ITEST_JOBS runs at a time in all (3 by default: one rate run and two parallel-safe
-# ones; ITEST_JOBS=1 runs everything one after another). Each kind goes longest first, by the
-# times of the last run. ITEST_RATE_ALONE=1 runs each rate run with nothing of ours beside it;
-# ITEST_RATE_JOBS=2 runs rate runs two at a time (an experiment: they are meant to run alone
-# of their kind). A parallel-safe test keeps to what is its own: its temporary directory ($T),
-# ports found free, shared-scope names with its pid in them.
+# Runs at once: a test that measures no rate says so in a line `# parallel-safe: WHY`. It asserts
+# counts, statuses, bytes or output ("counts only"), or at most a generous bound on a time that is
+# no rate ("bound, no rate": a deadline held, a wait ended by its signal, timeout or close, a call
+# refused at once rather than after a delay), several times what a quiet machine takes: load
+# beside it cannot break it (each is checked passing three times beside two busy loops). WHY says
+# which, and what is bounded; a bare `# parallel-safe` is "counts only". The other runs are the
+# rate tests: they assert a rate, or how long a paced transfer takes. They go first (they are the
+# long path), ITEST_RATE_JOBS at a time (2 by default: a paced test spends its time asleep in
+# the throttle, and its bounds are those of a rate, 0.7-1.3 or so, which a neighbour that mostly
+# sleeps too does not move; ITEST_RATE_JOBS=1 runs them one at a time); parallel-safe runs fill
+# the other places, ITEST_JOBS runs at a time in all (3 by default: two rate runs and one
+# parallel-safe run, or more of those when the rate runs are done; ITEST_JOBS=1 runs everything
+# one after another). A rate test whose pass hangs on another process answering in time (a
+# Redis restarted mid-run) says so in a line `# rate-alone: WHY`: no other rate run goes beside
+# it (parallel-safe runs still do, as when the rate runs went one at a time). Each kind goes
+# longest first, by the times of the last run.
+# ITEST_RATE_ALONE=1 runs each rate run with nothing of ours beside it. A parallel-safe test keeps
+# to what is its own: its temporary directory ($T), ports found free, shared-scope names with its
+# pid in them.
 # ITEST_SUITE may name both suites ("integration reliability": one queue, as make test runs
 # them); ITEST_STAGES names make targets run as parallel-safe runs beside them, and
 # ITEST_RATE_STAGES make targets run as rate runs (make test's other stages: labels such as
@@ -112,9 +121,11 @@ record() {
 }
 
 # run_one T LABEL LOG FRONT XFAIL_REASON XFAIL_ERE: queue one run, among the parallel-safe ones
-# if its test is marked so ($t_par), else among the rate runs. FRONT "make" is a make target T.
+# if its test is marked so ($t_par), else among the rate runs (and its label in $work/alone if
+# its test is marked rate-alone, $t_alone). FRONT "make" is a make target T.
 run_one() {
 	if [ -n "$t_par" ]; then q=$work/safe; else q=$work/rate; fi
+	[ -z "$t_par" ] && [ -n "${t_alone:-}" ] && printf '%s\n' "$2" >>"$work/alone"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" >>"$q"
 }
 
@@ -168,23 +179,32 @@ launch() {
 # for whatever the test left running.)
 tab=$(printf '\t')
 run_all() {
-	jobs=${ITEST_JOBS:-3} alone=${ITEST_RATE_ALONE:-} rjobs=${ITEST_RATE_JOBS:-1}
+	jobs=${ITEST_JOBS:-3} alone=${ITEST_RATE_ALONE:-} rjobs=${ITEST_RATE_JOBS:-2}
 	nr=$(cat "$work/rate" 2>/dev/null | wc -l) ns=$(cat "$work/safe" 2>/dev/null | wc -l)
-	ir=0 is=0 id=0 running="" rates=""
+	ir=0 is=0 id=0 running="" rates="" arun=""
 	while [ "$ir" -lt "$nr" ] || [ "$is" -lt "$ns" ] || [ -n "$running" ]; do
 		still="" busy=0 rbusy=0
 		for r in $running; do
 			if [ -f "$work/$r.rc" ]; then
 				finish "$r"
+				[ "$r" = "$arun" ] && arun=""
 			else
 				still="$still $r"; busy=$((busy + 1))
 				case " $rates " in *" $r "*) rbusy=$((rbusy + 1)) ;; esac
 			fi
 		done
 		running=$still
+		# the next rate run, and whether it goes with no other rate run beside it (rate-alone)
+		nalone=""
+		if [ "$ir" -lt "$nr" ] && [ -s "$work/alone" ]; then
+			nlabel=$(sed -n "$((ir + 1))p" "$work/rate" | cut -f 2)
+			grep -Fxq -- "$nlabel" "$work/alone" && nalone=1
+		fi
 		if [ "$ir" -lt "$nr" ] && [ "$rbusy" -lt "$rjobs" ] && [ "$busy" -lt "$jobs" ] &&
+			[ -z "$arun" ] && { [ -z "$nalone" ] || [ "$rbusy" -eq 0 ]; } &&
 			{ [ -z "$alone" ] || [ "$busy" -eq 0 ]; }; then
 			ir=$((ir + 1)) id=$((id + 1)) rates="$rates $id"
+			[ -n "$nalone" ] && arun=$id
 			launch "$id" rate "$ir"
 		elif [ "$is" -lt "$ns" ] && [ "$busy" -lt "$jobs" ] &&
 			{ [ -z "$alone" ] || { [ "$ir" -ge "$nr" ] && [ "$rbusy" -eq 0 ]; }; }; then
@@ -211,7 +231,7 @@ selected() {
 
 start=$(date +%s)
 for st in ${ITEST_STAGES:-} ${ITEST_RATE_STAGES:-}; do
-	t_par=""
+	t_par="" t_alone=""
 	case " ${ITEST_STAGES:-} " in *" $st "*) t_par=1 ;; esac
 	selected "make:$st" && run_one "$st" "make:$st" "$logs/stage.$st.log" make "" ""
 done
@@ -221,6 +241,7 @@ for tf in $(for s in $suites; do ls "$here"/$s/test_*.sh 2>/dev/null; done | LC_
 	selected "$name" || selected "$name[preload]" || selected "$name[seccomp]" || continue
 	decl=$(grep -m 1 '^# fronts:' "$tf" | sed 's/^# fronts: *//')
 	t_par=$(grep -m 1 '^# parallel-safe' "$tf")
+	t_alone=$(grep -m 1 '^# rate-alone' "$tf")
 	# (sh has no local variables: these two are the test's, apart from run_one's and record's)
 	t_xreason=$(grep -m 1 '^# xfail-seccomp:' "$tf" | sed 's/^# xfail-seccomp: *//')
 	t_xon=$(grep -m 1 '^# xfail-seccomp-on:' "$tf" | sed 's/^# xfail-seccomp-on: *//')

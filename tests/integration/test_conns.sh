@@ -3,6 +3,7 @@
 # after one closes a new one succeeds. With action=delay the 4th waits until one closes.
 # Accepted sockets count too.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (a delayed connect waits for a close made at 0.8 s: 0.6-2.5 s)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn

@@ -6,6 +6,7 @@
 # holds the socket back until its budget allows the receive, and returns by curl's timeout.
 # Generous bound: N + 0.5 s.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (curl's own --max-time N holds: it ends by N + 0.5 s)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd curl python3

@@ -9,6 +9,7 @@
 # next 64 KiB send (one charge, whole) waits 1 s, and the dup2 comes 0.5 s into that wait (before:
 # the second send went to peer B).
 # fronts: preload seccomp
+# parallel-safe: bytes only (the dup2 comes 0.5 s into a paced wait of 1 s or more)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin dupswap

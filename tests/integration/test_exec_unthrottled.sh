@@ -6,6 +6,7 @@
 # A throttled image exec'd publishes its own page; a failed exec keeps this image's page. Under
 # --seccomp a static program exec'd is throttled (the handler is put into it), so it has a page.
 # fronts: preload seccomp
+# parallel-safe: statuses only (pages of its own pids, what stats and set answer)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd busybox python3

@@ -1,5 +1,6 @@
 #!/bin/bash
 # fronts: preload (why: it tests the injector itself, tools/launcher/inject.c, which no front uses yet)
+# parallel-safe: counts only (the calls strace sees)
 # Issue 21, item 3: the launcher detaches after the injection, so a tracer can attach to the
 # injected program as usual: strace -p sees its trapped calls (as SIGSYS) and the program ends
 # with every call answered.

@@ -1,5 +1,6 @@
 #!/bin/bash
 # fronts: preload seccomp
+# parallel-safe: counts only (connections served and refused per address; a close is given 0.3 s to be seen)
 # Issue 11: RLT_CONNS="2 key=peer": at most 2 connections open per client address. python's
 # ThreadingTCPServer, throttled, holds each connection open until its client says bye. From
 # 127.0.0.2 a third connection at once is refused (taken off the queue and closed) while

@@ -1,5 +1,6 @@
 #!/bin/bash
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (a held accept is served within 0.5 s of a close, and shed 0.4-1.0 s after a 500 ms max-wait)
 # matrix-only: seccomp (make test keeps the keys under --seccomp in test_keys_nginx, test_keys_conns and test_keys_dryrun; the whole matrix runs in CI after it)
 # Issue 11: RLT_CONNS="2 key=peer action=delay": a python server (four threads accepting on one
 # listener, a thread per connection, each held open until its client says bye) admits at most

@@ -5,6 +5,7 @@
 # 204800 bytes (before: "busiest":[] and no rlthrottle_key_* sample until a new call, the
 # table scanned once a second, at a call, before that call's own key was in it).
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (the idle peer's 204800 bytes are in the view 0.3 s after its last call, not at a next call)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

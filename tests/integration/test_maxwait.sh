@@ -2,6 +2,7 @@
 # max-wait: a delay longer than max-wait fails with the rule's errno, no later than about max-wait;
 # a shorter delay is simply waited out.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (a call over max-wait fails within 0.5-0.6 s, not after the delay of 1-5 s)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast acceptor conn

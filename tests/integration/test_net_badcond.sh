@@ -3,6 +3,7 @@
 # that names RLT_NET and the wrong part; the program never runs. --check prints the conditions
 # as understood (0) or the same line (2).
 # fronts: preload seccomp
+# parallel-safe: statuses and lines only
 . "$(dirname "$0")/lib.sh"
 need_lib
 L="$(dirname "$RLT_LIB")/rlthrottle"

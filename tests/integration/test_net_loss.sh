@@ -4,6 +4,7 @@
 # another seed others; RLT_STATS counts the drops; sendmmsg and recvmmsg lose messages the same
 # way; a stream is never cut by loss.
 # fronts: preload seccomp
+# parallel-safe: counts only (datagrams a seeded loss= drops, the same under one seed; RLT_STATS's count)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

@@ -4,6 +4,7 @@
 # connect=refuse ends curl with exit 7 without a connection reaching the server; p=50% resets
 # about half of 40 connections, the same ones under one seed.
 # fronts: preload seccomp
+# parallel-safe: counts only (bytes before a reset, connections reset under p=50% and one seed, curl's statuses)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd curl python3

@@ -6,6 +6,7 @@
 # blocking reader until its own SO_RCVTIMEO ends the call (EAGAIN), after exactly SIZE bytes, and
 # with close= shuts the connection down (the reader gets the end of the stream, the server a FIN).
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (the reader's own 1 s SO_RCVTIMEO ends it within 0.9-5 s)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

@@ -4,6 +4,7 @@
 # (curl) and 300 kB (http.client, 1-100 bytes a read) with every byte equal, and RLT_STATS
 # counts the calls cut short; a MSG_WAITALL receive still gets all it asked for.
 # fronts: preload seccomp
+# parallel-safe: counts only (reads cut short; a duration's lower bound, which load only lengthens)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd curl python3

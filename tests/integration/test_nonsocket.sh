@@ -2,6 +2,7 @@
 # rlthrottle(7) BEHAVIOUR: reads and writes on files, pipes and /dev/null are not throttled by RLT_SEND/RLT_RECV,
 # even with family=all: 20 MB through each at a 1 kB/s rule takes well under 3 s.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (20 MB through files and pipes within 3 s: not throttled)
 . "$(dirname "$0")/lib.sh"
 need_lib
 export RLT_SEND="1kB/s family=all" RLT_RECV="1kB/s family=all"

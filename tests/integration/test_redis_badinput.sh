@@ -3,6 +3,7 @@
 # errors (status 125); an unreachable server (a closed port on 127.0.0.1) gets the fallback at
 # once, without hanging, and `rlthrottle --check` says it does not answer.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (50 calls with Redis unreachable within 1 s: no hang)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn

@@ -5,6 +5,7 @@
 # --seccomp too (the handler logs the outage as the preload does: the Redis calls are its own).
 # fronts: preload seccomp
 # matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
+# rate-alone: Redis is killed and started again mid-run, and the client must see it back before its 4 s end (one outage line, one recovery line each): with another rate run beside it, it once did not
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn

@@ -2,6 +2,7 @@
 # rlthrottle(7) RULES/§4 action=reject: the call fails at once with the rule's errno (connect ECONNREFUSED,
 # accept ECONNABORTED, send ENOBUFS, recv EAGAIN, or errno=NAME), and the budget stays as it was.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (a rejected call fails within 200 ms, not after a delay)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn sink blast source pull

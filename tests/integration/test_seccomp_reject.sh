@@ -2,6 +2,7 @@
 # --seccomp, action=reject: a rejected connect fails with ECONNREFUSED, or the rule's errno=;
 # a send beyond a reject rule fails with ENOBUFS and leaves the budget as it was.
 # fronts: seccomp (the handler answering with an errno in a static program; test_reject covers both fronts)
+# parallel-safe: bound, no rate (a rejected connect fails within 200 ms, not after a delay)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

@@ -4,6 +4,7 @@
 # that the handler runs; the program sends the rest. Nothing charged twice (units == bytes),
 # no byte sent twice or lost (the sink gets the stream exactly).
 # fronts: seccomp (a call held by the SIGSYS handler ended for the program's signal handler)
+# parallel-safe: bound, no rate (a signal at 150 ms ends the first call within 0.1-0.5 s; units and bytes exact)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

@@ -5,6 +5,7 @@
 # EAGAIN after the timeout, and a send to a peer that reads nothing returns what went out.
 # The server holds each connection open for 4 s without a byte either way.
 # fronts: seccomp (SO_RCVTIMEO/SO_SNDTIMEO on calls the handler makes for a static program)
+# parallel-safe: bound, no rate (a 400 ms SO_*TIMEO ends the call within 0.3-1.5 s)
 . "$(dirname "$0")/lib.sh"
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"

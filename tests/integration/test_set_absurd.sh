@@ -4,6 +4,7 @@
 # later to 100MiB/s: the rest of the 6 MiB arrives within 3 s of the raise (before: 0 bytes in
 # 3 s, the sender's go time 62 days away: a saturated time carried into units). sha256.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (the rest arrives within 3 s of the raise; it needs 0.06 s)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/set_lib.sh"
 need_lib

@@ -3,6 +3,7 @@
 # to 100/s: it goes within 2 s of the set (a loaded machine: some 10 ms on a quiet one), not 20 s later. Under UNDER_SECCOMP=1 the program
 # runs under --seccomp: the handler's wait sees the set, as the preload's does.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (the connect goes within 2 s of the set; 10 ms on a quiet machine)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

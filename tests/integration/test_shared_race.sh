@@ -2,6 +2,7 @@
 # 8 processes start at once naming a new shared scope: they all agree on one segment with one
 # creator, and share its budget exactly (1/h burst=8, action=reject: 8 connections in all).
 # fronts: preload seccomp
+# parallel-safe: counts only (8 connections in all under a segment named with its pid)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin acceptor conn

@@ -4,6 +4,7 @@
 # does (SA_RESTART or not), and the calls that follow move the rest: every byte arrives, once.
 # With and without SA_RESTART, SIGALRM and SIGUSR1, on send and on a MSG_WAITALL recv.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (a signal at 0.2 s ends the call within 1 s; unended it would go 2 s)
 # matrix-only: seccomp (slow: its seccomp run is in make matrix, to keep make test in budget)
 . "$(dirname "$0")/lib.sh"
 need_lib

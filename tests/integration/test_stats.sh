@@ -3,6 +3,7 @@
 # calls, allowed, delayed, rejected, units, delay_ns_total, delay_ns_max. %p becomes the pid; units
 # are the bytes sent; "stderr" writes it to stderr.
 # fronts: preload seccomp
+# parallel-safe: counts only (RLT_STATS's fields and units)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin sink blast acceptor conn

@@ -4,6 +4,7 @@
 # bytes in its own); %p gives each its own file; a FIFO nobody reads never holds the exit; a
 # symbolic link planted at the path is not followed.
 # fronts: preload (the summary per process is the preload's; the launcher's one line for a command is test_command_budget's)
+# parallel-safe: bound, no rate (the exit with a FIFO nobody reads within 2 s)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin fnv

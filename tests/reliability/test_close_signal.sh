@@ -6,6 +6,7 @@
 # connect and close loopback sockets under RLT_CONNECT and RLT_CONNS; plain and preloaded
 # runs are the reference (0).
 # Also: the slots of the closed connections come free (1000 of them, 2 threads looping).
+# parallel-safe: counts only (no EINTR from close; iterations and signals over their minima, which a quiet run passes 3-20 times)
 . "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_bin closeintr

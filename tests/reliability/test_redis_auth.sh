@@ -3,6 +3,7 @@
 # started here). Two processes share one budget through it, with the default user's password
 # and with the ACL user's; a wrong password is an outage (the fallback applies) whose log line
 # does not hold the password; no log line, RLT_STATS, `--check` output or error shows it.
+# rate-alone: Redis is restarted mid-run and the client must see it back with one outage line: with another rate run beside it, a slow first reply once made a second one
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_bin acceptor conn

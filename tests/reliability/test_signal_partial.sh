@@ -6,6 +6,7 @@
 # its SA_RESTART handler. Now: within one piece's time, on both fronts, and the peer got exactly
 # the prefix the program was told went (sha256). A call that moved nothing yet goes on waiting
 # (rlthrottle(7) BEHAVIOUR: never EINTR of ours).
+# parallel-safe: bound, no rate (a signal ends the call within 0.3-0.4 s; 0-4 ms on a quiet machine; bytes exact)
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
 need_bin sigpartial

@@ -4,6 +4,7 @@
 # filling its buffer again). Now: every byte arrives once (sha256), the return values add up,
 # no EINTR under SA_RESTART. And a blocking recv parked on an idle socket lets each handler run
 # at once (within ~a piece), then goes on waiting. Both fronts.
+# parallel-safe: bound, no rate (each handler runs within 100 ms; bytes exact)
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
 need_bin sigio

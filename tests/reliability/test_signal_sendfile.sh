@@ -4,6 +4,7 @@
 # under --seccomp the peer got 1.52 MB for 1 MB, and the return values did not add up to the
 # file position. Now: bytes exact (sha256), and after each call the offset (or the file
 # position) is the sum of what the calls returned. Both fronts.
+# parallel-safe: bound, no rate (each handler runs within 100 ms; bytes and offsets exact)
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
 need_bin sigio
