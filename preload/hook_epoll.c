@@ -115,10 +115,30 @@ static int ctl_taken_out(int epfd, int op, int fd, const struct epoll_event *ev)
 	return 1;
 }
 
+/* 1 when fd is a socket a connect or accept let go later, not yet due. */
+static int held_until_later(int fd)
+{
+	struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
+
+	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
+	       atomic_load_explicit(&e->until, memory_order_acquire) > rlt__now();
+}
+
 int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	int saved = errno, rc = real_epoll_ctl(epfd, op, fd, ev);
+	struct epoll_event quiet;
+	struct epoll_event *kev = ev;
 	struct rlt_pre_fd *e;
+
+	/* A socket due later is registered without its events (Go connects, then registers,
+	 * while a thread of it may sleep in this instance's wait already: the kernel's event
+	 * would reach that thread at once); the wait puts them back when due. */
+	if (op == EPOLL_CTL_ADD && ev && !rlt__internal && held_until_later(fd)) {
+		quiet = *ev;
+		quiet.events &= ~(uint32_t)(RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS);
+		kev = &quiet;
+	}
+	int saved = errno, rc = real_epoll_ctl(epfd, op, fd, kev);
 
 	if (rc != 0 && errno == ENOENT && ctl_taken_out(epfd, op, fd, ev)) {
 		errno = saved;
@@ -150,9 +170,14 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 				atomic_store_explicit(&e->unheld, 1, memory_order_relaxed);
 			if (g)
 				atomic_store_explicit(&g->epfd, 0, memory_order_release);
-		} else if (atomic_load_explicit(&e->until, memory_order_acquire) > rlt__now()) {
-			/* a thread may sleep in this instance's wait already (Go's netpoller):
-			 * the accepted socket due later must not reach it */
+		} else if (kev != ev) {
+			/* registered without its events: held whole from here (out of the
+			 * kernel) until due */
+			struct reg *g = reg_find(epfd, fd);
+			if (g)
+				atomic_store_explicit(&g->held, ev->events & (RLT_PRE_IN_EVENTS |
+				                                              RLT_PRE_OUT_EVENTS),
+				                      memory_order_relaxed);
 			rlt_pre_fd_hold_whole(fd);
 		}
 	}

@@ -44,34 +44,33 @@ assert_eq "send checksum" "$(kv fnv "$T/send.out")" "$(kv fnv "$T/snk.out")"
 MIN_SPAN_S=1.5 assert_rate "send" $((n - burst)) "$(kv elapsed_ns "$T/send.out")" $rate 0.7 1.3
 assert_cpu "send" "$(kv cpu_ns "$T/send.out")" "$(kv elapsed_ns "$T/send.out")" 0.2
 
-# connects: the netpoller's non-blocking connects are held until RLT_CONNECT allows each (9 at
-# once under 4/s, burst 1: the last about 2 s after the first), never slept in
-bg lst python3 -c 'import socket, sys, time
+# dials NAME LAUNCHER_ARGS...: gonb dials 9 connections at once to a listener that keeps them,
+# under the launcher with those arguments; NAME.out holds gonb's line.
+dials() {
+	local name=$1
+	shift
+	bg "lst_$name" python3 -c 'import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64); print(s.getsockname()[1], flush=True)
 s.settimeout(15); kept = [s.accept()[0] for _ in range(9)]; time.sleep(1)'
-lpid=$LAST_PID
-wait_file "$T/lst.out" 10
-RLT_CONNECT="4/s burst=1" timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp -- \
-	"$gdir/gonb" dial "127.0.0.1:$(cat "$T/lst.out")" 9 >"$T/dial.out" 2>"$T/dial.err" ||
-	{ show "$T/dial.out" "$T/dial.err"; fail "gonb dial failed"; }
-wait_pid "$lpid" 20 || fail "the listener did not end"
-assert_eq "connections dialled" 9 "$(kv dialled "$T/dial.out")"
+	local lpid=$LAST_PID
+	wait_file "$T/lst_$name.out" 10
+	timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp "$@" -- \
+		"$gdir/gonb" dial "127.0.0.1:$(cat "$T/lst_$name.out")" 9 >"$T/$name.out" 2>"$T/$name.err" ||
+		{ show "$T/$name.out" "$T/$name.err"; fail "gonb dial ($name) failed"; }
+	wait_pid "$lpid" 20 || fail "the listener ($name) did not end"
+	assert_eq "connections dialled ($name)" 9 "$(kv dialled "$T/$name.out")"
+}
+
+# connects: the netpoller's non-blocking connects are held until RLT_CONNECT allows each (9 at
+# once under 4/s, burst 1: the last about 2 s after the first), never slept in
+dials dial -c "4/s burst=1"
 # (8 intervals of 250 ms: 2 s; a completion told to the netpoller before its time ended at 1.76 s)
 assert_range "last connection (s)" 1.85 3.5 "$(calc "$(kv elapsed_ns "$T/dial.out") / 1e9")"
 assert_cpu "dial" "$(kv cpu_ns "$T/dial.out")" "$(kv elapsed_ns "$T/dial.out")" 0.2
 
 # RLT_NET latency on the netpoller (issue 18): 9 dials at once complete 100 ms late (each
 # socket held whole until its completion is due), and a stream comes whole through the delay
-bg lst2 python3 -c 'import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64); print(s.getsockname()[1], flush=True)
-s.settimeout(15); kept = [s.accept()[0] for _ in range(9)]; time.sleep(1)'
-lpid=$LAST_PID
-wait_file "$T/lst2.out" 10
-timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp --net "latency=100ms" -- \
-	"$gdir/gonb" dial "127.0.0.1:$(cat "$T/lst2.out")" 9 >"$T/ldial.out" 2>"$T/ldial.err" ||
-	{ show "$T/ldial.out" "$T/ldial.err"; fail "gonb dial under latency failed"; }
-wait_pid "$lpid" 20 || fail "the listener did not end"
-assert_eq "connections dialled under latency" 9 "$(kv dialled "$T/ldial.out")"
+dials ldial --net "latency=100ms"
 assert_range "last connection under latency=100ms (s)" 0.095 1.5 "$(calc "$(kv elapsed_ns "$T/ldial.out") / 1e9")"
 n=262144
 start_srv src2 source -n $n
