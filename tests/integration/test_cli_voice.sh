@@ -92,16 +92,20 @@ assert_match "--check with no rule" '^no rules' "$out"
 # set: the launcher's names (checked on a live process: each reaches its rule)
 # a process that sends on loopback all the time, so that each set applies at once
 cat >"$T/chatter.py" <<'PY'
-import socket, time
+import socket, sys, time
 srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
 c = socket.create_connection(srv.getsockname()); a, _ = srv.accept()
+open(sys.argv[1], "w").write("up")
 end = time.time() + 30
 while time.time() < end:
     c.send(b"x" * 1024); a.recv(65536); time.sleep(0.005)
 PY
 # (--per-process: the launcher executes the command, so that $! is the throttled process)
-$R --per-process -d "1MiB/s" -u "1MiB/s" -- python3 "$T/chatter.py" &
+# (its page once python itself runs: python3 may be a script that execs it, and each exec
+# makes the page again)
+$R --per-process -d "1MiB/s" -u "1MiB/s" -- python3 "$T/chatter.py" "$T/chatter.up" &
 sp=$!
+wait_file "$T/chatter.up" 20
 wait_page "$sp" 20 >/dev/null || fail "no page of the chatter ($sp) within 20 s"
 for v in RLT_RECV recv -d --recv download rlt_recv; do
 	$R set "$sp" "$v" 512KiB/s >"$T/out" 2>"$T/err" || fail "set $sp $v: $(cat "$T/err")"
