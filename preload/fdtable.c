@@ -261,13 +261,14 @@ void rlt_pre_fd_forget(int fd)
 	if (!e)
 		return;
 	struct rlt_pre_sock_budgets *c = e->conn;
-	int sock = atomic_load_explicit(&e->kind, memory_order_relaxed) == RLT_FD_SOCKET;
+	int sock = atomic_load_explicit(&e->kind, memory_order_relaxed) == RLT_FD_SOCKET &&
+	           atomic_exchange_explicit(&e->registered, 0, memory_order_relaxed);
 	e->conn = NULL;
 	atomic_store_explicit(&e->pass, 0, memory_order_release);
 	atomic_store_explicit(&e->kind, RLT_FD_UNKNOWN, memory_order_release);
 	if (c)
 		conn_put(c);
-	if (sock)
+	if (sock) /* it had epoll registrations */
 		rlt_pre_fd_regs_closed(fd);
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "load.h"
 #include "policy.h"
 
@@ -42,6 +43,8 @@ struct rlt_pre_fd {
 	/* a non-blocking connect or accept the budget let go later (hook_connect.c): the
 	 * waits hold the socket whole until then (0: none) */
 	_Atomic rlt_ns_t until;
+	/* an epoll registration of it may be kept (hook_epoll.c): its close forgets them */
+	_Atomic uint8_t registered;
 	struct rlt__peer peer;    /* connected peer, af 0 when none */
 	uint16_t local_port;      /* for accept rules: the listening port */
 	uint32_t mask[RLT_VAR_COUNT]; /* rules that apply to this socket's traffic */
@@ -130,5 +133,13 @@ void rlt_pre_fd_conns_hold(int fd, struct rlt_pre_sock_budgets *c, uint32_t mask
 /* In a forked child: the connections it inherited, counted per RLT_CONNS rule (a socket with
  * several fds once). */
 void rlt_pre_fdtable_conns_held(uint32_t held[RLT_MAX_RULES_PER_VAR]);
+
+/* 1 when e's socket is held until a connect or accept is due, not yet come (the clock read
+ * only then). */
+static inline int rlt_pre_fd_due_later(struct rlt_pre_fd *e)
+{
+	rlt_ns_t u = atomic_load_explicit(&e->until, memory_order_acquire);
+	return u && u > rlt__now();
+}
 
 #endif

@@ -248,7 +248,7 @@ shed:
 /* A non-blocking accept the rules every connection of the listener meets do not allow now:
  * EAGAIN, the connection left in the kernel's queue, the listener's registrations held until
  * the rules allow one (nothing charged). */
-static int accept_refused(int fd, struct rlt_pre_fd **lp)
+static int accept_refused(int fd)
 {
 	struct rlt_pre_fd *l;
 
@@ -258,7 +258,6 @@ static int accept_refused(int fd, struct rlt_pre_fd **lp)
 	l = rlt_pre_fd_get(fd);
 	if (!stream_socket(l))
 		return 0;
-	*lp = l;
 	if (!l->nonblock || atomic_load_explicit(&l->unheld, memory_order_relaxed))
 		return 0;
 	learn_listener(fd, l);
@@ -272,10 +271,8 @@ static int accept_refused(int fd, struct rlt_pre_fd **lp)
 static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags,
                                   int four)
 {
-	struct rlt_pre_fd *l = NULL;
-
 	rlt_pre_ensure_real();
-	if (accept_refused(fd, &l))
+	if (accept_refused(fd))
 		return rlt_pre_fail(EAGAIN);
 	int nfd = four ? real_accept4(fd, addr, len, flags) : real_accept(fd, addr, len);
 	if (nfd < 0 || !atomic_load_explicit(&rlt_pre_active, memory_order_acquire))

@@ -66,8 +66,8 @@ static void reg_set(struct reg *g, const struct epoll_event *ev)
 	atomic_store_explicit(&g->held, 0, memory_order_relaxed);
 }
 
-/* Records a registration; 0 when the table is full (it is not held then). */
-static int reg_add(int epfd, int fd, const struct epoll_event *ev)
+/* Records a registration: its slot, NULL when the table is full (it is not held then). */
+static struct reg *reg_add(int epfd, int fd, const struct epoll_event *ev)
 {
 	struct reg *g = reg_find(epfd, fd);
 
@@ -88,12 +88,12 @@ static int reg_add(int epfd, int fd, const struct epoll_event *ev)
 			}
 			atomic_store_explicit(&regs[i].busy, 0, memory_order_release);
 			if (g)
-				return 1;
+				return g;
 		}
 	}
 	if (g)
 		reg_set(g, ev);
-	return g != NULL;
+	return g;
 }
 
 /* The program's epoll_ctl on a registration we took out whole (reg_hold): the kernel has none
@@ -115,15 +115,6 @@ static int ctl_taken_out(int epfd, int op, int fd, const struct epoll_event *ev)
 	return 1;
 }
 
-/* 1 when fd is a socket a connect or accept let go later, not yet due. */
-static int held_until_later(int fd)
-{
-	struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
-
-	return e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
-	       atomic_load_explicit(&e->until, memory_order_acquire) > rlt__now();
-}
-
 int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct epoll_event quiet;
@@ -133,7 +124,10 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	/* A socket due later is registered without its events (Go connects, then registers,
 	 * while a thread of it may sleep in this instance's wait already: the kernel's event
 	 * would reach that thread at once); the wait puts them back when due. */
-	if (op == EPOLL_CTL_ADD && ev && !rlt__internal && held_until_later(fd)) {
+	e = rlt_pre_fd_slot(fd);
+	if (op == EPOLL_CTL_ADD && ev && !rlt__internal && e &&
+	    atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
+	    rlt_pre_fd_due_later(e)) {
 		quiet = *ev;
 		quiet.events &= ~(uint32_t)(RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS);
 		kev = &quiet;
@@ -164,20 +158,22 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		 * waiting for one piece rather than fail with EAGAIN (io_pacing.c), as its
 		 * program would never be told when to try again */
 		int sock = e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET;
-		if (!sock || (ev->events & EPOLLONESHOT) || !reg_add(epfd, fd, ev)) {
+		struct reg *added = NULL;
+		if (!sock || (ev->events & EPOLLONESHOT) || !(added = reg_add(epfd, fd, ev))) {
 			struct reg *g = op == EPOLL_CTL_MOD ? reg_find(epfd, fd) : NULL;
 			if (sock)
 				atomic_store_explicit(&e->unheld, 1, memory_order_relaxed);
 			if (g)
 				atomic_store_explicit(&g->epfd, 0, memory_order_release);
-		} else if (kev != ev) {
+		} else {
+			atomic_store_explicit(&e->registered, 1, memory_order_relaxed);
+		}
+		if (added && kev != ev) {
 			/* registered without its events: held whole from here (out of the
 			 * kernel) until due */
-			struct reg *g = reg_find(epfd, fd);
-			if (g)
-				atomic_store_explicit(&g->held, ev->events & (RLT_PRE_IN_EVENTS |
-				                                              RLT_PRE_OUT_EVENTS),
-				                      memory_order_relaxed);
+			atomic_store_explicit(&added->held, ev->events & (RLT_PRE_IN_EVENTS |
+			                                                  RLT_PRE_OUT_EVENTS),
+			                      memory_order_relaxed);
 			rlt_pre_fd_hold_whole(fd);
 		}
 	}
@@ -220,7 +216,9 @@ static void reg_hold(struct reg *g, int epfd, int fd, uint32_t events, unsigned 
 		atomic_store_explicit(&g->epfd, 0, memory_order_release); /* gone */
 }
 
-void rlt_pre_fd_hold_whole(int fd)
+/* Adds `want` (events; RLT_PRE_HELD_WHOLE: the registration itself) to what every registration
+ * of fd holds, now. */
+static void hold_more(int fd, unsigned want)
 {
 	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
 	int saved = errno;
@@ -228,16 +226,22 @@ void rlt_pre_fd_hold_whole(int fd)
 	for (unsigned i = 0; i < top; i++) {
 		struct reg *g = &regs[i];
 		int epfd = atomic_load_explicit(&g->epfd, memory_order_acquire) - 1;
-		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd ||
-		    (atomic_load_explicit(&g->held, memory_order_relaxed) & RLT_PRE_HELD_WHOLE) ||
-		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
+		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd)
 			continue;
 		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
-		reg_hold(g, epfd, fd, events,
-		         (events & (RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS)) | RLT_PRE_HELD_WHOLE);
+		unsigned held = atomic_load_explicit(&g->held, memory_order_relaxed);
+		unsigned h = held | (events & want) | (want & RLT_PRE_HELD_WHOLE);
+		if (h == held || atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
+			continue;
+		reg_hold(g, epfd, fd, events, h);
 		atomic_store_explicit(&g->busy, 0, memory_order_release);
 	}
 	errno = saved;
+}
+
+void rlt_pre_fd_hold_whole(int fd)
+{
+	hold_more(fd, RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS | RLT_PRE_HELD_WHOLE);
 }
 
 void rlt_pre_fd_regs_closed(int fd)
@@ -261,24 +265,7 @@ void rlt_pre_fd_regs_closed(int fd)
  */
 void rlt_pre_fd_refused(int fd, enum rlt_var var)
 {
-	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
-	unsigned want = var == RLT_VAR_SEND ? RLT_PRE_OUT_EVENTS : RLT_PRE_IN_EVENTS;
-	int saved = errno;
-
-	for (unsigned i = 0; i < top; i++) {
-		struct reg *g = &regs[i];
-		int epfd = atomic_load_explicit(&g->epfd, memory_order_acquire) - 1;
-		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd)
-			continue;
-		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
-		unsigned held = atomic_load_explicit(&g->held, memory_order_relaxed);
-		unsigned h = held | (events & want);
-		if (h == held || atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
-			continue;
-		reg_hold(g, epfd, fd, events, h);
-		atomic_store_explicit(&g->busy, 0, memory_order_release);
-	}
-	errno = saved;
+	hold_more(fd, var == RLT_VAR_SEND ? RLT_PRE_OUT_EVENTS : RLT_PRE_IN_EVENTS);
 }
 
 /* Brings epfd's registrations in line with their budgets; the earliest time one held is due,

@@ -198,6 +198,7 @@ struct rlt__net_stats {
 	_Atomic uint64_t hangs;    /* calls held by hang */
 };
 /* Where they are counted: the process's own, or its page once published (publish.c). */
+extern struct rlt__net_stats rlt__net_own;
 extern struct rlt__net_stats *rlt__net_counts;
 
 /* The conditions in force (never NULL once rlt__net_load ran; n 0: none) and their generation,

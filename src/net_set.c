@@ -13,8 +13,8 @@
 #include "clock.h"
 #include "net.h"
 
-static struct rlt__net_stats own_counts;
-struct rlt__net_stats *rlt__net_counts = &own_counts;
+struct rlt__net_stats rlt__net_own;
+struct rlt__net_stats *rlt__net_counts = &rlt__net_own;
 void (*rlt__net_on_set)(void);
 int rlt__net_wanted;
 

@@ -90,14 +90,7 @@ uint64_t rlt__piece(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t ma
 
 uint64_t rlt__whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask, int nonblock)
 {
-	uint64_t whole = UINT64_MAX;
-
-	if (nonblock)
-		return rlt__piece(rs, var, mask);
-	for (unsigned i = 0; i < rs->n[var]; i++)
-		if ((mask & (1u << i)) && rlt__ver(&rs->rules[var][i])->whole < whole)
-			whole = rlt__ver(&rs->rules[var][i])->whole;
-	return whole;
+	return nonblock ? rlt__piece(rs, var, mask) : rlt__whole_blocking(rs, var, mask);
 }
 
 int rlt__rejects(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask)

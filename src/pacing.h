@@ -91,25 +91,31 @@ struct rlt__pace {
  * no larger than rlt__whole. Inline, so that a front can take a whole send's short way without
  * a struct rlt__pace.
  */
-static inline int rlt__pace_whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
-                                  uint64_t total, unsigned flags)
+/* rlt__whole of a blocking call: the least of the mask's rules' `whole`. Inline: a conforming
+ * send asks it every time. */
+static inline uint64_t rlt__whole_blocking(const struct rlt__ruleset *rs, enum rlt_var var,
+                                           uint32_t mask)
 {
 	uint64_t whole = UINT64_MAX;
 
-	if (flags & RLT_PACE_UNSPLIT)
-		return 1;
-	if (!(flags & RLT_PACE_KEEP_WHOLE) || var != RLT_VAR_SEND)
-		return 0;
-	if (flags & RLT_PACE_NONBLOCK)
-		return total <= rlt__whole(rs, var, mask, 1);
-	/* rlt__whole of a blocking send, here: the least of the mask's rules' (a conforming send
-	 * asks it every time) */
 	for (uint32_t m = mask & ((1u << rs->n[var]) - 1); m; m &= m - 1) {
 		uint64_t w = rlt__ver(&rs->rules[var][__builtin_ctz(m)])->whole;
 		if (w < whole)
 			whole = w;
 	}
-	return total <= whole;
+	return whole;
+}
+
+static inline int rlt__pace_whole(const struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask,
+                                  uint64_t total, unsigned flags)
+{
+	if (flags & RLT_PACE_UNSPLIT)
+		return 1;
+	if (!(flags & RLT_PACE_KEEP_WHOLE) || var != RLT_VAR_SEND)
+		return 0;
+	if (flags & RLT_PACE_NONBLOCK)
+		return total <= rlt__piece(rs, var, mask);
+	return total <= rlt__whole_blocking(rs, var, mask);
 }
 
 /*

@@ -70,16 +70,6 @@ static void params_of(const struct rlt_rule *r, struct rlt__pub_params *p)
 }
 
 
-static void net_copy(struct rlt__net_stats *d, struct rlt__net_stats *s)
-{
-	STORE(d->dropped, LOAD(s->dropped));
-	STORE(d->resets, LOAD(s->resets));
-	STORE(d->slices, LOAD(s->slices));
-	STORE(d->refused, LOAD(s->refused));
-	STORE(d->timeouts, LOAD(s->timeouts));
-	STORE(d->hangs, LOAD(s->hangs));
-}
-
 static void stats_copy(struct rlt__stats *d, struct rlt__stats *s)
 {
 	STORE(d->calls, LOAD(s->calls));
@@ -221,7 +211,7 @@ int rlt__pub_create(struct rlt__ruleset *rs, pid_t pid, struct rlt_error *err)
 		for (unsigned i = 0; i < rs->n[v]; i++, k++)
 			rs->rules[v][i].st = &rlt__pub_rec_at(h, k)->st;
 	/* RLT_NET's counts move to the page too, and its conditions are shown */
-	net_copy(&h->net, rlt__net_counts);
+	rlt__net_counts_copy(&h->net, rlt__net_counts);
 	rlt__net_counts = &h->net;
 	rs->pub = p;
 	rlt__pub_net_update(rs);
@@ -296,11 +286,9 @@ int rlt__pub_relink(struct rlt__pub *p)
 /* The rules count privately again, carrying over what the page holds. */
 static void back_to_own(struct rlt__ruleset *rs)
 {
-	static struct rlt__net_stats net_own;
-
 	if (rs->pub && rlt__net_counts == &rs->pub->hdr->net) {
-		net_copy(&net_own, rlt__net_counts);
-		rlt__net_counts = &net_own;
+		rlt__net_counts_copy(&rlt__net_own, rlt__net_counts);
+		rlt__net_counts = &rlt__net_own;
 	}
 	for (int v = 0; v < RLT_VAR_COUNT; v++)
 		for (unsigned i = 0; i < rs->n[v]; i++) {
@@ -337,11 +325,8 @@ void rlt__pub_forked(struct rlt__ruleset *rs, pid_t pid)
 			rlt__stats_zero(&rs->rules[v][i].own);
 			rs->rules[v][i].st = &rs->rules[v][i].own;
 		}
-	if (rlt__net_counts == &parent->hdr->net) {
-		static struct rlt__net_stats net_child;
-		memset(&net_child, 0, sizeof net_child);
-		rlt__net_counts = &net_child;
-	}
+	if (rlt__net_counts == &parent->hdr->net)
+		rlt__net_counts = &rlt__net_own; /* the child's count from 0: its fork handler's */
 	rs->pub = NULL;
 	/* the parent's mapping is shared with the parent: leave it, never its name */
 	munmap(parent->hdr, parent->size);

@@ -28,4 +28,15 @@ static inline struct rlt__pub_rec *rlt__pub_rec_at(struct rlt__pub_hdr *h, unsig
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
 
+/* RLT_NET's counts from s to d, counter by counter (each whole; not all of one instant). */
+static inline void rlt__net_counts_copy(struct rlt__net_stats *d, const struct rlt__net_stats *s)
+{
+	STORE(d->dropped, LOAD(s->dropped));
+	STORE(d->resets, LOAD(s->resets));
+	STORE(d->slices, LOAD(s->slices));
+	STORE(d->refused, LOAD(s->refused));
+	STORE(d->timeouts, LOAD(s->timeouts));
+	STORE(d->hangs, LOAD(s->hangs));
+}
+
 #endif

@@ -291,13 +291,7 @@ void rlt__pub_read_net(const struct rlt__pub_reader *rd, struct rlt__net_stats *
 {
 	const struct rlt__pub_hdr *h = rd->map;
 
-	STORE(n->dropped, LOAD(h->net.dropped));
-	STORE(n->resets, LOAD(h->net.resets));
-	STORE(n->slices, LOAD(h->net.slices));
-	STORE(n->refused, LOAD(h->net.refused));
-	STORE(n->timeouts, LOAD(h->net.timeouts));
-	STORE(n->hangs, LOAD(h->net.hangs));
-	text[0] = '\0';
+	rlt__net_counts_copy(n, &h->net);
 	/* a few tries: a set rewrites it rarely, and a reader never waits on a writer */
 	for (int tries = 0; tries < 8; tries++) {
 		uint32_t s = atomic_load_explicit(&h->net_seq, memory_order_acquire);

@@ -66,6 +66,19 @@ static void cache_sweep(int all)
 	ncache = w;
 }
 
+/* p's conditions one by one: "; " apart in the page's text (a condition's text has no ';',
+ * which separates them in RLT_NET). */
+static void net_split(struct rlt_cli_proc *p)
+{
+	p->net_n = 0;
+	for (const char *s = p->net_text, *e; *s && p->net_n < RLT_NET_MAX; s = *e ? e + 2 : e) {
+		e = strstr(s, "; ");
+		if (!e)
+			e = s + strlen(s);
+		snprintf(p->net_cond[p->net_n++], sizeof p->net_cond[0], "%.*s", (int)(e - s), s);
+	}
+}
+
 static int add_proc(struct rlt_cli_snap *sn, pid_t pid, uint64_t start, int keep,
                     struct rlt_error *err)
 {
@@ -100,6 +113,7 @@ static int add_proc(struct rlt_cli_snap *sn, pid_t pid, uint64_t start, int keep
 	p->started_ns = rd->hdr.started_ns;
 	memcpy(p->comm, comm, sizeof comm);
 	rlt__pub_read_net(rd, &p->net, p->net_text, sizeof p->net_text);
+	net_split(p);
 	p->rules = calloc(rd->nrules ? rd->nrules : 1, sizeof *p->rules);
 	if (p->rules)
 		for (unsigned j = 0; j < rd->nrules; j++)
@@ -322,7 +336,7 @@ static void json_str(FILE *f, const char *s)
 int rlt_cli_net_shown(const struct rlt_cli_proc *p)
 {
 	const struct rlt__net_stats *n = &p->net;
-	return p->net_text[0] || n->dropped || n->resets || n->slices || n->refused ||
+	return p->net_n || n->dropped || n->resets || n->slices || n->refused ||
 	       n->timeouts || n->hangs;
 }
 
@@ -331,19 +345,13 @@ int rlt_cli_net_shown(const struct rlt_cli_proc *p)
 static void json_net(FILE *f, const struct rlt_cli_proc *p)
 {
 	const struct rlt__net_stats *n = &p->net;
-	char one[RLT_PUB_NET_TEXT];
 
 	if (!rlt_cli_net_shown(p))
 		return;
 	fprintf(f, ",\"net\":{\"conditions\":[");
-	/* "; " apart: a condition's text has no ';' (it separates them in RLT_NET) */
-	for (const char *s = p->net_text, *e; *s; s = *e ? e + 2 : e) {
-		e = strstr(s, "; ");
-		if (!e)
-			e = s + strlen(s);
-		snprintf(one, sizeof one, "%.*s", (int)(e - s), s);
-		fprintf(f, "%s", s == p->net_text ? "" : ",");
-		json_str(f, one);
+	for (unsigned i = 0; i < p->net_n; i++) {
+		fprintf(f, "%s", i ? "," : "");
+		json_str(f, p->net_cond[i]);
 	}
 	fprintf(f, "],\"dropped\":%llu,\"resets\":%llu,\"slices\":%llu,\"hangs\":%llu,"
 	           "\"connects_refused\":%llu,\"connects_timed_out\":%llu}",

@@ -22,9 +22,12 @@ struct rlt_cli_proc {
 	uint64_t started_ns; /* CLOCK_MONOTONIC */
 	unsigned n;
 	struct rlt__pub_rule *rules;
-	/* RLT_NET: what its conditions did, and those in force ("" when none) */
+	/* RLT_NET: what its conditions did, and those in force: as the page has them ("; "
+	 * apart, "" when none), and one by one */
 	struct rlt__net_stats net;
 	char net_text[RLT_PUB_NET_TEXT];
+	unsigned net_n;
+	char net_cond[RLT_NET_MAX][RLT_RULE_TEXT_MAX + 1];
 };
 
 struct rlt_cli_snap {

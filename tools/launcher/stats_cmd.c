@@ -211,21 +211,6 @@ static void prom_keys(FILE *f, const struct rlt_cli_snap *sn, const unsigned cha
 	}
 }
 
-/* Whether condition `one`, which starts at `at` in the "; "-joined text, came before. */
-static int seen_before(const char *text, const char *at, const char *one)
-{
-	size_t l = strlen(one);
-
-	for (const char *s = text, *e; s < at; s = e + 2) {
-		e = strstr(s, "; ");
-		if (!e || e > at)
-			return 0;
-		if ((size_t)(e - s) == l && !strncmp(s, one, l))
-			return 1;
-	}
-	return 0;
-}
-
 /* RLT_NET: a sample per process that has conditions or had, for each thing they did, and one
  * per condition in force (its text in a label, value 1). */
 static void prom_net(FILE *f, const struct rlt_cli_snap *sn)
@@ -247,7 +232,7 @@ static void prom_net(FILE *f, const struct rlt_cli_snap *sn)
 		{"rlthrottle_net_connects_timed_out_total",
 		 "Connects RLT_NET's connect=timeout failed.", offsetof(struct rlt__net_stats, timeouts)},
 	};
-	char pid[16], one[RLT_PUB_NET_TEXT];
+	char pid[16];
 
 	for (size_t i = 0; i < sizeof nf / sizeof nf[0]; i++) {
 		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", nf[i].name, nf[i].help, nf[i].name);
@@ -269,17 +254,16 @@ static void prom_net(FILE *f, const struct rlt_cli_snap *sn)
 	for (unsigned p = 0; p < sn->n; p++) {
 		const struct rlt_cli_proc *pr = &sn->procs[p];
 		snprintf(pid, sizeof pid, "%d", (int)pr->pid);
-		for (const char *s = pr->net_text, *e; *s; s = *e ? e + 2 : e) {
-			e = strstr(s, "; ");
-			if (!e)
-				e = s + strlen(s);
-			snprintf(one, sizeof one, "%.*s", (int)(e - s), s);
-			if (seen_before(pr->net_text, s, one))
-				continue; /* one sample per label set */
+		for (unsigned c = 0; c < pr->net_n; c++) {
+			unsigned d = 0;
+			while (d < c && strcmp(pr->net_cond[d], pr->net_cond[c]))
+				d++;
+			if (d < c)
+				continue; /* written twice: one sample per label set */
 			fputs("rlthrottle_net_condition{", f);
 			prom_label(f, "pid", pid, 1);
 			prom_label(f, "comm", pr->comm, 0);
-			prom_label(f, "condition", one, 0);
+			prom_label(f, "condition", pr->net_cond[c], 0);
 			fputs("} 1\n", f);
 		}
 	}
