@@ -66,6 +66,10 @@ assert_eq "dry-run: every connection served" \
 	"a1 served a2 served a3 served b1 served b2 served b3 served a4 served a5 served" \
 	"$(awk '{ printf "%s%s %s", (NR > 1 ? " " : ""), $1, $3 }' "$T/dclient.out")"
 kill -TERM "$dpid"
+# (the server's own line comes at its exit: the command's other processes, python3's pyenv
+# shim among them, write theirs before)
+rc=0; wait_pid "$dpid" 10 || rc=$?
+[ "$rc" = 124 ] && fail "the dry-run server did not end on SIGTERM"
 wait_file "$T/dstats.json" 5 || fail "no RLT_STATS from the dry-run server"
 ds=$(tr -d '\n' <"$T/dstats.json")
 info "dry-run stats: $ds"
