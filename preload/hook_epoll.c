@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <sys/epoll.h>
 
+#include "accept_queue.h"
 #include "clock.h"
 #include "fdtable.h"
 #include "hook_poll.h"
@@ -268,9 +269,17 @@ void rlt_pre_fd_refused(int fd, enum rlt_var var)
 	hold_more(fd, var == RLT_VAR_SEND ? RLT_PRE_OUT_EVENTS : RLT_PRE_IN_EVENTS);
 }
 
+/* The events a wait reports of its own (rlt_pre_fd_ready_own), kept for one round. */
+#define OWN_MAX 16
+struct own {
+	struct epoll_event ev[OWN_MAX];
+	int n;
+};
+
 /* Brings epfd's registrations in line with their budgets; the earliest time one held is due,
- * no later than now + RECHECK_NS if one is edge-triggered. */
-static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
+ * no later than now + RECHECK_NS if one is edge-triggered. The events to report of our own
+ * go to *own. */
+static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own)
 {
 	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
 	rlt_ns_t due = RLT_NS_NEVER;
@@ -284,6 +293,11 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
 		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
 		unsigned h = rlt_pre_fd_held(fd, events, now, &due);
 		edge |= (events & EPOLLET) && rlt_pre_wait_may_hold_fd(fd, events);
+		unsigned o = own->n < OWN_MAX ? rlt_pre_fd_ready_own(fd, events, now, &due) : 0;
+		if (o) {
+			own->ev[own->n].events = o;
+			own->ev[own->n++].data.u64 = atomic_load_explicit(&g->data, memory_order_relaxed);
+		}
 		if (h == atomic_load_explicit(&g->held, memory_order_relaxed) ||
 		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
 			continue;
@@ -311,6 +325,21 @@ static int epoll_round(int epfd, struct epoll_event *evs, int max, rlt_ns_t dead
 	return real_epoll_pwait(epfd, evs, max, ms, sig);
 }
 
+/* The events of *own merged into the rc the kernel reported: the new count. */
+static int epoll_own(struct epoll_event *evs, int rc, int max, const struct own *own)
+{
+	for (int j = 0; j < own->n; j++) {
+		int i = 0;
+		while (i < rc && evs[i].data.u64 != own->ev[j].data.u64)
+			i++;
+		if (i < rc)
+			evs[i].events |= own->ev[j].events;
+		else if (rc < max)
+			evs[rc++] = own->ev[j];
+	}
+	return rc;
+}
+
 /* The wait of epoll_wait, epoll_pwait (tmo from ms) and epoll_pwait2. */
 static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
                            const struct timespec *tmo, const sigset_t *sig)
@@ -320,9 +349,12 @@ static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
 
 	/* bounded for a finite timeout; each round sleeps in the kernel (1 ms at the least) */
 	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS || deadline == RLT_NS_NEVER; round++) {
-		rlt_ns_t due = epoll_hold(epfd, now);
+		struct own own = {.n = 0};
+		rlt_ns_t due = epoll_hold(epfd, now, &own);
 		errno = saved;
-		int rc = epoll_round(epfd, evs, max, deadline, due, now, sig);
+		int rc = epoll_round(epfd, evs, max, deadline, own.n ? now : due, now, sig);
+		if (rc >= 0 && own.n)
+			rc = epoll_own(evs, rc, max, &own);
 		if (rc != 0 || due == RLT_NS_NEVER)
 			return rc;
 		now = rlt__now();
