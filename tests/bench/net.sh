@@ -1,0 +1,251 @@
+#!/bin/sh
+# make bench, the network-conditions part (issue 18; rlthrottle(7) NETWORK CONDITIONS): prints
+# tables (not pass/fail), measured in one run on loopback. Run as: BUILD=build sh tests/bench/net.sh
+#   (a) latency beside a reference that delays in the network's place: 1-byte round trips
+#       (rtt_ping.c against pingpong's echo) under RLT_NET="latency=DUR" with the preload and
+#       with `rlthrottle --seccomp --net`, and through the reference, for DUR 5, 20, 100 ms;
+#       p10/p50/p90/p99 (ms), the median's distance to DUR and to the reference's median.
+#       The reference: `tc netem` in a network namespace the bench makes, on its loopback, for
+#       one direction only (a prio qdisc, netem on one band, a u32 filter on the server's source
+#       port), where the kernel has netem, prio and u32; else delay_relay.c, a relay in the
+#       manner of toxiproxy's latency toxic that holds each chunk from the server DUR, with
+#       rlthrottle's due time and distributions (see its header). The part says which.
+#   (b) jitter: the same with "latency=20ms jitter=5ms", dist=uniform and dist=normal, and the
+#       percentiles the distribution itself gives, side by side
+#   (c) the cost of a call no condition matches: a 1-byte TCP send (callcost -m tcp), plain,
+#       preloaded without RLT_NET, and with RLT_NET set to conditions on another port or peer;
+#       ns per call over alternating runs pinned to one CPU, the paired difference, and (with
+#       valgrind) user-space instructions per call; then the same under --seccomp
+# BENCH_QUICK=1 shortens every measurement. The whole part takes about a minute.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+
+BUILD=${BUILD:-build}
+BUILD=$(cd "$BUILD" && pwd) || exit 1
+LIB=$BUILD/librlthrottle.so
+RLT=$BUILD/rlthrottle
+BIN=$BUILD/itest
+PING=$BUILD/bench/rtt_ping
+RELAY=$BUILD/bench/delay_relay
+for b in "$BIN/pingpong" "$BIN/callcost" "$PING" "$RELAY" "$RLT"; do
+	[ -x "$b" ] || { echo "bench/net: $b not built (make bench builds it)"; exit 1; }
+done
+[ -f "$LIB" ] || { echo "bench/net: $LIB not built"; exit 1; }
+. "$(dirname "$0")/common.sh"
+bench_setup rlt-bench-net
+
+# round trips per latency (ms): enough for a p99, and the part within about a minute
+declare -A ROUNDS=([0]=200 [5]=200 [20]=100 [100]=40)
+JROUNDS=150
+CALLS=100000
+RUNS=6
+if [ -n "${BENCH_QUICK:-}" ]; then ROUNDS=([0]=50 [5]=50 [20]=25 [100]=10); JROUNDS=40; CALLS=20000; RUNS=2; fi
+
+waitfile() { local i=0; while [ ! -s "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done; }
+waitp() { local i=0; while kill -0 "$1" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; wait "$1" 2>/dev/null; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "" }'; }
+
+# ----- the reference: netem where the kernel has it, else the relay -----
+
+# Without root, a user namespace makes us root in the new network namespace.
+US=""; [ "$(id -u)" = 0 ] || US=-r
+REF=relay
+WHY=""
+if ! command -v unshare >/dev/null || ! command -v tc >/dev/null || ! command -v ip >/dev/null; then
+	WHY="no unshare, tc or ip"
+elif ! unshare $US -n sh -c 'ip link set lo up && tc qdisc add dev lo root netem delay 1ms' >"$T/netem.err" 2>&1; then
+	WHY="no netem here: $(tr '\n' ' ' <"$T/netem.err" | head -c 160)"
+elif ! unshare $US -n sh -c 'ip link set lo up && tc qdisc add dev lo root handle 1: prio &&
+	tc qdisc add dev lo parent 1:3 handle 30: netem delay 1ms &&
+	tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip sport 9 0xffff flowid 1:3' >"$T/netem.err" 2>&1; then
+	WHY="netem, but no prio qdisc or u32 filter to delay one direction: $(tr '\n' ' ' <"$T/netem.err" | head -c 160)"
+else
+	REF=netem
+fi
+
+# srv: a pingpong echo server (one connection); sets PORT and SPID
+srv() {
+	rm -f "$T/pp.port"
+	"$BIN/pingpong" server -P "$T/pp.port" >/dev/null 2>"$T/pp.err" &
+	SPID=$!
+	PIDS="$PIDS $SPID"
+	waitfile "$T/pp.port"
+	PORT=$(cat "$T/pp.port" 2>/dev/null)
+}
+
+# rtt HOW DUR_MS JIT_MS DIST ROUNDS: one connection's round trips; prints rtt_ping's line
+rtt() {
+	local how=$1 dur=$2 jit=$3 dist=$4 n=$5 cond
+	cond="latency=${dur}ms"
+	[ "$jit" != 0 ] && cond="$cond jitter=${jit}ms dist=$dist"
+	if [ "$how" = netem ]; then
+		# the server and the client in a namespace of their own; netem on its loopback holds
+		# what the server sends (source port PORT), so only the answers are delayed
+		local q="netem delay $((dur * 1000))us"
+		[ "$jit" != 0 ] && q="$q $((jit * 1000))us"
+		[ "$jit" != 0 ] && [ "$dist" = normal ] && q="$q distribution normal"
+		[ "$dur" = 0 ] && q=""
+		unshare $US -n bash -c '
+			ip link set lo up || exit 1
+			"$1" server -P "$2/ns.port" >/dev/null 2>&1 & sp=$!
+			i=0; while [ ! -s "$2/ns.port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+			port=$(cat "$2/ns.port"); rm -f "$2/ns.port"
+			if [ -n "$5" ]; then
+				tc qdisc add dev lo root handle 1: prio &&
+				tc qdisc add dev lo parent 1:3 handle 30: $5 &&
+				tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip sport "$port" 0xffff flowid 1:3 ||
+					{ kill $sp; exit 1; }
+			fi
+			"$3" -p "$port" -n "$4"; r=$?
+			wait $sp
+			exit $r' rtt "$BIN/pingpong" "$T" "$PING" "$n" "$q" 2>"$T/rtt.err"
+		return
+	fi
+	srv
+	local sp=$SPID
+	case $how in
+	plain) "$PING" -p "$PORT" -n "$n" ;;
+	preload) env LD_PRELOAD="$LIB" RLT_NET="$cond" "$PING" -p "$PORT" -n "$n" ;;
+	seccomp) "$RLT" --seccomp --net "$cond" -- "$PING" -p "$PORT" -n "$n" ;;
+	relay)
+		rm -f "$T/relay.port"
+		"$RELAY" -P "$T/relay.port" -u "$PORT" -d $((dur * 1000000)) -j $((jit * 1000000)) \
+			-D "${dist:-uniform}" -T 120 2>"$T/relay.err" &
+		PIDS="$PIDS $!"
+		waitfile "$T/relay.port"
+		"$PING" -p "$(cat "$T/relay.port")" -n "$n"
+		;;
+	esac 2>"$T/rtt.err"
+	waitp "$sp"
+}
+
+row() { # LABEL1 LABEL2 LINE [DUR_MS] [REF_P50]: one table row
+	local line=$3 dur=${4:-} ref=${5:-} p50 d r
+	p50=$(echo "$line" | sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p')
+	if [ -z "$p50" ]; then
+		printf '    %-8s %-10s (failed: %s)\n' "$1" "$2" "$(tr '\n' ' ' <"$T/rtt.err" | head -c 120)"
+		return
+	fi
+	d=""; [ -n "$dur" ] && d=$(awk -v a="$p50" -v b="$dur" 'BEGIN { printf "%+.3f", a - b }')
+	r=""; [ -n "$ref" ] && r=$(awk -v a="$p50" -v b="$ref" 'BEGIN { x = a - b; printf "%+.3f %s", x, (x < 1 && x > -1) ? "(within 1 ms)" : "(OFF by more than 1 ms)" }')
+	printf '    %-8s %-10s %4s %8s %8s %8s %8s %9s  %s\n' "$1" "$2" "$(echo "$line" | sed -n 's/^n=\([0-9]*\).*/\1/p')" \
+		"$(echo "$line" | sed -n 's/.*p10_ms=\([0-9.]*\).*/\1/p')" "$p50" \
+		"$(echo "$line" | sed -n 's/.*p90_ms=\([0-9.]*\).*/\1/p')" \
+		"$(echo "$line" | sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p')" "$d" "$r"
+}
+p50_of() { echo "$1" | sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p'; }
+
+echo "== rlthrottle network conditions beside a reference ($(nproc) cores; $(uname -r); load $(cut -d' ' -f1-3 /proc/loadavg))"
+if [ "$REF" = netem ]; then
+	echo "reference: tc netem on the loopback of a network namespace made for it, one direction"
+	echo "    (prio + netem on one band + a u32 filter on the server's port): the answers wait DUR"
+else
+	echo "reference: delay_relay (tests/bench/delay_relay.c), each chunk from the server held DUR, as"
+	echo "    toxiproxy's latency toxic; netem not used: $WHY"
+fi
+
+echo
+echo "(a) latency: 1-byte round trips on one TCP connection (rtt_ping), ms; p50-DUR: the median's"
+echo "    distance to DUR; vs ref: to the reference's median (asked: within 1 ms)"
+printf '    %-8s %-10s %4s %8s %8s %8s %8s %9s  %s\n' "latency" "path" "n" "p10" "p50" "p90" "p99" "p50-DUR" "vs ref"
+row 0 plain "$(rtt plain 0 0 "" ${ROUNDS[0]})"
+row 0 "$REF" "$(rtt $REF 0 0 "" ${ROUNDS[0]})"
+for dur in 5 20 100; do
+	ref=$(rtt $REF $dur 0 "" ${ROUNDS[$dur]})
+	rp=$(p50_of "$ref")
+	row "${dur}ms" "$REF" "$ref" "$dur"
+	row "${dur}ms" preload "$(rtt preload $dur 0 "" ${ROUNDS[$dur]})" "$dur" "$rp"
+	row "${dur}ms" seccomp "$(rtt seccomp $dur 0 "" ${ROUNDS[$dur]})" "$dur" "$rp"
+done
+
+echo
+echo "(b) jitter: latency=20ms jitter=5ms, $JROUNDS round trips each, ms; 'expected': the distribution's"
+echo "    own percentiles (uniform over 15..25 ms; normal, 5 ms a deviation), before the loopback's"
+echo "    own round trip; the reference draws from the same distributions as rlthrottle"
+echo "    ($([ "$REF" = netem ] && echo "netem's: its uniform, and its normal table" || echo "delay_relay: uniform in whole ns, normal by Irwin-Hall, as src/net_cond.c"))"
+printf '    %-8s %-10s %4s %8s %8s %8s %8s\n' "dist" "path" "n" "p10" "p50" "p90" "p99"
+for dist in uniform normal; do
+	if [ $dist = uniform ]; then
+		printf '    %-8s %-10s %4s %8s %8s %8s %8s\n' $dist expected "" 16.000 20.000 24.000 24.900
+	else
+		printf '    %-8s %-10s %4s %8s %8s %8s %8s\n' $dist expected "" 13.592 20.000 26.408 31.632
+	fi
+	row $dist "$REF" "$(rtt $REF 20 5 $dist $JROUNDS)"
+	row $dist preload "$(rtt preload 20 5 $dist $JROUNDS)"
+	row $dist seccomp "$(rtt seccomp 20 5 $dist $JROUNDS)"
+done
+
+echo
+# (c) Issue 18: without RLT_NET nothing of the conditions is installed; with it, every call of
+# a socket asks whether a condition applies. What that asking costs a call none applies to.
+PIN0=""; command -v taskset >/dev/null && PIN0="taskset -c 0"
+RULE="100GiB/s"
+echo "(c) the cost of a call no condition matches: a 1-byte TCP send() on loopback (callcost -m tcp,"
+echo "    $CALLS calls, drained by one read per 32 sends), pinned to one CPU (${PIN0:-not pinned}),"
+echo "    $RUNS alternating runs, median ns per call; paired: the median difference of 1000-call blocks"
+echo "    through the hook and straight to the C library, in one process; preloaded rows have"
+echo "    RLT_SEND=$RULE (never binding); instructions: user space, per call (callgrind)"
+NET_ROWS=("latency=5ms port=9" "slice=1 dir=out port=9" "slice=1 dir=out peer=10.0.0.0/8")
+cone() { # WHICH: "ns paired_ns" of one run (WHICH: plain, none or an RLT_NET)
+	case $1 in
+	plain) $PIN0 "$BIN/callcost" -m tcp -p -n "$CALLS" ;;
+	none) $PIN0 env LD_PRELOAD="$LIB" RLT_SEND="$RULE" "$BIN/callcost" -m tcp -p -n "$CALLS" ;;
+	*) $PIN0 env LD_PRELOAD="$LIB" RLT_SEND="$RULE" RLT_NET="$1" "$BIN/callcost" -m tcp -p -n "$CALLS" ;;
+	esac >"$T/cc.out" 2>&1
+	echo "$(kv ns "$T/cc.out") $(kv paired_ns "$T/cc.out")"
+}
+ir_call() { # WHICH: user-space instructions per call, marginal (2N calls less N)
+	command -v valgrind >/dev/null 2>&1 || { echo n/a; return; }
+	local a b n=10000
+	ir() {
+		case $1 in
+		plain) valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN/callcost" -m tcp -n "$2" ;;
+		none) env LD_PRELOAD="$LIB" RLT_SEND="$RULE" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN/callcost" -m tcp -n "$2" ;;
+		*) env LD_PRELOAD="$LIB" RLT_SEND="$RULE" RLT_NET="$1" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN/callcost" -m tcp -n "$2" ;;
+		esac 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	}
+	a=$(ir "$1" $n); b=$(ir "$1" $((n * 2)))
+	[ -n "$a" ] && [ -n "$b" ] && calc "($b - $a) / ($n * 1.05)" || echo n/a
+}
+declare -A NS PD
+WHICH=(plain none "${NET_ROWS[@]}")
+for i in $(seq "$RUNS"); do
+	for w in "${WHICH[@]}"; do
+		set -- $(cone "$w")
+		NS[$w]="${NS[$w]:-} ${1:-}"; PD[$w]="${PD[$w]:-} ${2:-}"
+	done
+done
+printf '    %-44s | %-9s | %-10s | %-12s | %-14s\n' "send() on a TCP socket" "ns" "paired +ns" "instructions" "instr. vs none"
+base_ir=""
+for w in "${WHICH[@]}"; do
+	case $w in plain) label="plain" ;; none) label="preloaded, no RLT_NET" ;; *) label="RLT_NET=\"$w\"" ;; esac
+	irc=$(ir_call "$w")
+	[ "$w" = none ] && base_ir=$irc
+	d=""
+	case $w in plain|none) ;; *) [ -n "$base_ir" ] && [ "$base_ir" != n/a ] && [ "$irc" != n/a ] && d=$(calc "$irc - $base_ir") ;; esac
+	pd=$(echo "${PD[$w]}" | median)
+	[ "$w" = plain ] && pd="-"
+	printf '    %-44s | %-9s | %-10s | %-12s | %-14s\n' "$label" "$(echo "${NS[$w]}" | median)" "$pd" "$irc" "$d"
+done
+echo "    runs, ns: plain${NS[plain]}; no RLT_NET${NS[none]}; ${NET_ROWS[0]}:${NS[${NET_ROWS[0]}]}"
+
+# --seccomp: every send is trapped; the handler asks the conditions as the preload does
+sone() { # NET ("" or a condition)
+	if [ -z "$1" ]; then
+		$PIN0 "$RLT" --seccomp -u "$RULE" -- "$BIN/callcost" -m tcp -n "$CALLS"
+	else
+		$PIN0 "$RLT" --seccomp -u "$RULE" --net "$1" -- "$BIN/callcost" -m tcp -n "$CALLS"
+	fi >"$T/sc.out" 2>&1
+	kv ns "$T/sc.out"
+}
+SN=""; SP=""
+for i in $(seq "$RUNS"); do
+	SN="$SN $(sone "")"; SP="$SP $(sone "${NET_ROWS[0]}")"
+done
+echo
+printf '    %-44s | %-9s\n' "--seccomp -u $RULE, send() on a TCP socket" "ns"
+printf '    %-44s | %-9s\n' "no --net" "$(echo "$SN" | median)"
+printf '    %-44s | %-9s\n' "--net \"${NET_ROWS[0]}\"" "$(echo "$SP" | median)"
+echo "    runs, ns: no --net$SN; --net$SP"
+echo
+echo "== end of network-conditions benchmarks (load $(cut -d' ' -f1-3 /proc/loadavg))"
