@@ -10,9 +10,11 @@
 #       port), where the kernel has netem, prio and u32; else delay_relay.c, a relay in the
 #       manner of toxiproxy's latency toxic that holds each chunk from the server DUR, with
 #       rlthrottle's due time and distributions (see its header). The part says which.
-#   (b) jitter: the same with "latency=20ms jitter=5ms", dist=uniform and dist=normal, and the
+#   (b) jitter: the same with "latency=10ms jitter=3ms", dist=uniform and dist=normal, and the
 #       percentiles the distribution itself gives, side by side
-#   (c) the cost of a call no condition matches: a 1-byte TCP send (callcost -m tcp), plain,
+#   (c) a stream's pieces: an 8-byte stamp every 2 ms, each piece's one-way delay under
+#       latency=50ms, beside the reference (how rlthrottle times a stream's chunks)
+#   (d) the cost of a call no condition matches: a 1-byte TCP send (callcost -m tcp), plain,
 #       preloaded without RLT_NET, and with RLT_NET set to conditions on another port or peer;
 #       ns per call over alternating runs pinned to one CPU, the paired difference, and (with
 #       valgrind) user-space instructions per call; then the same under --seccomp
@@ -35,11 +37,12 @@ done
 bench_setup rlt-bench-net
 
 # round trips per latency (ms): enough for a p99, and the part within about a minute
-declare -A ROUNDS=([0]=200 [5]=200 [20]=100 [100]=40)
-JROUNDS=150
-CALLS=100000
+declare -A ROUNDS=([0]=200 [5]=200 [20]=100 [100]=30)
+JDUR=10 JJIT=3 JROUNDS=200
+SDUR=50 SPIECES=100
+CALLS=100000 SCALLS=40000
 RUNS=6
-if [ -n "${BENCH_QUICK:-}" ]; then ROUNDS=([0]=50 [5]=50 [20]=25 [100]=10); JROUNDS=40; CALLS=20000; RUNS=2; fi
+if [ -n "${BENCH_QUICK:-}" ]; then ROUNDS=([0]=50 [5]=50 [20]=25 [100]=10); JROUNDS=40; SPIECES=30; CALLS=20000; SCALLS=10000; RUNS=2; fi
 
 waitfile() { local i=0; while [ ! -s "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done; }
 waitp() { local i=0; while kill -0 "$1" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; wait "$1" 2>/dev/null; }
@@ -63,21 +66,28 @@ else
 	REF=netem
 fi
 
-# srv: a pingpong echo server (one connection); sets PORT and SPID
+# srv KIND N: the server, one connection: pingpong's echo (rtt) or rtt_ping's stream of N
+# pieces (stream); sets PORT and SPID
 srv() {
 	rm -f "$T/pp.port"
-	"$BIN/pingpong" server -P "$T/pp.port" >/dev/null 2>"$T/pp.err" &
+	if [ "$1" = stream ]; then
+		"$PING" -S -P "$T/pp.port" -n "$2" >/dev/null 2>"$T/pp.err" &
+	else
+		"$BIN/pingpong" server -P "$T/pp.port" >/dev/null 2>"$T/pp.err" &
+	fi
 	SPID=$!
 	PIDS="$PIDS $SPID"
 	waitfile "$T/pp.port"
 	PORT=$(cat "$T/pp.port" 2>/dev/null)
 }
 
-# rtt HOW DUR_MS JIT_MS DIST ROUNDS: one connection's round trips; prints rtt_ping's line
+# rtt HOW DUR_MS JIT_MS DIST N [KIND]: one connection's N round trips (KIND rtt, the default),
+# or the one-way delays of a stream of N pieces (KIND stream); prints rtt_ping's line
 rtt() {
-	local how=$1 dur=$2 jit=$3 dist=$4 n=$5 cond
+	local how=$1 dur=$2 jit=$3 dist=$4 n=$5 kind=${6:-rtt} cond cargs="-n $5"
 	cond="latency=${dur}ms"
 	[ "$jit" != 0 ] && cond="$cond jitter=${jit}ms dist=$dist"
+	[ "$kind" = stream ] && cargs="-s"
 	if [ "$how" = netem ]; then
 		# the server and the client in a namespace of their own; netem on its loopback holds
 		# what the server sends (source port PORT), so only the answers are delayed
@@ -85,35 +95,38 @@ rtt() {
 		[ "$jit" != 0 ] && q="$q $((jit * 1000))us"
 		[ "$jit" != 0 ] && [ "$dist" = normal ] && q="$q distribution normal"
 		[ "$dur" = 0 ] && q=""
+		local server=("$BIN/pingpong" server)
+		[ "$kind" = stream ] && server=("$PING" -S -n "$n")
 		unshare $US -n bash -c '
 			ip link set lo up || exit 1
-			"$1" server -P "$2/ns.port" >/dev/null 2>&1 & sp=$!
-			i=0; while [ ! -s "$2/ns.port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-			port=$(cat "$2/ns.port"); rm -f "$2/ns.port"
-			if [ -n "$5" ]; then
+			t=$1 ping=$2 q=$3 cargs=$4; shift 4
+			"$@" -P "$t/ns.port" >/dev/null 2>&1 & sp=$!
+			i=0; while [ ! -s "$t/ns.port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+			port=$(cat "$t/ns.port"); rm -f "$t/ns.port"
+			if [ -n "$q" ]; then
 				tc qdisc add dev lo root handle 1: prio &&
-				tc qdisc add dev lo parent 1:3 handle 30: $5 &&
+				tc qdisc add dev lo parent 1:3 handle 30: $q &&
 				tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip sport "$port" 0xffff flowid 1:3 ||
 					{ kill $sp; exit 1; }
 			fi
-			"$3" -p "$port" -n "$4"; r=$?
+			"$ping" -p "$port" $cargs; r=$?
 			wait $sp
-			exit $r' rtt "$BIN/pingpong" "$T" "$PING" "$n" "$q" 2>"$T/rtt.err"
+			exit $r' rtt "$T" "$PING" "$q" "$cargs" "${server[@]}" 2>"$T/rtt.err"
 		return
 	fi
-	srv
+	srv "$kind" "$n"
 	local sp=$SPID
 	case $how in
-	plain) "$PING" -p "$PORT" -n "$n" ;;
-	preload) env LD_PRELOAD="$LIB" RLT_NET="$cond" "$PING" -p "$PORT" -n "$n" ;;
-	seccomp) "$RLT" --seccomp --net "$cond" -- "$PING" -p "$PORT" -n "$n" ;;
+	plain) "$PING" -p "$PORT" $cargs ;;
+	preload) env LD_PRELOAD="$LIB" RLT_NET="$cond" "$PING" -p "$PORT" $cargs ;;
+	seccomp) "$RLT" --seccomp --net "$cond" -- "$PING" -p "$PORT" $cargs ;;
 	relay)
 		rm -f "$T/relay.port"
 		"$RELAY" -P "$T/relay.port" -u "$PORT" -d $((dur * 1000000)) -j $((jit * 1000000)) \
 			-D "${dist:-uniform}" -T 120 2>"$T/relay.err" &
 		PIDS="$PIDS $!"
 		waitfile "$T/relay.port"
-		"$PING" -p "$(cat "$T/relay.port")" -n "$n"
+		"$PING" -p "$(cat "$T/relay.port")" $cargs
 		;;
 	esac 2>"$T/rtt.err"
 	waitp "$sp"
@@ -159,28 +172,42 @@ for dur in 5 20 100; do
 done
 
 echo
-echo "(b) jitter: latency=20ms jitter=5ms, $JROUNDS round trips each, ms; 'expected': the distribution's"
-echo "    own percentiles (uniform over 15..25 ms; normal, 5 ms a deviation), before the loopback's"
-echo "    own round trip; the reference draws from the same distributions as rlthrottle"
-echo "    ($([ "$REF" = netem ] && echo "netem's: its uniform, and its normal table" || echo "delay_relay: uniform in whole ns, normal by Irwin-Hall, as src/net_cond.c"))"
+echo "(b) jitter: latency=${JDUR}ms jitter=${JJIT}ms, $JROUNDS round trips each, ms; 'expected': the"
+echo "    distribution's own percentiles (uniform over DUR +- J; normal, J a deviation), before what"
+echo "    the path itself adds (the 0 rows above); the reference draws from the same distributions"
+echo "    ($([ "$REF" = netem ] && echo "netem's: its uniform, and its normal table" || echo "delay_relay: uniform in whole ns, normal by Irwin-Hall, as src/net_cond.c; its own draws"))"
 printf '    %-8s %-10s %4s %8s %8s %8s %8s\n' "dist" "path" "n" "p10" "p50" "p90" "p99"
 for dist in uniform normal; do
-	if [ $dist = uniform ]; then
-		printf '    %-8s %-10s %4s %8s %8s %8s %8s\n' $dist expected "" 16.000 20.000 24.000 24.900
-	else
-		printf '    %-8s %-10s %4s %8s %8s %8s %8s\n' $dist expected "" 13.592 20.000 26.408 31.632
-	fi
-	row $dist "$REF" "$(rtt $REF 20 5 $dist $JROUNDS)"
-	row $dist preload "$(rtt preload 20 5 $dist $JROUNDS)"
-	row $dist seccomp "$(rtt seccomp 20 5 $dist $JROUNDS)"
+	# uniform: DUR + J (2p - 1); normal: DUR + J z(p)
+	printf '    %-8s %-10s %4s %s\n' $dist expected "" "$(awk -v d=$JDUR -v j=$JJIT -v dist=$dist 'BEGIN {
+		split("0.10 0.50 0.90 0.99", p, " "); split("-1.28155 0 1.28155 2.32635", z, " ")
+		for (i = 1; i <= 4; i++) printf "%8.3f ", dist == "uniform" ? d + j * (2 * p[i] - 1) : d + j * z[i] }')"
+	row $dist "$REF" "$(rtt $REF $JDUR $JJIT $dist $JROUNDS)"
+	row $dist preload "$(rtt preload $JDUR $JJIT $dist $JROUNDS)"
+	row $dist seccomp "$(rtt seccomp $JDUR $JJIT $dist $JROUNDS)"
 done
 
 echo
-# (c) Issue 18: without RLT_NET nothing of the conditions is installed; with it, every call of
+# How a stream's pieces are timed: rlthrottle takes the receive timestamp of the data at the
+# head of the queue (a peek of one byte) and, once that is due, the read takes whatever is
+# queued behind it; the reference holds each piece from its own arrival.
+echo "(c) a stream's pieces: the server sends an 8-byte stamp every 2 ms ($SPIECES pieces), the client"
+echo "    reads to the end; one-way delay of each piece, ms, under latency=${SDUR}ms (each piece"
+echo "    reaches the program DUR after its host: p10..p99 near DUR, as the reference)"
+printf '    %-8s %-10s %4s %8s %8s %8s %8s %9s  %s\n' "latency" "path" "n" "p10" "p50" "p90" "p99" "p50-DUR" "vs ref"
+row 0 plain "$(rtt plain 0 0 "" $SPIECES stream)"
+ref=$(rtt $REF $SDUR 0 "" $SPIECES stream)
+rp=$(p50_of "$ref")
+row "${SDUR}ms" "$REF" "$ref" "$SDUR"
+row "${SDUR}ms" preload "$(rtt preload $SDUR 0 "" $SPIECES stream)" "$SDUR" "$rp"
+row "${SDUR}ms" seccomp "$(rtt seccomp $SDUR 0 "" $SPIECES stream)" "$SDUR" "$rp"
+
+echo
+# (d) Issue 18: without RLT_NET nothing of the conditions is installed; with it, every call of
 # a socket asks whether a condition applies. What that asking costs a call none applies to.
 PIN0=""; command -v taskset >/dev/null && PIN0="taskset -c 0"
 RULE="100GiB/s"
-echo "(c) the cost of a call no condition matches: a 1-byte TCP send() on loopback (callcost -m tcp,"
+echo "(d) the cost of a call no condition matches: a 1-byte TCP send() on loopback (callcost -m tcp,"
 echo "    $CALLS calls, drained by one read per 32 sends), pinned to one CPU (${PIN0:-not pinned}),"
 echo "    $RUNS alternating runs, median ns per call; paired: the median difference of 1000-call blocks"
 echo "    through the hook and straight to the C library, in one process; preloaded rows have"
@@ -232,9 +259,9 @@ echo "    runs, ns: plain${NS[plain]}; no RLT_NET${NS[none]}; ${NET_ROWS[0]}:${N
 # --seccomp: every send is trapped; the handler asks the conditions as the preload does
 sone() { # NET ("" or a condition)
 	if [ -z "$1" ]; then
-		$PIN0 "$RLT" --seccomp -u "$RULE" -- "$BIN/callcost" -m tcp -n "$CALLS"
+		$PIN0 "$RLT" --seccomp -u "$RULE" -- "$BIN/callcost" -m tcp -n "$SCALLS"
 	else
-		$PIN0 "$RLT" --seccomp -u "$RULE" --net "$1" -- "$BIN/callcost" -m tcp -n "$CALLS"
+		$PIN0 "$RLT" --seccomp -u "$RULE" --net "$1" -- "$BIN/callcost" -m tcp -n "$SCALLS"
 	fi >"$T/sc.out" 2>&1
 	kv ns "$T/sc.out"
 }
@@ -243,7 +270,7 @@ for i in $(seq "$RUNS"); do
 	SN="$SN $(sone "")"; SP="$SP $(sone "${NET_ROWS[0]}")"
 done
 echo
-printf '    %-44s | %-9s\n' "--seccomp -u $RULE, send() on a TCP socket" "ns"
+printf '    %-44s | %-9s\n' "--seccomp -u $RULE, send() on a TCP socket" "ns ($SCALLS calls, $RUNS alternating runs)"
 printf '    %-44s | %-9s\n' "no --net" "$(echo "$SN" | median)"
 printf '    %-44s | %-9s\n' "--net \"${NET_ROWS[0]}\"" "$(echo "$SP" | median)"
 echo "    runs, ns: no --net$SN; --net$SP"
