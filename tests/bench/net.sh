@@ -18,7 +18,8 @@
 #       preloaded without RLT_NET, and with RLT_NET set to conditions on another port or peer;
 #       ns per call over alternating runs pinned to one CPU, the paired difference, and (with
 #       valgrind) user-space instructions per call; then the same under --seccomp
-# BENCH_QUICK=1 shortens every measurement. The whole part takes about a minute.
+# BENCH_QUICK=1 shortens every measurement; BENCH_NET_REF=relay or netem picks the reference.
+# The whole part takes about a minute.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
@@ -65,6 +66,11 @@ elif ! unshare $US -n sh -c 'ip link set lo up && tc qdisc add dev lo root handl
 else
 	REF=netem
 fi
+# BENCH_NET_REF=relay|netem: that reference whatever the probe found (netem where it failed
+# shows what fails)
+case ${BENCH_NET_REF:-} in
+relay|netem) [ "$BENCH_NET_REF" != "$REF" ] && WHY="BENCH_NET_REF=$BENCH_NET_REF; the probe: ${WHY:-netem works}"; REF=$BENCH_NET_REF ;;
+esac
 
 # srv KIND N: the server, one connection: pingpong's echo (rtt) or rtt_ping's stream of N
 # pieces (stream); sets PORT and SPID
@@ -151,7 +157,7 @@ p50_of() { echo "$1" | sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p'; }
 echo "== rlthrottle network conditions beside a reference ($(nproc) cores; $(uname -r); load $(cut -d' ' -f1-3 /proc/loadavg))"
 if [ "$REF" = netem ]; then
 	echo "reference: tc netem on the loopback of a network namespace made for it, one direction"
-	echo "    (prio + netem on one band + a u32 filter on the server's port): the answers wait DUR"
+	echo "    (prio + netem on one band + a u32 filter on the server's port): the answers wait DUR${WHY:+ ($WHY)}"
 else
 	echo "reference: delay_relay (tests/bench/delay_relay.c), each chunk from the server held DUR, as"
 	echo "    toxiproxy's latency toxic; netem not used: $WHY"
