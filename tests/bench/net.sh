@@ -15,9 +15,10 @@
 #   (c) a stream's pieces: an 8-byte stamp every 2 ms, each piece's one-way delay under
 #       latency=50ms, beside the reference (how rlthrottle times a stream's chunks)
 #   (d) the cost of a call no condition matches: a 1-byte TCP send (callcost -m tcp), plain,
-#       preloaded without RLT_NET, and with RLT_NET set to conditions on another port or peer;
-#       ns per call over alternating runs pinned to one CPU, the paired difference, and (with
-#       valgrind) user-space instructions per call; then the same under --seccomp
+#       preloaded without RLT_NET, and with RLT_NET set to conditions on another port or peer,
+#       each with and without a send rule that never binds; ns per call over alternating runs
+#       pinned to one CPU, the paired difference, and (with valgrind) user-space instructions
+#       per call; then ns per call under --seccomp, without --net and with one on another port
 # BENCH_QUICK=1 shortens every measurement; BENCH_NET_REF=relay or netem picks the reference.
 # The whole part takes about a minute.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -41,7 +42,7 @@ bench_setup rlt-bench-net
 declare -A ROUNDS=([0]=200 [5]=200 [20]=100 [100]=30)
 JDUR=10 JJIT=3 JROUNDS=200
 SDUR=50 SPIECES=100
-CALLS=100000 SCALLS=40000
+CALLS=80000 SCALLS=40000
 RUNS=6
 if [ -n "${BENCH_QUICK:-}" ]; then ROUNDS=([0]=50 [5]=50 [20]=25 [100]=10); JROUNDS=40; SPIECES=30; CALLS=20000; SCALLS=10000; RUNS=2; fi
 
@@ -216,51 +217,60 @@ RULE="100GiB/s"
 echo "(d) the cost of a call no condition matches: a 1-byte TCP send() on loopback (callcost -m tcp,"
 echo "    $CALLS calls, drained by one read per 32 sends), pinned to one CPU (${PIN0:-not pinned}),"
 echo "    $RUNS alternating runs, median ns per call; paired: the median difference of 1000-call blocks"
-echo "    through the hook and straight to the C library, in one process; preloaded rows have"
-echo "    RLT_SEND=$RULE (never binding); instructions: user space, per call (callgrind)"
-NET_ROWS=("latency=5ms port=9" "slice=1 dir=out port=9" "slice=1 dir=out peer=10.0.0.0/8")
-cone() { # WHICH: "ns paired_ns" of one run (WHICH: plain, none or an RLT_NET)
-	case $1 in
-	plain) $PIN0 "$BIN/callcost" -m tcp -p -n "$CALLS" ;;
-	none) $PIN0 env LD_PRELOAD="$LIB" RLT_SEND="$RULE" "$BIN/callcost" -m tcp -p -n "$CALLS" ;;
-	*) $PIN0 env LD_PRELOAD="$LIB" RLT_SEND="$RULE" RLT_NET="$1" "$BIN/callcost" -m tcp -p -n "$CALLS" ;;
-	esac >"$T/cc.out" 2>&1
+echo "    through the hook and straight to the C library, in one process; RLT_SEND=$RULE never binds;"
+echo "    instructions: user space, per call (callgrind); + by RLT_NET: over the same row without it"
+OTHER="latency=5ms port=9"
+# a row: plain, or "S|NET": preloaded, with RLT_SEND=$RULE when S is 1, with RLT_NET=NET when
+# NET is not empty
+WHICH=(plain "0|" "0|$OTHER" "1|" "1|$OTHER" "1|slice=1 dir=out peer=10.0.0.0/8")
+envof() { # ROW: E, the env command line of the row (empty for plain)
+	E=()
+	[ "$1" = plain ] && return
+	E=(env LD_PRELOAD="$LIB")
+	[ "${1%%|*}" = 1 ] && E+=(RLT_SEND="$RULE")
+	[ -n "${1#*|}" ] && E+=(RLT_NET="${1#*|}")
+}
+cone() { # ROW: "ns paired_ns" of one run
+	envof "$1"
+	$PIN0 "${E[@]}" "$BIN/callcost" -m tcp -p -n "$CALLS" >"$T/cc.out" 2>&1
 	echo "$(kv ns "$T/cc.out") $(kv paired_ns "$T/cc.out")"
 }
-ir_call() { # WHICH: user-space instructions per call, marginal (2N calls less N)
+ir_call() { # ROW: user-space instructions per call, marginal (2N calls less N)
 	command -v valgrind >/dev/null 2>&1 || { echo n/a; return; }
 	local a b n=10000
+	envof "$1"
 	ir() {
-		case $1 in
-		plain) valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN/callcost" -m tcp -n "$2" ;;
-		none) env LD_PRELOAD="$LIB" RLT_SEND="$RULE" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN/callcost" -m tcp -n "$2" ;;
-		*) env LD_PRELOAD="$LIB" RLT_SEND="$RULE" RLT_NET="$1" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN/callcost" -m tcp -n "$2" ;;
-		esac 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+		"${E[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN/callcost" -m tcp -n "$1" \
+			2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 	}
-	a=$(ir "$1" $n); b=$(ir "$1" $((n * 2)))
+	a=$(ir $n); b=$(ir $((n * 2)))
 	[ -n "$a" ] && [ -n "$b" ] && calc "($b - $a) / ($n * 1.05)" || echo n/a
 }
-declare -A NS PD
-WHICH=(plain none "${NET_ROWS[@]}")
+declare -A NS PD IR
 for i in $(seq "$RUNS"); do
 	for w in "${WHICH[@]}"; do
 		set -- $(cone "$w")
 		NS[$w]="${NS[$w]:-} ${1:-}"; PD[$w]="${PD[$w]:-} ${2:-}"
 	done
 done
-printf '    %-44s | %-9s | %-10s | %-12s | %-14s\n' "send() on a TCP socket" "ns" "paired +ns" "instructions" "instr. vs none"
-base_ir=""
+printf '    %-9s | %-9s | %-33s | %-8s | %-10s | %-12s | %-12s\n' "library" "RLT_SEND" "RLT_NET" "ns" "paired +ns" "instructions" "+ by RLT_NET"
 for w in "${WHICH[@]}"; do
-	case $w in plain) label="plain" ;; none) label="preloaded, no RLT_NET" ;; *) label="RLT_NET=\"$w\"" ;; esac
-	irc=$(ir_call "$w")
-	[ "$w" = none ] && base_ir=$irc
+	lib=preloaded rs=- rn=-
+	case $w in
+	plain) lib=plain ;;
+	*) [ "${w%%|*}" = 1 ] && rs=$RULE; [ -n "${w#*|}" ] && rn="${w#*|}" ;;
+	esac
+	IR[$w]=$(ir_call "$w")
 	d=""
-	case $w in plain|none) ;; *) [ -n "$base_ir" ] && [ "$base_ir" != n/a ] && [ "$irc" != n/a ] && d=$(calc "$irc - $base_ir") ;; esac
+	case $w in
+	plain|*"|") ;;
+	*) b=${IR[${w%%|*}|]:-n/a}; [ "$b" != n/a ] && [ "${IR[$w]}" != n/a ] && d=$(calc "${IR[$w]} - $b") ;;
+	esac
 	pd=$(echo "${PD[$w]}" | median)
 	[ "$w" = plain ] && pd="-"
-	printf '    %-44s | %-9s | %-10s | %-12s | %-14s\n' "$label" "$(echo "${NS[$w]}" | median)" "$pd" "$irc" "$d"
+	printf '    %-9s | %-9s | %-33s | %-8s | %-10s | %-12s | %-12s\n' "$lib" "$rs" "$rn" "$(echo "${NS[$w]}" | median)" "$pd" "${IR[$w]}" "$d"
 done
-echo "    runs, ns: plain${NS[plain]}; no RLT_NET${NS[none]}; ${NET_ROWS[0]}:${NS[${NET_ROWS[0]}]}"
+echo "    runs, ns: plain${NS[plain]}; RLT_SEND, no RLT_NET${NS[1|]}; RLT_SEND, $OTHER:${NS[1|$OTHER]}"
 
 # --seccomp: every send is trapped; the handler asks the conditions as the preload does
 sone() { # NET ("" or a condition)
@@ -273,12 +283,12 @@ sone() { # NET ("" or a condition)
 }
 SN=""; SP=""
 for i in $(seq "$RUNS"); do
-	SN="$SN $(sone "")"; SP="$SP $(sone "${NET_ROWS[0]}")"
+	SN="$SN $(sone "")"; SP="$SP $(sone "$OTHER")"
 done
 echo
 printf '    %-44s | %-9s\n' "--seccomp -u $RULE, send() on a TCP socket" "ns ($SCALLS calls, $RUNS alternating runs)"
 printf '    %-44s | %-9s\n' "no --net" "$(echo "$SN" | median)"
-printf '    %-44s | %-9s\n' "--net \"${NET_ROWS[0]}\"" "$(echo "$SP" | median)"
+printf '    %-44s | %-9s\n' "--net \"$OTHER\"" "$(echo "$SP" | median)"
 echo "    runs, ns: no --net$SN; --net$SP"
 echo
 echo "== end of network-conditions benchmarks (load $(cut -d' ' -f1-3 /proc/loadavg))"
