@@ -7,7 +7,9 @@
  * waiter's first wait is begun before the waits trap (trap_waits.c): it must still be woken
  * when the budget allows, and return by its own timeout. Prints key=value lines: bytes, how
  * long, CPU, stalls, the waiter's EINTRs, and how far past its timeout a wait that timed out
- * returned at the most.
+ * returned at the most, and the number of seccomp filters the process has at the end
+ * (seccomp_filters, -1 when the kernel does not say): under --seccomp the waits' filter is
+ * stacked only once a wait could hold a socket (test_wait_cheap).
  *
  *   epollwake -t MS -s SECONDS
  */
@@ -23,6 +25,22 @@
 
 static int epfd, tell[2], ms = -1;
 static _Atomic uint64_t eintr, over_max, woken;
+
+/* Seccomp_filters: in /proc/self/status (Linux 5.9); -1 when absent. */
+static long seccomp_filters(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long n = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "Seccomp_filters:", 16))
+			n = strtol(line + 16, NULL, 10);
+	fclose(f);
+	return n;
+}
 
 static void *waiter(void *arg)
 {
@@ -129,11 +147,11 @@ int main(int argc, char **argv)
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	printf("bytes=%llu elapsed_ns=%llu cpu_ns=%llu stalls=%llu woken=%llu eintr=%llu "
-	       "over_max_ns=%llu\n",
+	       "over_max_ns=%llu seccomp_filters=%ld\n",
 	       (unsigned long long)bytes, (unsigned long long)(t1 - t0),
 	       (unsigned long long)(c1 - c0), (unsigned long long)stalls,
 	       (unsigned long long)woken, (unsigned long long)eintr,
-	       (unsigned long long)over_max);
+	       (unsigned long long)over_max, seccomp_filters());
 	fflush(stdout);
 	_exit(0); /* the waiter may be asleep for good */
 }
