@@ -10,7 +10,9 @@
  * added back when due.
  *
  * Both fronts: the preload's exported hooks below, and the system-call front's dispatch
- * (trap_dispatch.c), which calls the rlt_pre_* forms with the kernel's arguments.
+ * (trap_dispatch.c), which calls the rlt_pre_* forms with the kernel's arguments. There
+ * epoll_ctl traps only once a wait could hold a socket (trap_waits.c): the registrations made
+ * before are read back from the kernel then and recorded here (rlt_pre_epoll_adopt).
  */
 #include <errno.h>
 #include <limits.h>
