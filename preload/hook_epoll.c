@@ -339,9 +339,10 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own)
 void rlt_pre_epoll_hold_now(int epfd)
 {
 	int saved = errno;
+	struct own own = {.n = 0}; /* reported by the wait itself, not here */
 
 	if (rlt_pre_wait_may_hold())
-		epoll_hold(epfd, rlt__now());
+		epoll_hold(epfd, rlt__now(), &own);
 	errno = saved;
 }
 
