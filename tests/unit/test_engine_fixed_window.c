@@ -185,37 +185,29 @@ static void fw_ten_years_and_overflow(void **s)
 	assert_int_equal(dec(&e, TEN_YEARS, 16, RLT_MODE_NOW, &at), RLT_GO);
 	unmk(&e);
 	/* a slow rule at a clock reading near 2^64: the next window would start past the end */
-	mk(&e, RLT_ALGO_FIXED_WINDOW, 1, SEC, NEVER);
-	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
-	assert_int_equal(at, NEVER);
-	unmk(&e);
+	end_of_time(RLT_ALGO_FIXED_WINDOW, 1, SEC, UINT64_MAX - 5);
 }
 
 static void fw_through_rlt_decide(void **s)
 {
-	struct rlt_params p;
-	struct rlt_error err;
-	_Alignas(16) unsigned char st[64];
+	struct pub u;
 	rlt_ns_t at;
 	(void)s;
 	/* 120/min algo=fixed-window */
-	assert_int_equal(rlt_params_init(&p, RLT_ALGO_FIXED_WINDOW, 120, 1, 60 * SEC, 0, NEVER,
-	                                 &err), 0);
-	assert_int_equal(p.limit, 120);
-	assert_true(rlt_state_size(&p) <= sizeof st);
-	assert_int_equal(rlt_state_init(&p, st, 0), 0);
+	pub_mk(&u, RLT_ALGO_FIXED_WINDOW, 120, 60 * SEC);
+	assert_int_equal(u.p.limit, 120);
+	assert_true(rlt_state_size(&u.p) <= 64);
 	for (int i = 0; i < 120; i++)
-		assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_DENY);
 	assert_int_equal(at, 120 * SEC);
-	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 0, RLT_MODE_NOW, &at), RLT_GO);
-	rlt_refund(&p, st, 61 * SEC, 1);
-	assert_int_equal(rlt_available(&p, st, 62 * SEC), 1);
-	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_GO);
-	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 0, RLT_MODE_NOW, &at), RLT_GO);
+	rlt_refund(&u.p, u.st, 61 * SEC, 1);
+	assert_int_equal(rlt_available(&u.p, u.st, 62 * SEC), 1);
+	assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, 120 * SEC);
-	rlt_state_destroy(&p, st);
+	pub_unmk(&u);
 }
 
 /*
