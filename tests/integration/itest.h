@@ -208,4 +208,30 @@ static inline pthread_t thread_without(int sig, void *(*fn)(void *))
 	return th;
 }
 
+/* A reader thread (recv_tally_main, its arg a struct recv_tally): receives on fd to the end (EINTR retried)
+ * and counts each byte by its letter: n[0] for tags[0], n[1] for tags[1], n[2] any other (a
+ * byte no one sent). Read n after joining the thread. */
+struct recv_tally {
+	int fd;
+	char tags[2];
+	unsigned long long n[3];
+};
+
+static inline void *recv_tally_main(void *arg)
+{
+	struct recv_tally *t = arg;
+	char buf[65536];
+
+	for (;;) {
+		ssize_t r = recv(t->fd, buf, sizeof buf, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		for (ssize_t i = 0; i < r; i++)
+			t->n[buf[i] == t->tags[0] ? 0 : buf[i] == t->tags[1] ? 1 : 2]++;
+	}
+	return NULL;
+}
+
 #endif
