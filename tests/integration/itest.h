@@ -119,6 +119,41 @@ static inline int dial_loopback(const char *host, int port)
 	return fd;
 }
 
+/* dial_loopback to 127.0.0.1:port, or the program ends (exit 2) after saying why. */
+static inline int dial_or_exit(int port)
+{
+	int fd = dial_loopback(NULL, port);
+
+	if (fd < 0) {
+		perror("connect");
+		exit(2);
+	}
+	return fd;
+}
+
+/* A TCP connection over loopback within this process: *dialed is the end that connected; returns
+ * the accepted end, or -1 after saying why. */
+static inline int tcp_pair(int *dialed)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t alen = sizeof a;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), afd;
+
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 1) != 0 ||
+	    getsockname(lfd, (struct sockaddr *)&a, &alen) != 0) {
+		perror("listen");
+		return -1;
+	}
+	*dialed = socket(AF_INET, SOCK_STREAM, 0);
+	if (*dialed < 0 || connect(*dialed, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    (afd = accept(lfd, NULL, NULL)) < 0) {
+		perror("connect");
+		return -1;
+	}
+	close(lfd);
+	return afd;
+}
+
 /*
  * A server socket: bound on loopback (bindaddr, or 127.0.0.1 / ::1) or on the unix path upath,
  * listening when it is a stream; its port ("unix" for a path) is written to portfile, renamed

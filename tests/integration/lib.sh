@@ -171,6 +171,23 @@ start_srv() {
 	SRV_PORT=$(cat "$T/$name.port")
 }
 
+# file_sink NAME PORTFILE FILE: a TCP listener on loopback (started by bg NAME; LAST_PID) that
+# writes its port to PORTFILE and what its one client sends to FILE, and ends at the client's EOF.
+file_sink() {
+	bg "$1" python3 -c '
+import os, socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(1)
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1])
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+c, _ = s.accept()
+with open(sys.argv[2], "wb") as f:
+    while True:
+        b = c.recv(65536)
+        if not b: break
+        f.write(b)' "$2" "$3"
+}
+
 now_ns() { date +%s%N; }
 
 # kv KEY FILE_OR_STRING: the value of KEY=VALUE in the last line that has it.

@@ -44,11 +44,9 @@ static void *busy(void *arg)
 
 int main(int argc, char **argv)
 {
-	int opt, n = 300, wait_ms = 2000, hung = 0, lfd;
+	int opt, n = 300, wait_ms = 2000, hung = 0;
 	struct recv_tally rd = {.fd = -1, .tags = {'B', 'c'}};
 	unsigned long long child_sent = 0;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t alen = sizeof a;
 	pthread_t bt, rt;
 
 	while ((opt = getopt(argc, argv, "n:w:")) != -1) {
@@ -60,18 +58,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 1) != 0 ||
-	    getsockname(lfd, (struct sockaddr *)&a, &alen) != 0) {
-		perror("listen");
+	if ((rd.fd = tcp_pair(&cfd)) < 0)
 		return 2;
-	}
-	cfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    (rd.fd = accept(lfd, NULL, NULL)) < 0) {
-		perror("connect");
-		return 2;
-	}
 	if (pthread_create(&rt, NULL, recv_tally_main, &rd) != 0 ||
 	    pthread_create(&bt, NULL, busy, NULL) != 0)
 		return 2;

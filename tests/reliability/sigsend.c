@@ -86,12 +86,10 @@ static void on_alarm(int sig)
 int main(int argc, char **argv)
 {
 	long ms = 1000, us = 200;
-	int opt, lfd;
+	int opt;
 	struct recv_tally rt = {.fd = -1, .tags = {'M', 'h'}};
 	pthread_t rd;
 	sigset_t alrm;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t alen = sizeof a;
 	char run[RUN];
 
 	while ((opt = getopt(argc, argv, "nt:i:")) != -1) {
@@ -108,18 +106,8 @@ int main(int argc, char **argv)
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	if (!new_sockets) {
-		lfd = socket(AF_INET, SOCK_STREAM, 0);
-		if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 1) != 0 ||
-		    getsockname(lfd, (struct sockaddr *)&a, &alen) != 0) {
-			perror("listen");
+		if ((rt.fd = tcp_pair(&cfd)) < 0)
 			return 2;
-		}
-		cfd = socket(AF_INET, SOCK_STREAM, 0);
-		if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof a) != 0 ||
-		    (rt.fd = accept(lfd, NULL, NULL)) < 0) {
-			perror("connect");
-			return 2;
-		}
 		/* the receiver never runs the handler: it must not be what the signal interrupts */
 		pthread_sigmask(SIG_BLOCK, &alrm, NULL);
 		if (pthread_create(&rd, NULL, recv_tally_main, &rt) != 0)
