@@ -8,16 +8,11 @@
 #include "pacing.h"
 #include "testutil.h"
 #include "policy.h"
-
-static struct rlt__ruleset rs;
+#include "ruleset_harness.h" /* last: its global rs would shadow the core headers' parameters */
 
 static void load(const char *connect, const char *send, const char *recv, const char *conns)
 {
-	const char *v[RLT_VAR_COUNT] = {connect, NULL, send, recv, conns};
-	struct rlt_error err;
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build((const char *[RLT_VAR_COUNT]){connect, NULL, send, recv, conns}, 0);
 }
 
 static struct rlt__peer v4(const char *a, uint16_t port)
@@ -94,12 +89,9 @@ static void socket_and_accept_masks(void **s)
 {
 	const char *v[RLT_VAR_COUNT] = {"10/s; 1/s family=unix", "5/s port=8080; 7/s peer=127.0.0.9",
 	                                "1MiB/s", NULL, "4 family=unix"};
-	struct rlt_error err;
 	uint32_t mask[RLT_VAR_COUNT];
 	(void)s;
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build(v, 0);
 	struct rlt__peer none = {0};
 	rlt__match_socket(&rs, &none, AF_UNIX, mask);
 	assert_int_equal(mask[RLT_VAR_CONNECT], 0x2);
@@ -124,11 +116,8 @@ static void accept_rules_every_client_meets(void **s)
 {
 	const char *v[RLT_VAR_COUNT] = {NULL, "5/s port=8080; 7/s peer=127.0.0.9; 2/s key=peer; "
 	                                      "3/s key=port; 1/s family=unix; 9/s family=all"};
-	struct rlt_error err;
 	(void)s;
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build(v, 0);
 	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET, 8080), 0x29);
 	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET6, 8080), 0x29);
 	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET, 9090), 0x28);

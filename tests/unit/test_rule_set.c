@@ -19,6 +19,7 @@
 #include "rule_set.h"
 #include "shm_set.h"
 #include "scope_shm.h"
+#include "ruleset_harness.h" /* last: its global rs would shadow the core headers' parameters */
 
 #define MS 1000000ull
 #define SEC 1000000000ull
@@ -345,15 +346,9 @@ static void fixed_window_per_connection_refused(void **s)
 	                 0);
 }
 
-static struct rlt__ruleset rs;
-
 static void load(const char *send)
 {
-	const char *v[RLT_VAR_COUNT] = {NULL, NULL, send, NULL, NULL};
-	struct rlt_error err;
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build((const char *[RLT_VAR_COUNT]){NULL, NULL, send, NULL, NULL}, 0);
 }
 
 /* A ticket waiting at 1000 B/s (0.5 s away: 500 units beyond the burst) moves to about 5 s
