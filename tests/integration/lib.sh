@@ -288,6 +288,17 @@ proc_cpu_s() {
 	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.3f", ($12 + $13) / hz }' "/proc/$1/stat"
 }
 
+# intact LABEL SENDER SENDER_OUT SENT_KEY RECEIVER RECEIVER_OUT GOT_KEY: the bytes the sender's
+# report counts as sent (SENT_KEY=) all arrived (the receiver's GOT_KEY=), with the same fnv=.
+intact() {
+	local sent got fs fg
+	sent=$(kv "$4" "$3"); got=$(kv "$7" "$6")
+	fs=$(kv fnv "$3"); fg=$(kv fnv "$6")
+	[ "$sent" = "$got" ] || { show "$3" "$6"; fail "$1: $2 sent $sent bytes, $5 got $got"; }
+	[ "$fs" = "$fg" ] || { show "$3" "$6"; fail "$1: checksum differs: sent $fs, received $fg"; }
+	info "$1: $got bytes arrived intact (fnv $fg)"
+}
+
 # do_send LABEL BLAST_ARGS...: start a sink (extra options in $SINK_ARGS), run blast throttled
 # (the RLT_* variables come from the caller: RLT_SEND=... do_send ...), wait for the sink, and check
 # that the sink got exactly the bytes blast sent (count and FNV-1a). Sets B_OUT and S_OUT (files).
@@ -301,14 +312,7 @@ do_send() {
 	throttled "$ITEST_BIN/blast" -p "$SRV_PORT" "$@" >"$B_OUT" 2>"$T/blast_$label.err" || rc=$?
 	wait_pid "$spid" 20 || { show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: sink did not finish"; }
 	if [ $rc -ne 0 ]; then show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: blast exited $rc"; fi
-	if [ -z "${NOCHECK:-}" ]; then
-		local sent got fs fg
-		sent=$(kv sent "$B_OUT"); got=$(kv bytes "$S_OUT")
-		fs=$(kv fnv "$B_OUT"); fg=$(kv fnv "$S_OUT")
-		[ "$sent" = "$got" ] || { show "$B_OUT" "$S_OUT"; fail "$label: blast sent $sent bytes, sink got $got"; }
-		[ "$fs" = "$fg" ] || { show "$B_OUT" "$S_OUT"; fail "$label: checksum differs: sent $fs, received $fg"; }
-		info "$label: $got bytes arrived intact (fnv $fg)"
-	fi
+	[ -n "${NOCHECK:-}" ] || intact "$label" blast "$B_OUT" sent sink "$S_OUT" bytes
 }
 
 # do_recv LABEL PULL_ARGS...: start a source (options in $SRC_ARGS, e.g. "-n 1000000"), run pull
@@ -323,12 +327,7 @@ do_recv() {
 	throttled "$ITEST_BIN/pull" -p "$SRV_PORT" "$@" >"$P_OUT" 2>"$T/pull_$label.err" || rc=$?
 	wait_pid "$spid" 20 || { show "$P_OUT" "$T/pull_$label.err"; fail "$label: source did not finish"; }
 	if [ $rc -ne 0 ]; then show "$P_OUT" "$T/pull_$label.err" "$SRC_OUT"; fail "$label: pull exited $rc"; fi
-	local sent got fs fg
-	sent=$(kv sent "$SRC_OUT"); got=$(kv recv "$P_OUT")
-	fs=$(kv fnv "$SRC_OUT"); fg=$(kv fnv "$P_OUT")
-	[ "$sent" = "$got" ] || { show "$P_OUT" "$SRC_OUT"; fail "$label: source sent $sent bytes, pull got $got"; }
-	[ "$fs" = "$fg" ] || { show "$P_OUT" "$SRC_OUT"; fail "$label: checksum differs: sent $fs, received $fg"; }
-	info "$label: $got bytes arrived intact (fnv $fg)"
+	intact "$label" source "$SRC_OUT" sent pull "$P_OUT" recv
 }
 
 # assert_cpu WHAT CPU_NS WALL_NS MAX: CPU seconds per wall second at most MAX (no spinning).
