@@ -28,6 +28,15 @@ static int read_settings(struct rlt__settings *st, struct rlt_error *err)
 	return rlt__settings_read(st, err);
 }
 
+/* Reads with VAR=VAL the only one set. */
+static int read_one(const char *var, const char *val, struct rlt__settings *st,
+                    struct rlt_error *err)
+{
+	clean_env(NULL);
+	setenv(var, val, 1);
+	return read_settings(st, err);
+}
+
 /* Sets the four variables (NULL leaves one unset), reads them, and checks what came out. */
 static void expect_read(const char *log, const char *on_error, const char *inherit,
                         const char *stats, int loglevel, int ignore_bad, int inh,
@@ -76,9 +85,7 @@ static void every_value(void **s)
 	struct rlt_error err;
 	(void)s;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		clean_env(NULL);
-		setenv(cases[i].var, cases[i].val, 1);
-		if (read_settings(&st, &err) != 0)
+		if (read_one(cases[i].var, cases[i].val, &st, &err) != 0)
 			fail_msg("%s=%s: %s", cases[i].var, cases[i].val, err.msg);
 		assert_int_equal(st.loglevel, cases[i].loglevel);
 		assert_int_equal(st.ignore_bad, cases[i].ignore_bad);
@@ -113,9 +120,7 @@ static void bad_values(void **s)
 	struct rlt_error err;
 	(void)s;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		clean_env(NULL);
-		setenv(cases[i].var, cases[i].val, 1);
-		if (read_settings(&st, &err) != -EINVAL)
+		if (read_one(cases[i].var, cases[i].val, &st, &err) != -EINVAL)
 			fail_msg("%s=\"%s\" was accepted", cases[i].var, cases[i].val);
 		assert_string_equal(err.msg, cases[i].msg);
 	}
