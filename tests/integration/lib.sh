@@ -299,34 +299,39 @@ intact() {
 	info "$1: $got bytes arrived intact (fnv $fg)"
 }
 
+# served LABEL SERVER "SERVER_OPTS" CLIENT CLIENT_ARGS...: start the helper SERVER (start_srv),
+# run CLIENT throttled against it (-p PORT CLIENT_ARGS), wait for the server to end; CLIENT must
+# exit 0. Sets CL_OUT and SV_OUT (their reports, files).
+served() {
+	local label=$1 srv=$2 opts=$3 cl=$4 spid rc=0
+	shift 4
+	start_srv "${srv}_$label" "$srv" $opts
+	spid=$LAST_PID
+	CL_OUT=$T/${cl}_$label.out
+	SV_OUT=$T/${srv}_$label.out
+	throttled "$ITEST_BIN/$cl" -p "$SRV_PORT" "$@" >"$CL_OUT" 2>"$T/${cl}_$label.err" || rc=$?
+	wait_pid "$spid" 20 || { show "$CL_OUT" "$T/${cl}_$label.err" "$SV_OUT"; fail "$label: $srv did not finish"; }
+	if [ $rc -ne 0 ]; then show "$CL_OUT" "$T/${cl}_$label.err" "$SV_OUT"; fail "$label: $cl exited $rc"; fi
+}
+
 # do_send LABEL BLAST_ARGS...: start a sink (extra options in $SINK_ARGS), run blast throttled
 # (the RLT_* variables come from the caller: RLT_SEND=... do_send ...), wait for the sink, and check
 # that the sink got exactly the bytes blast sent (count and FNV-1a). Sets B_OUT and S_OUT (files).
 do_send() {
-	local label=$1; shift
-	start_srv "sink_$label" sink ${SINK_ARGS:-}
-	local spid=$LAST_PID
-	B_OUT=$T/blast_$label.out
-	S_OUT=$T/sink_$label.out
-	local rc=0
-	throttled "$ITEST_BIN/blast" -p "$SRV_PORT" "$@" >"$B_OUT" 2>"$T/blast_$label.err" || rc=$?
-	wait_pid "$spid" 20 || { show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: sink did not finish"; }
-	if [ $rc -ne 0 ]; then show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: blast exited $rc"; fi
+	local label=$1
+	shift
+	served "$label" sink "${SINK_ARGS:-}" blast "$@"
+	B_OUT=$CL_OUT S_OUT=$SV_OUT
 	[ -n "${NOCHECK:-}" ] || intact "$label" blast "$B_OUT" sent sink "$S_OUT" bytes
 }
 
 # do_recv LABEL PULL_ARGS...: start a source (options in $SRC_ARGS, e.g. "-n 1000000"), run pull
 # throttled, check pull got exactly what the source sent. Sets P_OUT and SRC_OUT.
 do_recv() {
-	local label=$1; shift
-	start_srv "source_$label" source ${SRC_ARGS:-}
-	local spid=$LAST_PID
-	P_OUT=$T/pull_$label.out
-	SRC_OUT=$T/source_$label.out
-	local rc=0
-	throttled "$ITEST_BIN/pull" -p "$SRV_PORT" "$@" >"$P_OUT" 2>"$T/pull_$label.err" || rc=$?
-	wait_pid "$spid" 20 || { show "$P_OUT" "$T/pull_$label.err"; fail "$label: source did not finish"; }
-	if [ $rc -ne 0 ]; then show "$P_OUT" "$T/pull_$label.err" "$SRC_OUT"; fail "$label: pull exited $rc"; fi
+	local label=$1
+	shift
+	served "$label" source "${SRC_ARGS:-}" pull "$@"
+	P_OUT=$CL_OUT SRC_OUT=$SV_OUT
 	intact "$label" source "$SRC_OUT" sent pull "$P_OUT" recv
 }
 
