@@ -1,7 +1,12 @@
 # common.sh: sourced by the bench scripts: a scratch directory removed at the end, the
 # background processes the script started (in PIDS) stopped by pid, the check that the helper
 # programs are built, and small readers.
-# bench_setup NAME: after it, $T is the scratch directory.
+# The build's folder (BUILD, default build) and what the scripts run from it: BIN (the test
+# helpers), RLT (the launcher), LIB (the preload).
+BUILD=$(cd "${BUILD:-build}" && pwd) || exit 1
+BIN=$BUILD/itest
+RLT=$BUILD/rlthrottle
+LIB=$BUILD/librlthrottle.so
 unset RLT_CONNECT RLT_ACCEPT RLT_SEND RLT_RECV RLT_CONNS RLT_STATS RLT_LOG RLT_ON_ERROR RLT_INHERIT LD_PRELOAD
 PIDS=""
 cleanup() {
@@ -12,6 +17,7 @@ cleanup() {
 	wait 2>/dev/null
 	rm -rf "$T"
 }
+# bench_setup NAME: after it, $T is the scratch directory.
 bench_setup() {
 	T=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
 	trap cleanup EXIT

@@ -11,12 +11,9 @@
 # BENCH_QUICK=1 shortens the measurements.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
-BUILD=${BUILD:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-BIN=$BUILD/itest
+. "$(dirname "$0")/common.sh"
 RUNS=200
 [ -n "${BENCH_QUICK:-}" ] && RUNS=40
-. "$(dirname "$0")/common.sh"
 bench_need inject injectrun trapblob_min
 command -v busybox >/dev/null || { echo "bench/inject: busybox not installed"; exit 1; }
 bench_setup rlt-bench-inject

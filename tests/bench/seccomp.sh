@@ -10,14 +10,10 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
-BUILD=${BUILD:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-BIN=$BUILD/itest
-RLT=$BUILD/rlthrottle
+. "$(dirname "$0")/common.sh"
 SECS=${BENCH_SECS:-4}
 CALLS=20000
 if [ -n "${BENCH_QUICK:-}" ]; then SECS=1; CALLS=2000; fi
-. "$(dirname "$0")/common.sh"
 bench_need seccomp source pull callcost
 [ -x "$RLT" ] || { echo "bench/seccomp: $RLT not built"; exit 1; }
 bench_setup rlt-bench-seccomp

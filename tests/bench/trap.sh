@@ -13,14 +13,10 @@
 # BENCH_QUICK=1 shortens the measurements.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
-BUILD=${BUILD:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-BIN=$BUILD/itest
-RLT=$BUILD/rlthrottle
+. "$(dirname "$0")/common.sh"
 RUNS=5
 N=20000
 [ -n "${BENCH_QUICK:-}" ] && RUNS=3 N=5000
-. "$(dirname "$0")/common.sh"
 bench_need trap trapprog sink
 command -v busybox >/dev/null || { echo "bench/trap: busybox not installed"; exit 1; }
 bench_setup rlt-bench-trap
