@@ -15,34 +15,33 @@ static void load(const char *connect, const char *send, const char *recv, const 
 	rs_build((const char *[RLT_VAR_COUNT]){connect, NULL, send, recv, conns}, 0);
 }
 
-static struct rlt__peer v4(const char *a, uint16_t port)
+/* The peer of address A (IPv6 when it has a colon) and PORT, as a hook would see it. */
+static struct rlt__peer peer(const char *a, uint16_t port)
 {
+	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
 	struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(port)};
 	struct rlt__peer p;
-	inet_pton(AF_INET, a, &in.sin_addr);
-	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in, sizeof in);
-	return p;
-}
 
-static struct rlt__peer v6(const char *a, uint16_t port)
-{
-	struct sockaddr_in6 in = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
-	struct rlt__peer p;
-	inet_pton(AF_INET6, a, &in.sin6_addr);
-	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in, sizeof in);
+	if (strchr(a, ':')) {
+		inet_pton(AF_INET6, a, &in6.sin6_addr);
+		rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in6, sizeof in6);
+	} else {
+		inet_pton(AF_INET, a, &in.sin_addr);
+		rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in, sizeof in);
+	}
 	return p;
 }
 
 static void peer_from_sockaddr(void **s)
 {
-	struct rlt__peer p = v6("::ffff:10.1.2.3", 443);
+	struct rlt__peer p = peer("::ffff:10.1.2.3", 443);
 	struct sockaddr_un un = {.sun_family = AF_UNIX};
 	(void)s;
 	/* a v4-mapped address is IPv4 to the filters */
 	assert_int_equal(p.af, AF_INET);
 	assert_int_equal(p.port, 443);
 	assert_memory_equal(p.addr, "\x0a\x01\x02\x03", 4);
-	p = v6("2001:db8::1", 80);
+	p = peer("2001:db8::1", 80);
 	assert_int_equal(p.af, AF_INET6);
 	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&un, sizeof un);
 	assert_int_equal(p.af, AF_UNIX);
@@ -65,19 +64,19 @@ static void filters(void **s)
 	/* a peer of unknown family is held only by family=all */
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &(struct rlt__peer){0}), 0x10);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &unixp), 0x18);
-	struct rlt__peer p = v4("127.0.0.1", 5000);
+	struct rlt__peer p = peer("127.0.0.1", 5000);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
-	p = v4("127.0.0.2", 5000);
+	p = peer("127.0.0.2", 5000);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x13);
-	p = v4("10.200.0.1", 85);
+	p = peer("10.200.0.1", 85);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x15);
-	p = v4("10.200.0.1", 90);
+	p = peer("10.200.0.1", 90);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
-	p = v4("11.0.0.1", 85);
+	p = peer("11.0.0.1", 85);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
-	p = v6("2001:db8:ffff::1", 1);
+	p = peer("2001:db8:ffff::1", 1);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x31);
-	p = v6("2001:db9::1", 1);
+	p = peer("2001:db9::1", 1);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
 	/* no rule for a variable: nothing matches */
 	assert_int_equal(rlt__match(&rs, RLT_VAR_SEND, &p), 0);
@@ -98,7 +97,7 @@ static void socket_and_accept_masks(void **s)
 	assert_int_equal(mask[RLT_VAR_SEND], 0); /* family=inet by default */
 	assert_int_equal(mask[RLT_VAR_RECV], 0);
 	assert_int_equal(mask[RLT_VAR_CONNS], 0x1);
-	struct rlt__peer p = v4("127.0.0.1", 40000);
+	struct rlt__peer p = peer("127.0.0.1", 40000);
 	rlt__match_socket(&rs, &p, AF_INET, mask);
 	assert_int_equal(mask[RLT_VAR_CONNECT], 0x1);
 	assert_int_equal(mask[RLT_VAR_SEND], 0x1);
@@ -106,7 +105,7 @@ static void socket_and_accept_masks(void **s)
 	assert_int_equal(rlt__match_on(&rs, RLT_VAR_CONNS, &none, AF_UNIX), 0x1);
 	assert_int_equal(rlt__match_accept(&rs, &p, 8080), 0x1);
 	assert_int_equal(rlt__match_accept(&rs, &p, 9090), 0);
-	p = v4("127.0.0.9", 8080);
+	p = peer("127.0.0.9", 8080);
 	assert_int_equal(rlt__match_accept(&rs, &p, 8080), 0x3);
 }
 
@@ -123,7 +122,7 @@ static void accept_rules_every_client_meets(void **s)
 	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET, 9090), 0x28);
 	assert_int_equal(rlt__match_accept_sure(&rs, AF_UNIX, 0), 0x30);
 	/* each is among the rules a connection of that listener matches, from any client */
-	struct rlt__peer p = v4("127.0.0.9", 40000);
+	struct rlt__peer p = peer("127.0.0.9", 40000);
 	assert_int_equal(rlt__match_accept(&rs, &p, 8080) & 0x29, 0x29);
 }
 
