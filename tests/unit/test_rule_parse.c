@@ -17,12 +17,17 @@
 
 static void test_var_names(void **state)
 {
+	static const struct {
+		enum rlt_var var;
+		const char *name;
+	} names[] = {
+		{ RLT_VAR_CONNECT, "RLT_CONNECT" }, { RLT_VAR_ACCEPT, "RLT_ACCEPT" },
+		{ RLT_VAR_SEND, "RLT_SEND" },       { RLT_VAR_RECV, "RLT_RECV" },
+		{ RLT_VAR_CONNS, "RLT_CONNS" },
+	};
 	(void)state;
-	assert_string_equal(rlt_var_name(RLT_VAR_CONNECT), "RLT_CONNECT");
-	assert_string_equal(rlt_var_name(RLT_VAR_ACCEPT), "RLT_ACCEPT");
-	assert_string_equal(rlt_var_name(RLT_VAR_SEND), "RLT_SEND");
-	assert_string_equal(rlt_var_name(RLT_VAR_RECV), "RLT_RECV");
-	assert_string_equal(rlt_var_name(RLT_VAR_CONNS), "RLT_CONNS");
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		assert_string_equal(rlt_var_name(names[i].var), names[i].name);
 	assert_null(rlt_var_name(RLT_VAR_COUNT));
 	assert_null(rlt_var_name((enum rlt_var)-1));
 }
@@ -92,34 +97,36 @@ static void test_algo(void **state)
 
 static void test_burst(void **state)
 {
-	struct rlt_rule r;
+	/* burst: the rule's as written, and the one in force (params.burst); ANY: not checked */
+	const uint64_t ANY = UINT64_MAX;
+	const struct {
+		enum rlt_var var;
+		const char *text;
+		uint64_t burst, in_force;
+	} cases[] = {
+		{ SEND, "1MiB/s burst=64KiB", 65536, 65536 },
+		{ SEND, "1MiB/s burst=1000", 1000, 1000 },
+		{ SEND, "1MiB/s burst=1.5KiB", 1536, 1536 },
+		{ RECV, "1MiB/s burst=8kbit algo=leaky", 1000, 1000 },
+		{ SEND, "10msg/s burst=10", 10, 10 },
+		{ SEND, "10msg/s burst=20msg", 20, 20 },
+		{ CONNECT, "10/s burst=3", 3, 3 },
+		/* windows: burst is checked, then ignored (rlthrottle(7) RULES), and the canonical form
+		 * omits it */
+		{ CONNECT, "120/min algo=fixed-window burst=5", 0, ANY },
+		/* the default burst: one second of the rate, at least one unit */
+		{ CONNECT, "1/h", ANY, 1 },
+	};
 	(void)state;
-	r = parse1(SEND, "1MiB/s burst=64KiB");
-	assert_true(r.burst == 65536 && r.params.burst == 65536);
-	assert_round_trip(&r);
-	r = parse1(SEND, "1MiB/s burst=1000");
-	assert_true(r.burst == 1000);
-	r = parse1(SEND, "1MiB/s burst=1.5KiB");
-	assert_true(r.burst == 1536);
-	r = parse1(RECV, "1MiB/s burst=8kbit algo=leaky");
-	assert_true(r.burst == 1000 && r.params.burst == 1000);
-	assert_round_trip(&r);
-	r = parse1(SEND, "10msg/s burst=10");
-	assert_true(r.burst == 10);
-	r = parse1(SEND, "10msg/s burst=20msg");
-	assert_true(r.burst == 20);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s burst=3");
-	assert_true(r.burst == 3 && r.params.burst == 3);
-	assert_round_trip(&r);
-	/* windows: burst is checked, then ignored (rlthrottle(7) RULES), and the canonical form omits it */
-	r = parse1(CONNECT, "120/min algo=fixed-window burst=5");
-	assert_true(r.burst == 0);
-	assert_round_trip(&r);
-	/* the default burst: one second of the rate, at least one unit */
-	r = parse1(CONNECT, "1/h");
-	assert_true(r.params.burst == 1);
-	assert_round_trip(&r);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct rlt_rule r = parse1(cases[i].var, cases[i].text);
+
+		if ((cases[i].burst != ANY && r.burst != cases[i].burst) ||
+		    (cases[i].in_force != ANY && r.params.burst != cases[i].in_force))
+			fail_msg("%s: burst %" PRIu64 ", in force %" PRIu64, cases[i].text, r.burst,
+			         r.params.burst);
+		assert_round_trip(&r);
+	}
 }
 
 static void test_action_max_wait_errno(void **state)
