@@ -376,3 +376,30 @@ nginx_conf() {
 	}
 	CONF
 }
+
+# nginx_up PORT [NAME]: the nginx that `bg NAME ...` started (NAME nginx by default, its pid in
+# $npid) listens on PORT and still runs.
+nginx_up() {
+	wait_port "$1" 10
+	sleep 0.3
+	kill -0 "$npid" 2>/dev/null || { show "$T/${2:-nginx}.err" "$T/ngx/logs/error.log"; fail "nginx did not start"; }
+}
+
+# nginx_workers: the pids of the workers of the nginx whose launch is $npid (under --seccomp its
+# master is the launcher's child), space-separated.
+nginx_workers() { ps -o pid= --ppid "$(prog_pid "$npid")" | tr -d ' ' | tr '\n' ' '; }
+
+# nginx_hammer PORT CLIENTS: hey without keep-alive for 3 s, CLIENTS at once, against the nginx
+# on PORT whose workers are $workers. Sets HEY_T0 and HEY_T1 (when hey ran) and WORKERS_CPU_NS
+# (the workers' CPU meanwhile); nginx must have logged requests.
+nginx_hammer() {
+	local w cpu0=0 cpu1=0
+	for w in $workers; do cpu0=$(calc "$cpu0 + $(proc_cpu_s "$w")"); done
+	HEY_T0=$(now_ns)
+	hey -z 3s -c "$2" -t 20 -disable-keepalive "http://127.0.0.1:$1/" >"$T/hey.out" 2>&1 || { show "$T/hey.out"; fail "hey failed"; }
+	HEY_T1=$(now_ns)
+	for w in $workers; do [ -e "/proc/$w/stat" ] && cpu1=$(calc "$cpu1 + $(proc_cpu_s "$w")"); done
+	WORKERS_CPU_NS=$(calc "($cpu1 - $cpu0) * 1e9")
+	grep -E 'Requests/sec|\[200\]' "$T/hey.out" | sed 's/^/info: hey: /'
+	[ -s "$T/ngx/logs/access.log" ] || { show "$T/ngx/logs/error.log"; fail "nginx logged no request"; }
+}
