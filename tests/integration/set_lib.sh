@@ -29,3 +29,19 @@ finish_download() {
 	wait_pid "$CLI" 20 || fail "the receiver did not finish"
 	[ "$(sha256sum <"$T/f.bin")" = "$(sha256sum <"$T/got.bin")" ] || fail "bytes differ (sha256)"
 }
+
+# set_during_download FROM MIB WARM TO SPAN: start_download FROM MIB; WARM s in, set to TO; SPAN s
+# after the set, to 100MiB/s, and the download finishes. Sets T1 (the set), T2 (SPAN s after)
+# and PER_S, the bytes per second that arrived between them.
+set_during_download() {
+	start_download "$1" "$2"
+	sleep "$3"
+	T1=$(now_ns)
+	set_send 1 "$4"
+	info "set: $(cat "$T/set1.out")"
+	sleep "$(calc "$5 + 0.2")"
+	T2=$((T1 + $5 * 1000000000))
+	set_send 2 "100MiB/s"
+	finish_download
+	PER_S=$(python3 "$P" total "$T1" "$T2" "$T/samples")
+}
