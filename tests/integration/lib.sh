@@ -204,6 +204,16 @@ step_line() { grep -E '^step (send|recv|open) ' "$1" | sed -n "${2}p"; }
 step_status() { step_line "$1" "$2" | sed 's/ at_ms=.*//' | awk '{ print $NF }'; }
 step_result() { step_line "$1" "$2" | sed 's/.*-> \([-0-9]*\).*/\1/'; }
 step_took() { step_line "$1" "$2" | sed 's/.*took_ms=\([0-9.]*\).*/\1/'; }
+# assert_steps WHAT FILE STATUS...: the steps of FILE end with these statuses, in order (step
+# i's is "WHAT i").
+assert_steps() {
+	local what=$1 f=$2 i=1 st
+	shift 2
+	for st in "$@"; do
+		assert_eq "$what $i" "$st" "$(step_status "$f" $i)"
+		i=$((i + 1))
+	done
+}
 
 # Floating point helpers via awk.
 calc() { awk "BEGIN { printf \"%.6g\", $* }"; }
