@@ -171,6 +171,14 @@ start_srv() {
 	SRV_PORT=$(cat "$T/$name.port")
 }
 
+# http_dir NAME DIR: python's http.server on loopback serving DIR (started by bg NAME); sets
+# HTTP_PORT once it listens.
+http_dir() {
+	HTTP_PORT=$(free_port)
+	bg "$1" python3 -m http.server --bind 127.0.0.1 --directory "$2" "$HTTP_PORT"
+	wait_port "$HTTP_PORT" 10
+}
+
 # file_sink NAME PORTFILE FILE: a TCP listener on loopback (started by bg NAME; LAST_PID) that
 # writes its port to PORTFILE and what its one client sends to FILE, and ends at the client's EOF.
 file_sink() {

@@ -13,9 +13,8 @@ need_cmd curl python3 tmux
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 mkdir -p "$T/www"
 "$ITEST_BIN/fnv" -g $((14 * 1048576)) >"$T/www/f.bin"
-port=$(free_port)
-bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port"
-wait_port "$port"
+http_dir http "$T/www"
+port=$HTTP_PORT
 bg curl env LD_PRELOAD="$RLT_LIB" RLT_RECV="1MiB/s" RLT_SEND="64KiB/s port=1-65535 family=inet" curl -sS -o "$T/got.bin" "http://127.0.0.1:$port/f.bin"
 cpid=$LAST_PID
 # the burst (1 MiB) goes in the first second; seconds 2.. are paced
