@@ -91,14 +91,22 @@ struct pub {
 	void *st;
 };
 
+/* A state of P on the heap (64-byte aligned, as a rule's), initialised (free it). */
+static inline void *state_new(const struct rlt_params *p)
+{
+	void *st = aligned_alloc(64, (rlt_state_size(p) + 63) / 64 * 64);
+
+	assert_non_null(st);
+	assert_int_equal(rlt_state_init(p, st, 0), 0);
+	return st;
+}
+
 static inline void pub_mk(struct pub *u, enum rlt_algo algo, uint64_t num, rlt_ns_t period)
 {
 	struct rlt_error err;
 
 	assert_int_equal(rlt_params_init(&u->p, algo, num, 1, period, 0, NEVER, &err), 0);
-	u->st = aligned_alloc(64, (rlt_state_size(&u->p) + 63) / 64 * 64);
-	assert_non_null(u->st);
-	assert_int_equal(rlt_state_init(&u->p, u->st, 0), 0);
+	u->st = state_new(&u->p);
 }
 
 static inline void pub_unmk(struct pub *u)

@@ -233,23 +233,28 @@ static void on_alarm(int sig)
 	errno = saved;
 }
 
-/* SIGALRM every 20 us for 300 ms; its handler decides on the state the loop decides on. */
-static void signal_nested(const char *rule)
+/* A state of RULE (an RLT_SEND rule's text) on the heap, initialised; *P gets its params. */
+static void *state_of(const char *rule, struct rlt_params *p)
 {
 	struct rlt_rule r;
 	struct rlt_error err;
+	size_t n;
+
+	assert_int_equal(rlt_rules_parse(RLT_VAR_SEND, rule, &r, 1, &n, &err), 0);
+	*p = r.params;
+	return state_new(p);
+}
+
+/* SIGALRM every 20 us for 300 ms; its handler decides on the state the loop decides on. */
+static void signal_nested(const char *rule)
+{
 	struct itimerval it = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
 	struct sigaction sa = {.sa_handler = on_alarm};
 	pthread_t wd;
 	sigset_t block;
-	size_t n;
 	uint64_t loops = 0;
 
-	assert_int_equal(rlt_rules_parse(RLT_VAR_SEND, rule, &r, 1, &n, &err), 0);
-	sig_p = r.params;
-	sig_state = aligned_alloc(64, (rlt_state_size(&sig_p) + 63) / 64 * 64);
-	assert_non_null(sig_state);
-	assert_int_equal(rlt_state_init(&sig_p, sig_state, 0), 0);
+	sig_state = state_of(rule, &sig_p);
 	atomic_store(&sig_clock, SEC);
 	atomic_store(&in_handler, 0);
 	atomic_store(&done, 0);
@@ -309,17 +314,10 @@ static void *busy_main(void *arg)
  * inherited the lock held by that thread (which it does not have) must not wait for it. */
 static void fork_beside_busy_thread(const char *rule)
 {
-	struct rlt_rule r;
-	struct rlt_error err;
 	pthread_t t;
-	size_t n;
 	int hung = 0;
 
-	assert_int_equal(rlt_rules_parse(RLT_VAR_SEND, rule, &r, 1, &n, &err), 0);
-	busy_p = r.params;
-	busy_state = aligned_alloc(64, (rlt_state_size(&busy_p) + 63) / 64 * 64);
-	assert_non_null(busy_state);
-	assert_int_equal(rlt_state_init(&busy_p, busy_state, 0), 0);
+	busy_state = state_of(rule, &busy_p);
 	atomic_store(&busy_stop, 0);
 	assert_int_equal(pthread_create(&t, NULL, busy_main, NULL), 0);
 	for (int i = 0; i < 200; i++) {
