@@ -83,47 +83,43 @@ static void test_memory_stated(void **s)
 	assert_null(rlt__keytab_new(&w, 16, 1, 0));
 }
 
+/* The key of KIND for peer P (prefixes P4, P6; PORT) into *K, and its text: WANT. */
+static void key_says(const struct rlt__peer *p, enum rlt_key kind, unsigned p4, unsigned p6,
+                     uint16_t port, struct rlt__key *k, const char *want)
+{
+	char buf[80];
+
+	rlt__key_of(kind, p4, p6, p, port, k);
+	rlt__key_format(k, p4, p6, buf, sizeof buf);
+	assert_string_equal(buf, want);
+}
+
 static void test_key_of(void **s)
 {
 	struct rlt__peer p = { .af = AF_INET };
 	struct rlt__key a, b;
-	char buf[80];
 	(void)s;
 	inet_pton(AF_INET, "192.168.7.77", p.addr);
-	rlt__key_of(RLT_KEY_PEER, 24, 64, &p, 0, &a);
-	rlt__key_format(&a, 24, 64, buf, sizeof buf);
-	assert_string_equal(buf, "192.168.7.0/24");
+	key_says(&p, RLT_KEY_PEER, 24, 64, 0, &a, "192.168.7.0/24");
 	inet_pton(AF_INET, "192.168.7.1", p.addr);
 	rlt__key_of(RLT_KEY_PEER, 24, 64, &p, 0, &b);
 	assert_memory_equal(&a, &b, sizeof a); /* one /24, one key */
-	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &b);
+	key_says(&p, RLT_KEY_PEER, 32, 128, 0, &b, "192.168.7.1");
 	assert_memory_not_equal(&a, &b, sizeof a);
-	rlt__key_format(&b, 32, 128, buf, sizeof buf);
-	assert_string_equal(buf, "192.168.7.1");
-	rlt__key_of(RLT_KEY_PEER, 21, 64, &p, 0, &b);
-	rlt__key_format(&b, 21, 64, buf, sizeof buf);
-	assert_string_equal(buf, "192.168.0.0/21");
+	key_says(&p, RLT_KEY_PEER, 21, 64, 0, &b, "192.168.0.0/21");
 
 	p.af = AF_INET6;
 	inet_pton(AF_INET6, "2001:db8:1:2:3:4:5:6", p.addr);
-	rlt__key_of(RLT_KEY_PEER, 24, 64, &p, 0, &a);
-	rlt__key_format(&a, 24, 64, buf, sizeof buf);
-	assert_string_equal(buf, "2001:db8:1:2::/64");
-	rlt__key_of(RLT_KEY_PEER, 24, 56, &p, 0, &a);
-	rlt__key_format(&a, 24, 56, buf, sizeof buf);
-	assert_string_equal(buf, "2001:db8:1::/56");
+	key_says(&p, RLT_KEY_PEER, 24, 64, 0, &a, "2001:db8:1:2::/64");
+	key_says(&p, RLT_KEY_PEER, 24, 56, 0, &a, "2001:db8:1::/56");
 	/* an IPv4 key and an IPv6 key of the same bytes differ */
 	p.af = AF_INET;
 	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &b);
 	assert_memory_not_equal(&a, &b, sizeof a);
 
-	rlt__key_of(RLT_KEY_PORT, 0, 0, &p, 8080, &a);
-	rlt__key_format(&a, 0, 0, buf, sizeof buf);
-	assert_string_equal(buf, "port 8080");
+	key_says(&p, RLT_KEY_PORT, 0, 0, 8080, &a, "port 8080");
 	p.af = AF_UNIX;
-	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &a);
-	rlt__key_format(&a, 32, 128, buf, sizeof buf);
-	assert_string_equal(buf, "(no address)");
+	key_says(&p, RLT_KEY_PEER, 32, 128, 0, &a, "(no address)");
 	assert_true(a.w[0] != 0); /* 0 marks a free slot */
 }
 

@@ -64,20 +64,27 @@ static void filters(void **s)
 	/* a peer of unknown family is held only by family=all */
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &(struct rlt__peer){0}), 0x10);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &unixp), 0x18);
-	struct rlt__peer p = peer("127.0.0.1", 5000);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
-	p = peer("127.0.0.2", 5000);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x13);
-	p = peer("10.200.0.1", 85);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x15);
-	p = peer("10.200.0.1", 90);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
-	p = peer("11.0.0.1", 85);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
-	p = peer("2001:db8:ffff::1", 1);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x31);
-	p = peer("2001:db9::1", 1);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
+	/* the rules (by bit) that hold a peer */
+	static const struct {
+		const char *addr;
+		uint16_t port;
+		uint32_t mask;
+	} peers[] = {
+		{ "127.0.0.1", 5000, 0x11 },  { "127.0.0.2", 5000, 0x13 },
+		{ "10.200.0.1", 85, 0x15 },   { "10.200.0.1", 90, 0x11 },
+		{ "11.0.0.1", 85, 0x11 },     { "2001:db8:ffff::1", 1, 0x31 },
+		{ "2001:db9::1", 1, 0x11 },
+	};
+	struct rlt__peer p;
+	for (size_t i = 0; i < sizeof peers / sizeof peers[0]; i++) {
+		uint32_t got;
+
+		p = peer(peers[i].addr, peers[i].port);
+		got = rlt__match(&rs, RLT_VAR_CONNECT, &p);
+		if (got != peers[i].mask)
+			fail_msg("%s port %u: rules 0x%x, not 0x%x", peers[i].addr, peers[i].port, got,
+			         peers[i].mask);
+	}
 	/* no rule for a variable: nothing matches */
 	assert_int_equal(rlt__match(&rs, RLT_VAR_SEND, &p), 0);
 }
