@@ -130,6 +130,25 @@ static inline void end_of_time(enum rlt_algo algo, uint64_t L, uint64_t W, rlt_n
 	unmk(&e);
 }
 
+/* The property tests' random walk, the same sequence for a seed: a max-wait (1 in 4 none, else
+ * up to SPAN ns), a mode, and a step of the clock (1 in 4 a jump of up to SPAN ns, else up to
+ * W / L + 1 ns: about the rate). */
+static inline uint64_t walk_max_wait(uint64_t *seed, uint64_t span)
+{
+	return rlt_test_range(seed, 0, 3) == 0 ? NEVER : rlt_test_range(seed, 0, span);
+}
+
+static inline enum rlt_mode walk_mode(uint64_t *seed)
+{
+	return rlt_test_range(seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+}
+
+static inline rlt_ns_t walk_step(uint64_t *seed, uint64_t L, uint64_t W, uint64_t span)
+{
+	return rlt_test_range(seed, 0, 3) == 0 ? rlt_test_range(seed, 0, span)
+	                                       : rlt_test_range(seed, 0, W / L + 1);
+}
+
 /* One admission: its go time and cost. */
 struct adm {
 	rlt_ns_t t;

@@ -222,7 +222,7 @@ static void fw_property_random(void **s)
 	for (int round = 0; round < 200; round++) {
 		struct eng e;
 		uint64_t L = rlt_test_range(&seed, 1, 40), W = rlt_test_range(&seed, 10, 100000);
-		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 3 * W);
+		uint64_t mw = walk_max_wait(&seed, 3 * W);
 		rlt_ns_t now = rlt_test_range(&seed, 0, 1000000), prev = 0;
 		size_t n = 0, cap = 3000;
 		struct adm *a = malloc(cap * sizeof *a);
@@ -231,13 +231,12 @@ static void fw_property_random(void **s)
 		for (size_t i = 0; i < cap; i++) {
 			uint64_t c = rlt_test_range(&seed, 0, 20) == 0 ? rlt_test_range(&seed, L, 3 * L)
 			                                               : rlt_test_range(&seed, 1, L);
-			enum rlt_mode m = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_mode m = walk_mode(&seed);
 			enum rlt_verdict v;
 			rlt_ns_t at;
 			uint64_t saved = *(uint64_t *)e.state;
 
-			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 3 * W)
-			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			now += walk_step(&seed, L, W, 3 * W);
 			v = dec(&e, now, c, m, &at);
 			if (v == RLT_DENY) {
 				rlt_ns_t at2;

@@ -261,7 +261,7 @@ static void log_property_random(void **s)
 	for (int round = 0; round < 150; round++) {
 		struct eng e;
 		uint64_t L = rlt_test_range(&seed, 1, 40), W = rlt_test_range(&seed, 1, 100000);
-		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 2 * W);
+		uint64_t mw = walk_max_wait(&seed, 2 * W);
 		rlt_ns_t now = rlt_test_range(&seed, 0, 1000000), prev = 0;
 		size_t n = 0, cap = 2000;
 		struct adm *a = malloc(cap * sizeof *a);
@@ -269,12 +269,11 @@ static void log_property_random(void **s)
 		mk(&e, RLT_ALGO_SLIDING_LOG, L, W, mw);
 		for (size_t i = 0; i < cap; i++) {
 			uint64_t c = rlt_test_range(&seed, 1, L + (L > 4 ? L / 4 : 1));
-			enum rlt_mode md = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_mode md = walk_mode(&seed);
 			enum rlt_verdict v;
 			rlt_ns_t at, from;
 
-			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 2 * W)
-			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			now += walk_step(&seed, L, W, 2 * W);
 			v = dec(&e, now, c, md, &at);
 			if (c > L) {
 				assert_int_equal(v, RLT_DENY);

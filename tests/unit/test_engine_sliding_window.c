@@ -267,7 +267,7 @@ static void sw_property_random(void **s)
 		struct eng e;
 		uint64_t L = rlt_test_range(&seed, 1, 60), S = rlt_test_range(&seed, 1, 5000);
 		uint64_t W = 10 * S;
-		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 3 * W);
+		uint64_t mw = walk_max_wait(&seed, 3 * W);
 		rlt_ns_t now = rlt_test_range(&seed, 0, 100000), prev = 0;
 		size_t n = 0, cap = 3000;
 		struct adm *a = malloc(cap * sizeof *a);
@@ -277,12 +277,11 @@ static void sw_property_random(void **s)
 		mk(&e, RLT_ALGO_SLIDING_WINDOW, L, W, mw);
 		for (size_t i = 0; i < cap; i++) {
 			uint64_t c = rlt_test_range(&seed, 1, L);
-			enum rlt_mode md = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_mode md = walk_mode(&seed);
 			enum rlt_verdict v;
 			rlt_ns_t at, from;
 
-			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 2 * W)
-			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			now += walk_step(&seed, L, W, 2 * W);
 			v = dec(&e, now, c, md, &at);
 			assert_true(at != NEVER && at >= now);
 			/* earliest: conforms at `at`, and not one ns before (unless FIFO holds it) */
