@@ -288,17 +288,6 @@ sha256_eq() {
 	info "sha256 $1 == $2 (ok)"
 }
 
-# keyed_rate WHAT LINE SENT GOT RATE: one peer of a key=peer rule of RATE/s (its burst one
-# second of RATE): GOT holds SENT's bytes (sha256), and the bytes of LINE (bytes= span_ns=) past
-# the burst came at RATE/s (+-15%, over at least 1.6 s). Adds that rate to KEYED_SUM.
-keyed_rate() {
-	local bytes span
-	sha256_eq "$3" "$4"
-	bytes=$(kv bytes "$2"); span=$(kv span_ns "$2")
-	MIN_SPAN_S=1.6 assert_rate "$1" $((bytes - $5)) "$span" "$5" 0.85 1.15
-	KEYED_SUM=$(calc "${KEYED_SUM:-0} + ($bytes - $5) * 1e9 / $span")
-}
-
 # proc_cpu_s PID: user+sys CPU seconds of a live process, from /proc/PID/stat.
 proc_cpu_s() {
 	local hz

@@ -7,11 +7,8 @@
 # together > 1.6 MiB/s, where one shared budget would give them 1 MiB/s). Every byte arrives
 # (sha256).
 . "$(dirname "$0")/lib.sh"
+. "$ITEST_DIR/keys_io.sh"
 need_lib
-need_cmd python3
-IO=$ITEST_DIR/keys_io.py
-MIB=1048576
-head -c $((3 * MIB)) /dev/urandom >"$T/file"
 mkdir "$T/in"
 RLT_RECV="1MiB/s key=peer" bg sink throttled python3 "$IO" sink "$T/port" "$T/in" 2 $MIB
 spid=$LAST_PID

@@ -7,11 +7,8 @@
 # together > 1.6 MiB/s, where one shared budget would give them 1 MiB/s). Every byte arrives
 # (sha256).
 . "$(dirname "$0")/lib.sh"
+. "$ITEST_DIR/keys_io.sh"
 need_lib
-need_cmd python3
-IO=$ITEST_DIR/keys_io.py
-MIB=1048576
-head -c $((3 * MIB)) /dev/urandom >"$T/file"
 RLT_SEND="1MiB/s key=peer" bg server throttled python3 "$IO" serve "$T/port" "$T/file" 2
 spid=$LAST_PID
 wait_file "$T/port"
