@@ -13,21 +13,14 @@
 # BENCH_QUICK=1 shortens the measurements.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
-BUILD=${BUILD:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-BIN=$BUILD/itest
-RLT=$BUILD/rlthrottle
+. "$(dirname "$0")/common.sh"
 RUNS=5
 N=20000
 [ -n "${BENCH_QUICK:-}" ] && RUNS=3 N=5000
-for b in trapprog sink; do
-	[ -x "$BIN/$b" ] || { echo "bench/trap: $BIN/$b not built"; exit 1; }
-done
+bench_need trap trapprog sink
 command -v busybox >/dev/null || { echo "bench/trap: busybox not installed"; exit 1; }
-. "$(dirname "$0")/common.sh"
 bench_setup rlt-bench-trap
 NEVER="100GiB/s"
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 secs() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); calc "($t1 - $t0) / 1e9"; echo; }
 
 echo "== the system-call front: busybox dd bs=512 count=200000, /dev/zero to /dev/null (s, median of $RUNS)"
