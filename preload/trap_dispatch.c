@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "fdtable.h"
-#include "hook_connect.h"
 #include "hook_poll.h"
 #include "load.h"
 #include "nolibc.h"
@@ -173,8 +172,8 @@ static long socket_call(long nr, const long a[6])
 		return answer(rlt_pre_epoll_ctl((int)a[0], (int)a[1], (int)a[2],
 		                                (struct epoll_event *)a[3]));
 	case SYS_getsockopt:
-		return answer(rlt_pre_getsockopt((int)a[0], (int)a[1], (int)a[2], (void *)a[3],
-		                                 (socklen_t *)a[4]));
+		return answer(getsockopt((int)a[0], (int)a[1], (int)a[2], (void *)a[3],
+		                         (socklen_t *)a[4]));
 	case SYS_socketpair: {
 		int *sv = (int *)a[3];
 		long rc = answer(socketpair((int)a[0], (int)a[1], (int)a[2], sv));
