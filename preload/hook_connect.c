@@ -40,6 +40,8 @@
 #include "ready.h"
 #include "real.h"
 #include "redis_client.h"
+#include "rule_set.h"
+#include "shm_set.h"
 
 static int stream_socket(struct rlt_pre_fd *e)
 {
@@ -198,6 +200,12 @@ rlt_ns_t rlt_pre_listener_due(struct rlt_pre_fd *l, rlt_ns_t now)
 
 int rlt_pre_listener_queued(int lfd, struct rlt_pre_fd *l, rlt_ns_t now, rlt_ns_t *due)
 {
+	/* a wait on a connection of ours is the throttle's own wait: it follows a set as a
+	 * delayed call does (within RLT_SET_SLICE_NS), and the queue is timed again under it */
+	if (rlt_pre_rules.pub && rlt__ctl_pending(&rlt_pre_rules))
+		rlt__ctl_serve(&rlt_pre_rules);
+	if (rlt_pre_rules.nshared)
+		rlt__shm_follow_all(&rlt_pre_rules);
 	rlt_ns_t q = rlt_pre_acceptq_due(lfd);
 
 	if (q == RLT_NS_NEVER)
@@ -206,6 +214,8 @@ int rlt_pre_listener_queued(int lfd, struct rlt_pre_fd *l, rlt_ns_t now, rlt_ns_
 	rlt_ns_t t = q > s ? q : s;
 	if (t <= now)
 		return 1;
+	if ((rlt_pre_rules.pub || rlt_pre_rules.nshared) && t - now > RLT_SET_SLICE_NS)
+		t = now + RLT_SET_SLICE_NS;
 	*due = t < *due ? t : *due;
 	return 0;
 }
@@ -385,14 +395,21 @@ static int accept_queued(int lfd, struct rlt_pre_fd *l, struct sockaddr *addr, s
 		rlt__peer_from_sockaddr(&peer, (struct sockaddr *)&q.addr, q.alen);
 		if (peer.af == 0)
 			peer.af = l->af;
-		uint32_t amask = rlt__match_accept(&rlt_pre_rules, &peer, l->local_port);
+		q.amask = rlt__match_accept(&rlt_pre_rules, &peer, l->local_port);
 		q.kp = peer;
 		q.kp.port = l->local_port; /* as admit's */
-		q.due = amask ? rlt__ready_at(&rlt_pre_rules, RLT_VAR_ACCEPT, amask, NULL, &q.kp, now)
-		              : now;
+		q.due = rlt_pre_acceptq_timed(&q, now);
+		q.seq = 0;
 		q.fd = nfd;
-		if (q.due <= now)
-			return hand_over(lfd, &q, 0, addr, len, flags, NULL);
+		if (q.due <= now) {
+			rlt_ns_t later;
+			int r = hand_over(lfd, &q, 0, addr, len, flags, &later);
+			if (r != -2)
+				return r;
+			/* another thread took its key's budget since: it waits as the rest do,
+			 * the accept does not sleep */
+			q.due = later;
+		}
 		q.nonblock = (flags & SOCK_NONBLOCK) != 0;
 		/* it must not reach a program this one execs */
 		if (!(flags & SOCK_CLOEXEC))
@@ -446,12 +463,12 @@ int rlt_pre_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	return real_getsockopt(fd, level, name, val, len);
 }
 
-#ifndef RLT_NOLIBC /* the freestanding build's own getsockopt is its raw call (nolibc) */
+/* The freestanding build's too: the core's own getsockopt calls (a socket's type, a redis
+ * connect's outcome) come here in both builds, and reach the kernel through real_getsockopt. */
 RLT_EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	return rlt_pre_getsockopt(fd, level, name, val, len);
 }
-#endif
 
 /* As connect: an accepted socket's entry is set up unless no rule exists at all. */
 RLT_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
