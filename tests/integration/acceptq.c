@@ -19,7 +19,11 @@
  *                     max_call_ms=C cpu_ms=U"
  *   acceptq set FILE  3 clients from 127.0.0.1; writes FILE once two wait queued, then accepts
  *                     (poll 100 ms) for 8 s at most: "set handed_ms=T1,T2" (ms after FILE)
+ *   acceptq one poll|select   4 clients from 127.0.0.1 at once, one accept per wakeup of a
+ *                     wait of 500 ms (Python's socketserver, a socket's timeout), for 4 s at
+ *                     most: "one accepted=N last_ms=T"
  */
+#include <sys/select.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -365,6 +369,39 @@ static int do_set(const char *file)
 	return 0;
 }
 
+static int do_one(const char *kind)
+{
+	int l = listener(), port = port_of(l), n = 0;
+	long last = -1;
+
+	for (int i = 0; i < 4; i++)
+		client(port, 1, i);
+	uint64_t t0 = now_ns();
+	while (n < 4 && now_ns() - t0 < 4000000000ull) {
+		int r;
+		if (!strcmp(kind, "select")) {
+			fd_set rs;
+			struct timeval tv = {0, 500000};
+			FD_ZERO(&rs);
+			FD_SET(l, &rs);
+			r = select(l + 1, &rs, NULL, NULL, &tv);
+		} else {
+			struct pollfd p = {l, POLLIN, 0};
+			r = poll(&p, 1, 500);
+		}
+		if (r <= 0)
+			continue;
+		int c = accept4(l, NULL, NULL, SOCK_CLOEXEC); /* one, as a one-at-a-time server */
+		if (c >= 0) {
+			n++;
+			last = (long)((now_ns() - t0) / 1000000u);
+			close(c);
+		}
+	}
+	printf("one accepted=%d last_ms=%ld\n", n, last);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	alarm(30);
@@ -383,6 +420,8 @@ int main(int argc, char **argv)
 		return do_crowd(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "set"))
 		return do_set(argv[2]);
-	fprintf(stderr, "usage: acceptq flags|close HOW|closedup|fork|threads T N K|crowd N M|set FILE\n");
+	if (argc >= 3 && !strcmp(argv[1], "one"))
+		return do_one(argv[2]);
+	fprintf(stderr, "usage: acceptq flags|close HOW|closedup|fork|threads T N K|crowd N M|set FILE|one KIND\n");
 	return 2;
 }

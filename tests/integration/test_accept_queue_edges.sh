@@ -11,6 +11,8 @@
 #   count 24 accepts (the old build counted 83 calls and 59 delays: each look at a queued
 #   connection whose key's budget another had taken was a charge);
 # - 70 + 4 clients on two listeners, more than the queue's 64: all served, no accept() sleeps;
+# - one accept per wakeup of poll or select: a queued connection already due when the wait
+#   starts is reported (the old build slept the wait's whole timeout, every time);
 # - `rlthrottle set` raising a peer= rule from 1/10s to 20/s: the 2 queued connections are
 #   handed within 2 s (the old build kept them for the old rate's 10 s: none in 8 s).
 # fronts: preload seccomp
@@ -68,6 +70,16 @@ assert_eq "accepted past a full queue (two listeners)" 74 "$(kv accepted "$out")
 assert_eq "connections handed twice" 0 "$(kv twice "$out")"
 assert_le "longest accept() call (ms)" 100 "$(kv max_call_ms "$out")"
 assert_le "accepts that found nothing (no spin)" 400 "$(kv eagain "$out")"
+
+# one accept per wakeup (Python's socketserver, a socket with a timeout): a connection already
+# due when the wait starts is reported (the old build's poll and select slept the whole
+# timeout then, every time: 2 of 4 accepted in 4 s)
+for kind in poll select; do
+	out=$(RLT_ACCEPT="$K" throttled "$Q" one $kind) || fail "one $kind: $out"
+	info "one $kind: $out"
+	assert_eq "$kind: accepted one per wakeup" 4 "$(kv accepted "$out")"
+	assert_le "$kind: the last at 750 ms (ms)" 2500 "$(kv last_ms "$out")"
+done
 
 RLT=$(dirname "$RLT_LIB")/rlthrottle
 rm -f "$T/queued"
