@@ -24,6 +24,7 @@
  */
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -425,6 +426,38 @@ static int accept_queued(int lfd, struct rlt_pre_fd *l, struct sockaddr *addr, s
 	return rlt_pre_fail(EAGAIN);
 }
 
+/* A listener that no longer queues (made blocking, or registered one-shot in epoll) whose
+ * connections still wait in our queue: they are its backlog, handed over first, and a
+ * blocking accept waits for the first of them or the kernel's next, whichever comes first
+ * (else it slept in the kernel while they waited: forever when no client came). -2: none
+ * due (the kernel's accept then, as before). */
+static int accept_leftover(int lfd, struct rlt_pre_fd *l, struct sockaddr *addr, socklen_t *len,
+                           int flags)
+{
+	/* bounded: each round sleeps in the kernel until the first is due */
+	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS; round++) {
+		struct rlt_pre_queued q;
+		rlt_ns_t now = rlt__now();
+		while (rlt_pre_acceptq_take(lfd, now, &q)) {
+			int nfd = hand_over(lfd, &q, 1, addr, len, flags, NULL);
+			if (nfd >= 0)
+				return nfd; /* else shed (closed): the next */
+		}
+		rlt_ns_t due = rlt_pre_acceptq_due(lfd);
+		if (due == RLT_NS_NEVER || l->nonblock)
+			return -2;
+		struct pollfd p = {lfd, POLLIN, 0};
+		rlt_ns_t d = due > now ? due - now : 0;
+		struct timespec ts = {(time_t)(d / RLT_NS_PER_SEC), (long)(d % RLT_NS_PER_SEC)};
+		int rc = real_ppoll(&p, 1, &ts, NULL);
+		if (rc > 0 || (rc < 0 && errno != EINTR))
+			return -2;
+		if (rc < 0)
+			return -1; /* a signal: EINTR, as the kernel's accept */
+	}
+	return -2;
+}
+
 static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags,
                                   int four)
 {
@@ -436,6 +469,11 @@ static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len,
 		struct rlt_pre_fd *l = rlt_pre_fd_get(fd);
 		if (stream_socket(l) && queues(l))
 			return accept_queued(fd, l, addr, len, four ? flags : 0);
+		if (stream_socket(l) && rlt_pre_acceptq_due(fd) != RLT_NS_NEVER) {
+			int nfd = accept_leftover(fd, l, addr, len, four ? flags : 0);
+			if (nfd != -2)
+				return nfd;
+		}
 	}
 	int nfd = four ? real_accept4(fd, addr, len, flags) : real_accept(fd, addr, len);
 	if (nfd < 0 || !atomic_load_explicit(&rlt_pre_active, memory_order_acquire))

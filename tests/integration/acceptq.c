@@ -19,6 +19,9 @@
  *                     max_call_ms=C cpu_ms=U"
  *   acceptq set FILE  3 clients from 127.0.0.1; writes FILE once two wait queued, then accepts
  *                     (poll 100 ms) for 8 s at most: "set handed_ms=T1,T2" (ms after FILE)
+ *   acceptq blocking  3 clients from 127.0.0.1, the 2 queued; then the listener is made
+ *                     blocking (SO_RCVTIMEO 3 s) and accepted from twice:
+ *                     "blocking accepted=N last_ms=T"
  *   acceptq one poll|select   4 clients from 127.0.0.1 at once, one accept per wakeup of a
  *                     wait of 500 ms (Python's socketserver, a socket's timeout), for 4 s at
  *                     most: "one accepted=N last_ms=T"
@@ -402,6 +405,31 @@ static int do_one(const char *kind)
 	return 0;
 }
 
+static int do_blocking(void)
+{
+	int l = listener(), port = port_of(l), n = 0;
+	struct timeval tv = {3, 0};
+	long last = -1;
+
+	for (int i = 0; i < 3; i++)
+		client(port, 1, i);
+	if (next(l, 2000, 1, SOCK_CLOEXEC) < 0)
+		return 3;
+	queue_rest(l, 1, SOCK_CLOEXEC);
+	fcntl(l, F_SETFL, fcntl(l, F_GETFL) & ~O_NONBLOCK);
+	setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < 2; i++) {
+		int c = accept(l, NULL, NULL);
+		if (c < 0)
+			break;
+		n += id_of(c) >= 1;
+		last = (long)((now_ns() - t0) / 1000000u);
+	}
+	printf("blocking accepted=%d last_ms=%ld\n", n, last);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	alarm(30);
@@ -420,8 +448,10 @@ int main(int argc, char **argv)
 		return do_crowd(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "set"))
 		return do_set(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "blocking"))
+		return do_blocking();
 	if (argc >= 3 && !strcmp(argv[1], "one"))
 		return do_one(argv[2]);
-	fprintf(stderr, "usage: acceptq flags|close HOW|closedup|fork|threads T N K|crowd N M|set FILE|one KIND\n");
+	fprintf(stderr, "usage: acceptq flags|close HOW|closedup|fork|threads T N K|crowd N M|set FILE|one KIND|blocking\n");
 	return 2;
 }

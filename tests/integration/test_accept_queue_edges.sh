@@ -13,6 +13,8 @@
 # - 70 + 4 clients on two listeners, more than the queue's 64: all served, no accept() sleeps;
 # - one accept per wakeup of poll or select: a queued connection already due when the wait
 #   starts is reported (the old build slept the wait's whole timeout, every time);
+# - the listener made blocking with 2 queued: a blocking accept hands them over (the old build
+#   slept in the kernel's accept: none in 3 s);
 # - `rlthrottle set` raising a peer= rule from 1/10s to 20/s: the 2 queued connections are
 #   handed within 2 s (the old build kept them for the old rate's 10 s: none in 8 s).
 # fronts: preload seccomp
@@ -80,6 +82,13 @@ for kind in poll select; do
 	assert_eq "$kind: accepted one per wakeup" 4 "$(kv accepted "$out")"
 	assert_le "$kind: the last at 750 ms (ms)" 2500 "$(kv last_ms "$out")"
 done
+
+# the listener made blocking with 2 queued: a blocking accept hands them over (the old build
+# slept in the kernel's accept while they waited: none in 3 s)
+out=$(RLT_ACCEPT="$K" throttled "$Q" blocking) || fail "blocking: $out"
+info "blocking: $out"
+assert_eq "queued connections accepted once the listener is blocking" 2 "$(kv accepted "$out")"
+assert_le "the second at 500 ms (ms)" 2000 "$(kv last_ms "$out")"
 
 RLT=$(dirname "$RLT_LIB")/rlthrottle
 rm -f "$T/queued"
