@@ -22,6 +22,9 @@
  *   acceptq blocking  3 clients from 127.0.0.1, the 2 queued; then the listener is made
  *                     blocking (SO_RCVTIMEO 3 s) and accepted from twice:
  *                     "blocking accepted=N last_ms=T"
+ *   acceptq shed      5 clients from 127.0.0.2, accepted (poll, accept4 until EAGAIN) and held
+ *                     for 1.6 s: "shed accepted=N errors=E ended=C" (C: clients whose
+ *                     connection the throttle closed)
  *   acceptq one poll|select   4 clients from 127.0.0.1 at once, one accept per wakeup of a
  *                     wait of 500 ms (Python's socketserver, a socket's timeout), for 4 s at
  *                     most: "one accepted=N last_ms=T"
@@ -430,6 +433,36 @@ static int do_blocking(void)
 	return 0;
 }
 
+static int do_shed(void)
+{
+	int l = listener(), port = port_of(l), cl[5], n = 0, errs = 0;
+	uint64_t t0 = now_ns();
+
+	for (int i = 0; i < 5; i++)
+		cl[i] = client(port, 2, i);
+	while (now_ns() - t0 < 1600000000ull) {
+		struct pollfd p = {l, POLLIN, 0};
+		poll(&p, 1, 100);
+		for (;;) {
+			int c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+			if (c >= 0) {
+				n++; /* held open */
+				continue;
+			}
+			errs += errno != EAGAIN;
+			break;
+		}
+	}
+	int ended = 0;
+	for (int i = 0; i < 5; i++) {
+		struct pollfd p = {cl[i], POLLIN, 0};
+		char b;
+		ended += poll(&p, 1, 0) == 1 && recv(cl[i], &b, 1, MSG_DONTWAIT) <= 0;
+	}
+	printf("shed accepted=%d errors=%d ended=%d\n", n, errs, ended);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	alarm(30);
@@ -448,10 +481,12 @@ int main(int argc, char **argv)
 		return do_crowd(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "set"))
 		return do_set(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "shed"))
+		return do_shed();
 	if (argc >= 2 && !strcmp(argv[1], "blocking"))
 		return do_blocking();
 	if (argc >= 3 && !strcmp(argv[1], "one"))
 		return do_one(argv[2]);
-	fprintf(stderr, "usage: acceptq flags|close HOW|closedup|fork|threads T N K|crowd N M|set FILE|one KIND|blocking\n");
+	fprintf(stderr, "usage: acceptq flags|close HOW|closedup|fork|threads T N K|crowd N M|set FILE|one KIND|blocking|shed\n");
 	return 2;
 }

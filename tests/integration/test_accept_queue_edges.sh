@@ -13,6 +13,7 @@
 # - 70 + 4 clients on two listeners, more than the queue's 64: all served, no accept() sleeps;
 # - one accept per wakeup of poll or select: a queued connection already due when the wait
 #   starts is reported (the old build slept the wait's whole timeout, every time);
+# - RLT_CONNS="2 peer=..." sheds at the hand-over: the 3 others closed, counted shed once;
 # - the listener made blocking with 2 queued: a blocking accept hands them over (the old build
 #   slept in the kernel's accept: none in 3 s);
 # - `rlthrottle set` raising a peer= rule from 1/10s to 20/s: the 2 queued connections are
@@ -82,6 +83,20 @@ for kind in poll select; do
 	assert_eq "$kind: accepted one per wakeup" 4 "$(kv accepted "$out")"
 	assert_le "$kind: the last at 750 ms (ms)" 2500 "$(kv last_ms "$out")"
 done
+
+# RLT_CONNS sheds at the hand-over: 5 clients from 127.0.0.2, 2 allowed open; the 3 others are
+# closed, counted rejected by RLT_CONNS, and the accept rule counts 5 (the old build: 11)
+rm -f "$T/stats"
+out=$(RLT_ACCEPT="$K" RLT_CONNS="2 peer=127.0.0.2" RLT_STATS="$T/stats" throttled "$Q" shed) ||
+	fail "shed: $out"
+info "shed: $out"
+assert_eq "connections handed over under RLT_CONNS=2" 2 "$(kv accepted "$out")"
+assert_eq "clients whose connection was shed (closed)" 3 "$(kv ended "$out")"
+assert_eq "accept() errors" 0 "$(kv errors "$out")"
+calls=$(sed -n 's/.*"variable":"RLT_ACCEPT"[^}]*"calls":\([0-9]*\).*/\1/p' "$T/stats" | tail -1)
+shed=$(sed -n 's/.*"variable":"RLT_CONNS"[^}]*"rejected":\([0-9]*\).*/\1/p' "$T/stats" | tail -1)
+assert_eq "accepts counted" 5 "$calls"
+assert_eq "connections RLT_CONNS counted shed" 3 "$shed"
 
 # the listener made blocking with 2 queued: a blocking accept hands them over (the old build
 # slept in the kernel's accept while they waited: none in 3 s)
