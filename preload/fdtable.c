@@ -26,6 +26,7 @@
 #include "conns.h"
 #include "fdtable.h"
 #include "hook_poll.h"
+#include "net_hook.h"
 #include "load.h"
 #include "real.h"
 
@@ -320,6 +321,7 @@ static void conns_at(int fd)
 void rlt_pre_fd_dup(int oldfd, int newfd)
 {
 	struct rlt_pre_fd *from = rlt_pre_fd_get(oldfd), *to = rlt_pre_fd_slot(newfd);
+	rlt_pre_net_dup(oldfd, newfd);
 	if (!to || newfd == oldfd)
 		return;
 	rlt_pre_fd_forget(newfd);
