@@ -16,7 +16,9 @@
 #include "ready.h"
 #include "real.h"
 
-enum { SLOT_FREE, SLOT_BUSY, SLOT_READY };
+/* A slot is FILLING while put writes it (what it holds is not read), CLAIMED while one thread
+ * looks at or takes its connection (the fd in it is valid). */
+enum { SLOT_FREE, SLOT_FILLING, SLOT_CLAIMED, SLOT_READY };
 
 struct slot {
 	_Atomic int state;
@@ -40,7 +42,7 @@ int rlt_pre_acceptq_put(int lfd, const struct rlt_pre_queued *q)
 {
 	for (int i = 0; i < RLT_PRE_ACCEPTQ_MAX; i++) {
 		int free = SLOT_FREE;
-		if (!atomic_compare_exchange_strong_explicit(&slots[i].state, &free, SLOT_BUSY,
+		if (!atomic_compare_exchange_strong_explicit(&slots[i].state, &free, SLOT_FILLING,
 		                                             memory_order_acquire,
 		                                             memory_order_relaxed))
 			continue;
@@ -55,11 +57,11 @@ int rlt_pre_acceptq_put(int lfd, const struct rlt_pre_queued *q)
 	return -1;
 }
 
-/* Claims slot i when it is ready (SLOT_BUSY then): 1, or 0. */
+/* Claims slot i when it is ready (SLOT_CLAIMED then): 1, or 0. */
 static int claim(int i)
 {
 	int ready = SLOT_READY;
-	return atomic_compare_exchange_strong_explicit(&slots[i].state, &ready, SLOT_BUSY,
+	return atomic_compare_exchange_strong_explicit(&slots[i].state, &ready, SLOT_CLAIMED,
 	                                               memory_order_acquire, memory_order_relaxed);
 }
 
@@ -209,10 +211,12 @@ void rlt_pre_acceptq_forked(void)
 {
 	if (!atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed))
 		return;
-	/* the child's one thread: a slot another thread of the parent was filling or taking
-	 * holds no fd of the child's to close */
+	/* the child's one thread: a slot another thread of the parent was looking at or taking
+	 * holds the child's copy of a connection its program never sees (closed too); one being
+	 * filled holds nothing readable yet */
 	for (int i = 0; i < RLT_PRE_ACCEPTQ_MAX; i++) {
-		if (atomic_load_explicit(&slots[i].state, memory_order_relaxed) == SLOT_READY)
+		int st = atomic_load_explicit(&slots[i].state, memory_order_relaxed);
+		if (st == SLOT_READY || st == SLOT_CLAIMED)
 			real_close(slots[i].q.fd);
 		atomic_store_explicit(&slots[i].state, SLOT_FREE, memory_order_relaxed);
 	}
