@@ -62,6 +62,21 @@ void rlt_pre_net_forget(int fd)
 		atomic_store_explicit(&rlt_pre_net_tab[fd].kind, RLT_PRE_FD_UNKNOWN, memory_order_release);
 }
 
+void rlt_pre_net_dup(int oldfd, int newfd)
+{
+	struct rlt_pre_net_fd *from, *to;
+
+	if (!rlt_pre_net_on() || oldfd == newfd || oldfd < 0 || (unsigned)oldfd >= rlt_pre_net_tab_n ||
+	    rlt_pre_borrowed())
+		return;
+	from = &rlt_pre_net_tab[oldfd];
+	rlt_ns_t b = atomic_load_explicit(&from->kind, memory_order_acquire) == RLT_PRE_FD_SOCKET
+	                     ? atomic_load_explicit(&from->black_until, memory_order_acquire)
+	                     : 0;
+	if (b && (to = rlt_pre_net_entry(newfd)))
+		atomic_store_explicit(&to->black_until, b, memory_order_release);
+}
+
 static uint64_t set_seed(const struct rlt__net_set *set)
 {
 	for (unsigned i = 0; i < set->n; i++)
