@@ -46,6 +46,12 @@
 	((1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV) | (1u << RLT_VAR_CONNECT) |            \
 	 (1u << RLT_VAR_ACCEPT))
 
+int rlt_pre_holds_in_calls(void)
+{
+	return (rlt_pre_vars_in_use & ((1u << RLT_VAR_CONNECT) | (1u << RLT_VAR_ACCEPT))) ||
+	       rlt_pre_net_on();
+}
+
 /* Whether any wait can hold a socket back: such a rule exists and applies now. */
 int rlt_pre_wait_may_hold(void)
 {
