@@ -112,8 +112,13 @@ static int exec_list(enum list_call call, const char *path, const char *arg, va_
 	va_end(count);
 	char *argv[n + 1];
 	fill_args(argv, n, arg, ap);
-	if (call == CALL_LE)
+	if (call == CALL_LE) {
+		/* execle's environment follows the list's NULL, which `ap` still stands on unless
+		 * that NULL was `arg` itself. */
+		if (n)
+			(void)va_arg(ap, char *);
 		return execve(path, argv, va_arg(ap, char *const *));
+	}
 	return call == CALL_LP ? execvp(path, argv) : execv(path, argv);
 }
 
