@@ -122,29 +122,17 @@ static int exec_list(enum list_call call, const char *path, const char *arg, va_
 	return call == CALL_LP ? execvp(path, argv) : execv(path, argv);
 }
 
-RLT_EXPORT int execl(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	va_start(ap, arg);
-	int rc = exec_list(CALL_L, path, arg, ap);
-	va_end(ap);
-	return rc;
-}
+/* execl, execlp and execle: each hands its list to exec_list. */
+#define LIST_ENTRY(name, call)                                                                   \
+	RLT_EXPORT int name(const char *path, const char *arg, ...)                              \
+	{                                                                                        \
+		va_list ap;                                                                      \
+		va_start(ap, arg);                                                               \
+		int rc = exec_list(call, path, arg, ap);                                         \
+		va_end(ap);                                                                      \
+		return rc;                                                                       \
+	}
 
-RLT_EXPORT int execlp(const char *file, const char *arg, ...)
-{
-	va_list ap;
-	va_start(ap, arg);
-	int rc = exec_list(CALL_LP, file, arg, ap);
-	va_end(ap);
-	return rc;
-}
-
-RLT_EXPORT int execle(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	va_start(ap, arg);
-	int rc = exec_list(CALL_LE, path, arg, ap);
-	va_end(ap);
-	return rc;
-}
+LIST_ENTRY(execl, CALL_L)
+LIST_ENTRY(execlp, CALL_LP)
+LIST_ENTRY(execle, CALL_LE)
