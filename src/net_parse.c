@@ -7,11 +7,9 @@
  * guessed at: the message names the variable, quotes the condition and the wrong part.
  */
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "net.h"
 #include "span.h"
@@ -171,16 +169,14 @@ static int parse_peer(const struct ctx *c, struct span v, struct rlt__net_match 
 	const char *bad;
 	size_t bad_n;
 	struct qbuf q;
+	char msg[RLT__PEER_MSG_MAX];
 	int rc = rlt__parse_peer(v.s, v.n, &m->peer_af, m->peer_addr, &m->peer_prefix,
 	                         &bad, &bad_n);
 
-	if (rc == -RLT__E_RANGE)
-		return fail(c, "peer: prefix \"/%s\" is not in 0..%u for %s", qp(&q, bad, bad_n),
-		            m->peer_af == AF_INET ? 32u : 128u,
-		            m->peer_af == AF_INET ? "IPv4" : "IPv6");
-	if (rc)
-		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address", qp(&q, bad, bad_n));
-	return 0;
+	if (rc == 0)
+		return 0;
+	rlt__peer_refusal(msg, sizeof msg, rc, m->peer_af, qp(&q, bad, bad_n));
+	return fail(c, "%s", msg);
 }
 
 /* N or N-M, each in lo..max; *a <= *b. */
