@@ -529,6 +529,7 @@ int rlt__net_parse(const char *value, struct rlt__net_set *out, struct rlt_error
 	struct ctx c = { { value ? value : "", 0 }, err };
 	size_t len;
 	const char *p, *end;
+	struct span part;
 
 	out->n = 0;
 	if (!value)
@@ -545,32 +546,24 @@ int rlt__net_parse(const char *value, struct rlt__net_set *out, struct rlt_error
 	}
 	p = value;
 	end = value + len;
-	for (;;) {
-		const char *semi = memchr(p, ';', (size_t)(end - p));
-		const char *cs = p;
-		size_t cn = (size_t)((semi ? semi : end) - p);
-		struct ctx one = { { NULL, 0 }, err };
+	while (next_part(&p, end, &part)) {
+		struct ctx one = { part, err };
 		int rc;
 
-		trim(&cs, &cn);
-		if (cn > 0) {
-			one.cond = (struct span){ cs, cn };
-			if (out->n >= RLT_NET_MAX)
-				rc = fail(&c, "has more than %d conditions", RLT_NET_MAX);
-			else if (cn > RLT_RULE_TEXT_MAX)
-				rc = fail(&one, "condition is too long (%zu bytes, at most %d)", cn,
-				          RLT_RULE_TEXT_MAX);
-			else
-				rc = parse_cond(&one, &out->c[out->n]);
-			if (rc) {
-				out->n = 0;
-				return rc;
-			}
-			out->n++;
+		if (part.n == 0)
+			continue;
+		if (out->n >= RLT_NET_MAX)
+			rc = fail(&c, "has more than %d conditions", RLT_NET_MAX);
+		else if (part.n > RLT_RULE_TEXT_MAX)
+			rc = fail(&one, "condition is too long (%zu bytes, at most %d)", part.n,
+			          RLT_RULE_TEXT_MAX);
+		else
+			rc = parse_cond(&one, &out->c[out->n]);
+		if (rc) {
+			out->n = 0;
+			return rc;
 		}
-		if (!semi)
-			break;
-		p = semi + 1;
+		out->n++;
 	}
 	return 0;
 }
