@@ -100,42 +100,39 @@ static void fill_args(char **argv, size_t n, const char *arg0, va_list ap)
 	argv[n] = NULL;
 }
 
-RLT_EXPORT int execl(const char *path, const char *arg, ...)
+enum list_call { CALL_L, CALL_LP, CALL_LE };
+
+/* The body of the execl* calls: `ap` stands after `arg` and is read twice (a copy counts, the
+ * list itself fills), so the array lives on this stack and nothing is allocated. */
+static int exec_list(enum list_call call, const char *path, const char *arg, va_list ap)
 {
-	va_list ap;
-	va_start(ap, arg);
-	size_t n = count_args(arg, ap);
-	va_end(ap);
+	va_list count;
+	va_copy(count, ap);
+	size_t n = count_args(arg, count);
+	va_end(count);
 	char *argv[n + 1];
-	va_start(ap, arg);
 	fill_args(argv, n, arg, ap);
-	va_end(ap);
-	return execv(path, argv);
+	if (call == CALL_LE) {
+		/* execle's environment follows the list's NULL, which `ap` still stands on unless
+		 * that NULL was `arg` itself. */
+		if (n)
+			(void)va_arg(ap, char *);
+		return execve(path, argv, va_arg(ap, char *const *));
+	}
+	return call == CALL_LP ? execvp(path, argv) : execv(path, argv);
 }
 
-RLT_EXPORT int execlp(const char *file, const char *arg, ...)
-{
-	va_list ap;
-	va_start(ap, arg);
-	size_t n = count_args(arg, ap);
-	va_end(ap);
-	char *argv[n + 1];
-	va_start(ap, arg);
-	fill_args(argv, n, arg, ap);
-	va_end(ap);
-	return execvp(file, argv);
-}
+/* execl, execlp and execle: each hands its list to exec_list. */
+#define LIST_ENTRY(name, call)                                                                   \
+	RLT_EXPORT int name(const char *path, const char *arg, ...)                              \
+	{                                                                                        \
+		va_list ap;                                                                      \
+		va_start(ap, arg);                                                               \
+		int rc = exec_list(call, path, arg, ap);                                         \
+		va_end(ap);                                                                      \
+		return rc;                                                                       \
+	}
 
-RLT_EXPORT int execle(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	va_start(ap, arg);
-	size_t n = count_args(arg, ap);
-	va_end(ap);
-	char *argv[n + 1];
-	va_start(ap, arg);
-	fill_args(argv, n, arg, ap);
-	char *const *envp = va_arg(ap, char *const *);
-	va_end(ap);
-	return execve(path, argv, envp);
-}
+LIST_ENTRY(execl, CALL_L)
+LIST_ENTRY(execlp, CALL_LP)
+LIST_ENTRY(execle, CALL_LE)

@@ -169,25 +169,20 @@ static int fcntl_common(fcntl_t real, int fd, int cmd, void *arg)
 	return rc;
 }
 
-RLT_EXPORT int fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	va_start(ap, cmd);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	rlt_pre_ensure_real();
-	return fcntl_common(real_fcntl, fd, cmd, arg);
-}
+/* fcntl and fcntl64 differ only in the real call (fcntl64 where the C library has one). */
+#define FCNTL_ENTRY(name, call)                                                                  \
+	RLT_EXPORT int name(int fd, int cmd, ...)                                                \
+	{                                                                                        \
+		va_list ap;                                                                      \
+		va_start(ap, cmd);                                                               \
+		void *arg = va_arg(ap, void *);                                                  \
+		va_end(ap);                                                                      \
+		rlt_pre_ensure_real();                                                           \
+		return fcntl_common(call, fd, cmd, arg);                                         \
+	}
 
-RLT_EXPORT int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	va_start(ap, cmd);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	rlt_pre_ensure_real();
-	return fcntl_common(real_fcntl64 ? (fcntl_t)real_fcntl64 : real_fcntl, fd, cmd, arg);
-}
+FCNTL_ENTRY(fcntl, real_fcntl)
+FCNTL_ENTRY(fcntl64, real_fcntl64 ? (fcntl_t)real_fcntl64 : real_fcntl)
 
 RLT_EXPORT int ioctl(int fd, unsigned long req, ...)
 {

@@ -170,27 +170,20 @@ static int sys_dup3(int fd, int to, int fl)
 }
 
 /* fcntl and ioctl: the one argument they take, whatever its type, is a word. */
-static int sys_fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	long arg;
+#define ONE_WORD_CALL(name, nr, op_t)                                                            \
+	static int name(int fd, op_t op, ...)                                                    \
+	{                                                                                        \
+		va_list ap;                                                                      \
+		long arg;                                                                        \
+                                                                                                 \
+		va_start(ap, op);                                                                \
+		arg = va_arg(ap, long);                                                          \
+		va_end(ap);                                                                      \
+		return (int)R(RLT_SYS3(nr, fd, op, arg));                                        \
+	}
 
-	va_start(ap, cmd);
-	arg = va_arg(ap, long);
-	va_end(ap);
-	return (int)R(RLT_SYS3(SYS_fcntl, fd, cmd, arg));
-}
-
-static int sys_ioctl(int fd, unsigned long req, ...)
-{
-	va_list ap;
-	long arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, long);
-	va_end(ap);
-	return (int)R(RLT_SYS3(SYS_ioctl, fd, req, arg));
-}
+ONE_WORD_CALL(sys_fcntl, SYS_fcntl, int)
+ONE_WORD_CALL(sys_ioctl, SYS_ioctl, unsigned long)
 
 /* The waits with a signal mask: SIGSYS kept deliverable in it (trap_signals.c). */
 static int sys_ppoll(struct pollfd *f, nfds_t n, const struct timespec *t, const sigset_t *m)

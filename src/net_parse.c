@@ -7,11 +7,9 @@
  * guessed at: the message names the variable, quotes the condition and the wrong part.
  */
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "net.h"
 #include "span.h"
@@ -171,16 +169,14 @@ static int parse_peer(const struct ctx *c, struct span v, struct rlt__net_match 
 	const char *bad;
 	size_t bad_n;
 	struct qbuf q;
+	char msg[RLT__PEER_MSG_MAX];
 	int rc = rlt__parse_peer(v.s, v.n, &m->peer_af, m->peer_addr, &m->peer_prefix,
 	                         &bad, &bad_n);
 
-	if (rc == -RLT__E_RANGE)
-		return fail(c, "peer: prefix \"/%s\" is not in 0..%u for %s", qp(&q, bad, bad_n),
-		            m->peer_af == AF_INET ? 32u : 128u,
-		            m->peer_af == AF_INET ? "IPv4" : "IPv6");
-	if (rc)
-		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address", qp(&q, bad, bad_n));
-	return 0;
+	if (rc == 0)
+		return 0;
+	rlt__peer_refusal(msg, sizeof msg, rc, m->peer_af, qp(&q, bad, bad_n));
+	return fail(c, "%s", msg);
 }
 
 /* N or N-M, each in lo..max; *a <= *b. */
@@ -533,6 +529,7 @@ int rlt__net_parse(const char *value, struct rlt__net_set *out, struct rlt_error
 	struct ctx c = { { value ? value : "", 0 }, err };
 	size_t len;
 	const char *p, *end;
+	struct span part;
 
 	out->n = 0;
 	if (!value)
@@ -549,32 +546,24 @@ int rlt__net_parse(const char *value, struct rlt__net_set *out, struct rlt_error
 	}
 	p = value;
 	end = value + len;
-	for (;;) {
-		const char *semi = memchr(p, ';', (size_t)(end - p));
-		const char *cs = p;
-		size_t cn = (size_t)((semi ? semi : end) - p);
-		struct ctx one = { { NULL, 0 }, err };
+	while (next_part(&p, end, &part)) {
+		struct ctx one = { part, err };
 		int rc;
 
-		trim(&cs, &cn);
-		if (cn > 0) {
-			one.cond = (struct span){ cs, cn };
-			if (out->n >= RLT_NET_MAX)
-				rc = fail(&c, "has more than %d conditions", RLT_NET_MAX);
-			else if (cn > RLT_RULE_TEXT_MAX)
-				rc = fail(&one, "condition is too long (%zu bytes, at most %d)", cn,
-				          RLT_RULE_TEXT_MAX);
-			else
-				rc = parse_cond(&one, &out->c[out->n]);
-			if (rc) {
-				out->n = 0;
-				return rc;
-			}
-			out->n++;
+		if (part.n == 0)
+			continue;
+		if (out->n >= RLT_NET_MAX)
+			rc = fail(&c, "has more than %d conditions", RLT_NET_MAX);
+		else if (part.n > RLT_RULE_TEXT_MAX)
+			rc = fail(&one, "condition is too long (%zu bytes, at most %d)", part.n,
+			          RLT_RULE_TEXT_MAX);
+		else
+			rc = parse_cond(&one, &out->c[out->n]);
+		if (rc) {
+			out->n = 0;
+			return rc;
 		}
-		if (!semi)
-			break;
-		p = semi + 1;
+		out->n++;
 	}
 	return 0;
 }

@@ -530,6 +530,7 @@ int rlt_rules_parse(enum rlt_var var, const char *value, struct rlt_rule *rules,
 	struct ctx c = { var, value, 0, err };
 	size_t len, cap, count = 0;
 	const char *p, *end;
+	struct span part;
 
 	if (n)
 		*n = 0;
@@ -571,37 +572,24 @@ int rlt_rules_parse(enum rlt_var var, const char *value, struct rlt_rule *rules,
 	cap = max_rules < RLT_MAX_RULES_PER_VAR ? max_rules : RLT_MAX_RULES_PER_VAR;
 	p = value;
 	end = value + len;
-	for (;;) {
-		const char *semi = memchr(p, ';', (size_t)(end - p));
-		const char *rs = p;
-		size_t rn = (size_t)((semi ? semi : end) - p);
-		struct ctx rc_ctx = { var, NULL, 0, err };
+	while (next_part(&p, end, &part)) {
+		struct ctx rc_ctx = { var, part.s, part.n, err };
 		int rc;
 
-		trim(&rs, &rn);
-		if (rn == 0) {
-			/* Blanks between, before or after the ';' are no rule, wherever they are:
-			 * "1MiB/s;", ";1MiB/s" and "$A;$B" with A empty all mean the one rule. */
-			if (!semi)
-				break;
-			p = semi + 1;
+		/* Blanks between, before or after the ';' are no rule, wherever they are:
+		 * "1MiB/s;", ";1MiB/s" and "$A;$B" with A empty all mean the one rule. */
+		if (part.n == 0)
 			continue;
-		}
 		if (count >= cap)
 			return fail(&c, "has more than %zu rules (a variable holds at most %d)", cap,
 			            RLT_MAX_RULES_PER_VAR);
-		rc_ctx.rule = rs;
-		rc_ctx.rule_len = rn;
-		if (rn > RLT_RULE_TEXT_MAX)
-			return fail(&rc_ctx, "rule is too long (%zu bytes, at most %d)", rn,
+		if (part.n > RLT_RULE_TEXT_MAX)
+			return fail(&rc_ctx, "rule is too long (%zu bytes, at most %d)", part.n,
 			            RLT_RULE_TEXT_MAX);
 		rc = parse_rule(&rc_ctx, &rules[count]);
 		if (rc)
 			return rc;
 		count++;
-		if (!semi)
-			break;
-		p = semi + 1;
 	}
 	if (count == 0)
 		return fail(&c, "is empty");

@@ -309,16 +309,14 @@ int rlt__rule_peer(const struct ctx *c, struct span v, struct rlt_rule *r)
 	const char *bad;
 	size_t bad_n;
 	struct qbuf q;
+	char msg[RLT__PEER_MSG_MAX];
 	int rc = rlt__parse_peer(v.s, v.n, &r->peer_af, r->peer_addr, &r->peer_prefix,
 	                         &bad, &bad_n);
 
-	if (rc == -RLT__E_RANGE)
-		return fail(c, "peer: prefix \"/%s\" is not in 0..%u for %s", qp(&q, bad, bad_n),
-		            r->peer_af == AF_INET ? 32u : 128u,
-		            r->peer_af == AF_INET ? "IPv4" : "IPv6");
-	if (rc)
-		return fail(c, "peer: \"%s\" is not an IPv4 or IPv6 address", qp(&q, bad, bad_n));
-	return 0;
+	if (rc == 0)
+		return 0;
+	rlt__peer_refusal(msg, sizeof msg, rc, r->peer_af, qp(&q, bad, bad_n));
+	return fail(c, "%s", msg);
 }
 
 /* One prefix length of key=peer/P4,P6: 1..max. */

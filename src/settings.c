@@ -40,6 +40,21 @@ static const char *trimmed(const char *name, char *buf, size_t cap)
 	return buf;
 }
 
+/* A switch that is 0 or 1 (unset or blank: *on as it was). */
+static int switch_01(const char *name, int *on, struct rlt_error *err)
+{
+	char buf[128]; /* more than the 100 bytes a message quotes */
+	const char *v = trimmed(name, buf, sizeof buf);
+
+	if (!v || strcmp(v, "1") == 0)
+		return 0;
+	if (strcmp(v, "0") == 0) {
+		*on = 0;
+		return 0;
+	}
+	return bad(err, name, v, "must be 0 or 1");
+}
+
 int rlt__settings_read(struct rlt__settings *st, struct rlt_error *err)
 {
 	char buf[RLT_STATS_PATH_MAX + 1];
@@ -63,18 +78,9 @@ int rlt__settings_read(struct rlt__settings *st, struct rlt_error *err)
 		else if (strcmp(v, "exit") != 0)
 			return bad(err, "RLT_ON_ERROR", v, "must be exit or ignore");
 	}
-	if ((v = trimmed("RLT_INHERIT", buf, sizeof buf))) {
-		if (strcmp(v, "0") == 0)
-			st->inherit = 0;
-		else if (strcmp(v, "1") != 0)
-			return bad(err, "RLT_INHERIT", v, "must be 0 or 1");
-	}
-	if ((v = trimmed("RLT_PUBLISH", buf, sizeof buf))) {
-		if (strcmp(v, "0") == 0)
-			st->publish = 0;
-		else if (strcmp(v, "1") != 0)
-			return bad(err, "RLT_PUBLISH", v, "must be 0 or 1");
-	}
+	if (switch_01("RLT_INHERIT", &st->inherit, err) ||
+	    switch_01("RLT_PUBLISH", &st->publish, err))
+		return -EINVAL;
 	if ((v = trimmed("RLT_STATS", buf, sizeof buf))) {
 		if (strlen(v) >= sizeof st->stats) {
 			snprintf(err->msg, sizeof err->msg, "RLT_STATS: the path is too long");

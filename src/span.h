@@ -48,6 +48,22 @@ static inline void trim(const char **s, size_t *n)
 		(*n)--;
 }
 
+/* The next ';'-separated part of *p..end into t, trimmed (empty where it is only blanks), *p
+ * moved past its ';'; 0 when the last part is taken (*p is then NULL). */
+static inline int next_part(const char **p, const char *end, struct span *t)
+{
+	const char *semi;
+
+	if (!*p)
+		return 0;
+	semi = memchr(*p, ';', (size_t)(end - *p));
+	t->s = *p;
+	t->n = (size_t)((semi ? semi : end) - *p);
+	trim(&t->s, &t->n);
+	*p = semi ? semi + 1 : NULL;
+	return 1;
+}
+
 /* The next blank-delimited word of *p..end into t, *p moved past it; 0 when none is left. */
 static inline int next_token(const char **p, const char *end, struct span *t)
 {

@@ -417,3 +417,12 @@ int rlt__parse_peer(const char *s, size_t n, int *af, uint8_t addr[16], uint8_t 
 	}
 	return 0;
 }
+
+void rlt__peer_refusal(char *buf, size_t len, int rc, int af, const char *quoted)
+{
+	if (rc == -RLT__E_RANGE)
+		snprintf(buf, len, "peer: prefix \"/%s\" is not in 0..%u for %s", quoted,
+		         af == AF_INET ? 32u : 128u, af == AF_INET ? "IPv4" : "IPv6");
+	else
+		snprintf(buf, len, "peer: \"%s\" is not an IPv4 or IPv6 address", quoted);
+}

@@ -63,6 +63,12 @@ int rlt__parse_count(const char *s, size_t n, uint64_t max, uint64_t *v);
 int rlt__parse_peer(const char *s, size_t n, int *af, uint8_t addr[16], uint8_t *prefix,
                     const char **bad, size_t *bad_n);
 
+/* The message for a peer= that rlt__parse_peer refused with rc (af as it left it), `quoted` its
+ * wrong part as the caller quotes it: written to buf, cut to len. Holds in RLT__PEER_MSG_MAX when
+ * `quoted` is at most 80 bytes. */
+#define RLT__PEER_MSG_MAX 160
+void rlt__peer_refusal(char *buf, size_t len, int rc, int af, const char *quoted);
+
 /* The unit named by s[0..n) (n == 0 is the empty unit of calls). NULL when unknown. */
 const struct rlt__unit *rlt__unit_lookup(const char *s, size_t n);
 

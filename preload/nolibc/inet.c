@@ -8,6 +8,17 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* A text made in `tmp` (n bytes with its NUL) goes to `out` whole, or not at all. */
+static int copy_out(const char *tmp, size_t n, char *out, size_t cap)
+{
+	if (n > cap) {
+		errno = ENOSPC;
+		return -1;
+	}
+	memcpy(out, tmp, n);
+	return 0;
+}
+
 static int put4(const unsigned char *a, char *out, size_t cap)
 {
 	char tmp[16];
@@ -24,12 +35,7 @@ static int put4(const unsigned char *a, char *out, size_t cap)
 		tmp[n++] = (char)('0' + v % 10);
 	}
 	tmp[n++] = '\0';
-	if ((size_t)n > cap) {
-		errno = ENOSPC;
-		return -1;
-	}
-	memcpy(out, tmp, (size_t)n);
-	return 0;
+	return copy_out(tmp, (size_t)n, out, cap);
 }
 
 static int put6(const unsigned char *a, char *out, size_t cap)
@@ -73,12 +79,7 @@ static int put6(const unsigned char *a, char *out, size_t cap)
 			tmp[n++] = ':';
 	}
 	tmp[n++] = '\0';
-	if ((size_t)n > cap) {
-		errno = ENOSPC;
-		return -1;
-	}
-	memcpy(out, tmp, (size_t)n);
-	return 0;
+	return copy_out(tmp, (size_t)n, out, cap);
 }
 
 const char *inet_ntop(int af, const void *restrict src, char *restrict dst, socklen_t cap)

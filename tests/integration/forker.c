@@ -6,6 +6,9 @@
  *       (elapsed of its own BYTES, measured from just after the fork).
  *   forker exec PROG [ARGS...]       execv(PROG) at once (the same process runs PROG)
  *   forker forkexec PROG [ARGS...]   fork; the child execv(PROG); exit with its status
+ *   forker execl|execlp|execle PROG A1 A2
+ *       that call with the list PROG A1 A2 (execlp searches PATH for PROG; execle gives the
+ *       environment FORKER=execle alone)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,6 +54,17 @@ int main(int argc, char **argv)
 		perror("forker: execv");
 		return 127;
 	}
+	if (argc == 5 && !strncmp(argv[1], "execl", 5)) {
+		char *env[] = { "FORKER=execle", NULL };
+		if (!strcmp(argv[1], "execl"))
+			execl(argv[2], argv[2], argv[3], argv[4], (char *)NULL);
+		else if (!strcmp(argv[1], "execlp"))
+			execlp(argv[2], argv[2], argv[3], argv[4], (char *)NULL);
+		else if (!strcmp(argv[1], "execle"))
+			execle(argv[2], argv[2], argv[3], argv[4], (char *)NULL, env);
+		perror("forker: exec");
+		return 127;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "forkexec")) {
 		pid_t c = fork();
 		if (c == 0) {
@@ -63,7 +77,7 @@ int main(int argc, char **argv)
 		return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 	}
 	if (argc < 2 || strcmp(argv[1], "fork")) {
-		fprintf(stderr, "usage: forker fork [-h HOST] -p PORT -P PREBYTES -n BYTES | exec PROG.. | forkexec PROG..\n");
+		fprintf(stderr, "usage: forker fork [-h HOST] -p PORT -P PREBYTES -n BYTES | exec PROG.. | forkexec PROG.. | execl[p|e] PROG A1 A2\n");
 		return 2;
 	}
 	const char *host = "127.0.0.1";
