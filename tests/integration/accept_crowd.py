@@ -23,7 +23,8 @@ while time.time() < end:
         other_ms = (time.monotonic() - t0) * 1000
     s = time.monotonic(); ping.send(b"p"); assert ping.recv(16) == b"p"
     worst = max(worst, time.monotonic() - s); time.sleep(0.02)
-for c in crowd:
+for i, c in enumerate(crowd):
     c.settimeout(10)
-    assert c.recv(16) == b"hello", "a connection of the crowd was not served"
+    got = c.recv(16)
+    assert got == b"hello", "connection %d of the crowd was not served: got %r" % (i, got)
 print("served=%d worst_ping_ms=%d other_ms=%d" % (n, worst * 1000, other_ms))
