@@ -17,10 +17,16 @@ static int epfd, ms = 10000;
 static struct epoll_event got;
 static int ngot;
 
+/* As a program does: EINTR (the system-call front wakes a wait begun before its waits trapped)
+ * is a wait to make again, for what is left of the timeout. */
 static void *waiter(void *x)
 {
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
 	(void)x;
-	ngot = epoll_wait(epfd, &got, 1, ms);
+	do {
+		uint64_t t = now_ns();
+		ngot = epoll_wait(epfd, &got, 1, t < end ? (int)((end - t) / 1000000) : 0);
+	} while (ngot < 0 && errno == EINTR);
 	return NULL;
 }
 
