@@ -21,6 +21,7 @@
 #include "fdtable.h"
 #include "hook_poll.h"
 #include "load.h"
+#include "net_delay.h"
 #include "net_hook.h"
 #include "preload.h"
 #include "real.h"
@@ -269,8 +270,9 @@ void rlt_pre_fd_refused(int fd, enum rlt_var var)
 }
 
 /* Brings epfd's registrations in line with their budgets; the earliest time one held is due,
- * no later than now + RECHECK_NS if one is edge-triggered. */
-static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
+ * no later than now + RECHECK_NS if one is edge-triggered. Those a delay line answers for go
+ * in *lines (net_delay.h). */
+static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct rlt_pre_delay_round *lines)
 {
 	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
 	rlt_ns_t due = RLT_NS_NEVER;
@@ -283,6 +285,9 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now)
 		int fd = atomic_load_explicit(&g->fd, memory_order_relaxed);
 		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
 		unsigned h = rlt_pre_fd_held(fd, events, now, &due);
+		if (h & RLT_PRE_NET_OWN)
+			h = rlt_pre_delay_round_add(lines, fd, events,
+			                            atomic_load_explicit(&g->data, memory_order_relaxed), h);
 		edge |= (events & EPOLLET) && rlt_pre_wait_may_hold_fd(fd, events);
 		if (h == atomic_load_explicit(&g->held, memory_order_relaxed) ||
 		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
@@ -320,10 +325,14 @@ static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
 
 	/* bounded for a finite timeout; each round sleeps in the kernel (1 ms at the least) */
 	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS || deadline == RLT_NS_NEVER; round++) {
-		rlt_ns_t due = epoll_hold(epfd, now);
+		struct rlt_pre_delay_round lines;
+		lines.n = 0;
+		rlt_ns_t due = epoll_hold(epfd, now, &lines);
 		errno = saved;
-		int rc = epoll_round(epfd, evs, max, deadline, due, now, sig);
-		if (rc != 0 || due == RLT_NS_NEVER)
+		int rc = lines.n ? rlt_pre_delay_epoll(epfd, evs, max, due < deadline ? due : deadline,
+		                                       sig, &lines)
+		                 : epoll_round(epfd, evs, max, deadline, due, now, sig);
+		if (rc != 0 || (due == RLT_NS_NEVER && !lines.n))
 			return rc;
 		now = rlt__now();
 		if (now >= deadline)

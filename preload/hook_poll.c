@@ -30,6 +30,7 @@
 #include "hook_connect.h"
 #include "hook_poll.h"
 #include "load.h"
+#include "net_delay.h"
 #include "net_hook.h"
 #include "preload.h"
 #include "ready.h"
@@ -151,6 +152,17 @@ static struct timespec *round_timeout(struct timespec *ts, rlt_ns_t deadline, rl
 
 /* ----- poll, ppoll ----- */
 
+/* A socket whose readable side a delay line answers for (net_delay.h): a watched one keeps
+ * its receive events asked (the kernel's report is data for the line, taken after the wait),
+ * a due one is reported at once (its due time is now); *lines: the wait has such sockets. */
+static unsigned delay_line_poll(unsigned h, int *lines)
+{
+	*lines = 1;
+	if (h & (RLT_PRE_NET_WATCH | RLT_PRE_NET_READY))
+		h &= ~(unsigned)(RLT_PRE_IN_EVENTS | POLLRDHUP);
+	return h & ~RLT_PRE_NET_MARKS;
+}
+
 int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig)
 {
 	struct {
@@ -173,12 +185,14 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 		rlt_ns_t due = RLT_NS_NEVER;
 		unsigned k = 0;
 		struct timespec ts;
-		int rc;
+		int rc, lines = 0;
 
 		for (i = 0; i < n && k < HELD_MAX; i++) {
 			unsigned h = fds[i].fd < 0 ? 0
 			                           : rlt_pre_fd_held(fds[i].fd, (unsigned)fds[i].events,
 			                                             now, &due);
+			if (h & RLT_PRE_NET_OWN)
+				h = delay_line_poll(h, &lines);
 			if (h) {
 				aside[k].i = i;
 				aside[k].held = (short)(h & ~RLT_PRE_HELD_WHOLE);
@@ -188,7 +202,7 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 					fds[i].fd = -1; /* poll skips it: no POLLERR or POLLHUP */
 			}
 		}
-		if (k == 0)
+		if (k == 0 && !lines)
 			return real_ppoll(fds, n, round_timeout(&ts, deadline, RLT_NS_NEVER, now), sig);
 		rc = real_ppoll(fds, n, round_timeout(&ts, deadline, due, now), sig);
 		int err = errno;
@@ -197,6 +211,8 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 			if (aside[j].fd >= 0)
 				fds[aside[j].i].fd = aside[j].fd;
 		}
+		if (lines) /* the delay lines' answer for their sockets (net_delay.h) */
+			rc = rlt_pre_delay_polled(fds, n, rc);
 		errno = err;
 		if (rc != 0)
 			return rc;
@@ -249,12 +265,14 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS; round++) {
 		rlt_ns_t due = RLT_NS_NEVER;
 		struct timespec ts;
-		int held = 0, rc;
+		int held = 0, rc, lines = 0;
 
 		for (fd = 0; fd < top; fd++) {
 			unsigned ev = (FD_ISSET(fd, &in_r) ? POLLIN : 0) |
 			              (FD_ISSET(fd, &in_w) ? POLLOUT : 0);
 			unsigned h = ev ? rlt_pre_fd_held(fd, ev, now, &due) : 0;
+			if (h & RLT_PRE_NET_OWN)
+				h = delay_line_poll(h, &lines);
 			if (r && FD_ISSET(fd, &in_r) && !(h & POLLIN))
 				FD_SET(fd, r);
 			else if (r)
@@ -267,10 +285,12 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 				FD_SET(fd, x);
 			held |= h != 0;
 		}
-		if (!held)
+		if (!held && !lines)
 			return real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, RLT_NS_NEVER, now),
 			                    sig);
 		rc = real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, due, now), sig);
+		if (lines) /* the delay lines' answer for their sockets (net_delay.h) */
+			rc = rlt_pre_delay_selected(top, r, w, x, &in_r, rc);
 		if (rc != 0)
 			return rc;
 		now = rlt__now();

@@ -20,6 +20,7 @@ struct rlt_pre_net_fd {
 	_Atomic uint8_t kind;  /* RLT_PRE_FD_*: written last when an entry is set up */
 	uint64_t seed;         /* the seed its sequence started from */
 	uint64_t key;          /* which socket of the process it is (its sequence's key) */
+	_Atomic uint32_t line; /* its delay line under latency (net_delay.c), 0: none */
 	struct rlt__net_sock s;
 };
 
@@ -55,8 +56,11 @@ int rlt_pre_net_nonblocking(int fd, int flags);
 /* One real call moving bytes [off, off + len) of the caller's buffer. */
 typedef ssize_t (*rlt_pre_net_op_fn)(void *ctx, int fd, size_t off, size_t len);
 
+struct rlt_pre_net_into;
+/* into: a receive's buffer (a stream under latency is served from its delay line), or NULL. */
 ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct sockaddr *addr,
-                       socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx);
+                       socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx,
+                       const struct rlt_pre_net_into *into);
 
 /* What the waits (hook_poll.c, hook_epoll.c) ask of the conditions: whether any are installed;
  * whether fd is a stream a hang applies to; the events of `events` a hang holds back now (none
@@ -65,6 +69,9 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 int rlt_pre_net_on(void);
 /* latency: receive timestamps on e's socket (fd), once: the arrival of its data. */
 void rlt_pre_net_stamps_on(int fd, struct rlt_pre_net_fd *e);
+/* The arrival (CLOCK_MONOTONIC) a received message's SCM_TIMESTAMPNS says, 0 when it has
+ * none; now: the clock read after the receive. */
+rlt_ns_t rlt_pre_net_arrival(struct msghdr *m, rlt_ns_t now);
 int rlt_pre_net_may_hold(int fd);
 unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
 
