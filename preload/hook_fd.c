@@ -10,8 +10,17 @@
 
 #include "fdtable.h"
 #include "load.h"
+#include "net_hook.h"
 #include "preload.h"
 #include "real.h"
+
+/* newfd is a copy of oldfd now: its entries follow (the fd table's, and the network
+ * conditions' delay line, which is the socket's). */
+static void dup_made(int oldfd, int newfd)
+{
+	rlt_pre_fd_dup(oldfd, newfd);
+	rlt_pre_net_dup(oldfd, newfd);
+}
 
 /* A socket fd of ours that a borrowing child (rlt_pre_borrowed) must not forget: files and
  * never-seen fds need no system call, as forgetting them loses nothing. */
@@ -123,7 +132,7 @@ RLT_EXPORT int dup(int oldfd)
 	rlt_pre_ensure_real();
 	int fd = real_dup(oldfd);
 	if (fd >= 0 && !rlt_pre_borrowed())
-		rlt_pre_fd_dup(oldfd, fd);
+		dup_made(oldfd, fd);
 	return fd;
 }
 
@@ -132,7 +141,7 @@ RLT_EXPORT int dup2(int oldfd, int newfd)
 	rlt_pre_ensure_real();
 	int fd = real_dup2(oldfd, newfd);
 	if (fd >= 0 && !rlt_pre_borrowed())
-		rlt_pre_fd_dup(oldfd, fd);
+		dup_made(oldfd, fd);
 	return fd;
 }
 
@@ -141,7 +150,7 @@ RLT_EXPORT int dup3(int oldfd, int newfd, int flags)
 	rlt_pre_ensure_real();
 	int fd = real_dup3(oldfd, newfd, flags);
 	if (fd >= 0 && !rlt_pre_borrowed())
-		rlt_pre_fd_dup(oldfd, fd);
+		dup_made(oldfd, fd);
 	return fd;
 }
 
@@ -157,7 +166,7 @@ static int fcntl_common(fcntl_t real, int fd, int cmd, void *arg)
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
 		if (!rlt_pre_borrowed())
-			rlt_pre_fd_dup(fd, rc);
+			dup_made(fd, rc);
 		break;
 	case F_SETFL: {
 		struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);

@@ -194,6 +194,17 @@ static struct line *line_get(int fd, struct rlt_pre_net_fd *e, int make)
 	return NULL;
 }
 
+void rlt_pre_delay_share(struct rlt_pre_net_fd *from, struct rlt_pre_net_fd *to)
+{
+	struct line *l = line_ref(atomic_load(&from->line));
+
+	if (!l)
+		return;
+	atomic_fetch_add(&l->refs, 1); /* to's */
+	tie(to, l);
+	line_put(l);
+}
+
 void rlt_pre_delay_drop(struct rlt_pre_net_fd *e)
 {
 	uint32_t id = atomic_exchange(&e->line, 0);

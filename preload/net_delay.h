@@ -37,6 +37,8 @@ struct rlt_pre_net_into {
 int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c,
                        size_t off, size_t len, int flags, const struct rlt_pre_net_into *into,
                        ssize_t *ret);
+/* to (a dup of from's fd) refers to from's line too. */
+void rlt_pre_delay_share(struct rlt_pre_net_fd *from, struct rlt_pre_net_fd *to);
 /* fd's entry no longer refers to its line (a close, a reuse): the last fd frees it. */
 void rlt_pre_delay_drop(struct rlt_pre_net_fd *e);
 

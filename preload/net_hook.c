@@ -266,6 +266,17 @@ static struct rlt_pre_net_fd *line_entry(int fd)
 	return atomic_load_explicit(&e->line, memory_order_acquire) ? e : NULL;
 }
 
+void rlt_pre_net_dup(int oldfd, int newfd)
+{
+	struct rlt_pre_net_fd *from = line_entry(oldfd), *to;
+
+	if (!from || oldfd == newfd || rlt_pre_borrowed())
+		return;
+	rlt_pre_net_forget(newfd);
+	if ((to = rlt_pre_net_entry(newfd)) != NULL)
+		rlt_pre_delay_share(from, to);
+}
+
 /* What a delay line whose latency a set cleared goes on with: no delay. */
 static const struct rlt__net_cond no_delay = {.kind = RLT_NET_LATENCY, .dir = RLT_NET_IN};
 

@@ -1,0 +1,138 @@
+# net_delay_calls.py CASE: one receive call's behaviour under RLT_NET's latency (set by the
+# test to 50ms) against a server in this process's own thread (not under the condition: it
+# only sends). Prints "ok CASE ..." or raises. Cases: peek, waitall, eof, reset, rcvtimeo,
+# threads, dup, fork.
+import os, socket, struct, sys, threading, time
+
+LAT = 0.05
+case = sys.argv[1]
+blob = bytes((i * 7 + 3) & 0xff for i in range(1 << 20))  # 1 MiB, known
+
+
+def server(act):
+    """A listener whose one connection `act(conn)` serves, in a thread; the client socket."""
+    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+
+    def run():
+        c, _ = srv.accept()
+        act(c)
+    threading.Thread(target=run, daemon=True).start()
+    s = socket.create_connection(srv.getsockname())
+    return s
+
+
+def read_all(s, n=65536):
+    out = bytearray()
+    while True:
+        d = s.recv(n)
+        if not d:
+            return bytes(out)
+        out += d
+
+
+if case == "peek":
+    # a peek waits for its data like a receive (DUR after it was sent), and leaves it there
+    sent = []
+    s = server(lambda c: (time.sleep(0.2), sent.append(time.monotonic()), c.sendall(b"hello"),
+                          time.sleep(1)))
+    p = s.recv(5, socket.MSG_PEEK)
+    ms = (time.monotonic() - sent[0]) * 1000
+    assert p == b"hello"[:len(p)] and p, p
+    got = s.recv(5)
+    assert got.startswith(p), (p, got)
+    assert ms >= LAT * 1000 - 1, ms
+    print("ok peek ms_after_send=%d" % ms)
+elif case == "waitall":
+    # MSG_WAITALL gets all it asked for, from pieces sent 100 ms apart
+    def act(c):
+        c.sendall(blob[:300000]); time.sleep(0.1); c.sendall(blob[300000:600000]); time.sleep(1)
+    s = server(act)
+    got = s.recv(600000, socket.MSG_WAITALL)
+    assert got == blob[:600000], len(got)
+    print("ok waitall bytes=%d" % len(got))
+elif case == "eof":
+    # the end after the data: every byte, then b"" (and again b"")
+    s = server(lambda c: (c.sendall(blob), c.close()))
+    got = read_all(s)
+    assert got == blob, len(got)
+    assert s.recv(10) == b""
+    print("ok eof bytes=%d" % len(got))
+elif case == "reset":
+    # a reset after the data: the data first, then ECONNRESET
+    def act(c):
+        c.sendall(blob[:65536]); time.sleep(0.02)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); c.close()
+    s = server(act)
+    time.sleep(0.2)  # the data and the reset have both reached the host
+    out = bytearray()
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                raise SystemExit("an end, not a reset, after %d bytes" % len(out))
+            out += d
+    except ConnectionResetError:
+        pass
+    assert bytes(out) == blob[:65536], len(out)
+    print("ok reset bytes=%d" % len(out))
+elif case == "rcvtimeo":
+    # a blocking receive with SO_RCVTIMEO that nothing reaches ends by it (EAGAIN)
+    s = server(lambda c: time.sleep(2))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 0, 300000))
+    t = time.monotonic()
+    try:
+        s.recv(10)
+        raise SystemExit("a receive returned")
+    except BlockingIOError:
+        pass
+    ms = (time.monotonic() - t) * 1000
+    assert 290 <= ms <= 1500, ms
+    print("ok rcvtimeo ms=%d" % ms)
+elif case == "threads":
+    # two threads reading one socket: every byte reaches one of them
+    big = blob * 4
+    s = server(lambda c: (c.sendall(big), c.close()))
+    counts = [0, 0]
+
+    def reader(i):
+        while True:
+            d = s.recv(50000)
+            if not d:
+                return
+            counts[i] += len(d)
+    ts = [threading.Thread(target=reader, args=(i,)) for i in range(2)]
+    [t.start() for t in ts]
+    [t.join(20) for t in ts]
+    assert sum(counts) == len(big), counts
+    print("ok threads bytes=%d split=%s" % (sum(counts), counts))
+elif case == "dup":
+    # half through the socket's fd, the rest through a dup of it: the line is the socket's
+    s = server(lambda c: (c.sendall(blob), c.close()))
+    first = s.recv(100000)
+    while len(first) < 100000:
+        first += s.recv(100000 - len(first))
+    d = socket.socket(fileno=os.dup(s.fileno()))
+    s.close()
+    got = first + read_all(d)
+    assert got == blob, len(got)
+    print("ok dup bytes=%d" % len(got))
+elif case == "fork":
+    # a forked child goes on with what its parent held back: the parent reads a part, the
+    # child the rest (its copy of the delay line, then the kernel's)
+    s = server(lambda c: (c.sendall(blob), c.close()))
+    time.sleep(0.2)  # all of it reached the host
+    first = s.recv(1000)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        rest = read_all(s)
+        os.write(w, b"1" if first + rest == blob else b"0")
+        os._exit(0)
+    os.close(w)
+    ok = os.read(r, 1)
+    os.waitpid(pid, 0)
+    assert ok == b"1", ok
+    print("ok fork")
+else:
+    raise SystemExit("no case " + case)
