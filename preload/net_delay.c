@@ -68,6 +68,7 @@ struct line {
 	rlt_ns_t floor;         /* the last due time given: jitter never reorders a stream */
 	uint64_t told;          /* edge-triggered waits: the due position last reported */
 	int told_end;
+	int unconnected;        /* the kernel said ENOTCONN: nothing to take (yet) */
 };
 
 static struct line lines[LINES_MAX];
@@ -150,7 +151,11 @@ static struct line *line_get(int fd, struct rlt_pre_net_fd *e, int make)
 
 	if (l || !make || atomic_load(&e->line))
 		return l;
-	if (fstat(fd, &st) != 0) {
+	int listening = 0;
+	socklen_t ll = sizeof listening;
+	/* a listener has no data: its readiness is its connections', the kernel's */
+	if (fstat(fd, &st) != 0 ||
+	    (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) == 0 && listening)) {
 		errno = saved;
 		return NULL;
 	}
@@ -183,6 +188,7 @@ static struct line *line_get(int fd, struct rlt_pre_net_fd *e, int make)
 		n->end_due = n->floor = 0;
 		n->told = 0;
 		n->told_end = 0;
+		n->unconnected = 0;
 		rlt__lock_init(&n->lock, 0);
 		atomic_fetch_add(&n->gen, 1);
 		atomic_store(&n->refs, 2); /* the fd's and the caller's */
@@ -269,6 +275,9 @@ static void take_in(int fd, struct line *l, struct rlt_pre_net_fd *e,
 		                   .msg_control = cbuf, .msg_controllen = sizeof cbuf};
 		ssize_t n = rlt_pre_true_recvmsg(fd, &m, MSG_DONTWAIT);
 		rlt_ns_t now = rlt__now();
+		l->unconnected = n < 0 && errno == ENOTCONN;
+		if (l->unconnected)
+			break; /* not connected yet (or a listener now): the kernel answers */
 		if (n > 0) {
 			rlt_ns_t at_ = rlt_pre_net_arrival(&m, now);
 			push(l, (uint64_t)n, due_of(l, e, c, at_ ? at_ : now));
@@ -418,6 +427,11 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 		}
 		rlt_ns_t now = rlt__now();
 		take_in(fd, l, e, c);
+		if (l->unconnected && l->rd == l->wr && !got) {
+			rlt__lock_release(&l->lock);
+			line_put(l);
+			return 0; /* nothing held, nothing to take: the kernel answers */
+		}
 		got += give(l, now, into, off + got, len - got, peek);
 		int ended = end_due(l, now), end = l->end;
 		if (ended && !peek && end > 0)
@@ -477,6 +491,11 @@ int rlt_pre_delay_held(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 		return 0;
 	}
 	take_in(fd, l, e, c);
+	if (l->unconnected && l->rd == l->wr) {
+		rlt__lock_release(&l->lock);
+		line_put(l);
+		return 0; /* not connected: the kernel's readiness */
+	}
 	uint64_t end = due_end(l, now);
 	int ready = end > l->rd || end_due(l, now);
 	if (ready && (events & EPOLLET)) /* an edge: only what came due since the last told */
@@ -523,6 +542,11 @@ static int line_revents(int fd, unsigned asked, unsigned got, rlt_ns_t now, int 
 	if ((got & in_side) && (set = rlt_pre_net_conditions(e)) &&
 	    (c = rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN)))
 		take_in(fd, l, e, c);
+	if (l->unconnected && l->rd == l->wr) {
+		rlt__lock_release(&l->lock);
+		line_put(l);
+		return -1; /* not connected: the kernel's answer */
+	}
 	uint64_t end = due_end(l, now);
 	int at_end = end_due(l, now), ready = end > l->rd || at_end;
 	if (et_tell && ready) {

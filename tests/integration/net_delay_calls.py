@@ -1,7 +1,7 @@
 # net_delay_calls.py CASE: one receive call's behaviour under RLT_NET's latency (set by the
 # test to 50ms) against a server in this process's own thread (not under the condition: it
 # only sends). Prints "ok CASE ..." or raises. Cases: peek, waitall, eof, reset, rcvtimeo,
-# threads, dup, fork.
+# threads, dup, fork, listen.
 import os, socket, struct, sys, threading, time
 
 LAT = 0.05
@@ -134,5 +134,36 @@ elif case == "fork":
     os.waitpid(pid, 0)
     assert ok == b"1", ok
     print("ok fork")
+elif case == "listen":
+    # a listener under latency in an event loop (epoll, then poll): its readiness is its
+    # connections' (no line of its own), each connection's data DUR late, every byte
+    import selectors
+    for kind in (selectors.EpollSelector, selectors.PollSelector):
+        srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(8); srv.setblocking(False)
+        sel = kind(); sel.register(srv, selectors.EVENT_READ)
+
+        def client():
+            c = socket.create_connection(srv.getsockname()); c.sendall(blob); c.close()
+        for _ in range(3):
+            threading.Thread(target=client, daemon=True).start()
+        got, done, t, wakes = {}, 0, time.monotonic(), 0
+        while done < 3 and time.monotonic() - t < 10:
+            for key, _ in sel.select(timeout=5):
+                wakes += 1
+                if key.fileobj is srv:
+                    c, _ = srv.accept(); c.setblocking(False); got[c] = bytearray()
+                    sel.register(c, selectors.EVENT_READ)
+                    continue
+                try:
+                    d = key.fileobj.recv(65536)
+                except BlockingIOError:
+                    continue
+                if d:
+                    got[key.fileobj] += d
+                else:
+                    sel.unregister(key.fileobj); done += 1
+        assert done == 3 and all(bytes(v) == blob for v in got.values()), (done, [len(v) for v in got.values()])
+        assert wakes < 2000, wakes  # no spin
+        print("ok listen %s wakes=%d" % (kind.__name__, wakes))
 else:
     raise SystemExit("no case " + case)
