@@ -36,11 +36,13 @@
 
 #include "clock.h"
 #include "engine_lock.h"
+#include "fdtable.h"
 #include "hook_poll.h"
 #include "net.h"
 #include "net_delay.h"
 #include "net_hook.h"
 #include "preload.h"
+#include "ready.h"
 #include "real.h"
 
 #define LINES_MAX 256u
@@ -478,6 +480,20 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 
 /* ----- the waits ----- */
 
+/* Whether fd's receive budget (RLT_RECV) lets a receive go at now: a line's due data is
+ * reported only then, or a non-blocking reader told "readable" would be refused by its budget
+ * and told again at once. */
+static int budget_allows(int fd, rlt_ns_t now)
+{
+	struct rlt_pre_fd *f = rlt_pre_fd_slot(fd);
+
+	if (!f || atomic_load_explicit(&f->kind, memory_order_acquire) != RLT_FD_SOCKET ||
+	    !f->mask[RLT_VAR_RECV])
+		return 1;
+	return rlt__ready_at(&rlt_pre_rules, RLT_VAR_RECV, f->mask[RLT_VAR_RECV],
+	                     rlt_pre_budget_states(f), &f->peer, now) <= now;
+}
+
 int rlt_pre_delay_held(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c,
                        unsigned events, rlt_ns_t now, rlt_ns_t *due, unsigned *h)
 {
@@ -497,7 +513,7 @@ int rlt_pre_delay_held(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 		return 0; /* not connected: the kernel's readiness */
 	}
 	uint64_t end = due_end(l, now);
-	int ready = end > l->rd || end_due(l, now);
+	int ready = (end > l->rd || end_due(l, now)) && budget_allows(fd, now);
 	if (ready && (events & EPOLLET)) /* an edge: only what came due since the last told */
 		ready = end > l->told || (end_due(l, now) && !l->told_end);
 	rlt_ns_t next = next_due(l, now);
@@ -548,7 +564,7 @@ static int line_revents(int fd, unsigned asked, unsigned got, rlt_ns_t now, int 
 		return -1; /* not connected: the kernel's answer */
 	}
 	uint64_t end = due_end(l, now);
-	int at_end = end_due(l, now), ready = end > l->rd || at_end;
+	int at_end = end_due(l, now), ready = (end > l->rd || at_end) && budget_allows(fd, now);
 	if (et_tell && ready) {
 		l->told = end;
 		l->told_end = at_end;

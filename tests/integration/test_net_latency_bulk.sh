@@ -4,7 +4,8 @@
 # sender's window stays open and a download keeps its throughput: a 20 MiB curl download under
 # latency=50ms takes about 2 x 50 ms more than without (the connect, then the first byte), not
 # 50 ms per receive buffer (it took 2-11 s before the line). Every byte equal; the same for
-# readers that block, and for event loops on epoll, poll, select and asyncio.
+# readers that block, and for event loops on epoll, poll, select and asyncio; and with a
+# receive rate, both apply without a spin.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
@@ -36,6 +37,23 @@ fi
 info "20 MiB: plain $plain ms, latency=50ms $lat ms"
 assert_ge "curl under latency=50ms (ms): the connect and the first byte each 50 ms later" 99 "$lat"
 assert_le "curl under latency=50ms, over plain (ms)" 1000 $((lat - plain))
+
+# with a receive rate too: both apply, and the line's due data is reported only when the
+# budget allows it (a non-blocking reader told "readable" and refused by its budget spun: a
+# core's worth of CPU for the 2 s)
+head -c $((3 * 1048576)) "$T/www/f.bin" >"$T/www/g.bin"
+throttled_prefix
+RLT_NET="latency=50ms" RLT_RECV="1MiB/s" python3 -c '
+import resource, subprocess, sys, time
+t = time.monotonic(); subprocess.run(sys.argv[1:], check=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("ms=%d cpu_ms=%d" % ((time.monotonic() - t) * 1000, (r.ru_utime + r.ru_stime) * 1000))' \
+	"${THROTTLED_PREFIX[@]}" curl -sS -o "$T/g.got" "http://127.0.0.1:$port/g.bin" >"$T/rate.out" 2>"$T/rate.err" ||
+	{ show "$T/rate.err"; fail "curl under latency and a rate failed"; }
+sha256_eq "$T/www/g.bin" "$T/g.got"
+info "3 MiB under latency=50ms and RLT_RECV=1MiB/s: $(cat "$T/rate.out")"
+assert_range "latency and rate: time (ms; 2 MiB past the burst at 1 MiB/s)" 1500 4000 "$(kv ms "$T/rate.out")"
+assert_le "latency and rate: CPU (ms)" 500 "$(kv cpu_ms "$T/rate.out")"
 
 # other readers: 8 MiB each, every byte, within 3 s (about 1 s a reader before the line)
 "$ITEST_BIN/fnv" -g $((8 * 1048576)) >"$T/blob"
