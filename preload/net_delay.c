@@ -38,6 +38,7 @@
 #include "engine_lock.h"
 #include "fdtable.h"
 #include "hook_poll.h"
+#include "io_pacing.h"
 #include "net.h"
 #include "net_delay.h"
 #include "net_hook.h"
@@ -416,6 +417,7 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 	int waitall = (flags & MSG_WAITALL) && !nonblock && !peek;
 	rlt_ns_t deadline = 0;
 	size_t got = 0;
+	int use = fd; /* a duplicate once the call waits: the fd is not the socket (io_pacing.c) */
 
 	if (into->msg) { /* what the library asked for (the stamps) is not the program's */
 		into->msg->msg_controllen = 0;
@@ -428,7 +430,7 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 			break;
 		}
 		rlt_ns_t now = rlt__now();
-		take_in(fd, l, e, c);
+		take_in(use, l, e, c);
 		if (l->unconnected && l->rd == l->wr && !got) {
 			rlt__lock_release(&l->lock);
 			line_put(l);
@@ -456,6 +458,11 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 		}
 		if (!deadline)
 			deadline = rcv_deadline(fd, now);
+		if (use == fd) {
+			int saved = errno, d = real_fcntl(fd, F_DUPFD_CLOEXEC, rlt_pre_pin_base());
+			use = d >= 0 ? d : fd;
+			errno = saved;
+		}
 		if (now >= deadline) {
 			*ret = got ? (ssize_t)got : rlt_pre_fail(EAGAIN);
 			break;
@@ -468,11 +475,16 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 			ts.tv_nsec = (long)((until - now) % RLT_NS_PER_SEC);
 			tp = &ts;
 		}
-		struct pollfd p = {.fd = full ? -1 : fd, .events = POLLIN | POLLRDHUP};
+		struct pollfd p = {.fd = full ? -1 : use, .events = POLLIN | POLLRDHUP};
 		if (real_ppoll(&p, 1, tp, NULL) < 0 && errno == EINTR) {
 			*ret = got ? (ssize_t)got : -1; /* a signal: EINTR, as the kernel's */
 			break;
 		}
+	}
+	if (use != fd) {
+		int saved = errno;
+		real_close(use);
+		errno = saved;
 	}
 	line_put(l);
 	return 1;

@@ -1,7 +1,7 @@
 # net_delay_calls.py CASE: one receive call's behaviour under RLT_NET's latency (set by the
 # test to 50ms) against a server in this process's own thread (not under the condition: it
 # only sends). Prints "ok CASE ..." or raises. Cases: peek, waitall, eof, reset, rcvtimeo,
-# threads, dup, fork, listen.
+# threads, dup, fork, swap, listen.
 import os, socket, struct, sys, threading, time
 
 LAT = 0.05
@@ -134,6 +134,22 @@ elif case == "fork":
     os.waitpid(pid, 0)
     assert ok == b"1", ok
     print("ok fork")
+elif case == "swap":
+    # a blocking receive waiting for its data while another thread dup2()s a second
+    # connection onto its fd number: it gets its own connection's bytes (the fd is not the
+    # socket), and the number then reads the other's
+    a = server(lambda c: (time.sleep(0.3), c.sendall(b"A" * 1000), time.sleep(1)))
+    b = server(lambda c: (c.sendall(b"B" * 1000), time.sleep(1)))
+    got = []
+    t = threading.Thread(target=lambda: got.append(a.recv(1000, socket.MSG_WAITALL)))
+    t.start()
+    time.sleep(0.15)
+    os.dup2(b.fileno(), a.fileno())
+    t.join(5)
+    assert got and got[0] == b"A" * 1000, got[0][:20] if got else "none"
+    rest = a.recv(1000, socket.MSG_WAITALL)
+    assert rest == b"B" * 1000, rest[:20]
+    print("ok swap")
 elif case == "listen":
     # a listener under latency in an event loop (epoll, then poll): its readiness is its
     # connections' (no line of its own), each connection's data DUR late, every byte
