@@ -72,6 +72,10 @@ struct line {
 	uint64_t told;          /* edge-triggered waits: the due position last reported */
 	int told_end;
 	int unconnected;        /* the kernel said ENOTCONN: nothing to take (yet) */
+	/* the waits cannot answer for it (a one-shot epoll registration, one beyond their
+	 * table: fdtable.h `unheld`): nothing more is taken, the kernel keeps the rest and
+	 * reports it */
+	int no_take;
 };
 
 static struct line lines[LINES_MAX];
@@ -144,6 +148,15 @@ static struct line *tie(struct rlt_pre_net_fd *e, struct line *l)
 	return NULL;
 }
 
+/* The waits cannot hold fd's readiness (fdtable.h): its readiness must stay the kernel's. */
+static int unheld(int fd)
+{
+	struct rlt_pre_fd *f = rlt_pre_fd_slot(fd);
+
+	return f && atomic_load_explicit(&f->kind, memory_order_acquire) == RLT_FD_SOCKET &&
+	       atomic_load_explicit(&f->unheld, memory_order_relaxed);
+}
+
 /* The line of e's socket (fd), with a reference for the caller: the one its fd has, one of
  * another fd of the same socket, or a new one when `make`. NULL: none. */
 static struct line *line_get(int fd, struct rlt_pre_net_fd *e, int make)
@@ -152,7 +165,7 @@ static struct line *line_get(int fd, struct rlt_pre_net_fd *e, int make)
 	struct line *l = line_ref(atomic_load(&e->line));
 	int saved = errno;
 
-	if (l || !make || atomic_load(&e->line))
+	if (l || !make || atomic_load(&e->line) || unheld(fd))
 		return l;
 	int listening = 0;
 	socklen_t ll = sizeof listening;
@@ -192,6 +205,7 @@ static struct line *line_get(int fd, struct rlt_pre_net_fd *e, int make)
 		n->told = 0;
 		n->told_end = 0;
 		n->unconnected = 0;
+		n->no_take = 0;
 		rlt__lock_init(&n->lock, 0);
 		atomic_fetch_add(&n->gen, 1);
 		atomic_store(&n->refs, 2); /* the fd's and the caller's */
@@ -266,6 +280,8 @@ static void take_in(int fd, struct line *l, struct rlt_pre_net_fd *e,
 	char cbuf[CMSG_SPACE(sizeof(struct timespec))];
 	int saved = errno;
 
+	if (l->no_take)
+		return;
 	rlt_pre_net_stamps_on(fd, e);
 	for (int k = 0; k < READS_MAX; k++) {
 		uint64_t want = room(l);
@@ -430,8 +446,9 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 			break;
 		}
 		rlt_ns_t now = rlt__now();
+		l->no_take |= unheld(fd);
 		take_in(use, l, e, c);
-		if (l->unconnected && l->rd == l->wr && !got) {
+		if ((l->unconnected || l->no_take) && l->rd == l->wr && !l->end && !got) {
 			rlt__lock_release(&l->lock);
 			line_put(l);
 			return 0; /* nothing held, nothing to take: the kernel answers */
@@ -518,11 +535,12 @@ int rlt_pre_delay_held(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 		line_put(l);
 		return 0;
 	}
+	l->no_take |= unheld(fd);
 	take_in(fd, l, e, c);
-	if (l->unconnected && l->rd == l->wr) {
+	if ((l->unconnected || l->no_take) && l->rd == l->wr && !l->end) {
 		rlt__lock_release(&l->lock);
 		line_put(l);
-		return 0; /* not connected: the kernel's readiness */
+		return 0; /* not connected, or not ours to answer for: the kernel's readiness */
 	}
 	uint64_t end = due_end(l, now);
 	int ready = (end > l->rd || end_due(l, now)) && budget_allows(fd, now);
@@ -570,10 +588,10 @@ static int line_revents(int fd, unsigned asked, unsigned got, rlt_ns_t now, int 
 	if ((got & in_side) && (set = rlt_pre_net_conditions(e)) &&
 	    (c = rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN)))
 		take_in(fd, l, e, c);
-	if (l->unconnected && l->rd == l->wr) {
+	if ((l->unconnected || l->no_take) && l->rd == l->wr && !l->end) {
 		rlt__lock_release(&l->lock);
 		line_put(l);
-		return -1; /* not connected: the kernel's answer */
+		return -1; /* not connected, or not ours to answer for: the kernel's answer */
 	}
 	uint64_t end = due_end(l, now);
 	int at_end = end_due(l, now), ready = (end > l->rd || at_end) && budget_allows(fd, now);

@@ -69,7 +69,7 @@ int rlt_pre_delay_selected(int nfds, fd_set *r, fd_set *w, fd_set *x, const fd_s
  * epoll_hold, for each registration rlt_pre_fd_held marked OWN, gives what to hold in the
  * kernel's registration; rlt_pre_delay_epoll makes the round: the due ones reported now, else
  * a wait on the instance and the watched sockets (their data taken as it comes). */
-#define RLT_PRE_DELAY_ROUND_MAX 64
+#define RLT_PRE_DELAY_ROUND_MAX 256 /* hook_epoll.c's registrations: all of them */
 struct rlt_pre_delay_round {
 	unsigned n;
 	struct {

@@ -1,7 +1,7 @@
 # net_delay_calls.py CASE: one receive call's behaviour under RLT_NET's latency (set by the
 # test to 50ms) against a server in this process's own thread (not under the condition: it
 # only sends). Prints "ok CASE ..." or raises. Cases: peek, waitall, eof, reset, rcvtimeo,
-# threads, dup, fork, swap, listen.
+# threads, dup, fork, swap, oneshot, listen.
 import os, socket, struct, sys, threading, time
 
 LAT = 0.05
@@ -150,6 +150,32 @@ elif case == "swap":
     rest = a.recv(1000, socket.MSG_WAITALL)
     assert rest == b"B" * 1000, rest[:20]
     print("ok swap")
+elif case == "oneshot":
+    # an epoll one-shot registration (the program re-arms it) under latency: the waits cannot
+    # hold it, so the kernel keeps its data and readiness: every byte comes, the last without
+    # waiting for the connection's end (the server holds it open 3 s)
+    import select
+    s = server(lambda c: (c.sendall(blob), time.sleep(3), c.close()))
+    s.setblocking(False)
+    ep = select.epoll()
+    ep.register(s.fileno(), select.EPOLLIN | select.EPOLLONESHOT)
+    out, t = bytearray(), time.monotonic()
+    while len(out) < len(blob) and time.monotonic() - t < 10:
+        if not ep.poll(5):
+            raise SystemExit("no readiness in 5 s after %d bytes" % len(out))
+        try:
+            d = s.recv(65536)
+        except BlockingIOError:
+            d = None
+        if d == b"":
+            break
+        if d:
+            out += d
+        ep.modify(s.fileno(), select.EPOLLIN | select.EPOLLONESHOT)
+    ms = (time.monotonic() - t) * 1000
+    assert bytes(out) == blob, len(out)
+    assert ms < 2000, ms
+    print("ok oneshot bytes=%d ms=%d" % (len(out), ms))
 elif case == "listen":
     # a listener under latency in an event loop (epoll, then poll): its readiness is its
     # connections' (no line of its own), each connection's data DUR late, every byte
