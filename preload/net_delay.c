@@ -507,6 +507,23 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 	return 1;
 }
 
+int rlt_pre_delay_inq(struct rlt_pre_net_fd *e, int *n)
+{
+	struct line *l = line_ref(atomic_load(&e->line));
+
+	if (!l)
+		return 0;
+	if (lock_line(l) == 0) {
+		uint64_t due = due_end(l, rlt__now()) - l->rd;
+		*n = due > INT32_MAX ? INT32_MAX : (int)due;
+		rlt__lock_release(&l->lock);
+	} else {
+		*n = 0;
+	}
+	line_put(l);
+	return 1;
+}
+
 /* ----- the waits ----- */
 
 /* Whether fd's receive budget (RLT_RECV) lets a receive go at now: a line's due data is

@@ -37,6 +37,9 @@ struct rlt_pre_net_into {
 int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c,
                        size_t off, size_t len, int flags, const struct rlt_pre_net_into *into,
                        ssize_t *ret);
+/* FIONREAD on a socket with a line: 1 with *n its bytes due now (what a receive would get);
+ * 0: fd has no line. */
+int rlt_pre_delay_inq(struct rlt_pre_net_fd *e, int *n);
 /* to (a dup of from's fd) refers to from's line too. */
 void rlt_pre_delay_share(struct rlt_pre_net_fd *from, struct rlt_pre_net_fd *to);
 /* fd's entry no longer refers to its line (a close, a reuse): the last fd frees it. */

@@ -266,6 +266,13 @@ static struct rlt_pre_net_fd *line_entry(int fd)
 	return atomic_load_explicit(&e->line, memory_order_acquire) ? e : NULL;
 }
 
+int rlt_pre_net_inq(int fd, int *n)
+{
+	struct rlt_pre_net_fd *e = line_entry(fd);
+
+	return e && rlt_pre_delay_inq(e, n);
+}
+
 void rlt_pre_net_dup(int oldfd, int newfd)
 {
 	struct rlt_pre_net_fd *from = line_entry(oldfd), *to;

@@ -44,6 +44,8 @@ int rlt_pre_net_load(struct rlt_error *err);
 
 /* fd closed or replaced (not in a vfork's child). */
 void rlt_pre_net_forget(int fd);
+/* ioctl(FIONREAD) on fd: 1 with *n when its delay line answers (the bytes due now). */
+int rlt_pre_net_inq(int fd, int *n);
 /* newfd is now a copy of oldfd (dup, dup2, dup3, F_DUPFD): it shares oldfd's delay line. */
 void rlt_pre_net_dup(int oldfd, int newfd);
 /* fd's entry as a socket opened now (or first seen now). */

@@ -31,13 +31,17 @@ def read_all(s, n=65536):
 
 
 if case == "peek":
-    # a peek waits for its data like a receive (DUR after it was sent), and leaves it there
+    # a peek waits for its data like a receive (DUR after it was sent), and leaves it there;
+    # FIONREAD counts it
     sent = []
     s = server(lambda c: (time.sleep(0.2), sent.append(time.monotonic()), c.sendall(b"hello"),
                           time.sleep(1)))
     p = s.recv(5, socket.MSG_PEEK)
     ms = (time.monotonic() - sent[0]) * 1000
     assert p == b"hello"[:len(p)] and p, p
+    import fcntl, termios
+    inq = struct.unpack("i", fcntl.ioctl(s.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
+    assert inq == len(p), (inq, p)  # FIONREAD: the bytes due, which the line holds
     got = s.recv(5)
     assert got.startswith(p), (p, got)
     assert ms >= LAT * 1000 - 1, ms

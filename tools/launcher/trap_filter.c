@@ -115,6 +115,10 @@ static int body(scmp_filter_ctx ctx, int band, unsigned covers, struct rlt_error
 	c[1] = cmp_arg(1, SCMP_CMP_EQ, FIONBIO, 0);
 	if (rule(ctx, trap, "ioctl", 2, c, err))
 		return -1;
+	/* FIONREAD: a stream under latency holds its due bytes in its delay line (net_delay.c) */
+	c[1] = cmp_arg(1, SCMP_CMP_EQ, FIONREAD, 0);
+	if (rule(ctx, trap, "ioctl", 2, c, err))
+		return -1;
 	for (i = 0; i < sizeof masks / sizeof masks[0]; i++) {
 		struct scmp_arg_cmp m = {masks[i].arg, SCMP_CMP_NE, 0, 0};
 		if (rule(ctx, trap, masks[i].name, 1, &m, err))
