@@ -211,7 +211,10 @@ static struct line *line_get(int fd, struct rlt_pre_net_fd *e, int make)
 		atomic_store(&n->refs, 2); /* the fd's and the caller's */
 		atomic_store(&n->state, 2);
 		errno = saved;
-		return tie(e, n) ? n : NULL;
+		if (tie(e, n))
+			return n;
+		line_put(n); /* another thread tied e first: its line */
+		return line_ref(atomic_load(&e->line));
 	}
 	errno = saved;
 	return NULL;
