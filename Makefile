@@ -295,7 +295,12 @@ $(BUILD)/bench/libnullsys.so: tests/bench/nullsys.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -shared -o $@ $< $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BIN) $(BUILD)/bench/libnullsys.so $(INJ_BIN)
+# The network-conditions part (tests/bench/net.sh): a timed ping-pong client and the delaying
+# relay it compares rlthrottle's latency with where the kernel has no netem.
+NET_BENCH_BIN := $(BUILD)/bench/rtt_ping $(BUILD)/bench/delay_relay $(BUILD)/itest/pingpong \
+	$(BUILD)/itest/callcost
+
+bench: all $(BENCH_BIN) $(BUILD)/bench/libnullsys.so $(INJ_BIN) $(NET_BENCH_BIN)
 	@BUILD=$(BUILD) sh tests/bench/run.sh $(BENCH_BIN)
 
 # The sanitizer builds are test targets: the same tests, another build directory.

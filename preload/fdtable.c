@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include "accept_queue.h"
 #include "conns.h"
 #include "fdtable.h"
 #include "hook_poll.h"
@@ -270,6 +271,7 @@ void rlt_pre_fd_forget(int fd)
 		conn_put(c);
 	if (sock) /* it had epoll registrations */
 		rlt_pre_fd_regs_closed(fd);
+	rlt_pre_acceptq_forget(fd);
 }
 
 /* fd may hold RLT_CONNS slots: a fork's child looks up to it (rlt_pre_fdtable_conns_held). */

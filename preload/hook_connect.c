@@ -15,14 +15,19 @@
  * would. A non-blocking accept first asks the rules every connection of the listener meets
  * (rlt__match_accept_sure): when they are short it fails with EAGAIN, the connection left in
  * the kernel's queue and the listener's readiness held until they allow one (hook_poll.c).
- * The rules that depend on who connects (peer=, key=peer) are charged once the connection is
- * taken, and wait there as before: holding the new socket instead let an nginx worker serve a
- * client's requests past its key's rate (test_keys_nginx, 11.4/s for 10/s), not understood
- * yet.
+ * The rules that depend on who connects (peer=, key=peer) can only be asked once the
+ * connection is taken: one they do not allow yet waits in a queue of ours (accept_queue.c)
+ * and the accept goes on to the next, so a client allowed now is not kept behind it. Nothing
+ * is booked ahead (a crowd from one client would book its key seconds ahead), and the
+ * program sees the connection only when it is handed over, so a read right after the accept
+ * (Go's) cannot come early. A blocking accept waits for them, as before.
  */
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "accept_queue.h"
 #include "charge.h"
 #include "clock.h"
 #include "connect_attempt.h"
@@ -180,13 +185,37 @@ rlt_ns_t rlt_pre_listener_due(struct rlt_pre_fd *l, rlt_ns_t now)
 {
 	uint32_t sure = rlt__match_accept_sure(&rlt_pre_rules, l->af, l->local_port);
 	struct rlt__peer kp = {.af = l->af, .port = l->local_port};
+	rlt_ns_t t = sure ? rlt__ready_at(&rlt_pre_rules, RLT_VAR_ACCEPT, sure, NULL, &kp, now) : now;
 
-	return sure ? rlt__ready_at(&rlt_pre_rules, RLT_VAR_ACCEPT, sure, NULL, &kp, now) : now;
+	/* a full queue takes no more until one of its connections is handed over */
+	if (atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed) >=
+	    RLT_PRE_ACCEPTQ_MAX) {
+		rlt_ns_t q = rlt_pre_acceptq_first_due();
+		t = q != RLT_NS_NEVER && q > t ? q : t;
+	}
+	return t;
+}
+
+int rlt_pre_listener_queued(int lfd, struct rlt_pre_fd *l, rlt_ns_t now, rlt_ns_t *due)
+{
+	rlt_ns_t q = rlt_pre_acceptq_due(lfd);
+
+	if (q == RLT_NS_NEVER)
+		return 0;
+	rlt_ns_t s = rlt_pre_listener_due(l, now);
+	rlt_ns_t t = q > s ? q : s;
+	if (t <= now)
+		return 1;
+	*due = t < *due ? t : *due;
+	return 0;
 }
 
 /* The charge of a connection accept() has just returned as fd `nfd` from listener `lfd`:
- * 0 to hand it to the program, or -1 (connection closed, errno set) when a rule sheds it. */
-static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
+ * 0 to hand it to the program, or -1 (connection closed, errno set) when a rule sheds it.
+ * With `later` (a queued connection handed over) the charge is not waited for: when another
+ * thread or process took the budget first, nothing is taken, *later is when to look again,
+ * and 1 is returned. */
+static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen, rlt_ns_t *later)
 {
 	struct rlt_pre_fd *l = rlt_pre_fd_slot(lfd), *e;
 	struct rlt__peer peer;
@@ -219,10 +248,18 @@ static int admit(int lfd, int nfd, const struct sockaddr *addr, socklen_t *alen)
 	kp.port = l->local_port;
 
 	if (amask) {
-		if (rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask,
-		                          rlt_pre_budget_states(e), &kp, 0, 1) != 0) {
+		void *st = rlt_pre_budget_states(e);
+		if ((later ? rlt__charge_peer(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask, st, &kp, 0, 1)
+		           : rlt__charge_wait_peer(&rlt_pre_rules, &t, RLT_VAR_ACCEPT, amask, st, &kp,
+		                                   0, 1)) != 0) {
 			err = t.err;
 			goto shed;
+		}
+		if (later && t.go > t.start) {
+			rlt__settle(&rlt_pre_rules, &t, 0, 0); /* not taken: it goes back */
+			*later = t.go;
+			rlt_pre_fd_forget(nfd);
+			return 1;
 		}
 		rlt__settle(&rlt_pre_rules, &t, 0, 1);
 	}
@@ -268,12 +305,121 @@ static int accept_refused(int fd)
 	return 1;
 }
 
+/* The program's accept4 flags on a connection we accepted with others (a queued one). */
+static void take_flags(int nfd, int nonblock_was, int flags)
+{
+	real_fcntl(nfd, F_SETFD, (flags & SOCK_CLOEXEC) ? FD_CLOEXEC : 0);
+	if (!(flags & SOCK_NONBLOCK) != !nonblock_was) {
+		int fl = real_fcntl(nfd, F_GETFL);
+		if (fl >= 0)
+			real_fcntl(nfd, F_SETFL, (flags & SOCK_NONBLOCK) ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+	}
+}
+
+/* Gives the program connection q (taken from the queue when `queued`: accepted with other flags
+ * than the program's): its fd, or -1 (errno set) when a rule sheds it. With `later`, the charge
+ * is not waited for: -2 when another thread or process took the budget first (*later: when
+ * to look again). */
+static int hand_over(int lfd, struct rlt_pre_queued *q, int queued, struct sockaddr *addr,
+                     socklen_t *len, int flags, rlt_ns_t *later)
+{
+	int saved = errno;
+	int rc = admit(lfd, q->fd, (struct sockaddr *)&q->addr, &q->alen, later);
+
+	if (rc != 0)
+		return rc == 1 ? -2 : -1;
+	if (queued)
+		take_flags(q->fd, q->nonblock, flags);
+	if (addr && len) {
+		memcpy(addr, &q->addr, *len < q->alen ? *len : q->alen);
+		*len = q->alen;
+	}
+	struct rlt_pre_fd *e = rlt_pre_fd_slot(q->fd);
+	if (e)
+		e->nonblock = (flags & SOCK_NONBLOCK) != 0;
+	errno = saved;
+	return q->fd;
+}
+
+/* Whether a non-blocking accept on l may queue: a client-dependent accept rule exists, and the
+ * listener's readiness is one the waits can hold and give (not a one-shot registration). */
+static int queues(struct rlt_pre_fd *l)
+{
+	return l->nonblock && !atomic_load_explicit(&l->unheld, memory_order_relaxed) &&
+	       rlt__accept_by_client(&rlt_pre_rules);
+}
+
+/* A non-blocking accept under client-dependent rules: a queued connection now due, else the
+ * kernel's connections in turn, each one the rules do not allow yet queued, until one is
+ * allowed, the kernel has none (EAGAIN) or the queue is full (EAGAIN, the listener held). */
+static int accept_queued(int lfd, struct rlt_pre_fd *l, struct sockaddr *addr, socklen_t *len,
+                         int flags)
+{
+	struct rlt_pre_queued q;
+	rlt_ns_t now = rlt__now();
+
+	learn_listener(lfd, l);
+	/* bounded: a connection that goes back (another thread took its budget) is not due
+	 * again by `now` */
+	while (rlt_pre_acceptq_take(lfd, now, &q)) {
+		rlt_ns_t later;
+		int nfd = hand_over(lfd, &q, 1, addr, len, flags, &later);
+		if (nfd == -2) {
+			q.due = later;
+			if (rlt_pre_acceptq_put(lfd, &q) == 0)
+				continue;
+			nfd = hand_over(lfd, &q, 1, addr, len, flags, NULL);
+		}
+		if (nfd >= 0)
+			return nfd; /* else shed (closed): the next */
+	}
+	for (int k = 0; k <= RLT_PRE_ACCEPTQ_MAX; k++) {
+		if (atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed) >=
+		    RLT_PRE_ACCEPTQ_MAX)
+			break;
+		q.alen = sizeof q.addr;
+		int nfd = real_accept4(lfd, (struct sockaddr *)&q.addr, &q.alen, flags);
+		if (nfd < 0)
+			return -1;
+		struct rlt__peer peer;
+		rlt__peer_from_sockaddr(&peer, (struct sockaddr *)&q.addr, q.alen);
+		if (peer.af == 0)
+			peer.af = l->af;
+		uint32_t amask = rlt__match_accept(&rlt_pre_rules, &peer, l->local_port);
+		q.kp = peer;
+		q.kp.port = l->local_port; /* as admit's */
+		q.due = amask ? rlt__ready_at(&rlt_pre_rules, RLT_VAR_ACCEPT, amask, NULL, &q.kp, now)
+		              : now;
+		q.fd = nfd;
+		if (q.due <= now)
+			return hand_over(lfd, &q, 0, addr, len, flags, NULL);
+		q.nonblock = (flags & SOCK_NONBLOCK) != 0;
+		/* it must not reach a program this one execs */
+		if (!(flags & SOCK_CLOEXEC))
+			real_fcntl(nfd, F_SETFD, FD_CLOEXEC);
+		if (rlt_pre_acceptq_put(lfd, &q) != 0) {
+			/* another thread filled the queue meanwhile: waited for, as a blocking one */
+			return hand_over(lfd, &q, 1, addr, len, flags, NULL);
+		}
+		rlt_pre_log(RLT_LOG_DEBUG, "accept on fd %d: connection queued for %llu us", lfd,
+		            (unsigned long long)((q.due - now) / 1000));
+	}
+	rlt_pre_fd_refused(lfd, RLT_VAR_ACCEPT);
+	return rlt_pre_fail(EAGAIN);
+}
+
 static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags,
                                   int four)
 {
 	rlt_pre_ensure_real();
 	if (accept_refused(fd))
 		return rlt_pre_fail(EAGAIN);
+	if (atomic_load_explicit(&rlt_pre_active, memory_order_acquire) && !rlt__internal &&
+	    (rlt_pre_vars_in_use & (1u << RLT_VAR_ACCEPT))) {
+		struct rlt_pre_fd *l = rlt_pre_fd_get(fd);
+		if (stream_socket(l) && queues(l))
+			return accept_queued(fd, l, addr, len, four ? flags : 0);
+	}
 	int nfd = four ? real_accept4(fd, addr, len, flags) : real_accept(fd, addr, len);
 	if (nfd < 0 || !atomic_load_explicit(&rlt_pre_active, memory_order_acquire))
 		return nfd;
@@ -283,7 +429,7 @@ static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len,
 		return nfd;
 	}
 	int saved = errno;
-	if (admit(fd, nfd, addr, len) != 0)
+	if (admit(fd, nfd, addr, len, NULL) != 0)
 		return -1;
 	struct rlt_pre_fd *e = rlt_pre_fd_slot(nfd);
 	if (e)
@@ -291,6 +437,21 @@ static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len,
 	errno = saved;
 	return nfd;
 }
+
+/* getsockopt: only RLT_NET's connect=timeout has a say (net_calls.c: SO_ERROR tells a
+ * non-blocking attempt that was never made that it timed out); else the real one. */
+int rlt_pre_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	rlt_pre_ensure_real();
+	return real_getsockopt(fd, level, name, val, len);
+}
+
+#ifndef RLT_NOLIBC /* the freestanding build's own getsockopt is its raw call (nolibc) */
+RLT_EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	return rlt_pre_getsockopt(fd, level, name, val, len);
+}
+#endif
 
 /* As connect: an accepted socket's entry is set up unless no rule exists at all. */
 RLT_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)

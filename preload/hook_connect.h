@@ -35,8 +35,15 @@ void rlt_pre_attempt_end(int fd, struct rlt_pre_fd *e, struct rlt_pre_attempt *a
  * rlt__connect_by_send), or NULL. */
 struct rlt_pre_fd *rlt_pre_fastopen_socket(int fd, int flags, const struct sockaddr *to,
                                            socklen_t tolen);
-/* When listener l may hand over a connection: the time from which the accept rules every
- * connection of it meets allow one (now when none is short). */
+/* When listener l may take a connection from the kernel: the time from which the accept rules
+ * every connection of it meets allow one (now when none is short) and, when the queue of
+ * connections waiting for the client-dependent rules is full, one of them is handed over. */
 rlt_ns_t rlt_pre_listener_due(struct rlt_pre_fd *l, rlt_ns_t now);
+/* 1 when listener lfd (entry l) hands over a queued connection now (accept_queue.h): the
+ * waits report it ready, whatever the kernel says. Else 0, *due lowered to when it will. */
+int rlt_pre_listener_queued(int lfd, struct rlt_pre_fd *l, rlt_ns_t now, rlt_ns_t *due);
+
+/* getsockopt, both fronts (the system-call front's dispatch calls it by this name). */
+int rlt_pre_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <sys/epoll.h>
 
+#include "accept_queue.h"
 #include "clock.h"
 #include "fdtable.h"
 #include "hook_poll.h"
@@ -269,10 +270,18 @@ void rlt_pre_fd_refused(int fd, enum rlt_var var)
 	hold_more(fd, var == RLT_VAR_SEND ? RLT_PRE_OUT_EVENTS : RLT_PRE_IN_EVENTS);
 }
 
+/* The events a wait reports of its own (rlt_pre_fd_ready_own), kept for one round. */
+#define OWN_MAX 16
+struct own {
+	struct epoll_event ev[OWN_MAX];
+	int n;
+};
+
 /* Brings epfd's registrations in line with their budgets; the earliest time one held is due,
- * no later than now + RECHECK_NS if one is edge-triggered. Those a delay line answers for go
- * in *lines (net_delay.h). */
-static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct rlt_pre_delay_round *lines)
+ * no later than now + RECHECK_NS if one is edge-triggered. The events to report of our own
+ * go to *own; the registrations a delay line answers for, to *lines (net_delay.h). */
+static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own,
+                           struct rlt_pre_delay_round *lines)
 {
 	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
 	rlt_ns_t due = RLT_NS_NEVER;
@@ -289,6 +298,11 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct rlt_pre_delay_round *l
 			h = rlt_pre_delay_round_add(lines, fd, events,
 			                            atomic_load_explicit(&g->data, memory_order_relaxed), h);
 		edge |= (events & EPOLLET) && rlt_pre_wait_may_hold_fd(fd, events);
+		unsigned o = own->n < OWN_MAX ? rlt_pre_fd_ready_own(fd, events, now, &due) : 0;
+		if (o) {
+			own->ev[own->n].events = o;
+			own->ev[own->n++].data.u64 = atomic_load_explicit(&g->data, memory_order_relaxed);
+		}
 		if (h == atomic_load_explicit(&g->held, memory_order_relaxed) ||
 		    atomic_exchange_explicit(&g->busy, 1, memory_order_acquire))
 			continue;
@@ -316,6 +330,21 @@ static int epoll_round(int epfd, struct epoll_event *evs, int max, rlt_ns_t dead
 	return real_epoll_pwait(epfd, evs, max, ms, sig);
 }
 
+/* The events of *own merged into the rc the kernel reported: the new count. */
+static int epoll_own(struct epoll_event *evs, int rc, int max, const struct own *own)
+{
+	for (int j = 0; j < own->n; j++) {
+		int i = 0;
+		while (i < rc && evs[i].data.u64 != own->ev[j].data.u64)
+			i++;
+		if (i < rc)
+			evs[i].events |= own->ev[j].events;
+		else if (rc < max)
+			evs[rc++] = own->ev[j];
+	}
+	return rc;
+}
+
 /* The wait of epoll_wait, epoll_pwait (tmo from ms) and epoll_pwait2. */
 static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
                            const struct timespec *tmo, const sigset_t *sig)
@@ -325,13 +354,16 @@ static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
 
 	/* bounded for a finite timeout; each round sleeps in the kernel (1 ms at the least) */
 	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS || deadline == RLT_NS_NEVER; round++) {
+		struct own own = {.n = 0};
 		struct rlt_pre_delay_round lines;
 		lines.n = 0;
-		rlt_ns_t due = epoll_hold(epfd, now, &lines);
+		rlt_ns_t due = epoll_hold(epfd, now, &own, &lines);
 		errno = saved;
-		int rc = lines.n ? rlt_pre_delay_epoll(epfd, evs, max, due < deadline ? due : deadline,
-		                                       sig, &lines)
-		                 : epoll_round(epfd, evs, max, deadline, due, now, sig);
+		rlt_ns_t until = own.n ? now : due < deadline ? due : deadline;
+		int rc = lines.n ? rlt_pre_delay_epoll(epfd, evs, max, until, sig, &lines)
+		                 : epoll_round(epfd, evs, max, deadline, own.n ? now : due, now, sig);
+		if (rc >= 0 && own.n)
+			rc = epoll_own(evs, rc, max, &own);
 		if (rc != 0 || (due == RLT_NS_NEVER && !lines.n))
 			return rc;
 		now = rlt__now();

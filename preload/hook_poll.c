@@ -25,6 +25,7 @@
 #include <sys/select.h>
 #include <sys/time.h>
 
+#include "accept_queue.h"
 #include "clock.h"
 #include "fdtable.h"
 #include "hook_connect.h"
@@ -101,6 +102,17 @@ unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 	return held;
 }
 
+unsigned rlt_pre_fd_ready_own(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
+{
+	struct rlt_pre_fd *e;
+
+	if (!atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed) ||
+	    !(events & RLT_PRE_IN_EVENTS) || !(e = rlt_pre_fd_slot(fd)) ||
+	    atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_FD_SOCKET || !e->listening)
+		return 0;
+	return rlt_pre_listener_queued(fd, e, now, due) ? events & RLT_PRE_IN_EVENTS : 0;
+}
+
 /* Whether fd is a socket whose events in `events` a rule may hold back: no clock read, no
  * system call (but the first look at a never-seen fd), so that a wait on nothing throttled
  * costs a look at each entry. */
@@ -163,6 +175,24 @@ static unsigned delay_line_poll(unsigned h, int *lines)
 	return h & ~RLT_PRE_NET_MARKS;
 }
 
+/* What poll reports of its own after the real call (rlt_pre_fd_ready_own): the count rc
+ * returned, with the fds it adds. */
+static int poll_own(struct pollfd *fds, nfds_t n, int rc)
+{
+	rlt_ns_t now = rlt__now(), due = RLT_NS_NEVER;
+
+	for (nfds_t i = 0; i < n && atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed); i++) {
+		unsigned o = fds[i].fd < 0 ? 0
+		                           : rlt_pre_fd_ready_own(fds[i].fd, (unsigned)fds[i].events,
+		                                                  now, &due);
+		if (o) {
+			rc += fds[i].revents == 0;
+			fds[i].revents |= (short)o;
+		}
+	}
+	return rc;
+}
+
 int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *sig)
 {
 	struct {
@@ -202,9 +232,13 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 					fds[i].fd = -1; /* poll skips it: no POLLERR or POLLHUP */
 			}
 		}
-		if (k == 0 && !lines)
+		int own = 0;
+		for (i = 0; i < n && atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed); i++)
+			own |= fds[i].fd >= 0 &&
+			       rlt_pre_fd_ready_own(fds[i].fd, (unsigned)fds[i].events, now, &due);
+		if (k == 0 && due == RLT_NS_NEVER && !lines)
 			return real_ppoll(fds, n, round_timeout(&ts, deadline, RLT_NS_NEVER, now), sig);
-		rc = real_ppoll(fds, n, round_timeout(&ts, deadline, due, now), sig);
+		rc = real_ppoll(fds, n, round_timeout(&ts, deadline, own ? now : due, now), sig);
 		int err = errno;
 		for (unsigned j = 0; j < k; j++) {
 			fds[aside[j].i].events |= aside[j].held;
@@ -213,6 +247,8 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 		}
 		if (lines) /* the delay lines' answer for their sockets (net_delay.h) */
 			rc = rlt_pre_delay_polled(fds, n, rc);
+		if (rc >= 0)
+			rc = poll_own(fds, n, rc);
 		errno = err;
 		if (rc != 0)
 			return rc;
@@ -285,12 +321,25 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 				FD_SET(fd, x);
 			held |= h != 0;
 		}
-		if (!held && !lines)
+		int own = 0;
+		for (fd = 0; fd < top && atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed); fd++)
+			own |= FD_ISSET(fd, &in_r) && rlt_pre_fd_ready_own(fd, POLLIN, now, &due);
+		if (!held && due == RLT_NS_NEVER && !lines)
 			return real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, RLT_NS_NEVER, now),
 			                    sig);
-		rc = real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, due, now), sig);
+		rc = real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, own ? now : due, now), sig);
 		if (lines) /* the delay lines' answer for their sockets (net_delay.h) */
 			rc = rlt_pre_delay_selected(top, r, w, x, &in_r, rc);
+		if (rc >= 0 && r) {
+			/* what select reports of its own (rlt_pre_fd_ready_own) */
+			rlt_ns_t at = rlt__now(), later = RLT_NS_NEVER;
+			for (fd = 0; fd < top && atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed); fd++)
+				if (FD_ISSET(fd, &in_r) && !FD_ISSET(fd, r) &&
+				    rlt_pre_fd_ready_own(fd, POLLIN, at, &later)) {
+					FD_SET(fd, r);
+					rc++;
+				}
+		}
 		if (rc != 0)
 			return rc;
 		now = rlt__now();

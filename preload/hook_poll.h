@@ -19,6 +19,9 @@
  * earliest of them is due. 0 for anything not a throttled socket. The one place a wait asks
  * "not ready before T": what else holds a socket back (network conditions) goes here. */
 unsigned rlt_pre_fd_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
+/* The events a wait reports ready for fd by itself, whatever the kernel says: a listener's
+ * queued connection it hands over now (accept_queue.h). Else 0, *due lowered to when it will. */
+unsigned rlt_pre_fd_ready_own(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
 /* A wait goes round at most this often (each round sleeps until something is due). */
 #define RLT_PRE_WAIT_ROUNDS 100000
 /* The events that announce a receive, a send (epoll's EPOLLIN... have the same values). */

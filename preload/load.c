@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "accept_queue.h"
 #include "clock.h"
 #include "conns.h"
 #include "fdtable.h"
@@ -123,6 +124,7 @@ void rlt_pre_forked(void)
 	 * would keep the child from ever following a set (each swap is one pointer store, so
 	 * nothing is left half-made) */
 	atomic_store_explicit(&rlt_pre_rules.applying, 0, memory_order_relaxed);
+	rlt_pre_acceptq_forked();
 	if (rlt_pre_rules.n[RLT_VAR_CONNS]) {
 		/* shared RLT_CONNS: what the child inherited is counted again, as its own */
 		uint32_t held[RLT_MAX_RULES_PER_VAR];

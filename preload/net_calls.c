@@ -303,6 +303,20 @@ static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 	return (int)i;
 }
 
+/* fd's socket held whole by the waits until t (fdtable.h until): its completion, errors and
+ * hang-ups come then. */
+static void hold_until(int fd, rlt_ns_t t)
+{
+	struct rlt_pre_fd *r = rlt_pre_fd_get(fd);
+
+	if (r && atomic_load_explicit(&r->kind, memory_order_acquire) == RLT_FD_SOCKET) {
+		rlt_ns_t u = atomic_load_explicit(&r->until, memory_order_relaxed);
+		if (t > u)
+			atomic_store_explicit(&r->until, t, memory_order_release);
+		rlt_pre_fd_hold_whole(fd);
+	}
+}
+
 /* The delay latency puts on a connect to peer on fd (0: none). A non-blocking one's socket is
  * held whole until then (the waits report its completion then); a blocking one sleeps it
  * once connected (the caller). */
@@ -324,21 +338,59 @@ static rlt_ns_t latency_of_connect(int fd, struct rlt_pre_net_fd *e, const struc
 		e->s.gen = 0;
 	}
 	if (lat && rlt_pre_net_nonblocking(fd, 0)) {
-		struct rlt_pre_fd *r = rlt_pre_fd_get(fd);
-		if (r && atomic_load_explicit(&r->kind, memory_order_acquire) == RLT_FD_SOCKET) {
-			rlt_ns_t u = atomic_load_explicit(&r->until, memory_order_relaxed);
-			if (now + lat > u)
-				atomic_store_explicit(&r->until, now + lat, memory_order_release);
-			rlt_pre_fd_hold_whole(fd);
-		}
+		hold_until(fd, now + lat);
 		return 0; /* nothing to sleep */
 	}
 	return lat;
 }
 
+/* A non-blocking connect under connect=timeout: no attempt is made (a black hole answers
+ * nothing, and the server must not see one). The waits hold the socket until `after` has
+ * passed, then the kernel reports the unconnected socket writable, and SO_ERROR
+ * (net_getsockopt) or a second connect() says ETIMEDOUT, as the kernel's own timeout would. */
+static int black_hole(int fd, struct rlt_pre_net_fd *e, uint64_t after)
+{
+	rlt_ns_t now = rlt__now();
+	rlt_ns_t until = after > RLT_NS_NEVER - now ? RLT_NS_NEVER - 1 : now + after;
+
+	atomic_store_explicit(&e->black_until, until, memory_order_release);
+	hold_until(fd, until);
+	return rlt_pre_fail(EINPROGRESS);
+}
+
+/* The outcome of a black hole's attempt on e now: 0 (none, or no longer: told already),
+ * EALREADY while it lasts, ETIMEDOUT once when it is over (counted then). */
+static int black_hole_outcome(struct rlt_pre_net_fd *e)
+{
+	rlt_ns_t until = atomic_load_explicit(&e->black_until, memory_order_acquire);
+
+	if (!until)
+		return 0;
+	if (rlt__now() < until)
+		return EALREADY;
+	if (!atomic_compare_exchange_strong(&e->black_until, &until, 0))
+		return 0;
+	atomic_fetch_add_explicit(&rlt__net_counts->timeouts, 1, memory_order_relaxed);
+	return ETIMEDOUT;
+}
+
+static int net_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	struct rlt_pre_net_fd *e;
+
+	if (level != SOL_SOCKET || name != SO_ERROR || !val || !len || *len < (socklen_t)sizeof(int) ||
+	    rlt__internal || !(e = rlt_pre_net_entry(fd)) ||
+	    !atomic_load_explicit(&e->black_until, memory_order_relaxed))
+		return rlt_pre_true_getsockopt(fd, level, name, val, len);
+	int err = black_hole_outcome(e);
+	*(int *)val = err == EALREADY ? 0 : err; /* 0 while in progress, as the kernel says */
+	*len = sizeof(int);
+	return 0;
+}
+
 /* connect=refuse fails at once; connect=timeout holds a blocking connect DUR (a black hole
- * answers nothing) then fails ETIMEDOUT, without connecting. A non-blocking connect under
- * timeout goes to the kernel: its EINPROGRESS needs readiness held back (not built yet). */
+ * answers nothing) then fails ETIMEDOUT, without connecting; a non-blocking one is told
+ * EINPROGRESS and its outcome comes then (black_hole). */
 static int net_connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	struct rlt_pre_net_fd *e = rlt_pre_net_entry(fd);
@@ -349,6 +401,10 @@ static int net_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	if (!e || rlt__internal || !sa || len < (socklen_t)sizeof(sa_family_t) ||
 	    sa->sa_family == AF_UNSPEC)
 		return rlt_pre_true_connect(fd, sa, len);
+	/* a connect() that asks how a black hole's attempt went */
+	int was = black_hole_outcome(e);
+	if (was)
+		return rlt_pre_fail(was);
 	rlt__peer_from_sockaddr(&peer, sa, len);
 	if (e->s.af == AF_UNIX)
 		peer.af = AF_UNIX;
@@ -360,11 +416,7 @@ static int net_connect(int fd, const struct sockaddr *sa, socklen_t len)
 			return rlt_pre_fail(ECONNREFUSED);
 		}
 		if (f == RLT_NET_TIMEOUT && rlt_pre_net_nonblocking(fd, 0)) {
-			static _Atomic int told;
-			if (!atomic_exchange(&told, 1))
-				rlt_pre_log(RLT_LOG_WARN, RLT_NET_VAR ": connect=timeout on a "
-				                          "non-blocking connect is not built yet: it "
-				                          "goes to the kernel");
+			return black_hole(fd, e, after);
 		} else if (f == RLT_NET_TIMEOUT) {
 			atomic_fetch_add_explicit(&rlt__net_counts->timeouts, 1, memory_order_relaxed);
 			rlt__sleep_until(rlt__now() + after);

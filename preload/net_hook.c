@@ -83,6 +83,7 @@ void rlt_pre_net_open(struct rlt_pre_net_fd *e, int fd, int af, int stream, cons
 	rlt_pre_delay_drop(e); /* a line left by a close we did not see (close_range) */
 	e->seed = set_seed(set);
 	e->key = atomic_fetch_add_explicit(&sockets_seen, 1, memory_order_relaxed);
+	atomic_store_explicit(&e->black_until, 0, memory_order_relaxed);
 	rlt__net_sock_open(&e->s, af, stream, peer, e->seed, e->key, rlt__now());
 }
 

@@ -21,6 +21,9 @@ struct rlt_pre_net_fd {
 	uint64_t seed;         /* the seed its sequence started from */
 	uint64_t key;          /* which socket of the process it is (its sequence's key) */
 	_Atomic uint32_t line; /* its delay line under latency (net_delay.c), 0: none */
+	/* connect=timeout on a non-blocking connect: when the attempt, never made, fails with
+	 * ETIMEDOUT (0: none); the waits hold the socket until then, and SO_ERROR tells it */
+	_Atomic rlt_ns_t black_until;
 	struct rlt__net_sock s;
 };
 
@@ -32,7 +35,7 @@ extern unsigned rlt_pre_net_tab_n;
 #define NET_CALLS(X)                                                                             \
 	X(socket) X(connect) X(accept) X(accept4) X(send) X(sendto) X(sendmsg) X(sendmmsg) \
 	X(write) X(writev) X(sendfile) X(recv) X(recvfrom) X(recvmsg) X(recvmmsg) X(read) X(readv) \
-	X(close) X(dup2) X(dup3)
+	X(close) X(dup2) X(dup3) X(getsockopt)
 
 #define NET_TRUE(name) extern name##_t rlt_pre_true_##name;
 NET_CALLS(NET_TRUE)

@@ -40,6 +40,7 @@
 	X(int, connect, (int, const struct sockaddr *, socklen_t))                               \
 	X(int, accept, (int, struct sockaddr *, socklen_t *))                                    \
 	X(int, accept4, (int, struct sockaddr *, socklen_t *, int))                              \
+	X(int, getsockopt, (int, int, int, void *, socklen_t *))                                 \
 	X(ssize_t, send, (int, const void *, size_t, int))                                       \
 	X(ssize_t, sendto, (int, const void *, size_t, int, const struct sockaddr *, socklen_t)) \
 	X(ssize_t, sendmsg, (int, const struct msghdr *, int))                                   \

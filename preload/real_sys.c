@@ -42,6 +42,11 @@ static int sys_accept4(int fd, struct sockaddr *a, socklen_t *n, int fl)
 	return (int)R(RLT_SYS4(SYS_accept4, fd, a, n, fl));
 }
 
+static int sys_getsockopt(int fd, int level, int name, void *v, socklen_t *n)
+{
+	return (int)R(RLT_SYS(SYS_getsockopt, fd, level, name, v, n, 0));
+}
+
 static int sys_accept(int fd, struct sockaddr *a, socklen_t *n)
 {
 	return (int)R(RLT_SYS3(SYS_accept, fd, a, n));

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fdtable.h"
+#include "hook_connect.h"
 #include "hook_poll.h"
 #include "load.h"
 #include "nolibc.h"
@@ -184,6 +185,9 @@ static long socket_call(long nr, const long a[6])
 		throttled_seen(a[2]);
 		return rc;
 	}
+	case SYS_getsockopt:
+		return answer(rlt_pre_getsockopt((int)a[0], (int)a[1], (int)a[2], (void *)a[3],
+		                                 (socklen_t *)a[4]));
 	case SYS_socketpair: {
 		int *sv = (int *)a[3];
 		long rc = answer(socketpair((int)a[0], (int)a[1], (int)a[2], sv));

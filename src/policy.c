@@ -153,6 +153,16 @@ uint32_t rlt__match_accept_sure(const struct rlt__ruleset *rs, int af, uint16_t 
 	return mask;
 }
 
+int rlt__accept_by_client(const struct rlt__ruleset *rs)
+{
+	for (unsigned i = 0; i < rs->n[RLT_VAR_ACCEPT]; i++) {
+		const struct rlt_rule *r = &rs->rules[RLT_VAR_ACCEPT][i].rule;
+		if (r->peer_af || r->key == RLT_KEY_PEER)
+			return 1;
+	}
+	return 0;
+}
+
 void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block)
 {
 	for (int v = 0; v < RLT_VAR_COUNT; v++)

@@ -193,6 +193,9 @@ uint32_t rlt__match_accept(const struct rlt__ruleset *rs, const struct rlt__peer
  * whoever it comes from: no peer= filter, no key=peer. Those a listener can ask before it
  * takes a connection (a non-blocking accept, a wait on the listener). */
 uint32_t rlt__match_accept_sure(const struct rlt__ruleset *rs, int af, uint16_t local_port);
+/* 1 when an accept rule depends on who connects (peer=, key=peer): it can only be asked once
+ * the connection is taken. */
+int rlt__accept_by_client(const struct rlt__ruleset *rs);
 
 /* Initialises a connection block of rs->conn_block_size bytes for a new socket. */
 void rlt__conn_block_init(const struct rlt__ruleset *rs, void *block);

@@ -1,7 +1,7 @@
 # common.sh: sourced by the bench scripts: a scratch directory removed at the end, the
 # background processes the script started (in PIDS) stopped by pid, and small readers.
 # bench_setup NAME: after it, $T is the scratch directory.
-unset RLT_CONNECT RLT_ACCEPT RLT_SEND RLT_RECV RLT_CONNS RLT_STATS RLT_LOG RLT_ON_ERROR RLT_INHERIT LD_PRELOAD
+unset RLT_CONNECT RLT_ACCEPT RLT_SEND RLT_RECV RLT_CONNS RLT_STATS RLT_LOG RLT_ON_ERROR RLT_INHERIT RLT_NET LD_PRELOAD
 PIDS=""
 cleanup() {
 	local p

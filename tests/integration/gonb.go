@@ -5,9 +5,13 @@
 //	gonb recv HOST:PORT
 //	gonb send HOST:PORT BYTES
 //	gonb dial HOST:PORT N      (N connections at once, each on its goroutine)
+//	gonb serve PORTFILE N      (an echo server on 127.0.0.1: its port to PORTFILE; ends when
+//	                           N connections came and went, or after 20 s)
 //
 // Prints "bytes=N fnv=HEX elapsed_ns=NS cpu_ns=NS"; dial prints "dialled=N elapsed_ns=NS
-// cpu_ns=NS", the time until the last connection completed.
+// cpu_ns=NS", the time until the last connection completed; serve prints "accepted=N
+// first_ms=MS last_ms=MS other_ms=MS cpu_ms=MS", its accepts' times from its start and the
+// first accept of a client from 127.0.0.2 (-1: none).
 package main
 
 import (
@@ -29,13 +33,17 @@ func cpuNs() int64 {
 
 func main() {
 	if len(os.Args) < 3 || (os.Args[1] == "send" && len(os.Args) < 4) {
-		fmt.Fprintln(os.Stderr, "usage: gonb recv HOST:PORT | gonb send HOST:PORT BYTES")
+		fmt.Fprintln(os.Stderr, "usage: gonb recv|send|dial|serve ... (see its header)")
 		os.Exit(2)
 	}
 	c0 := cpuNs()
 	t0 := time.Now()
 	if os.Args[1] == "dial" {
 		dial(os.Args[2], os.Args[3], c0, t0)
+		return
+	}
+	if os.Args[1] == "serve" {
+		serve(os.Args[2], os.Args[3], c0, t0)
 		return
 	}
 	conn, err := net.Dial("tcp", os.Args[2])
@@ -97,4 +105,47 @@ func dial(addr, count string, c0 int64, t0 time.Time) {
 	}
 	fmt.Printf("dialled=%d elapsed_ns=%d cpu_ns=%d\n", n, time.Since(t0).Nanoseconds(),
 		cpuNs()-c0)
+}
+
+func serve(portFile, count string, c0 int64, t0 time.Time) {
+	n, _ := strconv.Atoi(count)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gonb:", err)
+		os.Exit(1)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	os.WriteFile(portFile+".tmp", []byte(port), 0o644)
+	os.Rename(portFile+".tmp", portFile)
+	done := make(chan bool, n)
+	at := make([]int64, 0, n)
+	other := int64(-1)
+	time.AfterFunc(20*time.Second, func() { ln.Close() })
+	for len(at) < n {
+		c, err := ln.Accept()
+		if err != nil {
+			break
+		}
+		at = append(at, time.Since(t0).Milliseconds())
+		if other < 0 && c.RemoteAddr().(*net.TCPAddr).IP.String() == "127.0.0.2" {
+			other = at[len(at)-1]
+		}
+		go func(c net.Conn) {
+			io.Copy(c, c)
+			c.Close()
+			done <- true
+		}(c)
+	}
+	for range at {
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+		}
+	}
+	first, last := int64(-1), int64(-1)
+	if len(at) > 0 {
+		first, last = at[0], at[len(at)-1]
+	}
+	fmt.Printf("accepted=%d first_ms=%d last_ms=%d other_ms=%d cpu_ms=%d\n", len(at), first,
+		last, other, (cpuNs()-c0)/1000000)
 }

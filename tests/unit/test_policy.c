@@ -136,6 +136,18 @@ static void accept_rules_every_client_meets(void **s)
 	/* each is among the rules a connection of that listener matches, from any client */
 	struct rlt__peer p = v4("127.0.0.9", 40000);
 	assert_int_equal(rlt__match_accept(&rs, &p, 8080) & 0x29, 0x29);
+	/* peer= and key=peer depend on the client: such an accept may queue its connections */
+	assert_int_equal(rlt__accept_by_client(&rs), 1);
+	const char *sure[RLT_VAR_COUNT] = {NULL, "5/s port=8080; 3/s key=port"};
+	const char *peer_only[RLT_VAR_COUNT] = {NULL, "5/s; 7/s peer=10.0.0.0/8"};
+	memset(&rs, 0, sizeof rs);
+	if (rlt__ruleset_build(&rs, sure, 0, NULL, NULL, &err) != 0)
+		fail_msg("build: %s", err.msg);
+	assert_int_equal(rlt__accept_by_client(&rs), 0);
+	memset(&rs, 0, sizeof rs);
+	if (rlt__ruleset_build(&rs, peer_only, 0, NULL, NULL, &err) != 0)
+		fail_msg("build: %s", err.msg);
+	assert_int_equal(rlt__accept_by_client(&rs), 1);
 }
 
 static void pieces(void **s)

@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "trap_abi.h"
@@ -119,6 +120,14 @@ static int body(scmp_filter_ctx ctx, int band, unsigned covers, struct rlt_error
 	c[1] = cmp_arg(1, SCMP_CMP_EQ, FIONREAD, 0);
 	if (rule(ctx, trap, "ioctl", 2, c, err))
 		return -1;
+	/* getsockopt(SO_ERROR) on a socket: how a non-blocking connect went (RLT_NET's
+	 * connect=timeout answers it); any other option goes as it is */
+	{
+		struct scmp_arg_cmp g[3] = {c[0], cmp_arg(1, SCMP_CMP_EQ, SOL_SOCKET, 0),
+		                            cmp_arg(2, SCMP_CMP_EQ, SO_ERROR, 0)};
+		if (rule(ctx, trap, "getsockopt", 3, g, err))
+			return -1;
+	}
 	for (i = 0; i < sizeof masks / sizeof masks[0]; i++) {
 		struct scmp_arg_cmp m = {masks[i].arg, SCMP_CMP_NE, 0, 0};
 		if (rule(ctx, trap, masks[i].name, 1, &m, err))
