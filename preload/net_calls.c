@@ -494,6 +494,16 @@ static int net_dup2(int o, int n)
 	return rc;
 }
 
+/* splice from a stream whose delay line holds data: that data first (net_delay.c). */
+static ssize_t net_splice(int in, loff_t *oi, int out, loff_t *oo, size_t len, unsigned fl)
+{
+	ssize_t ret;
+
+	if (!oi && rlt_pre_net_splice_in(in, out, len, fl, &ret))
+		return ret;
+	return rlt_pre_true_splice(in, oi, out, oo, len, fl);
+}
+
 static int net_dup3(int o, int n, int fl)
 {
 	int rc = rlt_pre_true_dup3(o, n, fl);

@@ -45,6 +45,7 @@
 #include "preload.h"
 #include "ready.h"
 #include "real.h"
+#include "wait.h"
 
 #define LINES_MAX 256u
 #define CHUNKS_MAX 8192u /* pieces held at most: past it, no more is taken until one goes */
@@ -380,6 +381,23 @@ static void copy_out(struct line *l, uint64_t pos, size_t n, const struct iovec 
 	}
 }
 
+/* Takes n bytes off the head of the line (its lock held). */
+static void consume(struct line *l, uint64_t n)
+{
+	struct chunk *c = chunks(l);
+
+	l->rd += n;
+	while (l->count && c[l->first].end <= l->rd) {
+		l->first = (l->first + 1) % CHUNKS_MAX;
+		l->count--;
+	}
+	if (l->rd == l->wr) { /* empty: from the start again, so its pages stay few */
+		l->rd = l->wr = 0;
+		l->first = l->count = 0;
+		l->told = 0;
+	}
+}
+
 /* Hands up to want due bytes to the caller (from offset off); takes them off the line unless
  * peek. The count. */
 static size_t give(struct line *l, rlt_ns_t now, const struct rlt_pre_net_into *into,
@@ -391,19 +409,8 @@ static size_t give(struct line *l, rlt_ns_t now, const struct rlt_pre_net_into *
 	if (!n)
 		return 0;
 	copy_out(l, l->rd, n, into->iov, into->cnt, off);
-	if (peek)
-		return n;
-	l->rd += n;
-	struct chunk *c = chunks(l);
-	while (l->count && c[l->first].end <= l->rd) {
-		l->first = (l->first + 1) % CHUNKS_MAX;
-		l->count--;
-	}
-	if (l->rd == l->wr) { /* empty: from the start again, so its pages stay few */
-		l->rd = l->wr = 0;
-		l->first = l->count = 0;
-		l->told = 0;
-	}
+	if (!peek)
+		consume(l, n);
 	return n;
 }
 
@@ -505,6 +512,61 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 		int saved = errno;
 		real_close(use);
 		errno = saved;
+	}
+	line_put(l);
+	return 1;
+}
+
+#define SPLICE_PIECE 16384 /* a splice from a line moves this much at most (callers loop) */
+
+int rlt_pre_delay_splice(int fd, struct rlt_pre_net_fd *e, int out, size_t len, unsigned flags,
+                         ssize_t *ret)
+{
+	struct line *l = line_get(fd, e, 0);
+	char buf[SPLICE_PIECE];
+
+	if (!l)
+		return 0;
+	for (int round = 0;; round++) {
+		if (lock_line(l) != 0) {
+			*ret = rlt_pre_fail(EAGAIN);
+			break;
+		}
+		/* splice reads the kernel: the line must not take what it would read */
+		l->no_take = 1;
+		rlt_ns_t now = rlt__now();
+		uint64_t avail = due_end(l, now) - l->rd;
+		size_t n = avail < len ? (size_t)avail : len;
+		n = n < SPLICE_PIECE ? n : SPLICE_PIECE;
+		int empty = l->rd == l->wr, at_end = end_due(l, now), end = l->end;
+		rlt_ns_t next = next_due(l, now);
+		if (n) { /* read now, taken off once written */
+			struct iovec v = {buf, n};
+			struct rlt_pre_net_into in = {&v, 1, NULL};
+			give(l, now, &in, 0, n, 1);
+		}
+		rlt__lock_release(&l->lock);
+		if (empty && (!end || at_end)) {
+			line_put(l);
+			if (at_end && end > 0)
+				return (*ret = rlt_pre_fail(end)), 1; /* a reset held till due */
+			return 0; /* nothing held: the kernel's */
+		}
+		if (n) {
+			ssize_t w = real_write(out, buf, n);
+			if (w > 0 && lock_line(l) == 0) {
+				consume(l, (uint64_t)w);
+				rlt__lock_release(&l->lock);
+			}
+			*ret = w;
+			break;
+		}
+		if ((flags & SPLICE_F_NONBLOCK) || rlt_pre_net_nonblocking(fd, 0) || round > 1000) {
+			rlt_pre_fd_refused(fd, RLT_VAR_RECV);
+			*ret = rlt_pre_fail(EAGAIN);
+			break;
+		}
+		rlt__sleep_until(next); /* held, not due: a blocking splice waits for it */
 	}
 	line_put(l);
 	return 1;

@@ -37,6 +37,11 @@ struct rlt_pre_net_into {
 int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c,
                        size_t off, size_t len, int flags, const struct rlt_pre_net_into *into,
                        ssize_t *ret);
+/* splice from e's stream (fd) to out: the line takes no more from then on (splice reads the
+ * kernel), and what it holds goes first, when due, written to out. 1 with *ret; 0: the line
+ * is empty: the kernel's splice. */
+int rlt_pre_delay_splice(int fd, struct rlt_pre_net_fd *e, int out, size_t len, unsigned flags,
+                         ssize_t *ret);
 /* FIONREAD on a socket with a line: 1 with *n its bytes due now (what a receive would get);
  * 0: fd has no line. */
 int rlt_pre_delay_inq(struct rlt_pre_net_fd *e, int *n);

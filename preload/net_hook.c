@@ -267,6 +267,13 @@ static struct rlt_pre_net_fd *line_entry(int fd)
 	return atomic_load_explicit(&e->line, memory_order_acquire) ? e : NULL;
 }
 
+int rlt_pre_net_splice_in(int in, int out, size_t len, unsigned flags, ssize_t *ret)
+{
+	struct rlt_pre_net_fd *e = line_entry(in);
+
+	return e && rlt_pre_delay_splice(in, e, out, len, flags, ret);
+}
+
 int rlt_pre_net_inq(int fd, int *n)
 {
 	struct rlt_pre_net_fd *e = line_entry(fd);

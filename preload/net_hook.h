@@ -35,7 +35,7 @@ extern unsigned rlt_pre_net_tab_n;
 #define NET_CALLS(X)                                                                             \
 	X(socket) X(connect) X(accept) X(accept4) X(send) X(sendto) X(sendmsg) X(sendmmsg) \
 	X(write) X(writev) X(sendfile) X(recv) X(recvfrom) X(recvmsg) X(recvmmsg) X(read) X(readv) \
-	X(close) X(dup2) X(dup3) X(getsockopt)
+	X(close) X(dup2) X(dup3) X(getsockopt) X(splice)
 
 #define NET_TRUE(name) extern name##_t rlt_pre_true_##name;
 NET_CALLS(NET_TRUE)
@@ -47,6 +47,9 @@ int rlt_pre_net_load(struct rlt_error *err);
 
 /* fd closed or replaced (not in a vfork's child). */
 void rlt_pre_net_forget(int fd);
+/* splice from `in`, a stream with a delay line: 1 with *ret when the line answered (what it
+ * holds goes first, written to `out`); 0: the kernel's splice. */
+int rlt_pre_net_splice_in(int in, int out, size_t len, unsigned flags, ssize_t *ret);
 /* ioctl(FIONREAD) on fd: 1 with *n when its delay line answers (the bytes due now). */
 int rlt_pre_net_inq(int fd, int *n);
 /* newfd is now a copy of oldfd (dup, dup2, dup3, F_DUPFD): it shares oldfd's delay line. */

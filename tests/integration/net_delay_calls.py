@@ -1,7 +1,7 @@
 # net_delay_calls.py CASE: one receive call's behaviour under RLT_NET's latency (set by the
 # test to 50ms) against a server in this process's own thread (not under the condition: it
 # only sends). Prints "ok CASE ..." or raises. Cases: peek, waitall, eof, reset, rcvtimeo,
-# threads, dup, fork, swap, oneshot, listen.
+# threads, dup, fork, swap, oneshot, splice, listen.
 import os, socket, struct, sys, threading, time
 
 LAT = 0.05
@@ -180,6 +180,23 @@ elif case == "oneshot":
     assert bytes(out) == blob, len(out)
     assert ms < 2000, ms
     print("ok oneshot bytes=%d ms=%d" % (len(out), ms))
+elif case == "splice":
+    # receives, then splice() through a pipe (a proxy's way): splice reads the kernel, so the
+    # line takes no more and hands on what it holds first: every byte, in order
+    s = server(lambda c: (c.sendall(blob), c.close()))
+    time.sleep(0.2)  # all of it reached the host
+    out = bytearray(s.recv(1000))
+    r, w = os.pipe()
+    while True:
+        n = os.splice(s.fileno(), w, 65536)
+        if n == 0:
+            break
+        while n:
+            d = os.read(r, n)
+            out += d
+            n -= len(d)
+    assert bytes(out) == blob, len(out)
+    print("ok splice bytes=%d" % len(out))
 elif case == "listen":
     # a listener under latency in an event loop (epoll, then poll): its readiness is its
     # connections' (no line of its own), each connection's data DUR late, every byte
