@@ -1,7 +1,7 @@
 # net_delay_calls.py CASE: one receive call's behaviour under RLT_NET's latency (set by the
 # test to 50ms) against a server in this process's own thread (not under the condition: it
 # only sends). Prints "ok CASE ..." or raises. Cases: peek, waitall, eof, reset, rcvtimeo,
-# threads, dup, fork, swap, oneshot, splice, listen.
+# threads, dup, fork, swap, oneshot, splice, stdio, listen.
 import os, socket, struct, sys, threading, time
 
 LAT = 0.05
@@ -197,6 +197,23 @@ elif case == "splice":
             n -= len(d)
     assert bytes(out) == blob, len(out)
     print("ok splice bytes=%d" % len(out))
+elif case == "stdio":
+    # C stdio on the socket (fdopen, fgets through ctypes): glibc's FILE reads with its own
+    # read, which must not miss what the line holds after a poll took it in
+    import ctypes, select
+    libc = ctypes.CDLL(None)
+    libc.fdopen.restype = ctypes.c_void_p
+    libc.fgets.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p]
+    libc.fgets.restype = ctypes.c_char_p
+    lines_ = b"".join(b"line %06d\n" % i for i in range(20000))
+    s = server(lambda c: (c.sendall(lines_), c.close()))
+    select.select([s], [], [], 5)  # the wait takes the data into the line
+    f = libc.fdopen(os.dup(s.fileno()), b"r")
+    buf, out = ctypes.create_string_buffer(64), bytearray()
+    while libc.fgets(buf, 64, f):
+        out += buf.value
+    assert bytes(out) == lines_, len(out)
+    print("ok stdio bytes=%d" % len(out))
 elif case == "listen":
     # a listener under latency in an event loop (epoll, then poll): its readiness is its
     # connections' (no line of its own), each connection's data DUR late, every byte

@@ -6,13 +6,13 @@
 # a dup of the socket reads what the line holds, and a forked child goes on with its parent's
 # copy, a receive waiting while another thread dup2()s a second connection onto its fd
 # number gets its own connection's bytes, an epoll one-shot registration gets every byte,
-# splice() after receives gets every byte in order;
+# splice() after receives gets every byte in order, and so does C stdio (fdopen, fgets);
 # a listener's readiness stays its connections'. net_delay_calls.py has one case each.
 # fronts: preload seccomp
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3
-for c in peek waitall eof reset rcvtimeo threads dup fork swap oneshot splice listen; do
+for c in peek waitall eof reset rcvtimeo threads dup fork swap oneshot splice stdio listen; do
 	RLT_NET="latency=50ms" throttled timeout 30 python3 "$ITEST_DIR/net_delay_calls.py" $c >"$T/$c.out" 2>"$T/$c.err" ||
 		{ show "$T/$c.out" "$T/$c.err"; fail "$c"; }
 	grep -q "^ok $c" "$T/$c.out" || { show "$T/$c.out" "$T/$c.err"; fail "$c: no ok"; }
