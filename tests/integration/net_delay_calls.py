@@ -1,6 +1,6 @@
 # net_delay_calls.py CASE: one receive call's behaviour under RLT_NET's latency (set by the
 # test to 50ms) against a server in this process's own thread (not under the condition: it
-# only sends). Prints "ok CASE ..." or raises. Cases: peek, waitall, eof, reset, rcvtimeo,
+# only sends). Prints "ok CASE ..." or raises. Cases: peek, dontwait, waitall, eof, reset, rcvtimeo,
 # threads, dup, fork, swap, oneshot, splice, stdio, listen.
 import os, socket, struct, sys, threading, time
 
@@ -46,6 +46,24 @@ if case == "peek":
     assert got.startswith(p), (p, got)
     assert ms >= LAT * 1000 - 1, ms
     print("ok peek ms_after_send=%d" % ms)
+elif case == "dontwait":
+    # MSG_DONTWAIT on a blocking socket: EAGAIN while the data is held (it reached the host,
+    # it is not due), the data once due
+    sent = []
+    s = server(lambda c: (time.sleep(0.2), sent.append(time.monotonic()), c.sendall(b"x" * 100),
+                          time.sleep(1)))
+    while not sent:
+        time.sleep(0.001)
+    time.sleep(0.01)
+    try:
+        s.recv(100, socket.MSG_DONTWAIT)
+        raise SystemExit("data before it was due")
+    except BlockingIOError:
+        pass
+    time.sleep(max(0, sent[0] + LAT + 0.01 - time.monotonic()))
+    got = s.recv(100, socket.MSG_DONTWAIT)
+    assert got == b"x" * 100, got
+    print("ok dontwait")
 elif case == "waitall":
     # MSG_WAITALL gets all it asked for, from pieces sent 100 ms apart
     def act(c):
