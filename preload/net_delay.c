@@ -248,7 +248,7 @@ void rlt_pre_delay_drop(struct rlt_pre_net_fd *e)
 
 static uint64_t room(const struct line *l)
 {
-	if (l->count >= CHUNKS_MAX || l->end)
+	if (l->count >= CHUNKS_MAX || l->end || l->no_take)
 		return 0;
 	return RLT_PRE_DELAY_BYTES - (l->wr - l->rd);
 }
