@@ -625,7 +625,8 @@ int rlt_pre_delay_held(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 		return 0; /* not connected, or not ours to answer for: the kernel's readiness */
 	}
 	uint64_t end = due_end(l, now);
-	int ready = (end > l->rd || end_due(l, now)) && budget_allows(fd, now);
+	int ready = (end > l->rd || end_due(l, now)) && budget_allows(fd, now) &&
+	            !rlt_pre_net_in_hung(e, now);
 	if (ready && (events & EPOLLET)) /* an edge: only what came due since the last told */
 		ready = end > l->told || (end_due(l, now) && !l->told_end);
 	rlt_ns_t next = next_due(l, now);
@@ -676,7 +677,8 @@ static int line_revents(int fd, unsigned asked, unsigned got, rlt_ns_t now, int 
 		return -1; /* not connected, or not ours to answer for: the kernel's answer */
 	}
 	uint64_t end = due_end(l, now);
-	int at_end = end_due(l, now), ready = (end > l->rd || at_end) && budget_allows(fd, now);
+	int at_end = end_due(l, now);
+	int ready = (end > l->rd || at_end) && budget_allows(fd, now) && !rlt_pre_net_in_hung(e, now);
 	if (et_tell && ready) {
 		l->told = end;
 		l->told_end = at_end;

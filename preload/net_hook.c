@@ -267,6 +267,18 @@ static struct rlt_pre_net_fd *line_entry(int fd)
 	return atomic_load_explicit(&e->line, memory_order_acquire) ? e : NULL;
 }
 
+int rlt_pre_net_in_hung(struct rlt_pre_net_fd *e, rlt_ns_t now)
+{
+	const struct rlt__net_set *set;
+	uint64_t room;
+	rlt_ns_t until;
+
+	if (!e->s.stream || atomic_load_explicit(&e->s.ended, memory_order_relaxed) ||
+	    !(set = rlt_pre_net_conditions(e)) || !rlt__net_find(set, &e->s, RLT_NET_HANG, RLT_NET_IN))
+		return 0;
+	return rlt__net_hang_state(set, &e->s, now, &room, &until) == 1;
+}
+
 int rlt_pre_net_splice_in(int in, int out, size_t len, unsigned flags, ssize_t *ret)
 {
 	struct rlt_pre_net_fd *e = line_entry(in);

@@ -47,6 +47,8 @@ int rlt_pre_net_load(struct rlt_error *err);
 
 /* fd closed or replaced (not in a vfork's child). */
 void rlt_pre_net_forget(int fd);
+/* 1 when a hang holds e's stream's receives now (its delay line's due data is not reported). */
+int rlt_pre_net_in_hung(struct rlt_pre_net_fd *e, rlt_ns_t now);
 /* splice from `in`, a stream with a delay line: 1 with *ret when the line answered (what it
  * holds goes first, written to `out`); 0: the kernel's splice. */
 int rlt_pre_net_splice_in(int in, int out, size_t len, unsigned flags, ssize_t *ret);
