@@ -439,19 +439,13 @@ static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len,
 }
 
 /* getsockopt: only RLT_NET's connect=timeout has a say (net_calls.c: SO_ERROR tells a
- * non-blocking attempt that was never made that it timed out); else the real one. */
-int rlt_pre_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+ * non-blocking attempt that was never made that it timed out); else the real one. In both
+ * builds: the freestanding one's own calls come here too, and go to the system call. */
+RLT_EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	rlt_pre_ensure_real();
 	return real_getsockopt(fd, level, name, val, len);
 }
-
-#ifndef RLT_NOLIBC /* the freestanding build's own getsockopt is its raw call (nolibc) */
-RLT_EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
-{
-	return rlt_pre_getsockopt(fd, level, name, val, len);
-}
-#endif
 
 /* As connect: an accepted socket's entry is set up unless no rule exists at all. */
 RLT_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)

@@ -43,7 +43,4 @@ rlt_ns_t rlt_pre_listener_due(struct rlt_pre_fd *l, rlt_ns_t now);
  * waits report it ready, whatever the kernel says. Else 0, *due lowered to when it will. */
 int rlt_pre_listener_queued(int lfd, struct rlt_pre_fd *l, rlt_ns_t now, rlt_ns_t *due);
 
-/* getsockopt, both fronts (the system-call front's dispatch calls it by this name). */
-int rlt_pre_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
-
 #endif

@@ -10,7 +10,9 @@
  * added back when due.
  *
  * Both fronts: the preload's exported hooks below, and the system-call front's dispatch
- * (trap_dispatch.c), which calls the rlt_pre_* forms with the kernel's arguments.
+ * (trap_dispatch.c), which calls the rlt_pre_* forms with the kernel's arguments. There
+ * epoll_ctl traps only once a wait could hold a socket (trap_waits.c): the registrations made
+ * before are read back from the kernel then and recorded here (rlt_pre_epoll_adopt).
  */
 #include <errno.h>
 #include <limits.h>
@@ -117,6 +119,47 @@ static int ctl_taken_out(int epfd, int op, int fd, const struct epoll_event *ev)
 	return 1;
 }
 
+/* Whether registrations are kept: whenever the process has a rule or network conditions,
+ * for what holds may come later (a non-blocking connect, a hang, `set`), and a registration
+ * it does not know it cannot hold. */
+static int keeps_regs(void)
+{
+	return (rlt_pre_vars_in_use || rlt_pre_net_on()) &&
+	       atomic_load_explicit(&rlt_pre_active, memory_order_acquire) && !rlt__internal;
+}
+
+/* What an epoll_ctl the kernel took changes in the table; the slot of a registration added
+ * (NULL: none). */
+static struct reg *reg_note(int epfd, int op, int fd, const struct epoll_event *ev)
+{
+	struct rlt_pre_fd *e;
+	struct reg *added = NULL;
+
+	if (op == EPOLL_CTL_DEL) {
+		struct reg *g = reg_find(epfd, fd);
+		if (g)
+			atomic_store_explicit(&g->epfd, 0, memory_order_release);
+	} else if ((op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD) && ev) {
+		e = rlt_pre_fd_get(fd);
+		/* a socket (its rules may come with its connect); a one-shot registration is the
+		 * program's to re-arm, so it is not touched. A socket whose registration is not
+		 * held (that, or the table is full) is marked: a non-blocking call on it keeps
+		 * waiting for one piece rather than fail with EAGAIN (io_pacing.c), as its
+		 * program would never be told when to try again */
+		int sock = e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET;
+		if (!sock || (ev->events & EPOLLONESHOT) || !(added = reg_add(epfd, fd, ev))) {
+			struct reg *g = op == EPOLL_CTL_MOD ? reg_find(epfd, fd) : NULL;
+			if (sock)
+				atomic_store_explicit(&e->unheld, 1, memory_order_relaxed);
+			if (g)
+				atomic_store_explicit(&g->epfd, 0, memory_order_release);
+		} else {
+			atomic_store_explicit(&e->registered, 1, memory_order_relaxed);
+		}
+	}
+	return added;
+}
+
 int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct epoll_event quiet;
@@ -140,47 +183,31 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		errno = saved;
 		return 0;
 	}
-
-	/* kept whenever the process has a rule or network conditions: what holds may come
-	 * later (a non-blocking connect, a hang, `set`), and a registration it does not know it
-	 * cannot hold */
-	if (rc != 0 || (!rlt_pre_vars_in_use && !rlt_pre_net_on()) ||
-	    !atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
+	if (rc != 0 || !keeps_regs())
 		return rc;
 	int err = errno;
-	if (op == EPOLL_CTL_DEL) {
-		struct reg *g = reg_find(epfd, fd);
-		if (g)
-			atomic_store_explicit(&g->epfd, 0, memory_order_release);
-	} else if ((op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD) && ev) {
-		e = rlt_pre_fd_get(fd);
-		/* a socket (its rules may come with its connect); a one-shot registration is the
-		 * program's to re-arm, so it is not touched. A socket whose registration is not
-		 * held (that, or the table is full) is marked: a non-blocking call on it keeps
-		 * waiting for one piece rather than fail with EAGAIN (io_pacing.c), as its
-		 * program would never be told when to try again */
-		int sock = e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET;
-		struct reg *added = NULL;
-		if (!sock || (ev->events & EPOLLONESHOT) || !(added = reg_add(epfd, fd, ev))) {
-			struct reg *g = op == EPOLL_CTL_MOD ? reg_find(epfd, fd) : NULL;
-			if (sock)
-				atomic_store_explicit(&e->unheld, 1, memory_order_relaxed);
-			if (g)
-				atomic_store_explicit(&g->epfd, 0, memory_order_release);
-		} else {
-			atomic_store_explicit(&e->registered, 1, memory_order_relaxed);
-		}
-		if (added && kev != ev) {
-			/* registered without its events: held whole from here (out of the
-			 * kernel) until due */
-			atomic_store_explicit(&added->held, ev->events & (RLT_PRE_IN_EVENTS |
-			                                                  RLT_PRE_OUT_EVENTS),
-			                      memory_order_relaxed);
-			rlt_pre_fd_hold_whole(fd);
-		}
+	struct reg *added = reg_note(epfd, op, fd, ev);
+	if (added && kev != ev) {
+		/* registered without its events: held whole from here (out of the kernel) until
+		 * due */
+		atomic_store_explicit(&added->held, ev->events & (RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS),
+		                      memory_order_relaxed);
+		rlt_pre_fd_hold_whole(fd);
 	}
 	errno = err;
 	return rc;
+}
+
+void rlt_pre_epoll_adopt(int epfd, int fd, uint32_t events, uint64_t data)
+{
+	struct epoll_event ev = {.events = events};
+	int saved = errno;
+
+	ev.data.u64 = data;
+	/* one in the table already is known better (its epoll_ctl, or what a wait holds of it) */
+	if (keeps_regs() && !reg_find(epfd, fd))
+		reg_note(epfd, EPOLL_CTL_ADD, fd, &ev);
+	errno = saved;
 }
 
 /*
@@ -279,7 +306,8 @@ struct own {
 
 /* Brings epfd's registrations in line with their budgets; the earliest time one held is due,
  * no later than now + RECHECK_NS if one is edge-triggered. The events to report of our own
- * go to *own; the registrations a delay line answers for, to *lines (net_delay.h). */
+ * go to *own; the registrations a delay line answers for, to *lines (net_delay.h; NULL:
+ * only held). */
 static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own,
                            struct rlt_pre_delay_round *lines)
 {
@@ -312,6 +340,16 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own,
 	if (edge && due - now > RECHECK_NS)
 		due = now + RECHECK_NS;
 	return due;
+}
+
+void rlt_pre_epoll_hold_now(int epfd)
+{
+	int saved = errno;
+	struct own own = {.n = 0}; /* reported by the wait itself, not here */
+
+	if (rlt_pre_wait_may_hold())
+		epoll_hold(epfd, rlt__now(), &own, NULL);
+	errno = saved;
 }
 
 /* One round of an epoll wait that holds something back: epoll_pwait in whole ms, rounded up

@@ -7,6 +7,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <time.h>
@@ -48,9 +49,10 @@ void rlt_pre_fd_refused(int fd, enum rlt_var var);
 void rlt_pre_fd_hold_whole(int fd);
 /* fd is closed: the epoll registrations kept for it go (the kernel's went with the file). */
 void rlt_pre_fd_regs_closed(int fd);
-/* 1 when a wait may hold fd back now (a send or receive rule applies to it, a connect or
- * accept let it go later, or it listens under an accept rule): under the system-call front
- * the waits trap from the first such socket on. */
+/* 1 when a wait may hold fd back (a send or receive rule applies to it, a connect or accept
+ * let it go later, it listens under an accept rule, or a network condition applies to it):
+ * no clock read; under the system-call front a call on it asks then whether it is held now
+ * (trap_waits.c). */
 int rlt_pre_fd_holdable(int fd);
 /* The waits with the C library's convention (-1 and errno), for both fronts. */
 int rlt_pre_poll(struct pollfd *fds, nfds_t n, int ms);
@@ -59,6 +61,12 @@ int rlt_pre_select(int nfds, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv
 int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct timespec *tmo,
                     const sigset_t *sig);
 int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+/* Under the system-call front epoll_ctl may trap only from some moment on (trap_waits.c): a
+ * registration made before is read back from the kernel and recorded as its EPOLL_CTL_ADD
+ * would have been (_adopt); then what is held on the instance is taken out at once
+ * (_hold_now). */
+void rlt_pre_epoll_adopt(int epfd, int fd, uint32_t events, uint64_t data);
+void rlt_pre_epoll_hold_now(int epfd);
 int rlt_pre_epoll_pwait(int epfd, struct epoll_event *evs, int max, int ms, const sigset_t *sig);
 int rlt_pre_epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct timespec *tmo,
                          const sigset_t *sig);

@@ -737,6 +737,8 @@ int rlt_pre_delay_selected(int nfds, fd_set *r, fd_set *w, fd_set *x, const fd_s
 unsigned rlt_pre_delay_round_add(struct rlt_pre_delay_round *r, int fd, uint32_t events,
                                  uint64_t data, unsigned h)
 {
+	if (!r) /* held as a wait holds it; the wait's own round answers for it */
+		return h & ~RLT_PRE_NET_MARKS;
 	if (r->n >= RLT_PRE_DELAY_ROUND_MAX) /* not watched: the kernel tells, the receive sorts */
 		return h & ~(RLT_PRE_NET_MARKS | RLT_PRE_IN_EVENTS | POLLRDHUP);
 	r->s[r->n].fd = fd;

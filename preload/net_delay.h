@@ -87,6 +87,7 @@ struct rlt_pre_delay_round {
 		unsigned h;
 	} s[RLT_PRE_DELAY_ROUND_MAX];
 };
+/* r NULL: what to hold only (an epoll_hold outside a wait). */
 unsigned rlt_pre_delay_round_add(struct rlt_pre_delay_round *r, int fd, uint32_t events,
                                  uint64_t data, unsigned h);
 int rlt_pre_delay_epoll(int epfd, struct epoll_event *evs, int max, rlt_ns_t until,

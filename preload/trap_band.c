@@ -161,11 +161,12 @@ void rlt_trap_watch_inherited(void)
 }
 
 /*
- * The waits (poll, select, epoll: preload/hook_poll.c) see the sockets a program waits on in
- * arrays or in the kernel's interest set, which a filter cannot read; they trap from the first
- * throttled socket on, by one filter stacked then, and a wait on nothing throttled is made at
- * once by the handler. A program that never has a throttled socket (one that waits only on
- * files and pipes) never traps a wait.
+ * The waits (poll, select, epoll: preload/hook_poll.c, hook_epoll.c) see the sockets a program
+ * waits on in arrays or in the kernel's interest set, which a filter cannot read; they trap,
+ * with epoll_ctl on a band fd (the registrations a wait holds back), from the moment a wait
+ * could hold a socket (trap_waits.c), by one filter stacked then, and a wait on nothing held
+ * is made at once by the handler. Until then they pass the launcher's filter reading no more
+ * than their number, so that the kernel caches its answer.
  */
 static const int wait_calls[] = {
 	SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6, SYS_epoll_wait, SYS_epoll_pwait,
@@ -176,21 +177,37 @@ static _Atomic int waits_watched;
 void rlt_trap_watch_waits(void)
 {
 	const int ncalls = (int)(sizeof wait_calls / sizeof wait_calls[0]);
-	struct sock_filter f[4 + 8 + 1 + 7];
-	int k;
+	struct sock_filter f[4 + 8 + 1 + 5 + 7];
+	int k, ctl_at, test_at;
 
 	if (atomic_load_explicit(&waits_watched, memory_order_relaxed) ||
 	    atomic_exchange(&waits_watched, 1))
 		return;
+	/* the layout: arch, nr, one jump per wait (to the range test), epoll_ctl's (to its fd
+	 * test), allow, the fd test, the range test; every jump forward */
+	ctl_at = 4 + ncalls + 1 + 1;
+	test_at = ctl_at + 5;
 	k = filter_head(f);
-	for (int i = 0; i < ncalls; i++)
-		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)wait_calls[i],
-		                                      (uint8_t)(ncalls - i), 0);
+	for (int i = 0; i < ncalls; i++, k++)
+		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)wait_calls[i],
+		                                    (uint8_t)(test_at - k - 1), 0);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_epoll_ctl,
+	                                    (uint8_t)(ctl_at - k - 1), 0);
+	k++;
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	/* on every thread of the process (TSYNC): the thread that sees the first throttled socket
-	 * is seldom the one that waits (Go's netpoller polls from whichever thread is free, and
-	 * its threads exist already); one thread alone if the threads' filters differ. The test
-	 * is appended once: the second try installs the same program. */
+	/* ctl_at: args[2] (the fd) in the band, its high word 0 */
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 36);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2);
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 32);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)rlt_trap_band, 1, 0);
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	/* test_at: the handler's range test, appended by filter_install_flags. On every thread
+	 * of the process (TSYNC): the thread that arms is seldom the only one that waits (Go's
+	 * netpoller polls from whichever thread is free, and its threads exist already); one
+	 * thread alone if the threads' filters differ. The test is appended once: the second
+	 * try installs the same program. */
 	if (filter_install_flags(f, k, SECCOMP_FILTER_FLAG_TSYNC) != 0 &&
 	    filter_install_flags(f, k, 0) < 0)
 		rlt_pre_log(RLT_LOG_WARN, "the waits could not be trapped: poll and epoll report "

@@ -11,7 +11,8 @@ int rlt_trap_to_band(int fd, int cloexec);
  * stacked on the first); at the start, those the image inherited. */
 int rlt_trap_watch(const int *fds, int n);
 void rlt_trap_watch_inherited(void);
-/* The waits (poll, select, epoll) trap from now on: once, at the first throttled socket. */
+/* The waits (poll, select, epoll) and epoll_ctl on a band fd trap from now on, on every
+ * thread (once; when: trap_waits.c). */
 void rlt_trap_watch_waits(void);
 /* A filter for the data calls of classes (trap_abi.h) the launcher's filter does not trap. */
 void rlt_trap_watch_class(unsigned classes);

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "fdtable.h"
-#include "hook_connect.h"
 #include "hook_poll.h"
 #include "load.h"
 #include "nolibc.h"
@@ -30,6 +29,7 @@
 #include "trap_init.h"
 #include "trap_signals.h"
 #include "trap_stack.h"
+#include "trap_waits.h"
 
 #ifndef SYS_SECCOMP
 #define SYS_SECCOMP 1
@@ -60,24 +60,13 @@ static long copied_down(long oldfd, long fd)
 	return fd;
 }
 
-/* A socket a wait may hold back (a send or receive rule applies to it, a non-blocking connect
- * or accept let it go later, it listens under an accept rule): the waits trap from now on
- * (trap_band.c). */
-static long throttled_seen(long fd)
-{
-	struct rlt_pre_fd *e = fd >= 0 ? rlt_pre_fd_slot((int)fd) : NULL;
-
-	if (e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
-	    rlt_pre_fd_holdable((int)fd))
-		rlt_trap_watch_waits();
-	return fd;
-}
-
-/* An accept: the new socket, and the listener (its readiness is held under an accept rule). */
+/* An accept: the listener (its readiness is held under an accept rule) and the new socket
+ * (one let go later): if a wait would hold either now, the waits trap from now on. */
 static long accepted(long lfd, long fd)
 {
-	throttled_seen(lfd);
-	return throttled_seen(fd);
+	rlt_trap_waits_after(lfd);
+	rlt_trap_waits_after(fd);
+	return fd;
 }
 
 /* pselect6's sixth argument: the signal mask by way of a pair, its address and its size. */
@@ -158,14 +147,14 @@ static long data_call(long nr, const long a[6])
 	}
 }
 
-/* The calls that make, connect or watch a socket: a new one goes into the band, and one a
- * send or receive rule applies to makes the waits trap. */
+/* The calls that make, connect or watch a socket: a new one goes into the band; a connect or
+ * accept held (a wait would hold its socket) makes the waits trap (trap_waits.c). */
 static long socket_call(long nr, const long a[6])
 {
 	switch (nr) {
 	case SYS_connect: {
 		long rc = answer(connect((int)a[0], (const struct sockaddr *)a[1], (socklen_t)a[2]));
-		throttled_seen(a[0]);
+		rlt_trap_waits_after(a[0]);
 		return rc;
 	}
 	case SYS_accept:
@@ -177,17 +166,14 @@ static long socket_call(long nr, const long a[6])
 		                                            (socklen_t *)a[2], (int)a[3])),
 		                             (a[3] & SOCK_CLOEXEC) != 0));
 	case SYS_socket:
-		return throttled_seen(new_fd(answer(socket((int)a[0], (int)a[1], (int)a[2])),
-		                             (a[1] & SOCK_CLOEXEC) != 0));
-	case SYS_epoll_ctl: {
-		long rc = answer(rlt_pre_epoll_ctl((int)a[0], (int)a[1], (int)a[2],
-		                                   (struct epoll_event *)a[3]));
-		throttled_seen(a[2]);
-		return rc;
-	}
+		return new_fd(answer(socket((int)a[0], (int)a[1], (int)a[2])),
+		              (a[1] & SOCK_CLOEXEC) != 0);
+	case SYS_epoll_ctl: /* trapped once a wait could hold a socket (trap_waits.c) */
+		return answer(rlt_pre_epoll_ctl((int)a[0], (int)a[1], (int)a[2],
+		                                (struct epoll_event *)a[3]));
 	case SYS_getsockopt:
-		return answer(rlt_pre_getsockopt((int)a[0], (int)a[1], (int)a[2], (void *)a[3],
-		                                 (socklen_t *)a[4]));
+		return answer(getsockopt((int)a[0], (int)a[1], (int)a[2], (void *)a[3],
+		                         (socklen_t *)a[4]));
 	case SYS_socketpair: {
 		int *sv = (int *)a[3];
 		long rc = answer(socketpair((int)a[0], (int)a[1], (int)a[2], sv));
@@ -300,8 +286,15 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 {
 	long rc;
 
-	if ((rc = data_call(nr, a)) != NOT_MINE || (rc = socket_call(nr, a)) != NOT_MINE ||
-	    (rc = wait_call(nr, a)) != NOT_MINE || (rc = fd_call(nr, a)) != NOT_MINE)
+	if ((rc = data_call(nr, a)) != NOT_MINE) {
+		/* whether it left its socket held (a budget short): then the waits trap */
+		rlt_trap_waits_after(a[0]);
+		if (nr == SYS_splice)
+			rlt_trap_waits_after(a[2]);
+		return rc;
+	}
+	if ((rc = socket_call(nr, a)) != NOT_MINE || (rc = wait_call(nr, a)) != NOT_MINE ||
+	    (rc = fd_call(nr, a)) != NOT_MINE)
 		return rc;
 	return process_call(nr, a, uc);
 }
@@ -313,8 +306,10 @@ void rlt_trap_sigsys(int sig, siginfo_t *si, ucontext_t *uc)
 
 	rlt_trap_stack_enter();
 	if (si->si_code != SYS_SECCOMP) {
-		/* a SIGSYS of the program's own (kill, a bad system call of its own filter) */
-		rlt_trap_forward(sig, si, uc);
+		/* a SIGSYS of the program's own (kill, a bad system call of its own filter); ours
+		 * only wakes a wait (trap_waits.c), which returns EINTR */
+		if (!rlt_trap_is_wake(si))
+			rlt_trap_forward(sig, si, uc);
 		return;
 	}
 	g[REG_RAX] = call(si->si_syscall, a, uc);

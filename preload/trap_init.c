@@ -24,6 +24,7 @@
 #include "trap_init.h"
 #include "trap_signals.h"
 #include "trap_stack.h"
+#include "trap_waits.h"
 #include "rawsys.h"
 #include "start.h"
 #include "trap_abi.h"
@@ -129,6 +130,8 @@ long rlt_trap_init(struct rlt_inject_hdr *hdr, void *sp)
 		if (need & ~cfg->covers)
 			rlt_trap_watch_class(need & ~cfg->covers);
 	}
+	/* the waits trap from here when a hold can begin inside a call (trap_waits.c) */
+	rlt_trap_waits_start();
 	return 0;
 }
 

@@ -120,11 +120,6 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	return (int)rlt_trap_ret(RLT_SYS(SYS_setsockopt, fd, level, name, val, len, 0));
 }
 
-int getsockopt(int fd, int level, int name, void *restrict val, socklen_t *restrict len)
-{
-	return (int)rlt_trap_ret(RLT_SYS(SYS_getsockopt, fd, level, name, val, len, 0));
-}
-
 int getsockname(int fd, struct sockaddr *restrict sa, socklen_t *restrict len)
 {
 	return (int)rlt_trap_ret(RLT_SYS3(SYS_getsockname, fd, sa, len));

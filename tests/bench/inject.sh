@@ -11,16 +11,11 @@
 # BENCH_QUICK=1 shortens the measurements.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
-BUILD=${BUILD:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-BIN=$BUILD/itest
+. "$(dirname "$0")/common.sh"
 RUNS=200
 [ -n "${BENCH_QUICK:-}" ] && RUNS=40
-for b in injectrun trapblob_min; do
-	[ -x "$BIN/$b" ] || { echo "bench/inject: $BIN/$b not built"; exit 1; }
-done
+bench_need inject injectrun trapblob_min
 command -v busybox >/dev/null || { echo "bench/inject: busybox not installed"; exit 1; }
-. "$(dirname "$0")/common.sh"
 bench_setup rlt-bench-inject
 BB=$(command -v busybox)
 INJ="$BIN/injectrun $BIN/trapblob_min --"
@@ -28,7 +23,7 @@ ns() { date +%s%N; }
 
 # Alternating single runs of busybox true, plain and injected (the machine's load changes from
 # second to second): the median of each, in ms ($EPOCHREALTIME: no fork to read the clock).
-median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] / 1000 }'; }
+median_ms() { median | awk '{ printf "%.3f", $1 / 1000 }'; }
 echo "== (b) start-up: ms per run, median of $RUNS alternating runs"
 : >"$T/plain"; : >"$T/inj"; : >"$T/sup"
 for ((i = 0; i < RUNS; i++)); do
@@ -37,7 +32,7 @@ for ((i = 0; i < RUNS; i++)); do
 	RLT_SEND=16GB/s "$BUILD/rlthrottle" --seccomp -- "$BB" true >/dev/null 2>&1; d=${EPOCHREALTIME/[.,]/}
 	echo $((b - a)) >>"$T/plain"; echo $((c - b)) >>"$T/inj"; echo $((d - c)) >>"$T/sup"
 done
-plain=$(median <"$T/plain"); inj=$(median <"$T/inj"); sup=$(median <"$T/sup")
+plain=$(median_ms <"$T/plain"); inj=$(median_ms <"$T/inj"); sup=$(median_ms <"$T/sup")
 printf '  %-40s %8.3f ms\n' "busybox true" "$plain"
 printf '  %-40s %8.3f ms  (+%.3f ms)\n' "busybox true, injected" "$inj" "$(calc "$inj - $plain")"
 printf '  %-40s %8.3f ms  (+%.3f ms)\n' "busybox true, today's --seccomp" "$sup" "$(calc "$sup - $plain")"

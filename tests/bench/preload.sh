@@ -19,24 +19,32 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
-BUILD=${BUILD:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-LIB=$BUILD/librlthrottle.so
-BIN=$BUILD/itest
 SECS=${BENCH_SECS:-4}
 ROUNDS=20000
 if [ -n "${BENCH_QUICK:-}" ]; then SECS=1; ROUNDS=2000; fi
 
-for b in sink source blast pull conn acceptor pingpong callcost; do
-	[ -x "$BIN/$b" ] || { echo "bench/preload: $BIN/$b not built (make $BIN/$b)"; exit 1; }
-done
+. "$(dirname "$0")/common.sh"
+bench_need preload sink source blast pull conn acceptor pingpong callcost
 [ -f "$LIB" ] || { echo "bench/preload: $LIB not built"; exit 1; }
 HAVE_TRICKLE=0
 command -v trickle >/dev/null 2>&1 && HAVE_TRICKLE=1
-. "$(dirname "$0")/common.sh"
 bench_setup rlt-bench
 pct() { awk -v a="$1" -v t="$2" 'BEGIN { if (a == "" || t == 0) print "n/a"; else printf "%+.1f%%", (a / t - 1) * 100 }'; }
-median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "" }'; }
+# callcost_run PIN CALLS LIBS RULE MODE: one run of callcost (CALLS calls of MODE, under PIN, the
+# libraries LIBS preloaded with RLT_SEND=RULE, or plain for none): prints "ns low_ns paired_ns"
+callcost_run() {
+	local p=-p d
+	case $3 in *nullsys*) p="" ;; esac
+	if [ -z "$3" ]; then
+		$1 "$BIN/callcost" -m "$5" $p -n "$2" >"$T/cc.out" 2>&1
+	else
+		$1 env LD_PRELOAD="$3" RLT_SEND="$4" "$BIN/callcost" -m "$5" $p -n "$2" >"$T/cc.out" 2>&1
+	fi
+	d=$(kv paired_ns "$T/cc.out")
+	echo "$(kv ns "$T/cc.out") $(kv low_ns "$T/cc.out") ${d:-x}"
+}
+# col K RUNS: the median of the K-th figure of each run's "ns low_ns paired_ns" in RUNS
+col() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 3 == k - 1' | tr '\n' ' ' | median; }
 
 # srv NAME PROG ARGS...: start a helper server, wait for its port file; sets PORT and SPID.
 srv() {
@@ -229,18 +237,7 @@ echo "    runs, median; in brackets the same of each run's 10th-percentile 1000-
     process, where what else the machine runs weighs on both alike)"
 echo "    not matched: RLT_SEND=16GB/s; matched: RLT_SEND=\"16GB/s family=unix\" (a conforming call)"
 [ -n "$BASE" ] && echo "    before: $BASE"
-one() { # PRELOADS RULE MODE: one pinned run, prints "ns low_ns paired_ns"
-	local libs=$1 rule=$2 mode=$3 p=-p
-	case $libs in *nullsys*) p="" ;; esac
-	if [ -z "$libs" ]; then
-		$PINCPU "$BIN/callcost" -m "$mode" $p -n "$CALLS" >"$T/pt.out" 2>&1
-	else
-		$PINCPU env LD_PRELOAD="$libs" RLT_SEND="$rule" "$BIN/callcost" -m "$mode" $p -n "$CALLS" >"$T/pt.out" 2>&1
-	fi
-	local d; d=$(kv paired_ns "$T/pt.out")
-	echo "$(kv ns "$T/pt.out") $(kv low_ns "$T/pt.out") ${d:-x}"
-}
-col() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 3 == k - 1' | tr '\n' ' ' | median; } # K RUNS
+one() { callcost_run "$PINCPU" "$CALLS" "$1" "$2" "$3"; } # PRELOADS RULE MODE
 over() { # RUNS_OURS RUNS_PLAIN (each "ns low_ns paired_ns ..."): "+X (+Y) +Z"
 	awk -v o="$(col 1 "$1")" -v p="$(col 1 "$2")" -v om="$(col 2 "$1")" -v pm="$(col 2 "$2")" \
 		-v d="$(col 3 "$1")" \
@@ -303,19 +300,8 @@ echo "    8 alternating runs, median; paired: the median difference of 1000-call
 echo "    hook and straight to the C library in one process; hook alone: the same runs with a send"
 echo "    that enters no kernel (libnullsys.so), preloaded less plain"
 [ -n "$BASE" ] && echo "    before: $BASE"
-sone() { # LIBS MODE: "ns low_ns paired_ns"
-	local libs=$1 mode=$2 p=-p
-	case $libs in *nullsys*) p="" ;; esac
-	if [ -z "$libs" ]; then
-		$PIN0 "$BIN/callcost" -m "$mode" $p -n "$SCALLS" >"$T/sc.out" 2>&1
-	else
-		$PIN0 env LD_PRELOAD="$libs" RLT_SEND="$RULE" "$BIN/callcost" -m "$mode" $p -n "$SCALLS" >"$T/sc.out" 2>&1
-	fi
-	local d; d=$(kv paired_ns "$T/sc.out")
-	echo "$(kv ns "$T/sc.out") $(kv low_ns "$T/sc.out") ${d:-x}"
-}
+sone() { callcost_run "$PIN0" "$SCALLS" "$1" "$RULE" "$2"; } # LIBS MODE
 firsts() { echo "$1" | tr ' ' '\n' | grep . | awk 'NR % 3 == 1 { printf " %s", $1 }'; }
-scol() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 3 == k - 1' | tr '\n' ' ' | median; }
 echo "    (in brackets: the same of each run's 10th-percentile 1000-call block, which leaves out the"
 echo "    blocks the scheduler took the CPU from)"
 printf '    %-4s %-11s | %-18s | %-18s | %-15s | %-10s | %-10s\n' "send" "library" "plain ns" "ns" "ratio" "paired +ns" "hook alone"
@@ -331,12 +317,12 @@ for mode in tcp udp; do
 			NA="$NA $(sone "$LIB $NULLSYS" $mode)"
 		fi
 	done
-	pl=$(scol 1 "$P"); pll=$(scol 2 "$P"); npl=$(scol 1 "$NP")
+	pl=$(col 1 "$P"); pll=$(col 2 "$P"); npl=$(col 1 "$NP")
 	srow() { # LABEL RUNS NULLRUNS
 		local o ol no
-		o=$(scol 1 "$2"); ol=$(scol 2 "$2"); no=$(scol 1 "$3")
+		o=$(col 1 "$2"); ol=$(col 2 "$2"); no=$(col 1 "$3")
 		printf '    %-4s %-11s | %-18s | %-18s | %-15s | %-10s | %-10s\n' "$mode" "$1" "$pl ($pll)" "$o ($ol)" \
-			"$(calc "$o / $pl") ($(calc "$ol / $pll"))" "$(scol 3 "$2")" \
+			"$(calc "$o / $pl") ($(calc "$ol / $pll"))" "$(col 3 "$2")" \
 			"$([ -n "$no" ] && calc "$no - $npl" || echo n/a)"
 	}
 	[ -n "$BASE" ] && srow before "$B" "$NB"

@@ -13,10 +13,6 @@
 # Run as: BUILD=build [BENCH_BASELINE=/path/to/main-tree] sh tests/bench/publish.sh
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
-BUILD=${BUILD:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-LIB=$BUILD/librlthrottle.so
-RLT=$BUILD/rlthrottle
 . "$(dirname "$0")/common.sh"
 bench_setup rlt-bench-pub
 src=$(cd "$(dirname "$0")" && pwd)/bench_charge.c

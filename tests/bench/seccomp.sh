@@ -10,20 +10,13 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
-BUILD=${BUILD:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-BIN=$BUILD/itest
-RLT=$BUILD/rlthrottle
+. "$(dirname "$0")/common.sh"
 SECS=${BENCH_SECS:-4}
 CALLS=20000
 if [ -n "${BENCH_QUICK:-}" ]; then SECS=1; CALLS=2000; fi
-for b in source pull callcost; do
-	[ -x "$BIN/$b" ] || { echo "bench/seccomp: $BIN/$b not built (make $BIN/$b)"; exit 1; }
-done
+bench_need seccomp source pull callcost
 [ -x "$RLT" ] || { echo "bench/seccomp: $RLT not built"; exit 1; }
-. "$(dirname "$0")/common.sh"
 bench_setup rlt-bench-seccomp
-waitfile() { local i=0; while [ ! -s "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done; }
 
 echo "== --seccomp: receive rate accuracy (pull, after a 1 s warm-up, about ${SECS} s)"
 printf '%-12s %14s %14s %8s\n' rate target_B/s got_B/s ratio

@@ -13,21 +13,14 @@
 # BENCH_QUICK=1 shortens the measurements.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
-BUILD=${BUILD:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-BIN=$BUILD/itest
-RLT=$BUILD/rlthrottle
+. "$(dirname "$0")/common.sh"
 RUNS=5
 N=20000
 [ -n "${BENCH_QUICK:-}" ] && RUNS=3 N=5000
-for b in trapprog sink; do
-	[ -x "$BIN/$b" ] || { echo "bench/trap: $BIN/$b not built"; exit 1; }
-done
+bench_need trap trapprog sink
 command -v busybox >/dev/null || { echo "bench/trap: busybox not installed"; exit 1; }
-. "$(dirname "$0")/common.sh"
 bench_setup rlt-bench-trap
 NEVER="100GiB/s"
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 secs() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); calc "($t1 - $t0) / 1e9"; echo; }
 
 echo "== the system-call front: busybox dd bs=512 count=200000, /dev/zero to /dev/null (s, median of $RUNS)"
@@ -62,15 +55,19 @@ if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; 
 	i=0; while ! redis-cli -p "$port" ping >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 	rb() { "$@" redis-benchmark -p "$port" -c 1 -n "$N" -t ping -q 2>/dev/null | tr '\r' '\n' |
 		awk '/PING_INLINE:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { print $i; exit } }'; }
-	: >"$T/r.plain"; : >"$T/r.trap"
+	: >"$T/r.plain"; : >"$T/r.trap"; : >"$T/r.ratio"
 	for i in $(seq "$RUNS"); do
 		rb env >>"$T/r.plain"
 		rb "$RLT" --seccomp -u "$NEVER" -- >>"$T/r.trap"
+		# each --seccomp run against the plain run just before it: other load on the
+		# machine comes and goes, and moves the two medians apart more than the two runs
+		calc "$(tail -1 "$T/r.trap") / $(tail -1 "$T/r.plain")" >>"$T/r.ratio"; echo >>"$T/r.ratio"
 	done
 	p=$(median <"$T/r.plain"); t=$(median <"$T/r.trap")
 	printf '%-28s %10s %10s\n' "" "req/s" "x plain"
 	printf '%-28s %10s %10s\n' plain "$p" 1
 	printf '%-28s %10s %10s\n' "--seccomp" "$t" "$(calc "$t / $p")"
+	printf '%-28s %10s %10s\n' "--seccomp, run by run" "" "$(median <"$T/r.ratio")"
 fi
 
 if command -v socat >/dev/null; then

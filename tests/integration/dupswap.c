@@ -36,18 +36,6 @@ static void *sender(void *arg)
 	return NULL;
 }
 
-static int dial(int port)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		perror("connect");
-		exit(2);
-	}
-	return s;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 5 && argc != 6) {
@@ -65,8 +53,8 @@ int main(int argc, char **argv)
 	first = argc == 6 ? (size_t)atol(argv[5]) : 0;
 	if (first > len)
 		return 2;
-	a = dial(atoi(argv[1]));
-	b = dial(atoi(argv[2]));
+	a = dial_or_exit(atoi(argv[1]));
+	b = dial_or_exit(atoi(argv[2]));
 	pthread_t t;
 	uint64_t t0 = now_ns();
 	pthread_create(&t, NULL, sender, NULL);

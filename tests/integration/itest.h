@@ -119,6 +119,41 @@ static inline int dial_loopback(const char *host, int port)
 	return fd;
 }
 
+/* dial_loopback to 127.0.0.1:port, or the program ends (exit 2) after saying why. */
+static inline int dial_or_exit(int port)
+{
+	int fd = dial_loopback(NULL, port);
+
+	if (fd < 0) {
+		perror("connect");
+		exit(2);
+	}
+	return fd;
+}
+
+/* A TCP connection over loopback within this process: *dialed is the end that connected; returns
+ * the accepted end, or -1 after saying why. */
+static inline int tcp_pair(int *dialed)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t alen = sizeof a;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), afd;
+
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 1) != 0 ||
+	    getsockname(lfd, (struct sockaddr *)&a, &alen) != 0) {
+		perror("listen");
+		return -1;
+	}
+	*dialed = socket(AF_INET, SOCK_STREAM, 0);
+	if (*dialed < 0 || connect(*dialed, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    (afd = accept(lfd, NULL, NULL)) < 0) {
+		perror("connect");
+		return -1;
+	}
+	close(lfd);
+	return afd;
+}
+
 /*
  * A server socket: bound on loopback (bindaddr, or 127.0.0.1 / ::1) or on the unix path upath,
  * listening when it is a stream; its port ("unix" for a path) is written to portfile, renamed
@@ -206,6 +241,32 @@ static inline pthread_t thread_without(int sig, void *(*fn)(void *))
 	pthread_create(&th, NULL, fn, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return th;
+}
+
+/* A reader thread (recv_tally_main, its arg a struct recv_tally): receives on fd to the end (EINTR retried)
+ * and counts each byte by its letter: n[0] for tags[0], n[1] for tags[1], n[2] any other (a
+ * byte no one sent). Read n after joining the thread. */
+struct recv_tally {
+	int fd;
+	char tags[2];
+	unsigned long long n[3];
+};
+
+static inline void *recv_tally_main(void *arg)
+{
+	struct recv_tally *t = arg;
+	char buf[65536];
+
+	for (;;) {
+		ssize_t r = recv(t->fd, buf, sizeof buf, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		for (ssize_t i = 0; i < r; i++)
+			t->n[buf[i] == t->tags[0] ? 0 : buf[i] == t->tags[1] ? 1 : 2]++;
+	}
+	return NULL;
 }
 
 #endif

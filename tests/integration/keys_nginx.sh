@@ -11,13 +11,6 @@ keys_nginx_conf() {
 	return 0
 }
 
-# keys_nginx_up PORT: nginx (started by `bg nginx ...`, its pid in $npid) listens on PORT.
-keys_nginx_up() {
-	wait_port "$1" 10
-	sleep 0.3
-	kill -0 "$npid" 2>/dev/null || { show "$T/nginx.err" "$T/ngx/logs/error.log"; fail "nginx did not start"; }
-}
-
 # keys_clients PORT: runs the three clients; sets `start` (when they began).
 keys_clients() {
 	timeout 20 python3 "$ITEST_DIR/keys_clients.py" "$1" >"$T/clients.out" 2>&1 ||

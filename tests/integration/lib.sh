@@ -171,6 +171,31 @@ start_srv() {
 	SRV_PORT=$(cat "$T/$name.port")
 }
 
+# http_dir NAME DIR: python's http.server on loopback serving DIR (started by bg NAME); sets
+# HTTP_PORT once it listens.
+http_dir() {
+	HTTP_PORT=$(free_port)
+	bg "$1" python3 -m http.server --bind 127.0.0.1 --directory "$2" "$HTTP_PORT"
+	wait_port "$HTTP_PORT" 10
+}
+
+# file_sink NAME PORTFILE FILE: a TCP listener on loopback (started by bg NAME; LAST_PID) that
+# writes its port to PORTFILE and what its one client sends to FILE, and ends at the client's EOF.
+file_sink() {
+	bg "$1" python3 -c '
+import os, socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(1)
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1])
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+c, _ = s.accept()
+with open(sys.argv[2], "wb") as f:
+    while True:
+        b = c.recv(65536)
+        if not b: break
+        f.write(b)' "$2" "$3"
+}
+
 now_ns() { date +%s%N; }
 
 # kv KEY FILE_OR_STRING: the value of KEY=VALUE in the last line that has it.
@@ -187,6 +212,16 @@ step_line() { grep -E '^step (send|recv|open) ' "$1" | sed -n "${2}p"; }
 step_status() { step_line "$1" "$2" | sed 's/ at_ms=.*//' | awk '{ print $NF }'; }
 step_result() { step_line "$1" "$2" | sed 's/.*-> \([-0-9]*\).*/\1/'; }
 step_took() { step_line "$1" "$2" | sed 's/.*took_ms=\([0-9.]*\).*/\1/'; }
+# assert_steps WHAT FILE STATUS...: the steps of FILE end with these statuses, in order (step
+# i's is "WHAT i").
+assert_steps() {
+	local what=$1 f=$2 i=1 st
+	shift 2
+	for st in "$@"; do
+		assert_eq "$what $i" "$st" "$(step_status "$f" $i)"
+		i=$((i + 1))
+	done
+}
 
 # Floating point helpers via awk.
 calc() { awk "BEGIN { printf \"%.6g\", $* }"; }
@@ -260,47 +295,51 @@ proc_cpu_s() {
 	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.3f", ($12 + $13) / hz }' "/proc/$1/stat"
 }
 
+# intact LABEL SENDER SENDER_OUT SENT_KEY RECEIVER RECEIVER_OUT GOT_KEY: the bytes the sender's
+# report counts as sent (SENT_KEY=) all arrived (the receiver's GOT_KEY=), with the same fnv=.
+intact() {
+	local sent got fs fg
+	sent=$(kv "$4" "$3"); got=$(kv "$7" "$6")
+	fs=$(kv fnv "$3"); fg=$(kv fnv "$6")
+	[ "$sent" = "$got" ] || { show "$3" "$6"; fail "$1: $2 sent $sent bytes, $5 got $got"; }
+	[ "$fs" = "$fg" ] || { show "$3" "$6"; fail "$1: checksum differs: sent $fs, received $fg"; }
+	info "$1: $got bytes arrived intact (fnv $fg)"
+}
+
+# served LABEL SERVER "SERVER_OPTS" CLIENT CLIENT_ARGS...: start the helper SERVER (start_srv),
+# run CLIENT throttled against it (-p PORT CLIENT_ARGS), wait for the server to end; CLIENT must
+# exit 0. Sets CL_OUT and SV_OUT (their reports, files).
+served() {
+	local label=$1 srv=$2 opts=$3 cl=$4 spid rc=0
+	shift 4
+	start_srv "${srv}_$label" "$srv" $opts
+	spid=$LAST_PID
+	CL_OUT=$T/${cl}_$label.out
+	SV_OUT=$T/${srv}_$label.out
+	throttled "$ITEST_BIN/$cl" -p "$SRV_PORT" "$@" >"$CL_OUT" 2>"$T/${cl}_$label.err" || rc=$?
+	wait_pid "$spid" 20 || { show "$CL_OUT" "$T/${cl}_$label.err" "$SV_OUT"; fail "$label: $srv did not finish"; }
+	if [ $rc -ne 0 ]; then show "$CL_OUT" "$T/${cl}_$label.err" "$SV_OUT"; fail "$label: $cl exited $rc"; fi
+}
+
 # do_send LABEL BLAST_ARGS...: start a sink (extra options in $SINK_ARGS), run blast throttled
 # (the RLT_* variables come from the caller: RLT_SEND=... do_send ...), wait for the sink, and check
 # that the sink got exactly the bytes blast sent (count and FNV-1a). Sets B_OUT and S_OUT (files).
 do_send() {
-	local label=$1; shift
-	start_srv "sink_$label" sink ${SINK_ARGS:-}
-	local spid=$LAST_PID
-	B_OUT=$T/blast_$label.out
-	S_OUT=$T/sink_$label.out
-	local rc=0
-	throttled "$ITEST_BIN/blast" -p "$SRV_PORT" "$@" >"$B_OUT" 2>"$T/blast_$label.err" || rc=$?
-	wait_pid "$spid" 20 || { show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: sink did not finish"; }
-	if [ $rc -ne 0 ]; then show "$B_OUT" "$T/blast_$label.err" "$S_OUT"; fail "$label: blast exited $rc"; fi
-	if [ -z "${NOCHECK:-}" ]; then
-		local sent got fs fg
-		sent=$(kv sent "$B_OUT"); got=$(kv bytes "$S_OUT")
-		fs=$(kv fnv "$B_OUT"); fg=$(kv fnv "$S_OUT")
-		[ "$sent" = "$got" ] || { show "$B_OUT" "$S_OUT"; fail "$label: blast sent $sent bytes, sink got $got"; }
-		[ "$fs" = "$fg" ] || { show "$B_OUT" "$S_OUT"; fail "$label: checksum differs: sent $fs, received $fg"; }
-		info "$label: $got bytes arrived intact (fnv $fg)"
-	fi
+	local label=$1
+	shift
+	served "$label" sink "${SINK_ARGS:-}" blast "$@"
+	B_OUT=$CL_OUT S_OUT=$SV_OUT
+	[ -n "${NOCHECK:-}" ] || intact "$label" blast "$B_OUT" sent sink "$S_OUT" bytes
 }
 
 # do_recv LABEL PULL_ARGS...: start a source (options in $SRC_ARGS, e.g. "-n 1000000"), run pull
 # throttled, check pull got exactly what the source sent. Sets P_OUT and SRC_OUT.
 do_recv() {
-	local label=$1; shift
-	start_srv "source_$label" source ${SRC_ARGS:-}
-	local spid=$LAST_PID
-	P_OUT=$T/pull_$label.out
-	SRC_OUT=$T/source_$label.out
-	local rc=0
-	throttled "$ITEST_BIN/pull" -p "$SRV_PORT" "$@" >"$P_OUT" 2>"$T/pull_$label.err" || rc=$?
-	wait_pid "$spid" 20 || { show "$P_OUT" "$T/pull_$label.err"; fail "$label: source did not finish"; }
-	if [ $rc -ne 0 ]; then show "$P_OUT" "$T/pull_$label.err" "$SRC_OUT"; fail "$label: pull exited $rc"; fi
-	local sent got fs fg
-	sent=$(kv sent "$SRC_OUT"); got=$(kv recv "$P_OUT")
-	fs=$(kv fnv "$SRC_OUT"); fg=$(kv fnv "$P_OUT")
-	[ "$sent" = "$got" ] || { show "$P_OUT" "$SRC_OUT"; fail "$label: source sent $sent bytes, pull got $got"; }
-	[ "$fs" = "$fg" ] || { show "$P_OUT" "$SRC_OUT"; fail "$label: checksum differs: sent $fs, received $fg"; }
-	info "$label: $got bytes arrived intact (fnv $fg)"
+	local label=$1
+	shift
+	served "$label" source "${SRC_ARGS:-}" pull "$@"
+	P_OUT=$CL_OUT SRC_OUT=$SV_OUT
+	intact "$label" source "$SRC_OUT" sent pull "$P_OUT" recv
 }
 
 # assert_cpu WHAT CPU_NS WALL_NS MAX: CPU seconds per wall second at most MAX (no spinning).
@@ -343,4 +382,31 @@ nginx_conf() {
 	    }
 	}
 	CONF
+}
+
+# nginx_up PORT [NAME]: the nginx that `bg NAME ...` started (NAME nginx by default, its pid in
+# $npid) listens on PORT and still runs.
+nginx_up() {
+	wait_port "$1" 10
+	sleep 0.3
+	kill -0 "$npid" 2>/dev/null || { show "$T/${2:-nginx}.err" "$T/ngx/logs/error.log"; fail "nginx did not start"; }
+}
+
+# nginx_workers: the pids of the workers of the nginx whose launch is $npid (under --seccomp its
+# master is the launcher's child), space-separated.
+nginx_workers() { ps -o pid= --ppid "$(prog_pid "$npid")" | tr -d ' ' | tr '\n' ' '; }
+
+# nginx_hammer PORT CLIENTS: hey without keep-alive for 3 s, CLIENTS at once, against the nginx
+# on PORT whose workers are $workers. Sets HEY_T0 and HEY_T1 (when hey ran) and WORKERS_CPU_NS
+# (the workers' CPU meanwhile); nginx must have logged requests.
+nginx_hammer() {
+	local w cpu0=0 cpu1=0
+	for w in $workers; do cpu0=$(calc "$cpu0 + $(proc_cpu_s "$w")"); done
+	HEY_T0=$(now_ns)
+	hey -z 3s -c "$2" -t 20 -disable-keepalive "http://127.0.0.1:$1/" >"$T/hey.out" 2>&1 || { show "$T/hey.out"; fail "hey failed"; }
+	HEY_T1=$(now_ns)
+	for w in $workers; do [ -e "/proc/$w/stat" ] && cpu1=$(calc "$cpu1 + $(proc_cpu_s "$w")"); done
+	WORKERS_CPU_NS=$(calc "($cpu1 - $cpu0) * 1e9")
+	grep -E 'Requests/sec|\[200\]' "$T/hey.out" | sed 's/^/info: hey: /'
+	[ -s "$T/ngx/logs/access.log" ] || { show "$T/ngx/logs/error.log"; fail "nginx logged no request"; }
 }

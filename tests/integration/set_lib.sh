@@ -29,3 +29,32 @@ finish_download() {
 	wait_pid "$CLI" 20 || fail "the receiver did not finish"
 	[ "$(sha256sum <"$T/f.bin")" = "$(sha256sum <"$T/got.bin")" ] || fail "bytes differ (sha256)"
 }
+
+# set_during_download FROM MIB WARM TO SPAN: start_download FROM MIB; WARM s in, set to TO; SPAN s
+# after the set, to 100MiB/s, and the download finishes. Sets T1 (the set), T2 (SPAN s after)
+# and PER_S, the bytes per second that arrived between them.
+set_during_download() {
+	start_download "$1" "$2"
+	sleep "$3"
+	T1=$(now_ns)
+	set_send 1 "$4"
+	info "set: $(cat "$T/set1.out")"
+	sleep "$(calc "$5 + 0.2")"
+	T2=$((T1 + $5 * 1000000000))
+	set_send 2 "100MiB/s"
+	finish_download
+	PER_S=$(python3 "$P" total "$T1" "$T2" "$T/samples")
+}
+
+# assert_phases LO R1 R2 R3: three phases, 1MiB/s -> 256KiB/s -> 1MiB/s, set at t1 (applied by
+# t1b) and at t2 (applied by t2b), the last ending at t3; each measured from `margin` ns after
+# its set. Phases 2 and 3 lasted 2 s at least, and their rates R1, R2, R3 are within LO% to 105%
+# of their limits.
+assert_phases() {
+	info "phase rates (B/s): 1MiB/s -> $2, 256KiB/s -> $3, 1MiB/s -> $4"
+	assert_ge "phase 2 length (ns)" 2000000000 $((t2 - t1b - margin))
+	assert_ge "phase 3 length (ns)" 2000000000 $((t3 - t2b - margin))
+	assert_range "phase 1 rate" $((MiB * $1 / 100)) $((MiB * 105 / 100)) "$2"
+	assert_range "phase 2 rate" $((256 * KiB * $1 / 100)) $((256 * KiB * 105 / 100)) "$3"
+	assert_range "phase 3 rate" $((MiB * $1 / 100)) $((MiB * 105 / 100)) "$4"
+}

@@ -10,18 +10,6 @@
 
 #include "itest.h"
 
-static int dial(int port)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		perror("connect");
-		exit(2);
-	}
-	return s;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -36,14 +24,14 @@ int main(int argc, char **argv)
 		return 2;
 	uint64_t t0 = now_ns();
 	if (!strcmp(argv[1], "fdopen") && argc == 4) {
-		FILE *o = fdopen(dial(atoi(argv[3])), "w");
+		FILE *o = fdopen(dial_or_exit(atoi(argv[3])), "w");
 		for (size_t off = 0; o && off < len; off += chunk)
 			if (fwrite(data + off, 1, len - off < chunk ? len - off : chunk, o) == 0)
 				return 1;
 		if (!o || fclose(o) != 0)
 			return 1;
 	} else if (!strcmp(argv[1], "dprintf") && argc == 4) {
-		int s = dial(atoi(argv[3]));
+		int s = dial_or_exit(atoi(argv[3]));
 		for (size_t off = 0; off < len; off += chunk)
 			if (dprintf(s, "%.*s", (int)(len - off < chunk ? len - off : chunk), data + off) < 0)
 				return 1;

@@ -9,9 +9,8 @@ need_bin fnv
 need_cmd curl python3
 mkdir -p "$T/www"
 "$ITEST_BIN/fnv" -g $((4 * 1048576)) >"$T/www/f.bin"
-port=$(free_port)
-bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port"
-wait_port "$port"
+http_dir http "$T/www"
+port=$HTTP_PORT
 t0=$(now_ns)
 RLT_RECV="1MiB/s" throttled curl -sS -o "$T/got.bin" -w '%{size_download} %{time_total}\n' \
 	"http://127.0.0.1:$port/f.bin" >"$T/curl.out" 2>"$T/curl.err" || { show "$T/curl.err"; fail "curl failed"; }

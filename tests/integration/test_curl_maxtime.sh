@@ -12,9 +12,8 @@ need_lib
 need_cmd curl python3
 mkdir -p "$T/www"
 head -c $((20 * 1048576)) /dev/zero >"$T/www/f.bin"
-port=$(free_port)
-bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port"
-wait_port "$port"
+http_dir http "$T/www"
+port=$HTTP_PORT
 # under the system-call front curl is dynamic: the launcher's --seccomp is asked for explicitly
 throttled_prefix
 for n in 1 2; do

@@ -15,25 +15,13 @@ need_lib
 need_bin dupswap
 need_cmd python3 sha256sum
 head -c $((2 * 1048576)) /dev/urandom >"$T/f.bin"
-sink='
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0)); s.listen(1)
-open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1])
-import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-c, _ = s.accept()
-with open(sys.argv[2], "wb") as f:
-    while True:
-        b = c.recv(65536)
-        if not b: break
-        f.write(b)'
 # swap RULE FILE FIRST: dupswap under RLT_SEND=RULE, the swap at 500 ms; peer A gets all of
 # FILE, peer B nothing
 swap() {
 	rm -f "$T/porta" "$T/portb" "$T/a.bin" "$T/b.bin"
-	bg sinka python3 -c "$sink" "$T/porta" "$T/a.bin"
+	file_sink sinka "$T/porta" "$T/a.bin"
 	SA=$LAST_PID
-	bg sinkb python3 -c "$sink" "$T/portb" "$T/b.bin"
+	file_sink sinkb "$T/portb" "$T/b.bin"
 	SB=$LAST_PID
 	wait_file "$T/porta"
 	wait_file "$T/portb"

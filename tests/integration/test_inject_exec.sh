@@ -44,17 +44,9 @@ assert_eq "failed exec: not refused (the launcher attached)" 0 "$(rep refused_ex
 
 # the launcher killed, then an exec: EPERM, and the program ends on its own
 rm -f "$T/rep" "$T/go"
-"$INJ" -r "$T/rep" "$BLOB" -- "$PROG" waitexec "$T/go" "$BB" true >"$T/out" 2>"$T/err" &
-lpid=$!
-BG_PIDS="$BG_PIDS $lpid"
-i=0
-cpid=""
-while [ -z "$cpid" ] && [ $i -lt 100 ]; do
-	cpid=$(ps -o pid= --ppid "$lpid" 2>/dev/null | tr -d ' ')
-	sleep 0.05; i=$((i + 1))
-done
-[ -n "$cpid" ] || fail "the command did not start"
-BG_PIDS="$BG_PIDS $cpid"
+injected_bg "$PROG" waitexec "$T/go" "$BB" true
+lpid=$LPID
+cpid=$CPID
 sleep 0.2
 kill -KILL "$lpid"
 wait "$lpid" 2>/dev/null

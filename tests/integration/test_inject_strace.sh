@@ -8,16 +8,9 @@
 . "$ITEST_DIR/inject_lib.sh"
 need_cmd strace
 
-"$INJ" -r "$T/rep" "$BLOB" -- "$PROG" loop 2000 >"$T/out" 2>"$T/err" &
-lpid=$!
-BG_PIDS="$BG_PIDS $lpid"
-i=0
-cpid=""
-while [ -z "$cpid" ] && [ $i -lt 100 ]; do
-	cpid=$(ps -o pid= --ppid "$lpid" 2>/dev/null | tr -d ' ')
-	sleep 0.05; i=$((i + 1))
-done
-[ -n "$cpid" ] || fail "the command did not start"
+injected_bg "$PROG" loop 2000
+lpid=$LPID
+cpid=$CPID
 sleep 0.3
 assert_eq "no tracer after the injection" 0 "$(awk '/^TracerPid:/ { print $2 }' /proc/$cpid/status)"
 timeout 1 strace -f -p "$cpid" -e trace=getppid -o "$T/strace" 2>"$T/strace.err"

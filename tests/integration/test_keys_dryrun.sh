@@ -9,9 +9,8 @@ need_lib
 need_cmd python3 curl sha256sum
 mkdir -p "$T/www"
 head -c 4194304 /dev/urandom >"$T/www/blob"
-port=$(free_port)
-bg http python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/www"
-wait_port "$port" 10
+http_dir http "$T/www"
+port=$HTTP_PORT
 out=$(RLT_RECV="100KiB/s action=dry-run" RLT_STATS="$T/stats.json" throttled \
 	curl -sS -o "$T/got" -w '%{time_total} %{size_download}' "http://127.0.0.1:$port/blob") ||
 	fail "curl failed: $out"

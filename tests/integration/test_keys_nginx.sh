@@ -15,7 +15,7 @@ keys_nginx_conf 1 "$port"
 RLT_ACCEPT="10/s burst=1 key=peer" RLT_STATS="$T/stats.%p.json" bg nginx throttled \
 	nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
 npid=$LAST_PID
-keys_nginx_up "$port"
+nginx_up "$port"
 master=$(prog_pid "$npid")
 worker=$(ps -o pid= --ppid "$master" | tr -d ' ' | head -1)
 

@@ -21,7 +21,7 @@ bg nginx env LD_PRELOAD="$RLT_LIB" RLT_STATS="$T/stats.%p.json" \
 	RLT_ACCEPT="10/s burst=1 key=peer scope=redis://127.0.0.1:$rport/$name" \
 	nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
 npid=$LAST_PID
-keys_nginx_up "$port"
+nginx_up "$port"
 
 keys_clients "$port"
 

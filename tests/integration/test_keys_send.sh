@@ -7,11 +7,8 @@
 # together > 1.6 MiB/s, where one shared budget would give them 1 MiB/s). Every byte arrives
 # (sha256).
 . "$(dirname "$0")/lib.sh"
+. "$ITEST_DIR/keys_io.sh"
 need_lib
-need_cmd python3
-IO=$ITEST_DIR/keys_io.py
-MIB=1048576
-head -c $((3 * MIB)) /dev/urandom >"$T/file"
 RLT_SEND="1MiB/s key=peer" bg server throttled python3 "$IO" serve "$T/port" "$T/file" 2
 spid=$LAST_PID
 wait_file "$T/port"
@@ -24,12 +21,8 @@ for a in 2 3; do
 	eval "wait_pid \$g$a 15" || { show "$T/get$a.out" "$T/get$a.err" "$T/server.err"; fail "client 127.0.0.$a did not finish"; }
 done
 wait_pid "$spid" 10 || { show "$T/server.err"; fail "server did not finish"; }
-sum=0
+KEYED_SUM=0
 for a in 2 3; do
-	out=$(cat "$T/get$a.out")
-	sha256_eq "$T/file" "$T/got$a"
-	bytes=$(kv bytes "$out"); span=$(kv span_ns "$out")
-	MIN_SPAN_S=1.6 assert_rate "127.0.0.$a download" $((bytes - MIB)) "$span" $MIB 0.85 1.15
-	sum=$(calc "$sum + ($bytes - $MIB) * 1e9 / $span")
+	keyed_rate "127.0.0.$a download" "$(cat "$T/get$a.out")" "$T/file" "$T/got$a" $MIB
 done
-assert_ge "the two downloads together (B/s): independent budgets" $((MIB * 16 / 10)) "$sum"
+assert_ge "the two downloads together (B/s): independent budgets" $((MIB * 16 / 10)) "$KEYED_SUM"

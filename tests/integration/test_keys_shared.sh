@@ -19,7 +19,7 @@ keys_nginx_conf 2 "$port"
 bg nginx env LD_PRELOAD="$RLT_LIB" RLT_ACCEPT="$rule" RLT_STATS="$T/stats.%p.json" \
 	nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
 npid=$LAST_PID
-keys_nginx_up "$port"
+nginx_up "$port"
 workers=$(ps -o pid= --ppid "$npid" | tr -d ' ' | sort -n | tr '\n' ' ')
 assert_eq "nginx workers" 2 "$(echo $workers | wc -w)"
 

@@ -11,9 +11,8 @@ need_cmd curl python3
 mkdir -p "$T/www"
 head -c 3000000 /dev/urandom >"$T/www/big.bin"
 head -c 300000 /dev/urandom >"$T/www/small.bin"
-port=$(free_port)
-bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port"
-wait_port "$port"
+http_dir http "$T/www"
+port=$HTTP_PORT
 RLT_NET="slice=1-3000" RLT_STATS="$T/curl.stats" throttled curl -sS -o "$T/big.got" \
 	"http://127.0.0.1:$port/big.bin" 2>"$T/curl.err" || { show "$T/curl.err"; fail "curl failed"; }
 sha256_eq "$T/www/big.bin" "$T/big.got"

@@ -29,23 +29,13 @@ check() {
 }
 for w in epoll epollet poll; do
 	label=recv_$w
-	start_srv "src_$w" source -n $n
-	spid=$LAST_PID
-	out=$T/$label.out
-	RLT_RECV="1MiB/s burst=64KiB" throttled "$ITEST_BIN/nbloop" -p "$SRV_PORT" -r -w $w \
-		>"$out" 2>"$T/$label.err" || { show "$out" "$T/$label.err"; fail "$label: nbloop failed"; }
-	wait_pid "$spid" 20 || fail "$label: source did not finish"
-	check "$label" "$out" "$(kv sent "$T/src_$w.out")" "$(kv fnv "$T/src_$w.out")"
+	RLT_RECV="1MiB/s burst=64KiB" served "$label" source "-n $n" nbloop -r -w $w
+	check "$label" "$CL_OUT" "$(kv sent "$SV_OUT")" "$(kv fnv "$SV_OUT")"
 done
 for w in epoll epollet poll; do
 	label=send_$w
-	start_srv "sink_$w" sink
-	spid=$LAST_PID
-	out=$T/$label.out
-	RLT_SEND="1MiB/s burst=64KiB" throttled "$ITEST_BIN/nbloop" -p "$SRV_PORT" -s $n -w $w \
-		>"$out" 2>"$T/$label.err" || { show "$out" "$T/$label.err"; fail "$label: nbloop failed"; }
-	wait_pid "$spid" 20 || fail "$label: sink did not finish"
-	check "$label" "$out" "$(kv bytes "$T/sink_$w.out")" "$(kv fnv "$T/sink_$w.out")"
+	RLT_SEND="1MiB/s burst=64KiB" served "$label" sink "" nbloop -s $n -w $w
+	check "$label" "$CL_OUT" "$(kv bytes "$SV_OUT")" "$(kv fnv "$SV_OUT")"
 done
 # datagrams: 100 put in the receiver's buffer at once (small, so that they fit) under
 # "50msg/s burst=20", received with a non-blocking recv: 80 over ~1.6 s, whole, no call sleeping

@@ -22,10 +22,8 @@ for sf in off on; do
 	grep -q "root $T/www" "$T/ngx/nginx.conf" || { show "$T/ngx/nginx.conf"; fail "nginx.conf: no root"; }
 	RLT_SEND="1MiB/s burst=64KiB" bg nginx_$sf throttled nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
 	npid=$LAST_PID
-	wait_port "$port" 10
-	sleep 0.3
-	kill -0 "$npid" 2>/dev/null || { show "$T/nginx_$sf.err" "$T/ngx/logs/error.log"; fail "nginx did not start"; }
-	worker=$(ps -o pid= --ppid "$(prog_pid "$npid")" | tr -d ' ' | head -1)
+	nginx_up "$port" "nginx_$sf"
+	worker=$(nginx_workers | cut -d' ' -f1)
 	[ -n "$worker" ] || fail "sendfile $sf: no nginx worker"
 	cpu0=$(proc_cpu_s "$worker")
 	secs=$(curl -sf --max-time 30 -o "$T/got_$sf.bin" -w '%{time_total}' "http://127.0.0.1:$port/f.bin") ||

@@ -12,9 +12,8 @@ need_cmd python3 curl prometheus
 R=$(dirname "$RLT_LIB")/rlthrottle
 mkdir -p "$T/www" "$T/metrics" "$T/prom"
 "$ITEST_BIN/fnv" -g $((12 * 1048576)) >"$T/www/f.bin"
-hport=$(free_port)
-bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$hport"
-wait_port "$hport"
+http_dir http "$T/www"
+hport=$HTTP_PORT
 bg curl "$R" --per-process -d 1MiB/s -- curl -sS -o "$T/got" "http://127.0.0.1:$hport/f.bin"
 cpid=$LAST_PID
 # --per-process: the launcher execs curl under the preload (no command to wait for), so the
@@ -22,8 +21,8 @@ cpid=$LAST_PID
 C="comm=\"curl\",pid=\"$cpid\""
 
 # the exposition, rewritten every 0.5 s as the man page says (whole, then renamed)
-mport=$(free_port)
-bg metrics python3 -m http.server --bind 127.0.0.1 --directory "$T/metrics" "$mport"
+http_dir metrics "$T/metrics"
+mport=$HTTP_PORT
 cat >"$T/refresh.sh" <<SH
 for i in \$(seq 60); do
 	"$R" stats all --format prometheus >"$T/metrics/metrics.\$\$" 2>/dev/null &&

@@ -14,10 +14,7 @@ took() { step_took "$2" "$1"; }
 start_srv acc acceptor -D 30
 RLT_CONNECT="2/h burst=2 action=reject" throttled "$ITEST_BIN/conn" -p "$SRV_PORT" -S "open open open open" >"$T/c.out" 2>"$T/c.err" || fail "conn failed"
 show "$T/c.out"
-assert_eq "connect 1" OK "$(step 1 "$T/c.out")"
-assert_eq "connect 2" OK "$(step 2 "$T/c.out")"
-assert_eq "connect 3" ECONNREFUSED "$(step 3 "$T/c.out")"
-assert_eq "connect 4" ECONNREFUSED "$(step 4 "$T/c.out")"
+assert_steps connect "$T/c.out" OK OK ECONNREFUSED ECONNREFUSED
 assert_le "rejected connect took (ms)" 200 "$(took 3 "$T/c.out")"
 
 # errno=EPERM

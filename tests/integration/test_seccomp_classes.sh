@@ -15,9 +15,8 @@ RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 need_cmd busybox python3 sha256sum
 
 head -c 3000000 /dev/urandom >"$T/f.bin"
-port=$(free_port)
-bg http python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T"
-wait_port "$port"
+http_dir http "$T"
+port=$HTTP_PORT
 
 # only a send rule: the download is not the rule's, and runs at the machine's speed
 t0=$(now_ns)

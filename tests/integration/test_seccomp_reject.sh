@@ -11,10 +11,7 @@ need_bin acceptor conn sink blast
 start_srv acc acceptor -D 30
 "$RLTHROTTLE" --seccomp -c "2/h burst=2 action=reject" -- "$ITEST_BIN/conn" -p "$SRV_PORT" -S "open open open open" >"$T/c.out" 2>"$T/c.err" || { show "$T/c.err"; fail "conn failed"; }
 show "$T/c.out"
-assert_eq "connect 1" OK "$(step_status "$T/c.out" 1)"
-assert_eq "connect 2" OK "$(step_status "$T/c.out" 2)"
-assert_eq "connect 3" ECONNREFUSED "$(step_status "$T/c.out" 3)"
-assert_eq "connect 4" ECONNREFUSED "$(step_status "$T/c.out" 4)"
+assert_steps connect "$T/c.out" OK OK ECONNREFUSED ECONNREFUSED
 assert_le "rejected connect took (ms)" 200 "$(step_took "$T/c.out" 3)"
 
 "$RLTHROTTLE" --seccomp -c "1/h burst=1 action=reject errno=EPERM" -- "$ITEST_BIN/conn" -p "$SRV_PORT" -S "open open" >"$T/c2.out" 2>&1 || fail "conn failed"

@@ -10,9 +10,8 @@ need_cmd busybox python3 sha256sum
 file /bin/busybox 2>/dev/null | grep -q static || info "busybox may not be static here (still a test of --seccomp)"
 
 head -c 4000000 /dev/urandom >"$T/f.bin"
-port=$(free_port)
-bg http python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T"
-wait_port "$port"
+http_dir http "$T"
+port=$HTTP_PORT
 
 t0=$(now_ns)
 "$RLTHROTTLE" --seccomp -d 1MiB/s --stats "$T/st.json" -- busybox wget -q -O "$T/out.bin" "http://127.0.0.1:$port/f.bin" 2>"$T/wget.err" ||

@@ -9,18 +9,9 @@
 . "$(dirname "$0")/set_lib.sh"
 need_lib
 need_cmd python3 sha256sum
-start_download "1MiB/s" 4
-sleep 1.5
-t1=$(now_ns)
-set_send 1 "200KiB/s burst=16KiB"
-info "set: $(cat "$T/set1.out")"
-sleep 3.2
-t2=$((t1 + 3000000000))
-set_send 2 "100MiB/s"
-finish_download
-moved=$(python3 "$P" total "$t1" "$t2" "$T/samples")
-moved=$((moved * 3)) # bytes per second over the 3 s -> bytes
-gap=$(awk -v a="$t1" -v b="$t2" 'BEGIN { p = a } $1 > a && $1 <= b { if ($1 - p > g) g = $1 - p; p = $1 }
+set_during_download "1MiB/s" 4 1.5 "200KiB/s burst=16KiB" 3
+moved=$((PER_S * 3)) # bytes per second over the 3 s -> bytes
+gap=$(awk -v a="$T1" -v b="$T2" 'BEGIN { p = a } $1 > a && $1 <= b { if ($1 - p > g) g = $1 - p; p = $1 }
 	END { if (b - p > g) g = b - p; printf "%d\n", g / 1000000 }' "$T/samples")
 info "after the set: $moved B in 3 s, longest gap ${gap} ms"
 assert_ge "bytes in the 3 s after lowering" 300000 "$moved"

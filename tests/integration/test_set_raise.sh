@@ -8,16 +8,8 @@
 . "$(dirname "$0")/set_lib.sh"
 need_lib
 need_cmd python3 sha256sum
-start_download "1MiB/s" 7
-sleep 2
-t1=$(now_ns)
-set_send 1 "2MiB/s"
-info "set: $(cat "$T/set1.out")"
-sleep 1.3
-t2=$((t1 + 1000000000))
-set_send 2 "100MiB/s"
-finish_download
-moved=$(python3 "$P" total "$t1" "$t2" "$T/samples")
+set_during_download "1MiB/s" 7 2 "2MiB/s" 1
+moved=$PER_S
 info "first second after raising to 2MiB/s: $moved B"
 assert_le "bytes in the first second after the raise" $((MiB * 23 / 10)) "$moved"
 assert_ge "bytes in the first second after the raise" $((MiB * 14 / 10)) "$moved"

@@ -50,11 +50,7 @@ margin=100000000
 r1=$(python3 "$P" total $((t0 + margin)) "$t1" "$T/samples1" "$T/samples2")
 r2=$(python3 "$P" total $((t1b + margin)) "$t2" "$T/samples1" "$T/samples2")
 r3=$(python3 "$P" total $((t2b + margin)) "$t3" "$T/samples1" "$T/samples2")
-info "phase rates (B/s, two senders added): 1MiB/s -> $r1, 256KiB/s -> $r2, 1MiB/s -> $r3"
-assert_ge "phase 2 length (ns)" 2000000000 $((t2 - t1b - margin))
-assert_ge "phase 3 length (ns)" 2000000000 $((t3 - t2b - margin))
+info "two senders added:"
 # the upper bounds are the limit's (5%); the lower ones allow two python receivers starved of
 # CPU on a loaded 2-core CI (a CI run measured phase 3 at 86% with another run beside it)
-assert_range "phase 1 rate" $((MiB * 80 / 100)) $((MiB * 105 / 100)) "$r1"
-assert_range "phase 2 rate" $((256 * KiB * 80 / 100)) $((256 * KiB * 105 / 100)) "$r2"
-assert_range "phase 3 rate" $((MiB * 80 / 100)) $((MiB * 105 / 100)) "$r3"
+assert_phases 80 "$r1" "$r2" "$r3"

@@ -11,9 +11,8 @@ name=itest-curl-$$
 trap 'rm -f /dev/shm/rlthrottle.$name; cleanup' EXIT
 mkdir -p "$T/www"
 "$ITEST_BIN/fnv" -g 1048576 >"$T/www/f.bin"
-port=$(free_port)
-bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port"
-wait_port "$port"
+http_dir http "$T/www"
+port=$HTTP_PORT
 pids=""
 t0=$(now_ns)
 for i in 1 2 3 4; do

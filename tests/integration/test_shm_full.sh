@@ -17,27 +17,25 @@ fi
 need_lib
 mount -t tmpfs -o size=64k tmpfs /dev/shm || skip "cannot mount a tmpfs on /dev/shm here"
 
+# true_says NAME WHAT STATUS ERE RULE: /bin/true throttled under RLT_SEND=RULE ends with STATUS and
+# one line on stderr that matches ERE (WHAT says which case).
+true_says() {
+	local rc=0
+	RLT_SEND="$5" throttled /bin/true 2>"$T/$1.err" || rc=$?
+	show "$T/$1.err"
+	assert_eq "status, $2" "$3" "$rc"
+	assert_eq "lines on stderr" 1 "$(wc -l <"$T/$1.err")"
+	assert_match "the message" "$4" "$(cat "$T/$1.err")"
+}
+
 # a shared keyed table larger than the room there: the load fails in one line
-RLT_SEND="1MiB/s key=peer keys=65536 scope=shared:rlt-big" throttled /bin/true 2>"$T/big.err"
-rc=$?
-show "$T/big.err"
-assert_eq "status, a keyed segment larger than /dev/shm" 125 "$rc"
-assert_eq "lines on stderr" 1 "$(wc -l <"$T/big.err")"
-assert_match "the reason" "No space left" "$(cat "$T/big.err")"
+true_says big "a keyed segment larger than /dev/shm" 125 "No space left" \
+	"1MiB/s key=peer keys=65536 scope=shared:rlt-big"
 
 head -c 1M /dev/zero >/dev/shm/fill 2>/dev/null
 assert_eq "room left in /dev/shm (KiB)" 0 "$(df -k --output=avail /dev/shm | tail -1 | tr -d ' ')"
 
-RLT_SEND="1MiB/s" throttled /bin/true 2>"$T/true.err"
-rc=$?
-show "$T/true.err"
-assert_eq "status of /bin/true, /dev/shm full" 0 "$rc"
-assert_eq "lines on stderr" 1 "$(wc -l <"$T/true.err")"
-assert_match "the warning" "No space left on device \(running unpublished\)" "$(cat "$T/true.err")"
+true_says true "/dev/shm full" 0 "No space left on device \(running unpublished\)" "1MiB/s"
 
-RLT_SEND="1MiB/s scope=shared:rlt-full" throttled /bin/true 2>"$T/shared.err"
-rc=$?
-show "$T/shared.err"
-assert_eq "status, a shared-scope rule, /dev/shm full" 125 "$rc"
-assert_eq "lines on stderr" 1 "$(wc -l <"$T/shared.err")"
-assert_match "the reason" "scope=shared:rlt-full.*No space left" "$(cat "$T/shared.err")"
+true_says shared "a shared-scope rule, /dev/shm full" 125 "scope=shared:rlt-full.*No space left" \
+	"1MiB/s scope=shared:rlt-full"

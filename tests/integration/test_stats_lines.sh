@@ -12,9 +12,8 @@ need_cmd curl python3
 R=$(dirname "$RLT_LIB")/rlthrottle
 mkdir -p "$T/www"
 "$ITEST_BIN/fnv" -g 300000 >"$T/www/f.bin"
-port=$(free_port)
-bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port"
-wait_port "$port"
+http_dir http "$T/www"
+port=$HTTP_PORT
 url="http://127.0.0.1:$port/f.bin"
 
 # bash runs curl (a fork and an exec: two processes, one path); `; true` keeps bash from

@@ -10,20 +10,8 @@ need_lib
 need_bin stdiosend
 need_cmd python3 sha256sum base64
 head -c $((3 * 1048576 * 3 / 4)) /dev/urandom | base64 -w 0 >"$T/f.txt"
-sink='
-import socket, sys, os
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0)); s.listen(1)
-open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1])
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-c, _ = s.accept()
-with open(sys.argv[2], "wb") as f:
-    while True:
-        b = c.recv(65536)
-        if not b: break
-        f.write(b)'
 for mode in fdopen dprintf stdout; do
-	bg "sink_$mode" python3 -c "$sink" "$T/port.$mode" "$T/got.$mode"
+	file_sink "sink_$mode" "$T/port.$mode" "$T/got.$mode"
 	SP=$LAST_PID
 	wait_file "$T/port.$mode"
 	port=$(cat "$T/port.$mode")

@@ -13,9 +13,8 @@ need_cmd curl python3 tmux
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 mkdir -p "$T/www"
 "$ITEST_BIN/fnv" -g $((14 * 1048576)) >"$T/www/f.bin"
-port=$(free_port)
-bg http python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port"
-wait_port "$port"
+http_dir http "$T/www"
+port=$HTTP_PORT
 bg curl env LD_PRELOAD="$RLT_LIB" RLT_RECV="1MiB/s" RLT_SEND="64KiB/s port=1-65535 family=inet" curl -sS -o "$T/got.bin" "http://127.0.0.1:$port/f.bin"
 cpid=$LAST_PID
 # the burst (1 MiB) goes in the first second; seconds 2.. are paced
@@ -47,29 +46,37 @@ assert_range "rate over the last second (B/s)" 891289 1205862 "$last"
 
 # a real terminal: tmux on a private socket, 200x30
 sock=$T/tmux.sock
-tmux -S "$sock" new-session -d -x 200 -y 30 "$RLTHROTTLE top $cpid" || fail "tmux did not start"
-i=0; while ! tmux -S "$sock" capture-pane -p 2>/dev/null | grep -q "RECV"; do
-	[ $i -ge 60 ] && { tmux -S "$sock" capture-pane -p; tmux -S "$sock" kill-server; fail "top in tmux rendered no table"; }
-	sleep 0.1; i=$((i + 1))
-done
+# top_in_tmux COLS ROWS WHAT ARGS...: `rlthrottle top ARGS` in a COLS x ROWS tmux, once it shows
+# its table (6 s at most; WHAT names the run in the failure).
+top_in_tmux() {
+	local i=0 cols=$1 rows=$2 what=$3
+	shift 3
+	tmux -S "$sock" new-session -d -x "$cols" -y "$rows" "$RLTHROTTLE top $*" || fail "tmux did not start"
+	while ! tmux -S "$sock" capture-pane -p 2>/dev/null | grep -q "RECV"; do
+		[ $i -ge 60 ] && { tmux -S "$sock" capture-pane -p; tmux -S "$sock" kill-server; fail "$what rendered no table"; }
+		sleep 0.1; i=$((i + 1))
+	done
+}
+# top_quits: q ends top and its tmux session (2 s at most)
+top_quits() {
+	local i=0
+	tmux -S "$sock" send-keys q
+	while tmux -S "$sock" has-session 2>/dev/null; do
+		[ $i -ge 40 ] && { tmux -S "$sock" kill-server; fail "top did not quit on q"; }
+		sleep 0.05; i=$((i + 1))
+	done
+}
+top_in_tmux 200 30 "top in tmux" "$cpid"
 sleep 1.2 # a second frame
 tmux -S "$sock" capture-pane -p >"$T/screen.txt"
 show "$T/screen.txt"
 grep -q "LIMIT" "$T/screen.txt" || fail "no heading on the screen"
 grep -q "RECV *1MiB/s *1.00 MiB/s" "$T/screen.txt" || fail "the rule is not on the screen"
-tmux -S "$sock" send-keys q
-i=0; while tmux -S "$sock" has-session 2>/dev/null; do
-	[ $i -ge 40 ] && { tmux -S "$sock" kill-server; fail "top did not quit on q"; }
-	sleep 0.05; i=$((i + 1))
-done
+top_quits
 info "q quit top (the tmux session ended with it)"
 
 # 80x24, as a terminal opens: the rate of the last second shows, nothing wraps
-tmux -S "$sock" new-session -d -x 80 -y 24 "$RLTHROTTLE top -d 0.5 $cpid" || fail "tmux did not start"
-i=0; while ! tmux -S "$sock" capture-pane -p 2>/dev/null | grep -q "RECV"; do
-	[ $i -ge 60 ] && { tmux -S "$sock" kill-server; fail "top at 80x24 rendered no table"; }
-	sleep 0.1; i=$((i + 1))
-done
+top_in_tmux 80 24 "top at 80x24" -d 0.5 "$cpid"
 sleep 1.2
 tmux -S "$sock" capture-pane -p >"$T/s80.txt"
 show "$T/s80.txt"
@@ -91,11 +98,7 @@ tmux -S "$sock" send-keys s
 screen_shows "by rate" || fail "s did not change the sort"
 tmux -S "$sock" send-keys +
 screen_shows "every 1s" || fail "+ did not double the interval"
-tmux -S "$sock" send-keys q
-i=0; while tmux -S "$sock" has-session 2>/dev/null; do
-	[ $i -ge 40 ] && { tmux -S "$sock" kill-server; fail "top did not quit on q"; }
-	sleep 0.05; i=$((i + 1))
-done
+top_quits
 info "80x24: the rate shows, RULE cut with an ellipsis, s and + act"
 
 kill "$cpid"; wait_pid "$cpid" 5

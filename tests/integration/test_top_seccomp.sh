@@ -9,9 +9,8 @@ need_cmd busybox python3
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
 [ -x "$RLTHROTTLE" ] || fail "launcher not built: $RLTHROTTLE"
 head -c $((7 * 1048576)) /dev/urandom >"$T/f.bin"
-port=$(free_port)
-bg http python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T"
-wait_port "$port"
+http_dir http "$T"
+port=$HTTP_PORT
 bg wget "$RLTHROTTLE" --seccomp -d 1MiB/s -- busybox wget -q -O "$T/out.bin" "http://127.0.0.1:$port/f.bin"
 lpid=$LAST_PID
 sleep 4.3

@@ -42,35 +42,11 @@ static void *busy(void *arg)
 	return NULL;
 }
 
-static void *reader(void *arg)
-{
-	int fd = *(int *)arg;
-	char buf[65536];
-
-	for (;;) {
-		ssize_t r = recv(fd, buf, sizeof buf, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		for (ssize_t i = 0; i < r; i++) {
-			if (buf[i] == 'B')
-				busy_recv++;
-			else if (buf[i] == 'c')
-				child_recv++;
-			else
-				other++;
-		}
-	}
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
-	int opt, n = 300, wait_ms = 2000, hung = 0, lfd, sfd;
+	int opt, n = 300, wait_ms = 2000, hung = 0;
+	struct recv_tally rd = {.fd = -1, .tags = {'B', 'c'}};
 	unsigned long long child_sent = 0;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t alen = sizeof a;
 	pthread_t bt, rt;
 
 	while ((opt = getopt(argc, argv, "n:w:")) != -1) {
@@ -82,19 +58,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 1) != 0 ||
-	    getsockname(lfd, (struct sockaddr *)&a, &alen) != 0) {
-		perror("listen");
+	if ((rd.fd = tcp_pair(&cfd)) < 0)
 		return 2;
-	}
-	cfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    (sfd = accept(lfd, NULL, NULL)) < 0) {
-		perror("connect");
-		return 2;
-	}
-	if (pthread_create(&rt, NULL, reader, &sfd) != 0 ||
+	if (pthread_create(&rt, NULL, recv_tally_main, &rd) != 0 ||
 	    pthread_create(&bt, NULL, busy, NULL) != 0)
 		return 2;
 	for (int i = 0; i < n; i++) {
@@ -127,6 +93,9 @@ int main(int argc, char **argv)
 	pthread_join(bt, NULL);
 	shutdown(cfd, SHUT_WR);
 	pthread_join(rt, NULL);
+	busy_recv = rd.n[0];
+	child_recv = rd.n[1];
+	other = rd.n[2];
 	printf("children=%d hung=%d child_sent=%llu child_recv=%llu busy_sent=%llu busy_recv=%llu "
 	       "other=%llu\n",
 	       n, hung, child_sent, child_recv, busy_sent, busy_recv, other);

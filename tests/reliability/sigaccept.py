@@ -1,29 +1,18 @@
 # sigaccept.py PORT N: a server that accepts N connections (blocking accept) and reads one
 # line from each, while SIGALRM arrives every 3 ms (setitimer) and its handler writes a byte to
 # /dev/null. Prints "lines=L distinct=D handlers=H".
-import os
-import signal
 import socket
 import sys
 
+import alarms
+
 port, n = int(sys.argv[1]), int(sys.argv[2])
-devnull = os.open("/dev/null", os.O_WRONLY)
-handlers = 0
-
-
-def on_alarm(signum, frame):
-    global handlers
-    handlers += 1
-    os.write(devnull, b"x")
-
-
-signal.signal(signal.SIGALRM, on_alarm)
 l = socket.socket()
 l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind(("127.0.0.1", port))
 l.listen(64)
 print("listening", flush=True)
-signal.setitimer(signal.ITIMER_REAL, 0.003, 0.003)
+alarms.start(0.003)
 lines = []
 while len(lines) < n:
     c, _ = l.accept()
@@ -35,5 +24,5 @@ while len(lines) < n:
         buf += b
     lines.append(buf)
     c.close()
-signal.setitimer(signal.ITIMER_REAL, 0, 0)
-print("lines=%d distinct=%d handlers=%d" % (len(lines), len(set(lines)), handlers), flush=True)
+alarms.stop()
+print("lines=%d distinct=%d handlers=%d" % (len(lines), len(set(lines)), alarms.handlers), flush=True)

@@ -1,5 +1,6 @@
 # Helpers of the signal tests (test_signal_*.sh), sourced after lib.sh: a peer that keeps every
-# byte it gets in a file (socat), one that serves a file, and the check that two files agree.
+# byte it gets in a file (socat), one that serves a file, one that is silent a while, the check
+# that two files agree, and a program run under one front or the other.
 # Each function records the peer's pid with bg, so the EXIT trap stops it.
 
 RLTHROTTLE=$(dirname "$RLT_LIB")/rlthrottle
@@ -44,4 +45,33 @@ run_front() {
 	else
 		timeout -k 2 20 env LD_PRELOAD="$RLT_LIB" "$@"
 	fi
+}
+
+# front_ok [-p] LABEL FRONT CMD...: CMD under FRONT (run_front; the RLT_* variables from the
+# caller), its output in $T/LABEL.out and $T/LABEL.err, shown; TOOK_S is how long CMD ran. With
+# -p, the peer (PEER_PID) must then see the end. Fails unless CMD exited 0.
+front_ok() {
+	local peer=0 label front rc=0 t0 t1
+	[ "$1" = -p ] && { peer=1; shift; }
+	label=$1 front=$2; shift 2
+	t0=$(now_ns)
+	run_front "$front" "$@" >"$T/$label.out" 2>"$T/$label.err" || rc=$?
+	t1=$(now_ns)
+	TOOK_S=$(calc "($t1 - $t0) / 1e9")
+	[ $peer = 1 ] && { wait_pid "$PEER_PID" 10 || fail "$label: the peer did not see the end"; }
+	show "$T/$label.out" "$T/$label.err"
+	[ $rc -eq 0 ] || fail "$label: $(basename "$1") exited $rc"
+}
+
+# idle_peer NAME: a listener on loopback (PEER_PORT) whose one client gets "hello\n" after 0.5 s
+# of silence.
+idle_peer() {
+	PEER_PORT=$(free_port)
+	bg "$1" python3 -c '
+import socket, sys, time
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1)
+c, _ = l.accept(); time.sleep(0.5); c.sendall(b"hello\n"); c.close()' "$PEER_PORT"
+	PEER_PID=$LAST_PID
+	wait_port "$PEER_PORT"
 }

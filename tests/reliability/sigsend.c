@@ -83,37 +83,13 @@ static void on_alarm(int sig)
 	errno = saved;
 }
 
-static void *reader(void *arg)
-{
-	int fd = *(int *)arg;
-	char buf[65536];
-
-	for (;;) {
-		ssize_t r = recv(fd, buf, sizeof buf, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		for (ssize_t i = 0; i < r; i++) {
-			if (buf[i] == 'M')
-				main_recv++;
-			else if (buf[i] == 'h')
-				atomic_fetch_add(&handler_recv, 1);
-			else
-				other++;
-		}
-	}
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
 	long ms = 1000, us = 200;
-	int opt, lfd, sfd = -1;
+	int opt;
+	struct recv_tally rt = {.fd = -1, .tags = {'M', 'h'}};
 	pthread_t rd;
 	sigset_t alrm;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t alen = sizeof a;
 	char run[RUN];
 
 	while ((opt = getopt(argc, argv, "nt:i:")) != -1) {
@@ -130,21 +106,11 @@ int main(int argc, char **argv)
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	if (!new_sockets) {
-		lfd = socket(AF_INET, SOCK_STREAM, 0);
-		if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 1) != 0 ||
-		    getsockname(lfd, (struct sockaddr *)&a, &alen) != 0) {
-			perror("listen");
+		if ((rt.fd = tcp_pair(&cfd)) < 0)
 			return 2;
-		}
-		cfd = socket(AF_INET, SOCK_STREAM, 0);
-		if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof a) != 0 ||
-		    (sfd = accept(lfd, NULL, NULL)) < 0) {
-			perror("connect");
-			return 2;
-		}
 		/* the receiver never runs the handler: it must not be what the signal interrupts */
 		pthread_sigmask(SIG_BLOCK, &alrm, NULL);
-		if (pthread_create(&rd, NULL, reader, &sfd) != 0)
+		if (pthread_create(&rd, NULL, recv_tally_main, &rt) != 0)
 			return 2;
 		pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
 	}
@@ -170,6 +136,9 @@ int main(int argc, char **argv)
 	if (!new_sockets) {
 		shutdown(cfd, SHUT_WR);
 		pthread_join(rd, NULL);
+		main_recv += rt.n[0];
+		atomic_fetch_add(&handler_recv, rt.n[1]);
+		other += rt.n[2];
 	}
 	printf("signals=%llu main_sent=%llu main_recv=%llu handler_sent=%llu handler_recv=%llu "
 	       "other=%llu\n",

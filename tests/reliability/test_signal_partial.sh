@@ -29,10 +29,8 @@ for front in preload seccomp; do
 	for mode in sendall send; do
 		label="py-$front-$mode"
 		sink_to "sink-$label" "$T/out-$label"
-		RLT_SEND="1MiB/s burst=64KiB" run_front $front python3 "$PY" "$PEER_PORT" "$T/in4" \
-			$mode >"$T/$label.out" 2>"$T/$label.err" || fail "$label: python exited $?"
-		wait_pid "$PEER_PID" 10 || fail "$label: the peer did not see the end"
-		show "$T/$label.out" "$T/$label.err"
+		RLT_SEND="1MiB/s burst=64KiB" front_ok -p "$label" $front python3 "$PY" "$PEER_PORT" \
+			"$T/in4" $mode
 		assert_eq "$label: handler ran" 1 "$(kv fired "$T/$label.out")"
 		assert_le "$label: call ended after the signal (s)" 0.4 "$(kv late_s "$T/$label.out")"
 		is_prefix "$label" "$T/in4" "$T/out-$label"
@@ -68,10 +66,8 @@ head -c 768 "$T/in2" >"$T/in768"
 for front in preload seccomp; do
 	label="c-$front-first"
 	sink_to "sink-$label" "$T/out-$label"
-	RLT_SEND="500B/s burst=256B" run_front $front "$ITEST_BIN/sigpartial" first "$PEER_PORT" \
-		"$T/in768" >"$T/$label.out" 2>"$T/$label.err" || fail "$label: sigpartial exited $?"
-	wait_pid "$PEER_PID" 10 || fail "$label: the peer did not see the end"
-	show "$T/$label.out" "$T/$label.err"
+	RLT_SEND="500B/s burst=256B" front_ok -p "$label" $front "$ITEST_BIN/sigpartial" first \
+		"$PEER_PORT" "$T/in768"
 	assert_eq "$label: handler ran" 1 "$(kv signals "$T/$label.out")"
 	assert_eq "$label: returned (all of it)" 512 "$(kv ret "$T/$label.out")"
 	same_bytes "$label" "$T/in768" "$T/out-$label"

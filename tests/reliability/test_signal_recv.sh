@@ -15,11 +15,8 @@ for front in seccomp preload; do
 		label="$front-$sa"
 		opt=; [ $sa = restart ] && opt=-r
 		serve_file "src-$label" "$T/in"
-		rc=0
-		RLT_RECV="1MiB/s burst=64KiB" run_front $front "$ITEST_BIN/sigio" -p "$PEER_PORT" -m recv \
-			-c 1048576 -f "$T/out-$label" -i 2000 $opt -T 15 >"$T/$label.out" 2>"$T/$label.err" || rc=$?
-		show "$T/$label.out" "$T/$label.err"
-		[ $rc -eq 0 ] || fail "$label: sigio exited $rc"
+		RLT_RECV="1MiB/s burst=64KiB" front_ok "$label" $front "$ITEST_BIN/sigio" -p "$PEER_PORT" \
+			-m recv -c 1048576 -f "$T/out-$label" -i 2000 $opt -T 15
 		same_bytes "$label" "$T/in" "$T/out-$label"
 		assert_eq "$label: bytes the calls returned" 300000 "$(kv moved "$T/$label.out")"
 		[ $sa = restart ] && assert_eq "$label: EINTR under SA_RESTART" 0 "$(kv eintr "$T/$label.out")"
@@ -27,36 +24,18 @@ for front in seccomp preload; do
 	done
 	# a recv parked on a socket whose peer says nothing for 0.5 s, then 6 bytes
 	label="$front-idle"
-	port=$(free_port)
-	bg "idle-$label" python3 -c '
-import socket, sys, time
-l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1)
-c, _ = l.accept(); time.sleep(0.5); c.sendall(b"hello\n"); c.close()' "$port"
-	wait_port "$port"
-	rc=0
-	RLT_RECV="1MiB/s" run_front $front "$ITEST_BIN/sigio" -p "$port" -m idle -f "$T/out-$label" \
-		-i 3000 -r -T 15 >"$T/$label.out" 2>"$T/$label.err" || rc=$?
-	show "$T/$label.out" "$T/$label.err"
-	[ $rc -eq 0 ] || fail "$label: sigio exited $rc"
+	idle_peer "idle-$label"
+	RLT_RECV="1MiB/s" front_ok "$label" $front "$ITEST_BIN/sigio" -p "$PEER_PORT" -m idle \
+		-f "$T/out-$label" -i 3000 -r -T 15
 	assert_eq "$label: received" "hello" "$(cat "$T/out-$label")"
 	assert_eq "$label: EINTR under SA_RESTART" 0 "$(kv eintr "$T/$label.out")"
 	assert_ge "$label: handlers run while parked" 30 "$(kv handlers "$T/$label.out")"
 	assert_le "$label: slowest handler (us)" 100000 "$(kv lat_max_us "$T/$label.out")"
 	# the same with a signal every 150 ms: each finds the call parked for a while
 	label="$front-idle-slow"
-	port=$(free_port)
-	bg "idle-$label" python3 -c '
-import socket, sys, time
-l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1)
-c, _ = l.accept(); time.sleep(0.5); c.sendall(b"hello\n"); c.close()' "$port"
-	wait_port "$port"
-	rc=0
-	RLT_RECV="1MiB/s" run_front $front "$ITEST_BIN/sigio" -p "$port" -m idle -f "$T/out-$label" \
-		-i 150000 -T 15 >"$T/$label.out" 2>"$T/$label.err" || rc=$?
-	show "$T/$label.out" "$T/$label.err"
-	[ $rc -eq 0 ] || fail "$label: sigio exited $rc"
+	idle_peer "idle-$label"
+	RLT_RECV="1MiB/s" front_ok "$label" $front "$ITEST_BIN/sigio" -p "$PEER_PORT" -m idle \
+		-f "$T/out-$label" -i 150000 -T 15
 	assert_eq "$label: received" "hello" "$(cat "$T/out-$label")"
 	assert_ge "$label: handlers run while parked" 2 "$(kv handlers "$T/$label.out")"
 	assert_le "$label: slowest handler (us)" 100000 "$(kv lat_max_us "$T/$label.out")"

@@ -14,12 +14,8 @@ for front in seccomp preload; do
 	for how in sendfile sendfilepos; do
 		label="$front-$how"
 		sink_to "sink-$label" "$T/out-$label"
-		rc=0
-		RLT_SEND="1MiB/s burst=64KiB" run_front $front "$ITEST_BIN/sigio" -p "$PEER_PORT" -m $how \
-			-f "$T/in" -i 2000 -T 15 >"$T/$label.out" 2>"$T/$label.err" || rc=$?
-		wait_pid "$PEER_PID" 10 || fail "$label: the peer did not see the end"
-		show "$T/$label.out" "$T/$label.err"
-		[ $rc -eq 0 ] || fail "$label: sigio exited $rc"
+		RLT_SEND="1MiB/s burst=64KiB" front_ok -p "$label" $front "$ITEST_BIN/sigio" \
+			-p "$PEER_PORT" -m $how -f "$T/in" -i 2000 -T 15
 		same_bytes "$label" "$T/in" "$T/out-$label"
 		assert_eq "$label: bytes the calls returned" 1000000 "$(kv moved "$T/$label.out")"
 		assert_eq "$label: offsets agree with the counts" 1 "$(kv offset_ok "$T/$label.out")"

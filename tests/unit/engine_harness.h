@@ -30,20 +30,31 @@ struct eng {
 };
 
 /* Params as rlt_params_init fills them for a window or the log: sub_ns = window_ns / 10. */
+static inline void fill(struct rlt_params *p, enum rlt_algo algo, uint64_t limit, uint64_t window_ns,
+                        uint64_t max_wait)
+{
+	memset(p, 0, sizeof *p);
+	p->algo = algo;
+	p->limit = limit;
+	p->window_ns = window_ns;
+	p->sub_ns = window_ns / RLT_SLIDING_SUBWINDOWS;
+	p->max_wait_ns = max_wait;
+}
+
+static inline const struct rlt__engine_ops *ops_of(enum rlt_algo algo)
+{
+	return algo == RLT_ALGO_FIXED_WINDOW     ? &rlt__engine_fixed_window
+	       : algo == RLT_ALGO_SLIDING_WINDOW ? &rlt__engine_sliding_window
+	                                         : &rlt__engine_sliding_log;
+}
+
 static inline void mk(struct eng *e, enum rlt_algo algo, uint64_t limit, uint64_t window_ns,
                       uint64_t max_wait)
 {
 	size_t size;
 
-	memset(&e->p, 0, sizeof e->p);
-	e->p.algo = algo;
-	e->p.limit = limit;
-	e->p.window_ns = window_ns;
-	e->p.sub_ns = window_ns / RLT_SLIDING_SUBWINDOWS;
-	e->p.max_wait_ns = max_wait;
-	e->ops = algo == RLT_ALGO_FIXED_WINDOW     ? &rlt__engine_fixed_window
-	         : algo == RLT_ALGO_SLIDING_WINDOW ? &rlt__engine_sliding_window
-	                                           : &rlt__engine_sliding_log;
+	fill(&e->p, algo, limit, window_ns, max_wait);
+	e->ops = ops_of(algo);
 	size = (e->ops->state_size(&e->p) + 63) / 64 * 64;
 	e->state = aligned_alloc(64, size);
 	assert_non_null(e->state);
@@ -71,6 +82,71 @@ static inline uint64_t avail(struct eng *e, rlt_ns_t now)
 static inline void refund(struct eng *e, rlt_ns_t at, uint64_t units)
 {
 	e->ops->refund(&e->p, e->state, at, units);
+}
+
+/* A rule through the public path (rlt_params_init, rlt_state_*): NUM per PERIOD, no max-wait,
+ * its state on the heap. */
+struct pub {
+	struct rlt_params p;
+	void *st;
+};
+
+/* A state of P on the heap (64-byte aligned, as a rule's), initialised (free it). */
+static inline void *state_new(const struct rlt_params *p)
+{
+	void *st = aligned_alloc(64, (rlt_state_size(p) + 63) / 64 * 64);
+
+	assert_non_null(st);
+	assert_int_equal(rlt_state_init(p, st, 0), 0);
+	return st;
+}
+
+static inline void pub_mk(struct pub *u, enum rlt_algo algo, uint64_t num, rlt_ns_t period)
+{
+	struct rlt_error err;
+
+	assert_int_equal(rlt_params_init(&u->p, algo, num, 1, period, 0, NEVER, &err), 0);
+	u->st = state_new(&u->p);
+}
+
+static inline void pub_unmk(struct pub *u)
+{
+	rlt_state_destroy(&u->p, u->st);
+	free(u->st);
+}
+
+/* Near the end of time: L units go at T, and the next one's time would lie past 2^64: denied
+ * with never, not wrapped, and nothing is available. */
+static inline void end_of_time(enum rlt_algo algo, uint64_t L, uint64_t W, rlt_ns_t t)
+{
+	struct eng e;
+	rlt_ns_t at;
+
+	mk(&e, algo, L, W, NEVER);
+	assert_int_equal(dec(&e, t, L, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(dec(&e, t, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
+	assert_int_equal(at, NEVER);
+	assert_int_equal(avail(&e, UINT64_MAX), 0);
+	unmk(&e);
+}
+
+/* The property tests' random walk, the same sequence for a seed: a max-wait (1 in 4 none, else
+ * up to SPAN ns), a mode, and a step of the clock (1 in 4 a jump of up to SPAN ns, else up to
+ * W / L + 1 ns: about the rate). */
+static inline uint64_t walk_max_wait(uint64_t *seed, uint64_t span)
+{
+	return rlt_test_range(seed, 0, 3) == 0 ? NEVER : rlt_test_range(seed, 0, span);
+}
+
+static inline enum rlt_mode walk_mode(uint64_t *seed)
+{
+	return rlt_test_range(seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+}
+
+static inline rlt_ns_t walk_step(uint64_t *seed, uint64_t L, uint64_t W, uint64_t span)
+{
+	return rlt_test_range(seed, 0, 3) == 0 ? rlt_test_range(seed, 0, span)
+	                                       : rlt_test_range(seed, 0, W / L + 1);
 }
 
 /* One admission: its go time and cost. */
@@ -143,18 +219,22 @@ static inline struct adm *run_threads(struct eng *e, uint64_t seed, size_t *n)
 
 /*
  * A process that dies holding a shared state's lock does not block the others (white box: the
- * lock is the state's first member). 4 units go at 100; a child takes 3 at 200 and dies holding
+ * lock is the state's first member), for a window or the log engine of LIMIT per WINDOW_NS. 4 units go at 100; a child takes 3 at 200 and dies holding
  * the lock; then 3 are available at 300, they go, and 1 more is denied. Returns the time that
  * denial gives.
  */
-static inline rlt_ns_t shared_owner_dies(const struct rlt__engine_ops *ops,
-                                         const struct rlt_params *p)
+static inline rlt_ns_t shared_owner_dies(enum rlt_algo algo, uint64_t limit, uint64_t window_ns)
 {
-	size_t size = ops->state_size(p);
-	void *st = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	const struct rlt__engine_ops *ops = ops_of(algo);
+	struct rlt_params params, *p = &params;
+	size_t size;
+	void *st;
 	rlt_ns_t at;
 	int status;
 
+	fill(p, algo, limit, window_ns, NEVER);
+	size = ops->state_size(p);
+	st = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(st != MAP_FAILED);
 	assert_int_equal(ops->init(p, st, RLT_STATE_SHARED), 0);
 	assert_int_equal(ops->decide(p, st, 100, 4, RLT_MODE_NOW, &at), RLT_GO);

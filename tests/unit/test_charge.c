@@ -19,19 +19,13 @@
 #include "policy.h"
 #include "stats.h"
 #include "wait.h"
+#include "ruleset_harness.h" /* last: its global rs would shadow the core headers' parameters */
 
 #define NS_S 1000000000ull
 
-static struct rlt__ruleset rs;
-
 static void load(const char *send, const char *conns)
 {
-	const char *v[RLT_VAR_COUNT] = {NULL, NULL, send, NULL, conns};
-	struct rlt_error err;
-	memset(&rs, 0, sizeof rs);
-	rs.stats_on = 1;
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build((const char *[RLT_VAR_COUNT]){NULL, NULL, send, NULL, conns}, 1);
 }
 
 static void rejection_gives_everything_back(void **s)
@@ -116,12 +110,7 @@ static void conforming_charge_counts_whole(void **s)
 
 	/* a calls rule (connect) takes 1 even for a charge of 0 messages, which a settle of 0
 	 * gives back */
-	const char *v[RLT_VAR_COUNT] = {"10/h burst=1", NULL, NULL, NULL, NULL};
-	struct rlt_error err;
-	memset(&rs, 0, sizeof rs);
-	rs.stats_on = 1;
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build((const char *[RLT_VAR_COUNT]){"10/h burst=1", NULL, NULL, NULL, NULL}, 1);
 	assert_int_equal(rlt__charge(&rs, &t, RLT_VAR_CONNECT, 0x1, NULL, 0, 0), 0);
 	rlt__settle(&rs, &t, 0, 0);
 	assert_int_equal(rs.rules[RLT_VAR_CONNECT][0].st->units, 0);
@@ -225,13 +214,9 @@ static void keyed_charge(void **s)
 	                                NULL, NULL, NULL};
 	struct rlt__peer a = peer4(2), b = peer4(3), c = peer4(4), d = peer4(5);
 	struct rlt__ticket t;
-	struct rlt_error err;
 	struct rlt__key kc;
 	(void)s;
-	memset(&rs, 0, sizeof rs);
-	rs.stats_on = 1;
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build(v, 1);
 	struct rlt__keytab *kt = rs.rules[RLT_VAR_ACCEPT][0].keytab;
 	assert_non_null(kt);
 	assert_null(rs.rules[RLT_VAR_ACCEPT][0].v0.state);

@@ -14,20 +14,14 @@
 #include "engine_gcra.h"
 #include "policy.h"
 #include "testutil.h"
+#include "ruleset_harness.h" /* last: its global rs would shadow the core headers' parameters */
 
 #define NS_S 1000000000ull
 #define T0 (1000 * NS_S) /* the fake clock's start: far from 0, as CLOCK_MONOTONIC is */
 
-static struct rlt__ruleset rs;
-
 static void load(const char *send)
 {
-	const char *v[RLT_VAR_COUNT] = {NULL, NULL, send, NULL, NULL};
-	struct rlt_error err;
-	memset(&rs, 0, sizeof rs);
-	rs.stats_on = 1;
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build((const char *[RLT_VAR_COUNT]){NULL, NULL, send, NULL, NULL}, 1);
 }
 
 static const struct rlt__rule_ver *ver0(void)
@@ -123,6 +117,13 @@ static void short_way_is_the_engines_decision(void **s)
 
 /* 1000 B/s, burst 1000: a byte every ms. The burst goes at once; the next byte a ns before its
  * slot waits for exactly that slot, and one asked at its slot goes at once, the short way. */
+/* Charges BYTES (one message) to the send rule at NOW: accepted, to go at WANT_GO. */
+static void charge_send(struct rlt__ticket *t, uint64_t bytes, rlt_ns_t now, rlt_ns_t want_go)
+{
+	assert_int_equal(rlt__charge_at(&rs, t, RLT_VAR_SEND, 0x1, NULL, NULL, bytes, 1, now), 0);
+	assert_int_equal(t->go, want_go);
+}
+
 static void the_edge_to_the_ns(void **s)
 {
 	struct rlt__ticket t;
@@ -130,27 +131,20 @@ static void the_edge_to_the_ns(void **s)
 	(void)s;
 	load("1000B/s burst=1000");
 	st = rs.rules[RLT_VAR_SEND][0].st;
-	assert_int_equal(rlt__charge_at(&rs, &t, RLT_VAR_SEND, 0x1, NULL, NULL, 1000, 1, T0), 0);
-	assert_int_equal(t.go, T0);
+	charge_send(&t, 1000, T0, T0);
 	assert_int_equal(t.counted, 1);
 	rlt__settle(&rs, &t, 1000, 1);
 	/* the bucket is empty: the next byte's slot is T0 + 1 ms */
-	assert_int_equal(rlt__charge_at(&rs, &t, RLT_VAR_SEND, 0x1, NULL, NULL, 1, 1,
-	                                T0 + 999999), 0);
-	assert_int_equal(t.go, T0 + 1000000);
+	charge_send(&t, 1, T0 + 999999, T0 + 1000000);
 	assert_int_equal(t.counted, 0);
 	rlt__settle(&rs, &t, 1, 1);
 	assert_int_equal(st->delayed, 1);
 	assert_int_equal(st->delay_ns_total, 1);
 	/* the byte after: its slot is T0 + 2 ms; a ns early waits that ns */
-	assert_int_equal(rlt__charge_at(&rs, &t, RLT_VAR_SEND, 0x1, NULL, NULL, 1, 1,
-	                                T0 + 1999999), 0);
-	assert_int_equal(t.go, T0 + 2000000);
+	charge_send(&t, 1, T0 + 1999999, T0 + 2000000);
 	rlt__settle(&rs, &t, 1, 1);
 	/* at its slot exactly: at once, counted whole by the charge */
-	assert_int_equal(rlt__charge_at(&rs, &t, RLT_VAR_SEND, 0x1, NULL, NULL, 1, 1,
-	                                T0 + 3000000), 0);
-	assert_int_equal(t.go, T0 + 3000000);
+	charge_send(&t, 1, T0 + 3000000, T0 + 3000000);
 	assert_int_equal(t.counted, 1);
 	rlt__settle(&rs, &t, 1, 1);
 	assert_int_equal(st->calls, 4);
@@ -159,9 +153,7 @@ static void the_edge_to_the_ns(void **s)
 	assert_int_equal(st->delay_ns_total, 2);
 	assert_int_equal(st->units, 1003);
 	/* a short send given back: the short way's ticket settles as the long way's */
-	assert_int_equal(rlt__charge_at(&rs, &t, RLT_VAR_SEND, 0x1, NULL, NULL, 10, 1,
-	                                T0 + 30000000), 0);
-	assert_int_equal(t.go, T0 + 30000000);
+	charge_send(&t, 10, T0 + 30000000, T0 + 30000000);
 	rlt__settle(&rs, &t, 4, 1);
 	assert_int_equal(st->units, 1007);
 	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, T0 + 30000000), 23);

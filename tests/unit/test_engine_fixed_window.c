@@ -185,37 +185,29 @@ static void fw_ten_years_and_overflow(void **s)
 	assert_int_equal(dec(&e, TEN_YEARS, 16, RLT_MODE_NOW, &at), RLT_GO);
 	unmk(&e);
 	/* a slow rule at a clock reading near 2^64: the next window would start past the end */
-	mk(&e, RLT_ALGO_FIXED_WINDOW, 1, SEC, NEVER);
-	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
-	assert_int_equal(at, NEVER);
-	unmk(&e);
+	end_of_time(RLT_ALGO_FIXED_WINDOW, 1, SEC, UINT64_MAX - 5);
 }
 
 static void fw_through_rlt_decide(void **s)
 {
-	struct rlt_params p;
-	struct rlt_error err;
-	_Alignas(16) unsigned char st[64];
+	struct pub u;
 	rlt_ns_t at;
 	(void)s;
 	/* 120/min algo=fixed-window */
-	assert_int_equal(rlt_params_init(&p, RLT_ALGO_FIXED_WINDOW, 120, 1, 60 * SEC, 0, NEVER,
-	                                 &err), 0);
-	assert_int_equal(p.limit, 120);
-	assert_true(rlt_state_size(&p) <= sizeof st);
-	assert_int_equal(rlt_state_init(&p, st, 0), 0);
+	pub_mk(&u, RLT_ALGO_FIXED_WINDOW, 120, 60 * SEC);
+	assert_int_equal(u.p.limit, 120);
+	assert_true(rlt_state_size(&u.p) <= 64);
 	for (int i = 0; i < 120; i++)
-		assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_DENY);
+		assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 1, RLT_MODE_NOW, &at), RLT_DENY);
 	assert_int_equal(at, 120 * SEC);
-	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 0, RLT_MODE_NOW, &at), RLT_GO);
-	rlt_refund(&p, st, 61 * SEC, 1);
-	assert_int_equal(rlt_available(&p, st, 62 * SEC), 1);
-	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_GO);
-	assert_int_equal(rlt_decide(&p, st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 0, RLT_MODE_NOW, &at), RLT_GO);
+	rlt_refund(&u.p, u.st, 61 * SEC, 1);
+	assert_int_equal(rlt_available(&u.p, u.st, 62 * SEC), 1);
+	assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&u.p, u.st, 61 * SEC, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, 120 * SEC);
-	rlt_state_destroy(&p, st);
+	pub_unmk(&u);
 }
 
 /*
@@ -230,7 +222,7 @@ static void fw_property_random(void **s)
 	for (int round = 0; round < 200; round++) {
 		struct eng e;
 		uint64_t L = rlt_test_range(&seed, 1, 40), W = rlt_test_range(&seed, 10, 100000);
-		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 3 * W);
+		uint64_t mw = walk_max_wait(&seed, 3 * W);
 		rlt_ns_t now = rlt_test_range(&seed, 0, 1000000), prev = 0;
 		size_t n = 0, cap = 3000;
 		struct adm *a = malloc(cap * sizeof *a);
@@ -239,13 +231,12 @@ static void fw_property_random(void **s)
 		for (size_t i = 0; i < cap; i++) {
 			uint64_t c = rlt_test_range(&seed, 0, 20) == 0 ? rlt_test_range(&seed, L, 3 * L)
 			                                               : rlt_test_range(&seed, 1, L);
-			enum rlt_mode m = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_mode m = walk_mode(&seed);
 			enum rlt_verdict v;
 			rlt_ns_t at;
 			uint64_t saved = *(uint64_t *)e.state;
 
-			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 3 * W)
-			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			now += walk_step(&seed, L, W, 3 * W);
 			v = dec(&e, now, c, m, &at);
 			if (v == RLT_DENY) {
 				rlt_ns_t at2;

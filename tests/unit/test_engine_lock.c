@@ -34,8 +34,14 @@ static void *count_main(void *arg)
 	return NULL;
 }
 
-static void exclusive(unsigned flags)
+/* The tests run for a local state and a shared one: their flags come as the test's state. */
+static unsigned flags_local = 0, flags_shared = RLT_STATE_SHARED;
+#define LOCAL_AND_SHARED(f)                                                                        \
+	{#f "_local", f, NULL, NULL, &flags_local}, {#f "_shared", f, NULL, NULL, &flags_shared}
+
+static void exclusive(void **s)
 {
+	unsigned flags = *(unsigned *)*s;
 	struct counted *c = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE,
 	                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pthread_t id[LOCK_THREADS];
@@ -52,20 +58,9 @@ static void exclusive(unsigned flags)
 	munmap(c, sizeof *c);
 }
 
-static void exclusive_local(void **s)
+static void self(void **s)
 {
-	(void)s;
-	exclusive(0);
-}
-
-static void exclusive_shared(void **s)
-{
-	(void)s;
-	exclusive(RLT_STATE_SHARED);
-}
-
-static void self(unsigned flags)
-{
+	unsigned flags = *(unsigned *)*s;
 	struct rlt__lock l;
 
 	assert_int_equal(rlt__lock_init(&l, flags), 0);
@@ -76,18 +71,6 @@ static void self(unsigned flags)
 	assert_int_equal(rlt__lock_take(&l), RLT_LOCK_HELD);
 	rlt__lock_release(&l);
 	rlt__lock_destroy(&l);
-}
-
-static void self_local(void **s)
-{
-	(void)s;
-	self(0);
-}
-
-static void self_shared(void **s)
-{
-	(void)s;
-	self(RLT_STATE_SHARED);
 }
 
 static void *take_and_vanish(void *arg)
@@ -170,19 +153,15 @@ static void nested_charged(enum rlt_algo algo, unsigned flags)
 	}
 }
 
-static void sw_nested_charged(void **s)
+/* For the algorithm the test's state names, on a local state and a shared one. */
+static void nested_both(void **s)
 {
-	(void)s;
-	nested_charged(RLT_ALGO_SLIDING_WINDOW, 0);
-	nested_charged(RLT_ALGO_SLIDING_WINDOW, RLT_STATE_SHARED);
-}
+	enum rlt_algo algo = *(enum rlt_algo *)*s;
 
-static void log_nested_charged(void **s)
-{
-	(void)s;
-	nested_charged(RLT_ALGO_SLIDING_LOG, 0);
-	nested_charged(RLT_ALGO_SLIDING_LOG, RLT_STATE_SHARED);
+	nested_charged(algo, 0);
+	nested_charged(algo, RLT_STATE_SHARED);
 }
+static enum rlt_algo algo_sw = RLT_ALGO_SLIDING_WINDOW, algo_log = RLT_ALGO_SLIDING_LOG;
 
 /* A copy made while nested calls are pending stands where the original stands. */
 static void copy_keeps_pending(void **s)
@@ -254,23 +233,28 @@ static void on_alarm(int sig)
 	errno = saved;
 }
 
-/* SIGALRM every 20 us for 300 ms; its handler decides on the state the loop decides on. */
-static void signal_nested(const char *rule)
+/* A state of RULE (an RLT_SEND rule's text) on the heap, initialised; *P gets its params. */
+static void *state_of(const char *rule, struct rlt_params *p)
 {
 	struct rlt_rule r;
 	struct rlt_error err;
+	size_t n;
+
+	assert_int_equal(rlt_rules_parse(RLT_VAR_SEND, rule, &r, 1, &n, &err), 0);
+	*p = r.params;
+	return state_new(p);
+}
+
+/* SIGALRM every 20 us for 300 ms; its handler decides on the state the loop decides on. */
+static void signal_nested(const char *rule)
+{
 	struct itimerval it = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
 	struct sigaction sa = {.sa_handler = on_alarm};
 	pthread_t wd;
 	sigset_t block;
-	size_t n;
 	uint64_t loops = 0;
 
-	assert_int_equal(rlt_rules_parse(RLT_VAR_SEND, rule, &r, 1, &n, &err), 0);
-	sig_p = r.params;
-	sig_state = aligned_alloc(64, (rlt_state_size(&sig_p) + 63) / 64 * 64);
-	assert_non_null(sig_state);
-	assert_int_equal(rlt_state_init(&sig_p, sig_state, 0), 0);
+	sig_state = state_of(rule, &sig_p);
 	atomic_store(&sig_clock, SEC);
 	atomic_store(&in_handler, 0);
 	atomic_store(&done, 0);
@@ -330,17 +314,10 @@ static void *busy_main(void *arg)
  * inherited the lock held by that thread (which it does not have) must not wait for it. */
 static void fork_beside_busy_thread(const char *rule)
 {
-	struct rlt_rule r;
-	struct rlt_error err;
 	pthread_t t;
-	size_t n;
 	int hung = 0;
 
-	assert_int_equal(rlt_rules_parse(RLT_VAR_SEND, rule, &r, 1, &n, &err), 0);
-	busy_p = r.params;
-	busy_state = aligned_alloc(64, (rlt_state_size(&busy_p) + 63) / 64 * 64);
-	assert_non_null(busy_state);
-	assert_int_equal(rlt_state_init(&busy_p, busy_state, 0), 0);
+	busy_state = state_of(rule, &busy_p);
 	atomic_store(&busy_stop, 0);
 	assert_int_equal(pthread_create(&t, NULL, busy_main, NULL), 0);
 	for (int i = 0; i < 200; i++) {
@@ -384,13 +361,11 @@ static void fork_beside_busy(void **s)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(exclusive_local),
-		cmocka_unit_test(exclusive_shared),
-		cmocka_unit_test(self_local),
-		cmocka_unit_test(self_shared),
+		LOCAL_AND_SHARED(exclusive),
+		LOCAL_AND_SHARED(self),
 		cmocka_unit_test(older_generation_taken_over),
-		cmocka_unit_test(sw_nested_charged),
-		cmocka_unit_test(log_nested_charged),
+		{"sw_nested_charged", nested_both, NULL, NULL, &algo_sw},
+		{"log_nested_charged", nested_both, NULL, NULL, &algo_log},
 		cmocka_unit_test(copy_keeps_pending),
 		cmocka_unit_test(signal_nested_all),
 		cmocka_unit_test(fork_beside_busy),

@@ -162,12 +162,7 @@ static void log_ten_years_and_end_of_time(void **s)
 	assert_int_equal(at, TEN_YEARS + SEC + 7);
 	unmk(&e);
 	/* an entry that would leave the period past 2^64: never, not wrapped */
-	mk(&e, RLT_ALGO_SLIDING_LOG, 1, SEC, NEVER);
-	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
-	assert_int_equal(at, NEVER);
-	assert_int_equal(avail(&e, UINT64_MAX), 0);
-	unmk(&e);
+	end_of_time(RLT_ALGO_SLIDING_LOG, 1, SEC, UINT64_MAX - 5);
 }
 
 static void log_largest_limit_and_init(void **s)
@@ -200,41 +195,30 @@ static void log_largest_limit_and_init(void **s)
 
 static void log_through_rlt_decide(void **s)
 {
-	struct rlt_params p;
-	struct rlt_error err;
-	void *st;
+	struct pub u;
 	rlt_ns_t at;
 	(void)s;
 	/* 300msg/s algo=sliding-log */
-	assert_int_equal(rlt_params_init(&p, RLT_ALGO_SLIDING_LOG, 300, 1, SEC, 0, NEVER, &err), 0);
-	assert_int_equal(p.limit, 300);
-	st = aligned_alloc(64, (rlt_state_size(&p) + 63) / 64 * 64);
-	assert_int_equal(rlt_state_init(&p, st, 0), 0);
-	assert_int_equal(rlt_decide(&p, st, 5 * SEC, 300, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(rlt_decide(&p, st, 5 * SEC + 1, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	pub_mk(&u, RLT_ALGO_SLIDING_LOG, 300, SEC);
+	assert_int_equal(u.p.limit, 300);
+	assert_int_equal(rlt_decide(&u.p, u.st, 5 * SEC, 300, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&u.p, u.st, 5 * SEC + 1, 1, RLT_MODE_NOW, &at), RLT_DENY);
 	assert_int_equal(at, 6 * SEC);
-	rlt_refund(&p, st, 5 * SEC, 1);
-	assert_int_equal(rlt_available(&p, st, 5 * SEC + 2), 1);
-	assert_int_equal(rlt_decide(&p, st, 5 * SEC + 3, 1, RLT_MODE_RESERVE, &at), RLT_GO);
-	assert_int_equal(rlt_decide(&p, st, 5 * SEC + 3, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	rlt_refund(&u.p, u.st, 5 * SEC, 1);
+	assert_int_equal(rlt_available(&u.p, u.st, 5 * SEC + 2), 1);
+	assert_int_equal(rlt_decide(&u.p, u.st, 5 * SEC + 3, 1, RLT_MODE_RESERVE, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&u.p, u.st, 5 * SEC + 3, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
 	assert_int_equal(at, 6 * SEC);
-	rlt_state_destroy(&p, st);
-	free(st);
+	pub_unmk(&u);
 }
 
 /* A process that dies holding a shared state's lock does not block the others, and the
  * running total is rebuilt (white box: the lock is the state's first member). */
 static void log_shared_owner_dies(void **s)
 {
-	struct rlt_params p;
 	(void)s;
-	memset(&p, 0, sizeof p);
-	p.algo = RLT_ALGO_SLIDING_LOG;
-	p.limit = 10;
-	p.window_ns = 1000;
-	p.max_wait_ns = NEVER;
 	/* and the running total is rebuilt: the denial is for when the first 4 leave */
-	assert_int_equal(shared_owner_dies(ops, &p), 1100);
+	assert_int_equal(shared_owner_dies(RLT_ALGO_SLIDING_LOG, 10, 1000), 1100);
 }
 
 
@@ -277,7 +261,7 @@ static void log_property_random(void **s)
 	for (int round = 0; round < 150; round++) {
 		struct eng e;
 		uint64_t L = rlt_test_range(&seed, 1, 40), W = rlt_test_range(&seed, 1, 100000);
-		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 2 * W);
+		uint64_t mw = walk_max_wait(&seed, 2 * W);
 		rlt_ns_t now = rlt_test_range(&seed, 0, 1000000), prev = 0;
 		size_t n = 0, cap = 2000;
 		struct adm *a = malloc(cap * sizeof *a);
@@ -285,12 +269,11 @@ static void log_property_random(void **s)
 		mk(&e, RLT_ALGO_SLIDING_LOG, L, W, mw);
 		for (size_t i = 0; i < cap; i++) {
 			uint64_t c = rlt_test_range(&seed, 1, L + (L > 4 ? L / 4 : 1));
-			enum rlt_mode md = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_mode md = walk_mode(&seed);
 			enum rlt_verdict v;
 			rlt_ns_t at, from;
 
-			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 2 * W)
-			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			now += walk_step(&seed, L, W, 2 * W);
 			v = dec(&e, now, c, md, &at);
 			if (c > L) {
 				assert_int_equal(v, RLT_DENY);
@@ -328,35 +311,12 @@ static void log_property_random(void **s)
 /* Callers that reserve, wait for their time and ask again: exactly L per window long-run. */
 static void log_overload_rate(void **s)
 {
-	uint64_t seed = 9;
+	static const uint64_t Ls[] = { 7, 100, 1000 };
 	(void)s;
 	for (int k = 0; k < 3; k++) {
-		static const uint64_t Ls[] = { 7, 100, 1000 };
-		uint64_t L = Ls[k], W = 10 * MS, units = 0;
-		rlt_ns_t next[8], t1 = 100 * W, t2 = 1100 * W;
-		struct eng e;
-		double r;
+		double r = overload_rate(RLT_ALGO_SLIDING_LOG, Ls[k], 10 * MS, 8, 1, 9 + (uint64_t)k);
 
-		mk(&e, RLT_ALGO_SLIDING_LOG, L, W, NEVER);
-		for (int i = 0; i < 8; i++)
-			next[i] = rlt_test_range(&seed, 0, W);
-		for (;;) {
-			int m = 0;
-			rlt_ns_t at;
-
-			for (int i = 1; i < 8; i++)
-				if (next[i] < next[m])
-					m = i;
-			if (next[m] >= t2)
-				break;
-			assert_int_not_equal(dec(&e, next[m], 1, RLT_MODE_RESERVE, &at), RLT_DENY);
-			if (at >= t1 && at < t2)
-				units += 1;
-			next[m] = at;
-		}
-		r = (double)units / (1000.0 * (double)L);
 		assert_true(r > 0.999 && r < 1.001);
-		unmk(&e);
 	}
 }
 

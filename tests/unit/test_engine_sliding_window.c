@@ -177,48 +177,30 @@ static void sw_max_wait_mode_ten_years(void **s)
 	assert_int_equal(at, go);
 	unmk(&e);
 	/* near the end of time the search stops: denied, never wrapped */
-	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
-	assert_int_equal(dec(&e, UINT64_MAX - 2000, 10, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, UINT64_MAX - 2000, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
-	assert_int_equal(at, NEVER);
-	assert_int_equal(avail(&e, UINT64_MAX), 0);
-	unmk(&e);
+	end_of_time(RLT_ALGO_SLIDING_WINDOW, 10, SW_W, UINT64_MAX - 2000);
 }
 
 static void sw_through_rlt_decide(void **s)
 {
-	struct rlt_params p;
-	struct rlt_error err;
-	void *st;
+	struct pub u;
 	rlt_ns_t at;
 	(void)s;
-	assert_int_equal(rlt_params_init(&p, RLT_ALGO_SLIDING_WINDOW, 10, 1, SEC, 0, NEVER, &err),
-	                 0);
-	assert_int_equal(p.sub_ns, 100 * MS);
-	st = aligned_alloc(64, (rlt_state_size(&p) + 63) / 64 * 64);
-	assert_int_equal(rlt_state_init(&p, st, 0), 0);
-	assert_int_equal(rlt_decide(&p, st, 5 * SEC, 10, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(rlt_decide(&p, st, 5 * SEC, 1, RLT_MODE_NOW, &at), RLT_DENY);
+	pub_mk(&u, RLT_ALGO_SLIDING_WINDOW, 10, SEC);
+	assert_int_equal(u.p.sub_ns, 100 * MS);
+	assert_int_equal(rlt_decide(&u.p, u.st, 5 * SEC, 10, RLT_MODE_NOW, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&u.p, u.st, 5 * SEC, 1, RLT_MODE_NOW, &at), RLT_DENY);
 	assert_int_equal(at, 6 * SEC + 10 * MS - 1);
-	rlt_refund(&p, st, 5 * SEC, 1);
-	assert_int_equal(rlt_available(&p, st, 5 * SEC), 1);
-	rlt_state_destroy(&p, st);
-	free(st);
+	rlt_refund(&u.p, u.st, 5 * SEC, 1);
+	assert_int_equal(rlt_available(&u.p, u.st, 5 * SEC), 1);
+	pub_unmk(&u);
 }
 
 /* A process that dies holding a shared state's lock does not block the others (white box:
  * the lock is the state's first member). */
 static void sw_shared_owner_dies(void **s)
 {
-	struct rlt_params p;
 	(void)s;
-	memset(&p, 0, sizeof p);
-	p.algo = RLT_ALGO_SLIDING_WINDOW;
-	p.limit = 10;
-	p.window_ns = SW_W;
-	p.sub_ns = SW_S;
-	p.max_wait_ns = NEVER;
-	shared_owner_dies(&rlt__engine_sliding_window, &p);
+	shared_owner_dies(RLT_ALGO_SLIDING_WINDOW, 10, SW_W);
 }
 
 /*
@@ -285,7 +267,7 @@ static void sw_property_random(void **s)
 		struct eng e;
 		uint64_t L = rlt_test_range(&seed, 1, 60), S = rlt_test_range(&seed, 1, 5000);
 		uint64_t W = 10 * S;
-		uint64_t mw = rlt_test_range(&seed, 0, 3) == 0 ? NEVER : rlt_test_range(&seed, 0, 3 * W);
+		uint64_t mw = walk_max_wait(&seed, 3 * W);
 		rlt_ns_t now = rlt_test_range(&seed, 0, 100000), prev = 0;
 		size_t n = 0, cap = 3000;
 		struct adm *a = malloc(cap * sizeof *a);
@@ -295,12 +277,11 @@ static void sw_property_random(void **s)
 		mk(&e, RLT_ALGO_SLIDING_WINDOW, L, W, mw);
 		for (size_t i = 0; i < cap; i++) {
 			uint64_t c = rlt_test_range(&seed, 1, L);
-			enum rlt_mode md = rlt_test_range(&seed, 0, 1) ? RLT_MODE_NOW : RLT_MODE_RESERVE;
+			enum rlt_mode md = walk_mode(&seed);
 			enum rlt_verdict v;
 			rlt_ns_t at, from;
 
-			now += rlt_test_range(&seed, 0, 3) == 0 ? rlt_test_range(&seed, 0, 2 * W)
-			                                        : rlt_test_range(&seed, 0, W / L + 1);
+			now += walk_step(&seed, L, W, 2 * W);
 			v = dec(&e, now, c, md, &at);
 			assert_true(at != NEVER && at >= now);
 			/* earliest: conforms at `at`, and not one ns before (unless FIFO holds it) */

@@ -24,56 +24,47 @@ static int setup(void **s)
 	return 0;
 }
 
-static void across_an_empty_entry(void **s)
+/* Slices LEN bytes at OFF of the layout into at most MAX entries: WANT_N entries, each WANT[i]
+ * (base and length), and WANT_MISSING bytes not there. */
+static void expect_slice(uint64_t off, size_t len, size_t max, size_t want_n,
+                         const struct iovec *want, size_t want_missing)
 {
 	struct iovec out[5];
 	size_t missing = 99;
+	size_t n = rlt__iov_slice(layout, 5, off, len, out, max, &missing);
+
+	assert_int_equal(n, want_n);
+	for (size_t i = 0; i < n; i++) {
+		assert_ptr_equal(out[i].iov_base, want[i].iov_base);
+		assert_int_equal(out[i].iov_len, want[i].iov_len);
+	}
+	assert_int_equal(missing, want_missing);
+}
+
+static void across_an_empty_entry(void **s)
+{
 	(void)s;
-	size_t n = rlt__iov_slice(layout, 5, 8, 6, out, 5, &missing);
-	assert_int_equal(n, 2);
-	assert_ptr_equal(out[0].iov_base, a + 8);
-	assert_int_equal(out[0].iov_len, 2);
-	assert_ptr_equal(out[1].iov_base, c);
-	assert_int_equal(out[1].iov_len, 4);
-	assert_int_equal(missing, 0);
+	expect_slice(8, 6, 5, 2, (struct iovec[]){{a + 8, 2}, {c, 4}}, 0);
 }
 
 static void starting_on_a_boundary(void **s)
 {
-	struct iovec out[5];
-	size_t missing = 99;
 	(void)s;
 	/* offset 10 is the end of a and the start of c: the slice starts in c, with no empty entry
 	 * (nor an empty tail of a) ahead of it */
-	size_t n = rlt__iov_slice(layout, 5, 10, 5, out, 5, &missing);
-	assert_int_equal(n, 1);
-	assert_ptr_equal(out[0].iov_base, c);
-	assert_int_equal(out[0].iov_len, 5);
-	assert_int_equal(missing, 0);
+	expect_slice(10, 5, 5, 1, (struct iovec[]){{c, 5}}, 0);
 	/* offset 15: the end of c, past the second empty entry, into d */
-	n = rlt__iov_slice(layout, 5, 15, 7, out, 5, &missing);
-	assert_int_equal(n, 1);
-	assert_ptr_equal(out[0].iov_base, d);
-	assert_int_equal(out[0].iov_len, 7);
-	assert_int_equal(missing, 0);
+	expect_slice(15, 7, 5, 1, (struct iovec[]){{d, 7}}, 0);
 }
 
 static void past_the_end(void **s)
 {
-	struct iovec out[5];
-	size_t missing = 0;
 	(void)s;
 	/* the last 3 bytes and 4 that are not there */
-	size_t n = rlt__iov_slice(layout, 5, 19, 7, out, 5, &missing);
-	assert_int_equal(n, 1);
-	assert_ptr_equal(out[0].iov_base, d + 4);
-	assert_int_equal(out[0].iov_len, 3);
-	assert_int_equal(missing, 4);
+	expect_slice(19, 7, 5, 1, (struct iovec[]){{d + 4, 3}}, 4);
 	/* starting at or past the end: nothing at all */
-	assert_int_equal(rlt__iov_slice(layout, 5, 22, 5, out, 5, &missing), 0);
-	assert_int_equal(missing, 5);
-	assert_int_equal(rlt__iov_slice(layout, 5, UINT64_MAX, 5, out, 5, &missing), 0);
-	assert_int_equal(missing, 5);
+	expect_slice(22, 5, 5, 0, NULL, 5);
+	expect_slice(UINT64_MAX, 5, 5, 0, NULL, 5);
 }
 
 static void nothing_asked_or_nothing_there(void **s)
@@ -99,13 +90,9 @@ static void too_few_output_entries(void **s)
 	size_t missing = 0;
 	(void)s;
 	/* the whole 22 bytes in at most 2 entries: a and c, d's 7 are missing */
-	size_t n = rlt__iov_slice(layout, 5, 0, 22, out, 2, &missing);
-	assert_int_equal(n, 2);
-	assert_ptr_equal(out[0].iov_base, a);
-	assert_int_equal(out[0].iov_len, 10);
-	assert_ptr_equal(out[1].iov_base, c);
-	assert_int_equal(out[1].iov_len, 5);
-	assert_int_equal(missing, 7);
+	expect_slice(0, 22, 2, 2, (struct iovec[]){{a, 10}, {c, 5}}, 7);
+	/* and no third entry is written */
+	assert_int_equal(rlt__iov_slice(layout, 5, 0, 22, out, 2, &missing), 2);
 	assert_int_equal(out[2].iov_len, 77);
 	/* max 0: all of it missing */
 	assert_int_equal(rlt__iov_slice(layout, 5, 0, 22, out, 0, &missing), 0);

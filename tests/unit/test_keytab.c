@@ -83,47 +83,43 @@ static void test_memory_stated(void **s)
 	assert_null(rlt__keytab_new(&w, 16, 1, 0));
 }
 
+/* The key of KIND for peer P (prefixes P4, P6; PORT) into *K, and its text: WANT. */
+static void key_says(const struct rlt__peer *p, enum rlt_key kind, unsigned p4, unsigned p6,
+                     uint16_t port, struct rlt__key *k, const char *want)
+{
+	char buf[80];
+
+	rlt__key_of(kind, p4, p6, p, port, k);
+	rlt__key_format(k, p4, p6, buf, sizeof buf);
+	assert_string_equal(buf, want);
+}
+
 static void test_key_of(void **s)
 {
 	struct rlt__peer p = { .af = AF_INET };
 	struct rlt__key a, b;
-	char buf[80];
 	(void)s;
 	inet_pton(AF_INET, "192.168.7.77", p.addr);
-	rlt__key_of(RLT_KEY_PEER, 24, 64, &p, 0, &a);
-	rlt__key_format(&a, 24, 64, buf, sizeof buf);
-	assert_string_equal(buf, "192.168.7.0/24");
+	key_says(&p, RLT_KEY_PEER, 24, 64, 0, &a, "192.168.7.0/24");
 	inet_pton(AF_INET, "192.168.7.1", p.addr);
 	rlt__key_of(RLT_KEY_PEER, 24, 64, &p, 0, &b);
 	assert_memory_equal(&a, &b, sizeof a); /* one /24, one key */
-	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &b);
+	key_says(&p, RLT_KEY_PEER, 32, 128, 0, &b, "192.168.7.1");
 	assert_memory_not_equal(&a, &b, sizeof a);
-	rlt__key_format(&b, 32, 128, buf, sizeof buf);
-	assert_string_equal(buf, "192.168.7.1");
-	rlt__key_of(RLT_KEY_PEER, 21, 64, &p, 0, &b);
-	rlt__key_format(&b, 21, 64, buf, sizeof buf);
-	assert_string_equal(buf, "192.168.0.0/21");
+	key_says(&p, RLT_KEY_PEER, 21, 64, 0, &b, "192.168.0.0/21");
 
 	p.af = AF_INET6;
 	inet_pton(AF_INET6, "2001:db8:1:2:3:4:5:6", p.addr);
-	rlt__key_of(RLT_KEY_PEER, 24, 64, &p, 0, &a);
-	rlt__key_format(&a, 24, 64, buf, sizeof buf);
-	assert_string_equal(buf, "2001:db8:1:2::/64");
-	rlt__key_of(RLT_KEY_PEER, 24, 56, &p, 0, &a);
-	rlt__key_format(&a, 24, 56, buf, sizeof buf);
-	assert_string_equal(buf, "2001:db8:1::/56");
+	key_says(&p, RLT_KEY_PEER, 24, 64, 0, &a, "2001:db8:1:2::/64");
+	key_says(&p, RLT_KEY_PEER, 24, 56, 0, &a, "2001:db8:1::/56");
 	/* an IPv4 key and an IPv6 key of the same bytes differ */
 	p.af = AF_INET;
 	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &b);
 	assert_memory_not_equal(&a, &b, sizeof a);
 
-	rlt__key_of(RLT_KEY_PORT, 0, 0, &p, 8080, &a);
-	rlt__key_format(&a, 0, 0, buf, sizeof buf);
-	assert_string_equal(buf, "port 8080");
+	key_says(&p, RLT_KEY_PORT, 0, 0, 8080, &a, "port 8080");
 	p.af = AF_UNIX;
-	rlt__key_of(RLT_KEY_PEER, 32, 128, &p, 0, &a);
-	rlt__key_format(&a, 32, 128, buf, sizeof buf);
-	assert_string_equal(buf, "(no address)");
+	key_says(&p, RLT_KEY_PEER, 32, 128, 0, &a, "(no address)");
 	assert_true(a.w[0] != 0); /* 0 marks a free slot */
 }
 
@@ -225,13 +221,30 @@ static void test_eviction_bound(void **s)
  * Threads
  * ------------------------------------------------------------------------------------------- */
 
+/* The threads of a test start together: each waits here first. */
+static pthread_barrier_t start_line;
+
+/* Runs FN on N threads (8 at most), the i-th on ARG + i * SIZE (its worker), started together,
+ * and returns once all have ended. */
+static void together(unsigned n, void *(*fn)(void *), void *arg, size_t size)
+{
+	pthread_t th[8];
+
+	assert_true(n <= 8);
+	pthread_barrier_init(&start_line, NULL, n);
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, fn, (char *)arg + i * size), 0);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&start_line);
+}
+
 struct worker {
 	struct rlt__keytab *t;
 	unsigned id;
 	unsigned go;
 	uint64_t seed;
 	int racing;
-	pthread_barrier_t *bar;
 };
 
 static _Atomic rlt_ns_t fake_now = T0;
@@ -239,7 +252,7 @@ static _Atomic rlt_ns_t fake_now = T0;
 static void *own_key(void *arg)
 {
 	struct worker *w = arg;
-	pthread_barrier_wait(w->bar);
+	pthread_barrier_wait(&start_line);
 	for (int i = 0; i < 2000; i++)
 		w->go += now_go(w->t, nth(w->id), atomic_load(&fake_now)) == RLT_GO;
 	return NULL;
@@ -251,29 +264,22 @@ static void test_threads_independent(void **s)
 {
 	struct rlt_params p = token(100, 10);
 	struct rlt__keytab *t = rlt__keytab_new(&p, 64, 3, 1);
-	pthread_barrier_t bar;
-	pthread_t th[8];
 	struct worker w[8];
 	(void)s;
-	pthread_barrier_init(&bar, NULL, 8);
-	for (unsigned i = 0; i < 8; i++) {
-		w[i] = (struct worker){ .t = t, .id = i, .bar = &bar };
-		assert_int_equal(pthread_create(&th[i], NULL, own_key, &w[i]), 0);
-	}
-	for (unsigned i = 0; i < 8; i++) {
-		pthread_join(th[i], NULL);
+	for (unsigned i = 0; i < 8; i++)
+		w[i] = (struct worker){ .t = t, .id = i };
+	together(8, own_key, w, sizeof w[0]);
+	for (unsigned i = 0; i < 8; i++)
 		assert_int_equal(w[i].go, 10);
-	}
 	assert_int_equal(atomic_load(&t->a->tracked), 8);
 	assert_int_equal(atomic_load(&t->a->spills), 0);
-	pthread_barrier_destroy(&bar);
 	rlt__keytab_free(t);
 }
 
 static void *churn(void *arg)
 {
 	struct worker *w = arg;
-	pthread_barrier_wait(w->bar);
+	pthread_barrier_wait(&start_line);
 	for (int i = 0; i < 20000; i++) {
 		rlt_ns_t now = atomic_fetch_add(&fake_now, 37 * 1000) + 1;
 		struct rlt__key k = nth((unsigned)rlt_test_range(&w->seed, 0, 47));
@@ -295,18 +301,12 @@ static void test_threads_churn(void **s)
 {
 	struct rlt_params p = token(1000, 5);
 	struct rlt__keytab *t = rlt__keytab_new(&p, 16, 11, 1);
-	pthread_barrier_t bar;
-	pthread_t th[4];
 	struct worker w[4];
 	uint64_t replaced;
 	(void)s;
-	pthread_barrier_init(&bar, NULL, 4);
-	for (unsigned i = 0; i < 4; i++) {
-		w[i] = (struct worker){ .t = t, .id = i, .seed = i + 1, .bar = &bar };
-		assert_int_equal(pthread_create(&th[i], NULL, churn, &w[i]), 0);
-	}
 	for (unsigned i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
+		w[i] = (struct worker){ .t = t, .id = i, .seed = i + 1 };
+	together(4, churn, w, sizeof w[0]);
 	for (unsigned i = 0; i < t->keys; i++) {
 		struct rlt__keyslot *a = &t->slots[i];
 		struct rlt__key ka = { { a->k[0], a->k[1], a->k[2] } };
@@ -330,7 +330,6 @@ static void test_threads_churn(void **s)
 	       (unsigned long long)replaced, (unsigned long long)atomic_load(&t->a->evictions),
 	       (unsigned long long)atomic_load(&t->a->expired),
 	       (unsigned long long)atomic_load(&t->a->spills));
-	pthread_barrier_destroy(&bar);
 	rlt__keytab_free(t);
 }
 
@@ -428,7 +427,6 @@ static void test_count_waiters(void **s)
 struct count_worker {
 	struct rlt__keytab *t;
 	unsigned seed;
-	pthread_barrier_t *bar;
 };
 
 /* Takes and gives back (or waits on, then leaves) keys of a set too small for them all. */
@@ -436,7 +434,7 @@ static void *count_churn(void *arg)
 {
 	struct count_worker *w = arg;
 	unsigned x = w->seed;
-	pthread_barrier_wait(w->bar);
+	pthread_barrier_wait(&start_line);
 	for (unsigned i = 0; i < 100000; i++) {
 		x = x * 1103515245u + 12345u;
 		struct rlt__key k = nth((x >> 16) % 24);
@@ -458,22 +456,15 @@ static void *count_churn(void *arg)
 static void test_counts_churn(void **s)
 {
 	struct rlt__keytab *t = rlt__keytab_new(NULL, 8, 5, 0);
-	pthread_barrier_t bar;
-	pthread_t th[4];
 	struct count_worker w[4];
 	(void)s;
-	pthread_barrier_init(&bar, NULL, 4);
-	for (unsigned i = 0; i < 4; i++) {
-		w[i] = (struct count_worker){ .t = t, .seed = 7 * i + 1, .bar = &bar };
-		assert_int_equal(pthread_create(&th[i], NULL, count_churn, &w[i]), 0);
-	}
 	for (unsigned i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
+		w[i] = (struct count_worker){ .t = t, .seed = 7 * i + 1 };
+	together(4, count_churn, w, sizeof w[0]);
 	for (unsigned i = 0; i < t->keys; i++)
 		assert_int_equal(atomic_load(&t->slots[i].state), 0);
 	printf("counts churn: 400000 calls, %llu replaced\n",
 	       (unsigned long long)atomic_load(&t->a->expired));
-	pthread_barrier_destroy(&bar);
 	rlt__keytab_free(t);
 }
 

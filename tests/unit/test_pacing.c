@@ -7,31 +7,17 @@
 #include "charge.h"
 #include "pacing.h"
 #include "policy.h"
+#include "ruleset_harness.h" /* last: its global rs would shadow the core headers' parameters */
 
 #define MS (1000 * 1000ull)
 #define T0 (1000 * RLT_NS_PER_SEC) /* the fake clock's start: far from 0 */
 
-static struct rlt__ruleset rs;
-
 static void load(enum rlt_var var, const char *value)
 {
 	const char *v[RLT_VAR_COUNT] = {NULL};
-	struct rlt_error err;
 
-	memset(&rs, 0, sizeof rs);
 	v[var] = value;
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
-}
-
-/* Takes `units` of rule 0 of var at fake time `now` (GO or WAIT: a reservation either way). */
-static void take(enum rlt_var var, rlt_ns_t now, uint64_t units)
-{
-	struct rlt__rt_rule *r = &rs.rules[var][0];
-	rlt_ns_t at;
-
-	assert_int_not_equal(rlt_decide(&r->rule.params, r->v0.state, now, units, RLT_MODE_RESERVE, &at),
-	                     RLT_DENY);
+	rs_build(v, 0);
 }
 
 /* 100 KiB/s: a piece is 10 ms of the rate, 1024 bytes; the burst 8 KiB goes whole. */
@@ -46,7 +32,7 @@ static void a_send_within_the_burst_goes_whole(void **st)
 	assert_int_equal(p.mode, RLT_PACE_WHOLE);
 	assert_false(rlt__pace_charge_after(&p));
 	/* whole, whatever the budget says now: it waits for all of it */
-	take(RLT_VAR_SEND, T0, 8192);
+	rs_take(RLT_VAR_SEND, 0, T0, 8192);
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 8192);
 	assert_int_equal(rlt__pace_after(&p, 8192, 8192, 0), 0);
 	assert_int_equal(p.done, 8192);
@@ -102,7 +88,7 @@ static void a_nonblocking_send_takes_what_is_there(void **st)
 	load(RLT_VAR_SEND, "100KiB/s burst=8KiB");
 	rlt__pace_begin(&p, &rs, RLT_VAR_SEND, 1, 100000, RLT_PACE_KEEP_WHOLE | RLT_PACE_NONBLOCK);
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 8192); /* the whole burst */
-	take(RLT_VAR_SEND, T0, 8192);
+	rs_take(RLT_VAR_SEND, 0, T0, 8192);
 	/* nothing left: one piece, waited for (by a socket whose readiness is not held: with
 	 * it, the call fails with EAGAIN first: a_nonblocking_call_never_waits) */
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 1024);
@@ -124,7 +110,7 @@ static void a_nonblocking_call_never_waits(void **st)
 	/* a send needs a piece (1024 bytes at 100 KiB/s) */
 	load(RLT_VAR_SEND, "100KiB/s burst=8KiB");
 	assert_false(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, nb, T0));
-	take(RLT_VAR_SEND, T0, 8192);
+	rs_take(RLT_VAR_SEND, 0, T0, 8192);
 	assert_true(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, nb, T0));
 	assert_true(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, nb, T0 + 9 * MS));
 	assert_false(rlt__pace_refuses(&rs, RLT_VAR_SEND, 1, NULL, NULL, nb, T0 + 10 * MS));
@@ -135,7 +121,7 @@ static void a_nonblocking_call_never_waits(void **st)
 
 	/* a receive needs half a piece: 512 bytes, 5 ms of the rate */
 	load(RLT_VAR_RECV, "100KiB/s burst=8KiB");
-	take(RLT_VAR_RECV, T0, 8192);
+	rs_take(RLT_VAR_RECV, 0, T0, 8192);
 	assert_true(rlt__pace_refuses(&rs, RLT_VAR_RECV, 1, NULL, NULL, nb, T0 + 4 * MS));
 	assert_false(rlt__pace_refuses(&rs, RLT_VAR_RECV, 1, NULL, NULL, nb, T0 + 5 * MS));
 	/* what it then takes: the half piece there is, at once */
@@ -145,7 +131,7 @@ static void a_nonblocking_call_never_waits(void **st)
 
 	/* a reject rule never makes a call wait: its charge says no, with its errno */
 	load(RLT_VAR_RECV, "100KiB/s burst=8KiB action=reject");
-	take(RLT_VAR_RECV, T0, 8192);
+	rs_take(RLT_VAR_RECV, 0, T0, 8192);
 	assert_false(rlt__pace_refuses(&rs, RLT_VAR_RECV, 1, NULL, NULL, nb, T0));
 }
 
@@ -159,7 +145,7 @@ static void the_half_piece_receive_rule(void **st)
 	rlt__pace_begin(&p, &rs, RLT_VAR_RECV, 1, 65536, 0);
 	assert_int_equal(p.mode, RLT_PACE_PIECES); /* a max-wait: charged before */
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 1024);
-	take(RLT_VAR_RECV, T0, 8192);
+	rs_take(RLT_VAR_RECV, 0, T0, 8192);
 	/* 6 ms later: 614 bytes (>= half a piece): asks for them */
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 6 * MS), 614);
 	/* 4 ms later: 409 bytes (< half): waits for a whole piece */
@@ -169,7 +155,7 @@ static void the_half_piece_receive_rule(void **st)
 
 	load(RLT_VAR_RECV, "100KiB/s burst=8KiB action=reject");
 	rlt__pace_begin(&p, &rs, RLT_VAR_RECV, 1, 65536, 0);
-	take(RLT_VAR_RECV, T0, 8192);
+	rs_take(RLT_VAR_RECV, 0, T0, 8192);
 	/* a reject rule takes what there is, however little */
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 4 * MS), 409);
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 1 * MS), 102);
@@ -181,7 +167,7 @@ static void the_half_piece_receive_rule(void **st)
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 8192);
 	rlt__pace_begin(&p, &rs, RLT_VAR_RECV, 1, 4096, RLT_PACE_NONBLOCK);
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 4096);
-	take(RLT_VAR_RECV, T0, 8192);
+	rs_take(RLT_VAR_RECV, 0, T0, 8192);
 	/* below a piece, as before: half a piece or more is taken, less waits for a piece */
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 6 * MS), 614);
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0 + 4 * MS), 1024);
@@ -198,7 +184,7 @@ static void receive_then_charge_when_every_rule_admits(void **st)
 	assert_int_equal(p.mode, RLT_PACE_AFTER);
 	assert_true(rlt__pace_charge_after(&p));
 	/* the piece does not look at the budget (it is charged whatever came) */
-	take(RLT_VAR_RECV, T0, 65536);
+	rs_take(RLT_VAR_RECV, 0, T0, 65536);
 	assert_int_equal(rlt__pace_piece(&p, &rs, NULL, T0), 10485);
 	rlt__pace_begin(&p, &rs, RLT_VAR_RECV, 1, 65536, RLT_PACE_NONBLOCK);
 	assert_int_equal(p.mode, RLT_PACE_PIECES);

@@ -8,46 +8,40 @@
 #include "pacing.h"
 #include "testutil.h"
 #include "policy.h"
-
-static struct rlt__ruleset rs;
+#include "ruleset_harness.h" /* last: its global rs would shadow the core headers' parameters */
 
 static void load(const char *connect, const char *send, const char *recv, const char *conns)
 {
-	const char *v[RLT_VAR_COUNT] = {connect, NULL, send, recv, conns};
-	struct rlt_error err;
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build((const char *[RLT_VAR_COUNT]){connect, NULL, send, recv, conns}, 0);
 }
 
-static struct rlt__peer v4(const char *a, uint16_t port)
+/* The peer of address A (IPv6 when it has a colon) and PORT, as a hook would see it. */
+static struct rlt__peer peer(const char *a, uint16_t port)
 {
+	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
 	struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(port)};
 	struct rlt__peer p;
-	inet_pton(AF_INET, a, &in.sin_addr);
-	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in, sizeof in);
-	return p;
-}
 
-static struct rlt__peer v6(const char *a, uint16_t port)
-{
-	struct sockaddr_in6 in = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
-	struct rlt__peer p;
-	inet_pton(AF_INET6, a, &in.sin6_addr);
-	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in, sizeof in);
+	if (strchr(a, ':')) {
+		inet_pton(AF_INET6, a, &in6.sin6_addr);
+		rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in6, sizeof in6);
+	} else {
+		inet_pton(AF_INET, a, &in.sin_addr);
+		rlt__peer_from_sockaddr(&p, (struct sockaddr *)&in, sizeof in);
+	}
 	return p;
 }
 
 static void peer_from_sockaddr(void **s)
 {
-	struct rlt__peer p = v6("::ffff:10.1.2.3", 443);
+	struct rlt__peer p = peer("::ffff:10.1.2.3", 443);
 	struct sockaddr_un un = {.sun_family = AF_UNIX};
 	(void)s;
 	/* a v4-mapped address is IPv4 to the filters */
 	assert_int_equal(p.af, AF_INET);
 	assert_int_equal(p.port, 443);
 	assert_memory_equal(p.addr, "\x0a\x01\x02\x03", 4);
-	p = v6("2001:db8::1", 80);
+	p = peer("2001:db8::1", 80);
 	assert_int_equal(p.af, AF_INET6);
 	rlt__peer_from_sockaddr(&p, (struct sockaddr *)&un, sizeof un);
 	assert_int_equal(p.af, AF_UNIX);
@@ -70,20 +64,27 @@ static void filters(void **s)
 	/* a peer of unknown family is held only by family=all */
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &(struct rlt__peer){0}), 0x10);
 	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &unixp), 0x18);
-	struct rlt__peer p = v4("127.0.0.1", 5000);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
-	p = v4("127.0.0.2", 5000);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x13);
-	p = v4("10.200.0.1", 85);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x15);
-	p = v4("10.200.0.1", 90);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
-	p = v4("11.0.0.1", 85);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
-	p = v6("2001:db8:ffff::1", 1);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x31);
-	p = v6("2001:db9::1", 1);
-	assert_int_equal(rlt__match(&rs, RLT_VAR_CONNECT, &p), 0x11);
+	/* the rules (by bit) that hold a peer */
+	static const struct {
+		const char *addr;
+		uint16_t port;
+		uint32_t mask;
+	} peers[] = {
+		{ "127.0.0.1", 5000, 0x11 },  { "127.0.0.2", 5000, 0x13 },
+		{ "10.200.0.1", 85, 0x15 },   { "10.200.0.1", 90, 0x11 },
+		{ "11.0.0.1", 85, 0x11 },     { "2001:db8:ffff::1", 1, 0x31 },
+		{ "2001:db9::1", 1, 0x11 },
+	};
+	struct rlt__peer p;
+	for (size_t i = 0; i < sizeof peers / sizeof peers[0]; i++) {
+		uint32_t got;
+
+		p = peer(peers[i].addr, peers[i].port);
+		got = rlt__match(&rs, RLT_VAR_CONNECT, &p);
+		if (got != peers[i].mask)
+			fail_msg("%s port %u: rules 0x%x, not 0x%x", peers[i].addr, peers[i].port, got,
+			         peers[i].mask);
+	}
 	/* no rule for a variable: nothing matches */
 	assert_int_equal(rlt__match(&rs, RLT_VAR_SEND, &p), 0);
 }
@@ -94,19 +95,16 @@ static void socket_and_accept_masks(void **s)
 {
 	const char *v[RLT_VAR_COUNT] = {"10/s; 1/s family=unix", "5/s port=8080; 7/s peer=127.0.0.9",
 	                                "1MiB/s", NULL, "4 family=unix"};
-	struct rlt_error err;
 	uint32_t mask[RLT_VAR_COUNT];
 	(void)s;
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build(v, 0);
 	struct rlt__peer none = {0};
 	rlt__match_socket(&rs, &none, AF_UNIX, mask);
 	assert_int_equal(mask[RLT_VAR_CONNECT], 0x2);
 	assert_int_equal(mask[RLT_VAR_SEND], 0); /* family=inet by default */
 	assert_int_equal(mask[RLT_VAR_RECV], 0);
 	assert_int_equal(mask[RLT_VAR_CONNS], 0x1);
-	struct rlt__peer p = v4("127.0.0.1", 40000);
+	struct rlt__peer p = peer("127.0.0.1", 40000);
 	rlt__match_socket(&rs, &p, AF_INET, mask);
 	assert_int_equal(mask[RLT_VAR_CONNECT], 0x1);
 	assert_int_equal(mask[RLT_VAR_SEND], 0x1);
@@ -114,7 +112,7 @@ static void socket_and_accept_masks(void **s)
 	assert_int_equal(rlt__match_on(&rs, RLT_VAR_CONNS, &none, AF_UNIX), 0x1);
 	assert_int_equal(rlt__match_accept(&rs, &p, 8080), 0x1);
 	assert_int_equal(rlt__match_accept(&rs, &p, 9090), 0);
-	p = v4("127.0.0.9", 8080);
+	p = peer("127.0.0.9", 8080);
 	assert_int_equal(rlt__match_accept(&rs, &p, 8080), 0x3);
 }
 
@@ -124,29 +122,22 @@ static void accept_rules_every_client_meets(void **s)
 {
 	const char *v[RLT_VAR_COUNT] = {NULL, "5/s port=8080; 7/s peer=127.0.0.9; 2/s key=peer; "
 	                                      "3/s key=port; 1/s family=unix; 9/s family=all"};
-	struct rlt_error err;
 	(void)s;
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build(v, 0);
 	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET, 8080), 0x29);
 	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET6, 8080), 0x29);
 	assert_int_equal(rlt__match_accept_sure(&rs, AF_INET, 9090), 0x28);
 	assert_int_equal(rlt__match_accept_sure(&rs, AF_UNIX, 0), 0x30);
 	/* each is among the rules a connection of that listener matches, from any client */
-	struct rlt__peer p = v4("127.0.0.9", 40000);
+	struct rlt__peer p = peer("127.0.0.9", 40000);
 	assert_int_equal(rlt__match_accept(&rs, &p, 8080) & 0x29, 0x29);
 	/* peer= and key=peer depend on the client: such an accept may queue its connections */
 	assert_int_equal(rlt__accept_by_client(&rs), 1);
 	const char *sure[RLT_VAR_COUNT] = {NULL, "5/s port=8080; 3/s key=port"};
 	const char *peer_only[RLT_VAR_COUNT] = {NULL, "5/s; 7/s peer=10.0.0.0/8"};
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, sure, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build(sure, 0);
 	assert_int_equal(rlt__accept_by_client(&rs), 0);
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, peer_only, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build(peer_only, 0);
 	assert_int_equal(rlt__accept_by_client(&rs), 1);
 }
 

@@ -5,30 +5,17 @@
 
 #include "testutil.h"
 #include "ready.h"
+#include "ruleset_harness.h" /* last: its global rs would shadow the core headers' parameters */
 
 #define MS (1000 * 1000ull)
 #define T0 (1000 * RLT_NS_PER_SEC)
 
-static struct rlt__ruleset rs;
-
 static void load(enum rlt_var var, const char *value)
 {
 	const char *v[RLT_VAR_COUNT] = {NULL};
-	struct rlt_error err;
 
-	memset(&rs, 0, sizeof rs);
 	v[var] = value;
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
-}
-
-static void take(enum rlt_var var, unsigned i, rlt_ns_t now, uint64_t units)
-{
-	struct rlt__rt_rule *r = &rs.rules[var][i];
-	rlt_ns_t at;
-
-	assert_int_not_equal(rlt_decide(&r->rule.params, r->v0.state, now, units, RLT_MODE_RESERVE, &at),
-	                     RLT_DENY);
+	rs_build(v, 0);
 }
 
 /* 100 KiB/s, burst 8 KiB: a piece is 1024 bytes (10 ms of the rate). */
@@ -48,14 +35,14 @@ static void an_empty_bucket_is_due_when_its_piece_has_come(void **st)
 	rlt_ns_t at;
 	(void)st;
 	load(RLT_VAR_RECV, "100KiB/s burst=8KiB");
-	take(RLT_VAR_RECV, 0, T0, 8192);
+	rs_take(RLT_VAR_RECV, 0, T0, 8192);
 	at = rlt__ready_at(&rs, RLT_VAR_RECV, 1, NULL, NULL, T0);
 	assert_in_range(at, T0 + 5 * MS - 10000, T0 + 5 * MS + 10000);
 	/* asked again then: ready */
 	assert_int_equal(rlt__ready_at(&rs, RLT_VAR_RECV, 1, NULL, NULL, at + 10000), at + 10000);
 
 	load(RLT_VAR_SEND, "100KiB/s burst=8KiB");
-	take(RLT_VAR_SEND, 0, T0, 8192 + 10240); /* the burst and 100 ms ahead */
+	rs_take(RLT_VAR_SEND, 0, T0, 8192 + 10240); /* the burst and 100 ms ahead */
 	at = rlt__ready_at(&rs, RLT_VAR_SEND, 1, NULL, NULL, T0);
 	assert_in_range(at, T0 + 110 * MS - 10000, T0 + 110 * MS + 10000);
 	assert_true(rlt__ready_at(&rs, RLT_VAR_SEND, 1, NULL, NULL, T0 + 100 * MS) > T0 + 100 * MS);
@@ -68,15 +55,15 @@ static void only_delay_rules_in_the_mask_hold(void **st)
 	rlt_ns_t at;
 	(void)st;
 	load(RLT_VAR_RECV, "100KiB/s burst=8KiB action=reject");
-	take(RLT_VAR_RECV, 0, T0, 8192);
+	rs_take(RLT_VAR_RECV, 0, T0, 8192);
 	assert_int_equal(rlt__ready_at(&rs, RLT_VAR_RECV, 1, NULL, NULL, T0), T0);
 	load(RLT_VAR_RECV, "100KiB/s burst=8KiB action=dry-run");
-	take(RLT_VAR_RECV, 0, T0, 8192);
+	rs_take(RLT_VAR_RECV, 0, T0, 8192);
 	assert_int_equal(rlt__ready_at(&rs, RLT_VAR_RECV, 1, NULL, NULL, T0), T0);
 
 	load(RLT_VAR_RECV, "100KiB/s burst=8KiB; 10KiB/s burst=8KiB");
-	take(RLT_VAR_RECV, 0, T0, 8192);
-	take(RLT_VAR_RECV, 1, T0, 8192);
+	rs_take(RLT_VAR_RECV, 0, T0, 8192);
+	rs_take(RLT_VAR_RECV, 1, T0, 8192);
 	assert_int_equal(rlt__ready_at(&rs, RLT_VAR_RECV, 0, NULL, NULL, T0), T0);
 	at = rlt__ready_at(&rs, RLT_VAR_RECV, 3, NULL, NULL, T0);
 	/* the slower rule: its piece (256 B, the floor) half come at 10 KiB/s: 12.5 ms */
@@ -90,7 +77,7 @@ static void a_window_is_due_at_its_boundary(void **st)
 	rlt_ns_t at;
 	(void)st;
 	load(RLT_VAR_SEND, "10KiB/1s algo=fixed-window");
-	take(RLT_VAR_SEND, 0, T0 + 300 * MS, 10240);
+	rs_take(RLT_VAR_SEND, 0, T0 + 300 * MS, 10240);
 	at = rlt__ready_at(&rs, RLT_VAR_SEND, 1, NULL, NULL, T0 + 300 * MS);
 	assert_int_equal(at, T0 + RLT_NS_PER_SEC);
 }

@@ -17,12 +17,17 @@
 
 static void test_var_names(void **state)
 {
+	static const struct {
+		enum rlt_var var;
+		const char *name;
+	} names[] = {
+		{ RLT_VAR_CONNECT, "RLT_CONNECT" }, { RLT_VAR_ACCEPT, "RLT_ACCEPT" },
+		{ RLT_VAR_SEND, "RLT_SEND" },       { RLT_VAR_RECV, "RLT_RECV" },
+		{ RLT_VAR_CONNS, "RLT_CONNS" },
+	};
 	(void)state;
-	assert_string_equal(rlt_var_name(RLT_VAR_CONNECT), "RLT_CONNECT");
-	assert_string_equal(rlt_var_name(RLT_VAR_ACCEPT), "RLT_ACCEPT");
-	assert_string_equal(rlt_var_name(RLT_VAR_SEND), "RLT_SEND");
-	assert_string_equal(rlt_var_name(RLT_VAR_RECV), "RLT_RECV");
-	assert_string_equal(rlt_var_name(RLT_VAR_CONNS), "RLT_CONNS");
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		assert_string_equal(rlt_var_name(names[i].var), names[i].name);
 	assert_null(rlt_var_name(RLT_VAR_COUNT));
 	assert_null(rlt_var_name((enum rlt_var)-1));
 }
@@ -92,56 +97,60 @@ static void test_algo(void **state)
 
 static void test_burst(void **state)
 {
-	struct rlt_rule r;
+	/* burst: the rule's as written, and the one in force (params.burst); ANY: not checked */
+	const uint64_t ANY = UINT64_MAX;
+	const struct {
+		enum rlt_var var;
+		const char *text;
+		uint64_t burst, in_force;
+	} cases[] = {
+		{ SEND, "1MiB/s burst=64KiB", 65536, 65536 },
+		{ SEND, "1MiB/s burst=1000", 1000, 1000 },
+		{ SEND, "1MiB/s burst=1.5KiB", 1536, 1536 },
+		{ RECV, "1MiB/s burst=8kbit algo=leaky", 1000, 1000 },
+		{ SEND, "10msg/s burst=10", 10, 10 },
+		{ SEND, "10msg/s burst=20msg", 20, 20 },
+		{ CONNECT, "10/s burst=3", 3, 3 },
+		/* windows: burst is checked, then ignored (rlthrottle(7) RULES), and the canonical form
+		 * omits it */
+		{ CONNECT, "120/min algo=fixed-window burst=5", 0, ANY },
+		/* the default burst: one second of the rate, at least one unit */
+		{ CONNECT, "1/h", ANY, 1 },
+	};
 	(void)state;
-	r = parse1(SEND, "1MiB/s burst=64KiB");
-	assert_true(r.burst == 65536 && r.params.burst == 65536);
-	assert_round_trip(&r);
-	r = parse1(SEND, "1MiB/s burst=1000");
-	assert_true(r.burst == 1000);
-	r = parse1(SEND, "1MiB/s burst=1.5KiB");
-	assert_true(r.burst == 1536);
-	r = parse1(RECV, "1MiB/s burst=8kbit algo=leaky");
-	assert_true(r.burst == 1000 && r.params.burst == 1000);
-	assert_round_trip(&r);
-	r = parse1(SEND, "10msg/s burst=10");
-	assert_true(r.burst == 10);
-	r = parse1(SEND, "10msg/s burst=20msg");
-	assert_true(r.burst == 20);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s burst=3");
-	assert_true(r.burst == 3 && r.params.burst == 3);
-	assert_round_trip(&r);
-	/* windows: burst is checked, then ignored (rlthrottle(7) RULES), and the canonical form omits it */
-	r = parse1(CONNECT, "120/min algo=fixed-window burst=5");
-	assert_true(r.burst == 0);
-	assert_round_trip(&r);
-	/* the default burst: one second of the rate, at least one unit */
-	r = parse1(CONNECT, "1/h");
-	assert_true(r.params.burst == 1);
-	assert_round_trip(&r);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct rlt_rule r = parse1(cases[i].var, cases[i].text);
+
+		if ((cases[i].burst != ANY && r.burst != cases[i].burst) ||
+		    (cases[i].in_force != ANY && r.params.burst != cases[i].in_force))
+			fail_msg("%s: burst %" PRIu64 ", in force %" PRIu64, cases[i].text, r.burst,
+			         r.params.burst);
+		assert_round_trip(&r);
+	}
 }
 
 static void test_action_max_wait_errno(void **state)
 {
+	static const struct {
+		const char *text;
+		uint64_t ns;
+	} waits[] = {
+		{ "10/s action=delay max-wait=250ms", 250000000ull },
+		{ "10/s max-wait=0", 0 },
+		{ "10/s max-wait=1.5us", 1500 },
+		{ "10/s max-wait=10ns", 10 },
+		{ "10/s max-wait=2h", 7200 * NS_S },
+	};
 	struct rlt_rule r;
 	(void)state;
 	r = parse1(CONNECT, "10/s action=reject");
 	assert_int_equal(r.action, RLT_ACTION_REJECT);
 	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s action=delay max-wait=250ms");
-	assert_true(r.max_wait_ns == 250000000ull && r.params.max_wait_ns == 250000000ull);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s max-wait=0");
-	assert_true(r.max_wait_ns == 0);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s max-wait=1.5us");
-	assert_true(r.max_wait_ns == 1500);
-	r = parse1(CONNECT, "10/s max-wait=10ns");
-	assert_true(r.max_wait_ns == 10);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s max-wait=2h");
-	assert_true(r.max_wait_ns == 7200 * NS_S);
+	for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
+		r = parse1(CONNECT, waits[i].text);
+		assert_true(r.max_wait_ns == waits[i].ns && r.params.max_wait_ns == waits[i].ns);
+		assert_round_trip(&r);
+	}
 	r = parse1(SEND, "1MB/s errno=EWOULDBLOCK");
 	assert_int_equal(r.err, EAGAIN);
 	assert_round_trip(&r);
@@ -193,58 +202,71 @@ static void test_scope(void **state)
 
 static void test_peer_port_family(void **state)
 {
+	/* peer=: the family (0: not checked), the prefix, and the address as stored, masked (NULL:
+	 * not checked) */
+	static const struct {
+		const char *text;
+		int af;
+		unsigned prefix;
+		const char *addr;
+	} peers[] = {
+		{ "10/s peer=10.1.2.3/8", AF_INET, 8, "10.0.0.0" },
+		{ "10/s peer=192.168.1.77/27", AF_INET, 27, "192.168.1.64" },
+		{ "10/s peer=192.168.1.1", AF_INET, 32, NULL },
+		{ "10/s peer=1.2.3.4/0", AF_INET, 0, NULL },
+		{ "10/s peer=2001:db8:ffff::1/33", AF_INET6, 33, "2001:db8:8000::" },
+		{ "10/s peer=::ffff:10.0.0.1", 0, 128, NULL },
+	};
+	static const struct {
+		const char *text;
+		unsigned lo, hi;
+	} ports[] = {
+		{ "10/s port=443", 443, 443 },
+		{ "10/s port=1000-2000", 1000, 2000 },
+		{ "10/s port=1-65535", 1, 65535 },
+	};
+	static const struct {
+		const char *text;
+		int family;
+	} families[] = {
+		{ "10/s family=unix", RLT_FAMILY_UNIX },
+		{ "10/s family=all peer=::/0", RLT_FAMILY_ALL },
+		{ "10/s family=inet", RLT_FAMILY_INET },
+	};
 	struct rlt_rule r;
 	uint8_t want[16];
 	char buf[1024];
 	(void)state;
+	for (size_t i = 0; i < sizeof peers / sizeof peers[0]; i++) {
+		r = parse1(CONNECT, peers[i].text);
+		if (peers[i].af)
+			assert_int_equal(r.peer_af, peers[i].af);
+		assert_int_equal(r.peer_prefix, peers[i].prefix);
+		if (peers[i].addr) {
+			memset(want, 0, sizeof want);
+			inet_pton(peers[i].af, peers[i].addr, want);
+			assert_memory_equal(r.peer_addr, want, peers[i].af == AF_INET ? 4 : 16);
+		}
+		assert_round_trip(&r);
+	}
 	r = parse1(CONNECT, "10/s peer=10.1.2.3/8");
-	assert_int_equal(r.peer_af, AF_INET);
-	assert_int_equal(r.peer_prefix, 8);
-	inet_pton(AF_INET, "10.0.0.0", want);
-	assert_memory_equal(r.peer_addr, want, 4); /* stored masked */
 	format(&r, buf, sizeof buf);
 	assert_non_null(strstr(buf, " peer=10.0.0.0/8 "));
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s peer=192.168.1.77/27");
-	inet_pton(AF_INET, "192.168.1.64", want);
-	assert_memory_equal(r.peer_addr, want, 4);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s peer=192.168.1.1");
-	assert_int_equal(r.peer_prefix, 32);
-	assert_round_trip(&r);
+	/* /0: no address bit is kept */
 	r = parse1(CONNECT, "10/s peer=1.2.3.4/0");
-	assert_int_equal(r.peer_prefix, 0);
 	memset(want, 0, sizeof want);
 	assert_memory_equal(r.peer_addr, want, 16);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s peer=2001:db8:ffff::1/33");
-	assert_int_equal(r.peer_af, AF_INET6);
-	assert_int_equal(r.peer_prefix, 33);
-	inet_pton(AF_INET6, "2001:db8:8000::", want);
-	assert_memory_equal(r.peer_addr, want, 16);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s peer=::ffff:10.0.0.1");
-	assert_int_equal(r.peer_prefix, 128);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s port=443");
-	assert_int_equal(r.port_lo, 443);
-	assert_int_equal(r.port_hi, 443);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s port=1000-2000");
-	assert_int_equal(r.port_lo, 1000);
-	assert_int_equal(r.port_hi, 2000);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s port=1-65535");
-	assert_int_equal(r.port_lo, 1);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s family=unix");
-	assert_int_equal(r.family, RLT_FAMILY_UNIX);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s family=all peer=::/0");
-	assert_int_equal(r.family, RLT_FAMILY_ALL);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s family=inet");
-	assert_int_equal(r.family, RLT_FAMILY_INET);
+	for (size_t i = 0; i < sizeof ports / sizeof ports[0]; i++) {
+		r = parse1(CONNECT, ports[i].text);
+		assert_int_equal(r.port_lo, ports[i].lo);
+		assert_int_equal(r.port_hi, ports[i].hi);
+		assert_round_trip(&r);
+	}
+	for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+		r = parse1(CONNECT, families[i].text);
+		assert_int_equal(r.family, families[i].family);
+		assert_round_trip(&r);
+	}
 }
 
 static void test_key_keys_dry_run(void **state)

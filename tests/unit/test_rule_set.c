@@ -19,6 +19,7 @@
 #include "rule_set.h"
 #include "shm_set.h"
 #include "scope_shm.h"
+#include "ruleset_harness.h" /* last: its global rs would shadow the core headers' parameters */
 
 #define MS 1000000ull
 #define SEC 1000000000ull
@@ -65,23 +66,40 @@ static void lower_keeps_the_queue(void **s)
 	assert_int_equal(d.max_wait_ns, SEC);
 }
 
+/* A set from rule A to rule B (ALGO, rates and bursts) at t0 with calls waiting: FIRST units
+ * go and SECOND wait until t0 + A_WAIT under A; B takes over (a retune, the state carried), the
+ * time A gave maps to t0 + REMAPPED, and one more unit under B waits until t0 + B_WAIT. */
+struct carry {
+	enum rlt_algo algo;
+	uint64_t a_rate, a_burst, b_rate, b_burst, first, second;
+	rlt_ns_t t0, a_wait, remapped, b_wait;
+};
+
+static void carried(const struct carry *c)
+{
+	struct rlt_params a = params(c->algo, c->a_rate, c->a_burst);
+	struct rlt_params b = params(c->algo, c->b_rate, c->b_burst);
+	_Atomic uint64_t st = 0, nst;
+	rlt_ns_t at, t0 = c->t0;
+
+	assert_int_equal(rlt_decide(&a, &st, t0, c->first, RLT_MODE_RESERVE, &at), RLT_GO);
+	assert_int_equal(rlt_decide(&a, &st, t0, c->second, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, t0 + c->a_wait);
+	assert_int_equal(rlt_params_retune(&b, &a, t0, NULL), 1);
+	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0, 0), 0);
+	assert_int_equal(rlt_params_remap(&a, &b, t0, at, 1), t0 + c->remapped);
+	assert_int_equal(rlt_decide(&b, &nst, t0, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
+	assert_int_equal(at, t0 + c->b_wait);
+}
+
 /* A rate far above the first (10/s -> 100000/s): the 50 units ahead at the set are still
  * ahead, now 0.5 ms worth. */
 static void raise_carries_the_state(void **s)
 {
 	(void)s;
-	struct rlt_params a = params(RLT_ALGO_TOKEN, 10, 1), b = params(RLT_ALGO_TOKEN, 100000, 1);
-	_Atomic uint64_t st = 0, nst;
-	rlt_ns_t at, t0 = 20 * SEC;
-
-	assert_int_equal(rlt_decide(&a, &st, t0, 1, RLT_MODE_RESERVE, &at), RLT_GO);
-	assert_int_equal(rlt_decide(&a, &st, t0, 50, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, t0 + 5 * SEC);
-	assert_int_equal(rlt_params_retune(&b, &a, t0, NULL), 1);
-	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0, 0), 0);
-	assert_int_equal(rlt_params_remap(&a, &b, t0, at, 1), t0 + 500000);
-	assert_int_equal(rlt_decide(&b, &nst, t0, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, t0 + 510000);
+	carried(&(struct carry){.algo = RLT_ALGO_TOKEN, .a_rate = 10, .a_burst = 1, .b_rate = 100000,
+	                        .b_burst = 1, .t0 = 20 * SEC, .first = 1, .second = 50,
+	                        .a_wait = 5 * SEC, .remapped = 500000, .b_wait = 510000});
 }
 
 /* An idle bucket is full: carried into a smaller burst it is full at that burst, no more. */
@@ -197,18 +215,9 @@ static void a_saturated_time_never_carries(void **s)
 static void leaky_keeps_its_queue_in_units(void **s)
 {
 	(void)s;
-	struct rlt_params a = params(RLT_ALGO_LEAKY, 1000, 1000), b = params(RLT_ALGO_LEAKY, 100, 200);
-	_Atomic uint64_t st = 0, nst;
-	rlt_ns_t at, t0 = 80 * SEC;
-
-	assert_int_equal(rlt_decide(&a, &st, t0, 100, RLT_MODE_RESERVE, &at), RLT_GO);
-	assert_int_equal(rlt_decide(&a, &st, t0, 10, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, t0 + 100 * MS);
-	assert_int_equal(rlt_params_retune(&b, &a, t0, NULL), 1);
-	assert_int_equal(rlt_state_carry(&a, &st, &b, &nst, t0, 0), 0);
-	assert_int_equal(rlt_params_remap(&a, &b, t0, at, 1), t0 + SEC);
-	assert_int_equal(rlt_decide(&b, &nst, t0, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, t0 + 1100 * MS);
+	carried(&(struct carry){.algo = RLT_ALGO_LEAKY, .a_rate = 1000, .a_burst = 1000, .b_rate = 100,
+	                        .b_burst = 200, .t0 = 80 * SEC, .first = 100, .second = 10,
+	                        .a_wait = 100 * MS, .remapped = SEC, .b_wait = 1100 * MS});
 }
 
 /* A window's or log's period cuts its counts: it cannot change (max-wait can). And another
@@ -345,15 +354,9 @@ static void fixed_window_per_connection_refused(void **s)
 	                 0);
 }
 
-static struct rlt__ruleset rs;
-
 static void load(const char *send)
 {
-	const char *v[RLT_VAR_COUNT] = {NULL, NULL, send, NULL, NULL};
-	struct rlt_error err;
-	memset(&rs, 0, sizeof rs);
-	if (rlt__ruleset_build(&rs, v, 0, NULL, NULL, &err) != 0)
-		fail_msg("build: %s", err.msg);
+	rs_build((const char *[RLT_VAR_COUNT]){NULL, NULL, send, NULL, NULL}, 0);
 }
 
 /* A ticket waiting at 1000 B/s (0.5 s away: 500 units beyond the burst) moves to about 5 s

@@ -22,12 +22,14 @@
 #include "scope_shm.h"
 
 static char name[64];
+static char seg_path[128]; /* the segment of name, as shm_open names it */
 
 static int setup(void **s)
 {
 	static int n;
 	(void)s;
 	snprintf(name, sizeof name, "ut-%d-%d", (int)getpid(), n++);
+	snprintf(seg_path, sizeof seg_path, "/" RLT_SHM_PREFIX "%s", name);
 	return 0;
 }
 
@@ -50,6 +52,20 @@ static struct rlt_rule rule_of(enum rlt_var v, const char *fmt)
 	if (rlt_rules_parse(v, text, &r, 1, &n, &err) != 0)
 		fail_msg("parse %s: %s", text, err.msg);
 	return r;
+}
+
+/* Plants the segment of this test's scope by hand, as a creator that stopped early would leave
+ * it: mode MODE, SIZE bytes. Returns its fd. */
+static int plant(mode_t mode, off_t size)
+{
+	int fd = shm_open(seg_path, O_CREAT | O_EXCL | O_RDWR, 0600);
+
+	assert_true(fd >= 0);
+	if (mode != 0600)
+		assert_int_equal(fchmod(fd, mode), 0);
+	if (size)
+		assert_int_equal(ftruncate(fd, size), 0);
+	return fd;
 }
 
 static int attach(const struct rlt_rule *r, void **state, _Atomic uint32_t **open,
@@ -134,20 +150,13 @@ static void different_params_are_refused(void **s)
 
 static void writable_by_others_is_refused(void **s)
 {
-	char path[128];
 	struct rlt_rule r = rule_of(RLT_VAR_CONNECT, "10/s scope=shared:%s");
 	void *a;
 	_Atomic uint32_t *o;
 	struct rlt_error err;
-	int fd;
 	(void)s;
 
-	snprintf(path, sizeof path, "/" RLT_SHM_PREFIX "%s", name);
-	fd = shm_open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(fchmod(fd, 0666), 0);
-	assert_int_equal(ftruncate(fd, 4096), 0);
-	close(fd);
+	close(plant(0666, 4096));
 	assert_int_equal(attach(&r, &a, &o, &err), -EPERM);
 	assert_non_null(strstr(err.msg, "writable by others (mode 0666)"));
 }
@@ -155,7 +164,6 @@ static void writable_by_others_is_refused(void **s)
 /* A creator that died after sizing the segment, before ready: its pid is gone. */
 static void stale_dead_creator_is_recreated(void **s)
 {
-	char path[128];
 	struct rlt_rule r = rule_of(RLT_VAR_CONNECT, "1/h burst=3 scope=shared:%s");
 	struct rlt__shm_hdr *h;
 	void *a;
@@ -168,10 +176,7 @@ static void stale_dead_creator_is_recreated(void **s)
 	if (dead == 0)
 		_exit(0);
 	waitpid(dead, NULL, 0);
-	snprintf(path, sizeof path, "/" RLT_SHM_PREFIX "%s", name);
-	fd = shm_open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 4096), 0);
+	fd = plant(0600, 4096);
 	h = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	h->creator = dead;
 	munmap(h, 4096);
@@ -187,18 +192,13 @@ static void stale_dead_creator_is_recreated(void **s)
 /* A creator that died before it even sized the object: the wait runs out, then it goes. */
 static void stale_empty_segment_is_recreated(void **s)
 {
-	char path[128];
 	struct rlt_rule r = rule_of(RLT_VAR_CONNECT, "10/s scope=shared:%s");
 	void *a;
 	_Atomic uint32_t *o;
 	struct rlt_error err;
-	int fd;
 	(void)s;
 
-	snprintf(path, sizeof path, "/" RLT_SHM_PREFIX "%s", name);
-	fd = shm_open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
-	assert_true(fd >= 0);
-	close(fd);
+	close(plant(0600, 0));
 	rlt_ns_t t0 = rlt__now();
 	assert_int_equal(attach(&r, &a, &o, &err), 0);
 	rlt_ns_t took = rlt__now() - t0;
@@ -221,9 +221,7 @@ static void slow_creator_is_waited_for(void **s)
 	kid = fork();
 	if (kid == 0) {
 		/* take the creator's place by hand, and take 300 ms to publish */
-		char path[128];
-		snprintf(path, sizeof path, "/" RLT_SHM_PREFIX "%s", name);
-		int fd = shm_open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+		int fd = plant(0600, 0);
 		flock(fd, LOCK_EX);
 		if (write(go[1], "x", 1) != 1)
 			_exit(1);
@@ -232,7 +230,7 @@ static void slow_creator_is_waited_for(void **s)
 		flock(fd, LOCK_UN);
 		close(fd);
 		/* now let a normal creator finish: remove our placeholder, attach for real */
-		shm_unlink(path);
+		shm_unlink(seg_path);
 		_exit(attach(&r, &a, &o, &err) == 0 ? 0 : 1);
 	}
 	char c;

@@ -28,24 +28,42 @@ static int read_settings(struct rlt__settings *st, struct rlt_error *err)
 	return rlt__settings_read(st, err);
 }
 
-static void defaults(void **s)
+/* Reads with VAR=VAL the only one set. */
+static int read_one(const char *var, const char *val, struct rlt__settings *st,
+                    struct rlt_error *err)
 {
+	clean_env(NULL);
+	setenv(var, val, 1);
+	return read_settings(st, err);
+}
+
+/* Sets the four variables (NULL leaves one unset), reads them, and checks what came out. */
+static void expect_read(const char *log, const char *on_error, const char *inherit,
+                        const char *stats, int loglevel, int ignore_bad, int inh,
+                        const char *want_stats)
+{
+	const char *val[] = {log, on_error, inherit, stats};
 	struct rlt__settings st;
 	struct rlt_error err;
-	(void)s;
-	assert_int_equal(read_settings(&st, &err), 0);
-	assert_int_equal(st.loglevel, RLT_LOG_WARN);
-	assert_int_equal(st.ignore_bad, 0);
-	assert_int_equal(st.inherit, 1);
-	assert_string_equal(st.stats, "");
-	/* set but empty is unset */
+
+	clean_env(NULL);
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-		setenv(vars[i], "", 1);
-	assert_int_equal(read_settings(&st, &err), 0);
-	assert_int_equal(st.loglevel, RLT_LOG_WARN);
-	assert_int_equal(st.ignore_bad, 0);
-	assert_int_equal(st.inherit, 1);
-	assert_string_equal(st.stats, "");
+		if (val[i])
+			setenv(vars[i], val[i], 1);
+	if (read_settings(&st, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(st.loglevel, loglevel);
+	assert_int_equal(st.ignore_bad, ignore_bad);
+	assert_int_equal(st.inherit, inh);
+	assert_string_equal(st.stats, want_stats);
+}
+
+static void defaults(void **s)
+{
+	(void)s;
+	expect_read(NULL, NULL, NULL, NULL, RLT_LOG_WARN, 0, 1, "");
+	/* set but empty is unset */
+	expect_read("", "", "", "", RLT_LOG_WARN, 0, 1, "");
 }
 
 static void every_value(void **s)
@@ -67,9 +85,7 @@ static void every_value(void **s)
 	struct rlt_error err;
 	(void)s;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		clean_env(NULL);
-		setenv(cases[i].var, cases[i].val, 1);
-		if (read_settings(&st, &err) != 0)
+		if (read_one(cases[i].var, cases[i].val, &st, &err) != 0)
 			fail_msg("%s=%s: %s", cases[i].var, cases[i].val, err.msg);
 		assert_int_equal(st.loglevel, cases[i].loglevel);
 		assert_int_equal(st.ignore_bad, cases[i].ignore_bad);
@@ -77,19 +93,9 @@ static void every_value(void **s)
 		assert_string_equal(st.stats, "");
 	}
 	/* all at once */
-	clean_env(NULL);
-	setenv("RLT_LOG", "debug", 1);
-	setenv("RLT_ON_ERROR", "ignore", 1);
-	setenv("RLT_INHERIT", "0", 1);
-	setenv("RLT_STATS", "/tmp/rlt.%p.json", 1);
-	assert_int_equal(read_settings(&st, &err), 0);
-	assert_int_equal(st.loglevel, RLT_LOG_DEBUG);
-	assert_int_equal(st.ignore_bad, 1);
-	assert_int_equal(st.inherit, 0);
-	assert_string_equal(st.stats, "/tmp/rlt.%p.json");
-	setenv("RLT_STATS", "stderr", 1);
-	assert_int_equal(read_settings(&st, &err), 0);
-	assert_string_equal(st.stats, "stderr");
+	expect_read("debug", "ignore", "0", "/tmp/rlt.%p.json", RLT_LOG_DEBUG, 1, 0,
+	            "/tmp/rlt.%p.json");
+	expect_read("debug", "ignore", "0", "stderr", RLT_LOG_DEBUG, 1, 0, "stderr");
 }
 
 /* A bad value is never guessed at: near misses are refused as firmly as nonsense. */
@@ -114,9 +120,7 @@ static void bad_values(void **s)
 	struct rlt_error err;
 	(void)s;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		clean_env(NULL);
-		setenv(cases[i].var, cases[i].val, 1);
-		if (read_settings(&st, &err) != -EINVAL)
+		if (read_one(cases[i].var, cases[i].val, &st, &err) != -EINVAL)
 			fail_msg("%s=\"%s\" was accepted", cases[i].var, cases[i].val);
 		assert_string_equal(err.msg, cases[i].msg);
 	}
@@ -213,51 +217,20 @@ static void a_long_log_line_is_cut(void **s)
 }
 
 /* Blanks (issue 9): trimmed as the rule variables trim them; a blank value is unset. */
-static void clear_vars(void)
-{
-	unsetenv("RLT_LOG");
-	unsetenv("RLT_ON_ERROR");
-	unsetenv("RLT_INHERIT");
-	unsetenv("RLT_STATS");
-}
-
 static void blanks_are_trimmed(void **state)
 {
-	struct rlt__settings st;
-	struct rlt_error err;
 	(void)state;
-	clear_vars();
-	setenv("RLT_LOG", " warn", 1);
-	setenv("RLT_ON_ERROR", "ignore\t", 1);
-	setenv("RLT_INHERIT", " 0 ", 1);
-	setenv("RLT_STATS", "  /tmp/x.json ", 1);
-	assert_int_equal(rlt__settings_read(&st, &err), 0);
-	assert_int_equal(st.loglevel, RLT_LOG_WARN);
-	assert_int_equal(st.ignore_bad, 1);
-	assert_int_equal(st.inherit, 0);
-	assert_string_equal(st.stats, "/tmp/x.json");
-	setenv("RLT_LOG", "\tdebug  ", 1);
-	assert_int_equal(rlt__settings_read(&st, &err), 0);
-	assert_int_equal(st.loglevel, RLT_LOG_DEBUG);
-	clear_vars();
+	expect_read(" warn", "ignore\t", " 0 ", "  /tmp/x.json ", RLT_LOG_WARN, 1, 0, "/tmp/x.json");
+	expect_read("\tdebug  ", "ignore\t", " 0 ", "  /tmp/x.json ", RLT_LOG_DEBUG, 1, 0,
+	            "/tmp/x.json");
+	clean_env(NULL);
 }
 
 static void blank_is_unset(void **state)
 {
-	struct rlt__settings st;
-	struct rlt_error err;
 	(void)state;
-	clear_vars();
-	setenv("RLT_LOG", " ", 1);
-	setenv("RLT_ON_ERROR", "\t", 1);
-	setenv("RLT_INHERIT", "  ", 1);
-	setenv("RLT_STATS", " ", 1);
-	assert_int_equal(rlt__settings_read(&st, &err), 0);
-	assert_int_equal(st.loglevel, RLT_LOG_WARN);
-	assert_int_equal(st.ignore_bad, 0);
-	assert_int_equal(st.inherit, 1);
-	assert_string_equal(st.stats, "");
-	clear_vars();
+	expect_read(" ", "\t", "  ", " ", RLT_LOG_WARN, 0, 1, "");
+	clean_env(NULL);
 }
 
 static void bad_values_still_refused(void **state)
@@ -265,15 +238,15 @@ static void bad_values_still_refused(void **state)
 	struct rlt__settings st;
 	struct rlt_error err;
 	(void)state;
-	clear_vars();
+	clean_env(NULL);
 	setenv("RLT_LOG", " war n", 1);
 	assert_int_not_equal(rlt__settings_read(&st, &err), 0);
 	assert_non_null(strstr(err.msg, "RLT_LOG="));
-	clear_vars();
+	clean_env(NULL);
 	setenv("RLT_INHERIT", "01", 1);
 	assert_int_not_equal(rlt__settings_read(&st, &err), 0);
 	assert_non_null(strstr(err.msg, "RLT_INHERIT="));
-	clear_vars();
+	clean_env(NULL);
 }
 
 int main(void)

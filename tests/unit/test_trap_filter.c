@@ -111,10 +111,11 @@ static void fd_calls_trap_in_the_band_only(void **state)
 	assert_int_equal(call(SYS_ioctl, PROG_IP, BAND, TCGETS, &more), SECCOMP_RET_ALLOW);
 }
 
-/* epoll_ctl traps on a socket (a band fd, its third argument): the waits keep the
- * registrations of sockets (preload/hook_poll.c). The waits themselves pass here: a filter
- * stacked at the first throttled socket makes them trap (preload/trap_band.c). */
-static void epoll_ctl_traps_on_a_socket_waits_pass(void **state)
+/* epoll_ctl, even on a socket (a band fd, its third argument), and the waits pass here without
+ * reading more than their number, so that the kernel caches the answer: an event loop makes
+ * several of each per request. A filter the handler stacks once a wait could hold a socket
+ * makes them trap (preload/trap_waits.c). */
+static void epoll_ctl_and_waits_pass(void **state)
 {
 	struct seccomp_data d = {.nr = SYS_epoll_ctl, .arch = AUDIT_ARCH_X86_64,
 	                         .instruction_pointer = PROG_IP};
@@ -122,11 +123,12 @@ static void epoll_ctl_traps_on_a_socket_waits_pass(void **state)
 	(void)state;
 	d.args[0] = 5;
 	d.args[2] = BAND + 1;
-	assert_int_equal(run(&d, &more), SECCOMP_RET_TRAP);
-	d.args[2] = 7; /* a pipe */
 	assert_int_equal(run(&d, &more), SECCOMP_RET_ALLOW);
+	assert_false(more);
 	assert_int_equal(call(SYS_poll, PROG_IP, 0, 1, &more), SECCOMP_RET_ALLOW);
+	assert_false(more);
 	assert_int_equal(call(SYS_epoll_wait, PROG_IP, 5, 0, &more), SECCOMP_RET_ALLOW);
+	assert_false(more);
 }
 
 static void forks_trap_threads_pass(void **state)
@@ -200,7 +202,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(network_calls_trap_but_ours_pass),
 		cmocka_unit_test(fd_calls_trap_in_the_band_only),
-		cmocka_unit_test(epoll_ctl_traps_on_a_socket_waits_pass),
+		cmocka_unit_test(epoll_ctl_and_waits_pass),
 		cmocka_unit_test(forks_trap_threads_pass),
 		cmocka_unit_test(refused_calls),
 		cmocka_unit_test(calls_always_passed_read_nothing_more),

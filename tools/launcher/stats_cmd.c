@@ -149,16 +149,32 @@ static int same_text_before(const struct rlt_cli_proc *p, unsigned k)
 	return 0;
 }
 
-/* A sample's name and its rule's labels, the brace left open: pid, var, rule, and an `index`
- * when a rule of the same variable before it reads the same (dup: known already, -1: ask). */
-static void rule_labels(FILE *f, const char *name, const char *pid, const struct rlt_cli_proc *pr,
-                        unsigned k, int dup)
+/* A family's HELP and TYPE lines. */
+static void prom_head(FILE *f, const char *name, const char *help, const char *type)
 {
-	const struct rlt__pub_rule *r = &pr->rules[k];
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
 
+/* A sample's name and its process's labels (pid, comm), the brace left open. */
+static void proc_labels(FILE *f, const char *name, const struct rlt_cli_proc *pr)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof pid, "%d", (int)pr->pid);
 	fprintf(f, "%s{", name);
 	prom_label(f, "pid", pid, 1);
 	prom_label(f, "comm", pr->comm, 0);
+}
+
+/* A sample's name and its rule's labels, the brace left open: the process's, var, rule, and an
+ * `index` when a rule of the same variable before it reads the same (dup: known already, -1:
+ * ask). */
+static void rule_labels(FILE *f, const char *name, const struct rlt_cli_proc *pr, unsigned k,
+                        int dup)
+{
+	const struct rlt__pub_rule *r = &pr->rules[k];
+
+	proc_labels(f, name, pr);
 	prom_label(f, "var", rlt_var_name(r->var), 0);
 	prom_label(f, "rule", r->params.text, 0);
 	prom_label(f, "action", r->params.action == RLT_ACTION_REJECT    ? "reject"
@@ -186,18 +202,16 @@ static void prom_keys(FILE *f, const struct rlt_cli_snap *sn, const unsigned cha
 		"Calls of one busiest key reject would have refused (action=dry-run)."};
 	size_t at = 0;
 
-	fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", names[which], helps[which], names[which]);
+	prom_head(f, names[which], helps[which], "counter");
 	for (unsigned p = 0; p < sn->n; p++) {
 		const struct rlt_cli_proc *pr = &sn->procs[p];
-		char pid[16];
-		snprintf(pid, sizeof pid, "%d", (int)pr->pid);
 		for (unsigned k = 0; k < pr->n; k++) {
 			const struct rlt__pub_rule *r = &pr->rules[k];
 			if (r->var >= RLT_VAR_COUNT || r->params_torn || !r->params.keys ||
 			    (which && r->params.action != RLT_ACTION_DRY_RUN))
 				continue;
 			for (unsigned j = 0; j < r->nbusy; j++) {
-				rule_labels(f, names[which], pid, pr, k, dup ? dup[at + k] : -1);
+				rule_labels(f, names[which], pr, k, dup ? dup[at + k] : -1);
 				prom_label(f, "key", r->busy[j].key, 0);
 				if (which == 0)
 					fprintf(f, "} %llu\n", (unsigned long long)r->busy[j].units);
@@ -232,37 +246,27 @@ static void prom_net(FILE *f, const struct rlt_cli_snap *sn)
 		{"rlthrottle_net_connects_timed_out_total",
 		 "Connects RLT_NET's connect=timeout failed.", offsetof(struct rlt__net_stats, timeouts)},
 	};
-	char pid[16];
-
 	for (size_t i = 0; i < sizeof nf / sizeof nf[0]; i++) {
-		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", nf[i].name, nf[i].help, nf[i].name);
+		prom_head(f, nf[i].name, nf[i].help, "counter");
 		for (unsigned p = 0; p < sn->n; p++) {
 			const struct rlt_cli_proc *pr = &sn->procs[p];
 			if (!rlt_cli_net_shown(pr))
 				continue;
-			snprintf(pid, sizeof pid, "%d", (int)pr->pid);
-			fprintf(f, "%s{", nf[i].name);
-			prom_label(f, "pid", pid, 1);
-			prom_label(f, "comm", pr->comm, 0);
+			proc_labels(f, nf[i].name, pr);
 			fprintf(f, "} %llu\n",
 			        (unsigned long long)*(const uint64_t *)((const char *)&pr->net + nf[i].off));
 		}
 	}
-	fputs("# HELP rlthrottle_net_condition An RLT_NET condition in force (value 1).\n"
-	      "# TYPE rlthrottle_net_condition gauge\n",
-	      f);
+	prom_head(f, "rlthrottle_net_condition", "An RLT_NET condition in force (value 1).", "gauge");
 	for (unsigned p = 0; p < sn->n; p++) {
 		const struct rlt_cli_proc *pr = &sn->procs[p];
-		snprintf(pid, sizeof pid, "%d", (int)pr->pid);
 		for (unsigned c = 0; c < pr->net_n; c++) {
 			unsigned d = 0;
 			while (d < c && strcmp(pr->net_cond[d], pr->net_cond[c]))
 				d++;
 			if (d < c)
 				continue; /* written twice: one sample per label set */
-			fputs("rlthrottle_net_condition{", f);
-			prom_label(f, "pid", pid, 1);
-			prom_label(f, "comm", pr->comm, 0);
+			proc_labels(f, "rlthrottle_net_condition", pr);
 			prom_label(f, "condition", pr->net_cond[c], 0);
 			fputs("} 1\n", f);
 		}
@@ -284,19 +288,17 @@ static void prometheus(FILE *f, const struct rlt_cli_snap *sn)
 	}
 	for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
 		const struct family *fa = &families[i];
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fa->name, fa->help, fa->name, fa->type);
+		prom_head(f, fa->name, fa->help, fa->type);
 		at = 0;
 		for (unsigned p = 0; p < sn->n; p++) {
 			const struct rlt_cli_proc *pr = &sn->procs[p];
-			char pid[16];
-			snprintf(pid, sizeof pid, "%d", (int)pr->pid);
 			for (unsigned k = 0; k < pr->n; k++) {
 				const struct rlt__pub_rule *r = &pr->rules[k];
 				if (r->var >= RLT_VAR_COUNT || r->params_torn)
 					continue; /* a malformed record: nothing true to say */
 				if (!in_family(fa, r))
 					continue;
-				rule_labels(f, fa->name, pid, pr, k, dup ? dup[at + k] : -1);
+				rule_labels(f, fa->name, pr, k, dup ? dup[at + k] : -1);
 				fputs("} ", f);
 				prom_value(f, r, fa->field);
 				fputc('\n', f);
