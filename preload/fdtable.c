@@ -26,6 +26,7 @@
 #include "conns.h"
 #include "fdtable.h"
 #include "hook_poll.h"
+#include "net_hook.h"
 #include "load.h"
 #include "real.h"
 
@@ -256,11 +257,43 @@ static void conn_put(struct rlt_pre_sock_budgets *c)
 	} while (!atomic_compare_exchange_weak(&free_head, &head, next));
 }
 
+/* Another fd of e's socket (-1: none): the one its queued connections go to when fd closes. */
+static int other_copy(int fd, const struct rlt_pre_fd *e)
+{
+	int top = rlt_pre_fd_top();
+
+	if (!e->ofd)
+		return -1;
+	for (int o = 0; o <= top && (unsigned)o < table_size; o++)
+		if (o != fd && table[o].ofd == e->ofd &&
+		    atomic_load_explicit(&table[o].kind, memory_order_acquire) == RLT_FD_SOCKET)
+			return o;
+	return -1;
+}
+
+int rlt_pre_fd_same_file(int a, int b)
+{
+	struct rlt_pre_fd *x = rlt_pre_fd_slot(a), *y = rlt_pre_fd_slot(b);
+
+	return a == b || (x && y && x->ofd && x->ofd == y->ofd);
+}
+
 void rlt_pre_fd_forget(int fd)
 {
 	struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);
 	if (!e)
 		return;
+	if (e->listening && atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed) &&
+	    atomic_load_explicit(&e->kind, memory_order_relaxed) == RLT_FD_SOCKET) {
+		/* a listener's connections waiting in our queue are its socket's, not its fd's:
+		 * a dup that stays open takes them, as it keeps the kernel's backlog */
+		int to = other_copy(fd, e);
+		if (to >= 0) {
+			table[to].listening = 1;
+			table[to].local_port = e->local_port;
+			rlt_pre_acceptq_moved(fd, to);
+		}
+	}
 	struct rlt_pre_sock_budgets *c = e->conn;
 	int sock = atomic_load_explicit(&e->kind, memory_order_relaxed) == RLT_FD_SOCKET &&
 	           atomic_exchange_explicit(&e->registered, 0, memory_order_relaxed);
@@ -288,6 +321,7 @@ static void conns_at(int fd)
 void rlt_pre_fd_dup(int oldfd, int newfd)
 {
 	struct rlt_pre_fd *from = rlt_pre_fd_get(oldfd), *to = rlt_pre_fd_slot(newfd);
+	rlt_pre_net_dup(oldfd, newfd);
 	if (!to || newfd == oldfd)
 		return;
 	rlt_pre_fd_forget(newfd);

@@ -108,6 +108,8 @@ void rlt_pre_fd_set_peer(int fd, const struct rlt__peer *peer);
 void rlt_pre_fd_forget(int fd);
 /* newfd now refers to the same open file as oldfd. */
 void rlt_pre_fd_dup(int oldfd, int newfd);
+/* 1 when a and b are one socket's fds (a == b, or a dup made of one for the other). */
+int rlt_pre_fd_same_file(int a, int b);
 /* O_NONBLOCK was set or cleared on e's open file: on every fd of it, as the kernel keeps the
  * flag in the open file, not the fd. */
 void rlt_pre_fd_set_nonblock(struct rlt_pre_fd *e, int nonblock);

@@ -24,6 +24,7 @@
  */
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,6 +41,8 @@
 #include "ready.h"
 #include "real.h"
 #include "redis_client.h"
+#include "rule_set.h"
+#include "shm_set.h"
 
 static int stream_socket(struct rlt_pre_fd *e)
 {
@@ -198,6 +201,12 @@ rlt_ns_t rlt_pre_listener_due(struct rlt_pre_fd *l, rlt_ns_t now)
 
 int rlt_pre_listener_queued(int lfd, struct rlt_pre_fd *l, rlt_ns_t now, rlt_ns_t *due)
 {
+	/* a wait on a connection of ours is the throttle's own wait: it follows a set as a
+	 * delayed call does (within RLT_SET_SLICE_NS), and the queue is timed again under it */
+	if (rlt_pre_rules.pub && rlt__ctl_pending(&rlt_pre_rules))
+		rlt__ctl_serve(&rlt_pre_rules);
+	if (rlt_pre_rules.nshared)
+		rlt__shm_follow_all(&rlt_pre_rules);
 	rlt_ns_t q = rlt_pre_acceptq_due(lfd);
 
 	if (q == RLT_NS_NEVER)
@@ -206,6 +215,8 @@ int rlt_pre_listener_queued(int lfd, struct rlt_pre_fd *l, rlt_ns_t now, rlt_ns_
 	rlt_ns_t t = q > s ? q : s;
 	if (t <= now)
 		return 1;
+	if ((rlt_pre_rules.pub || rlt_pre_rules.nshared) && t - now > RLT_SET_SLICE_NS)
+		t = now + RLT_SET_SLICE_NS;
 	*due = t < *due ? t : *due;
 	return 0;
 }
@@ -385,14 +396,21 @@ static int accept_queued(int lfd, struct rlt_pre_fd *l, struct sockaddr *addr, s
 		rlt__peer_from_sockaddr(&peer, (struct sockaddr *)&q.addr, q.alen);
 		if (peer.af == 0)
 			peer.af = l->af;
-		uint32_t amask = rlt__match_accept(&rlt_pre_rules, &peer, l->local_port);
+		q.amask = rlt__match_accept(&rlt_pre_rules, &peer, l->local_port);
 		q.kp = peer;
 		q.kp.port = l->local_port; /* as admit's */
-		q.due = amask ? rlt__ready_at(&rlt_pre_rules, RLT_VAR_ACCEPT, amask, NULL, &q.kp, now)
-		              : now;
+		q.due = rlt_pre_acceptq_timed(&q, now);
+		q.seq = 0;
 		q.fd = nfd;
-		if (q.due <= now)
-			return hand_over(lfd, &q, 0, addr, len, flags, NULL);
+		if (q.due <= now) {
+			rlt_ns_t later;
+			int r = hand_over(lfd, &q, 0, addr, len, flags, &later);
+			if (r != -2)
+				return r;
+			/* another thread took its key's budget since: it waits as the rest do,
+			 * the accept does not sleep */
+			q.due = later;
+		}
 		q.nonblock = (flags & SOCK_NONBLOCK) != 0;
 		/* it must not reach a program this one execs */
 		if (!(flags & SOCK_CLOEXEC))
@@ -408,6 +426,38 @@ static int accept_queued(int lfd, struct rlt_pre_fd *l, struct sockaddr *addr, s
 	return rlt_pre_fail(EAGAIN);
 }
 
+/* A listener that no longer queues (made blocking, or registered one-shot in epoll) whose
+ * connections still wait in our queue: they are its backlog, handed over first, and a
+ * blocking accept waits for the first of them or the kernel's next, whichever comes first
+ * (else it slept in the kernel while they waited: forever when no client came). -2: none
+ * due (the kernel's accept then, as before). */
+static int accept_leftover(int lfd, struct rlt_pre_fd *l, struct sockaddr *addr, socklen_t *len,
+                           int flags)
+{
+	/* bounded: each round sleeps in the kernel until the first is due */
+	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS; round++) {
+		struct rlt_pre_queued q;
+		rlt_ns_t now = rlt__now();
+		while (rlt_pre_acceptq_take(lfd, now, &q)) {
+			int nfd = hand_over(lfd, &q, 1, addr, len, flags, NULL);
+			if (nfd >= 0)
+				return nfd; /* else shed (closed): the next */
+		}
+		rlt_ns_t due = rlt_pre_acceptq_due(lfd);
+		if (due == RLT_NS_NEVER || l->nonblock)
+			return -2;
+		struct pollfd p = {lfd, POLLIN, 0};
+		rlt_ns_t d = due > now ? due - now : 0;
+		struct timespec ts = {(time_t)(d / RLT_NS_PER_SEC), (long)(d % RLT_NS_PER_SEC)};
+		int rc = real_ppoll(&p, 1, &ts, NULL);
+		if (rc > 0 || (rc < 0 && errno != EINTR))
+			return -2;
+		if (rc < 0)
+			return -1; /* a signal: EINTR, as the kernel's accept */
+	}
+	return -2;
+}
+
 static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len, int flags,
                                   int four)
 {
@@ -419,6 +469,11 @@ static RLT_SLOW int accept_common(int fd, struct sockaddr *addr, socklen_t *len,
 		struct rlt_pre_fd *l = rlt_pre_fd_get(fd);
 		if (stream_socket(l) && queues(l))
 			return accept_queued(fd, l, addr, len, four ? flags : 0);
+		if (stream_socket(l) && rlt_pre_acceptq_due(fd) != RLT_NS_NEVER) {
+			int nfd = accept_leftover(fd, l, addr, len, four ? flags : 0);
+			if (nfd != -2)
+				return nfd;
+		}
 	}
 	int nfd = four ? real_accept4(fd, addr, len, flags) : real_accept(fd, addr, len);
 	if (nfd < 0 || !atomic_load_explicit(&rlt_pre_active, memory_order_acquire))

@@ -337,7 +337,11 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own,
 		reg_hold(g, epfd, fd, events, h);
 		atomic_store_explicit(&g->busy, 0, memory_order_release);
 	}
-	if (edge && due - now > RECHECK_NS)
+	/* A hold that begins inside a call (a connect held, a listener's queue, RLT_NET) may come
+	 * on a registration another thread adds while this one sleeps: that thread could not cut
+	 * this wait short, so the wait looks again every RECHECK_NS (Go's netpoller sleeps until
+	 * its next timer, seconds away, while a dial registers its socket held). */
+	if ((edge || rlt_pre_holds_in_calls()) && due - now > RECHECK_NS)
 		due = now + RECHECK_NS;
 	return due;
 }
@@ -411,10 +415,11 @@ static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
 	return 0;
 }
 
-/* Whether an epoll wait has registrations to look at. */
+/* Whether an epoll wait has registrations to look at, or may have some before it ends. */
 static int epoll_tracked(void)
 {
-	return rlt_pre_wait_may_hold() && atomic_load_explicit(&regs_top, memory_order_acquire) != 0;
+	return rlt_pre_wait_may_hold() &&
+	       (atomic_load_explicit(&regs_top, memory_order_acquire) != 0 || rlt_pre_holds_in_calls());
 }
 
 int rlt_pre_epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct timespec *tmo,

@@ -14,14 +14,6 @@
 #include "preload.h"
 #include "real.h"
 
-/* newfd is a copy of oldfd now: its entries follow (the fd table's, and the network
- * conditions' delay line, which is the socket's). */
-static void dup_made(int oldfd, int newfd)
-{
-	rlt_pre_fd_dup(oldfd, newfd);
-	rlt_pre_net_dup(oldfd, newfd);
-}
-
 /* A socket fd of ours that a borrowing child (rlt_pre_borrowed) must not forget: files and
  * never-seen fds need no system call, as forgetting them loses nothing. */
 static int keep_entry(int fd)
@@ -132,7 +124,7 @@ RLT_EXPORT int dup(int oldfd)
 	rlt_pre_ensure_real();
 	int fd = real_dup(oldfd);
 	if (fd >= 0 && !rlt_pre_borrowed())
-		dup_made(oldfd, fd);
+		rlt_pre_fd_dup(oldfd, fd);
 	return fd;
 }
 
@@ -141,7 +133,7 @@ RLT_EXPORT int dup2(int oldfd, int newfd)
 	rlt_pre_ensure_real();
 	int fd = real_dup2(oldfd, newfd);
 	if (fd >= 0 && !rlt_pre_borrowed())
-		dup_made(oldfd, fd);
+		rlt_pre_fd_dup(oldfd, fd);
 	return fd;
 }
 
@@ -150,7 +142,7 @@ RLT_EXPORT int dup3(int oldfd, int newfd, int flags)
 	rlt_pre_ensure_real();
 	int fd = real_dup3(oldfd, newfd, flags);
 	if (fd >= 0 && !rlt_pre_borrowed())
-		dup_made(oldfd, fd);
+		rlt_pre_fd_dup(oldfd, fd);
 	return fd;
 }
 
@@ -166,7 +158,7 @@ static int fcntl_common(fcntl_t real, int fd, int cmd, void *arg)
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
 		if (!rlt_pre_borrowed())
-			dup_made(fd, rc);
+			rlt_pre_fd_dup(fd, rc);
 		break;
 	case F_SETFL: {
 		struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);

@@ -47,6 +47,12 @@
 	((1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV) | (1u << RLT_VAR_CONNECT) |            \
 	 (1u << RLT_VAR_ACCEPT))
 
+int rlt_pre_holds_in_calls(void)
+{
+	return (rlt_pre_vars_in_use & ((1u << RLT_VAR_CONNECT) | (1u << RLT_VAR_ACCEPT))) ||
+	       rlt_pre_net_on();
+}
+
 /* Whether any wait can hold a socket back: such a rule exists and applies now. */
 int rlt_pre_wait_may_hold(void)
 {
@@ -236,7 +242,8 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 		for (i = 0; i < n && atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed); i++)
 			own |= fds[i].fd >= 0 &&
 			       rlt_pre_fd_ready_own(fds[i].fd, (unsigned)fds[i].events, now, &due);
-		if (k == 0 && due == RLT_NS_NEVER && !lines)
+		/* (a queued connection due now lowers no due: own says it) */
+		if (k == 0 && due == RLT_NS_NEVER && !own && !lines)
 			return real_ppoll(fds, n, round_timeout(&ts, deadline, RLT_NS_NEVER, now), sig);
 		rc = real_ppoll(fds, n, round_timeout(&ts, deadline, own ? now : due, now), sig);
 		int err = errno;
@@ -324,7 +331,7 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 		int own = 0;
 		for (fd = 0; fd < top && atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed); fd++)
 			own |= FD_ISSET(fd, &in_r) && rlt_pre_fd_ready_own(fd, POLLIN, now, &due);
-		if (!held && due == RLT_NS_NEVER && !lines)
+		if (!held && due == RLT_NS_NEVER && !own && !lines)
 			return real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, RLT_NS_NEVER, now),
 			                    sig);
 		rc = real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, own ? now : due, now), sig);

@@ -28,6 +28,9 @@ unsigned rlt_pre_fd_ready_own(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *d
 /* The events that announce a receive, a send (epoll's EPOLLIN... have the same values). */
 #define RLT_PRE_IN_EVENTS (POLLIN | POLLRDNORM)
 #define RLT_PRE_OUT_EVENTS (POLLOUT | POLLWRNORM)
+/* Whether a hold can begin inside a call, on a socket a wait may already be asleep on: a
+ * connect or accept rule (a connect held, a listener's queue), network conditions. */
+int rlt_pre_holds_in_calls(void);
 /* What poll and epoll (hook_epoll.c) share: whether any wait can hold a socket back now;
  * whether fd is a socket whose `events` one may hold (no clock read, no system call but the
  * first look at a never-seen fd); the caller's deadline from a relative timeout (NULL:

@@ -65,6 +65,29 @@ void rlt_pre_net_forget(int fd)
 	}
 }
 
+void rlt_pre_net_dup(int oldfd, int newfd)
+{
+	struct rlt_pre_net_fd *from, *to;
+
+	if (!rlt_pre_net_on() || oldfd == newfd || oldfd < 0 || (unsigned)oldfd >= rlt_pre_net_tab_n ||
+	    rlt_pre_borrowed())
+		return;
+	from = &rlt_pre_net_tab[oldfd];
+	rlt_ns_t b = atomic_load_explicit(&from->kind, memory_order_acquire) == RLT_PRE_FD_SOCKET
+	                     ? atomic_load_explicit(&from->black_until, memory_order_acquire)
+	                     : 0;
+	int line = atomic_load_explicit(&from->line, memory_order_acquire) != 0;
+	if (!b && !line)
+		return;
+	rlt_pre_net_forget(newfd); /* what its number held before is not this socket's */
+	if (!(to = rlt_pre_net_entry(newfd)))
+		return;
+	if (b)
+		atomic_store_explicit(&to->black_until, b, memory_order_release);
+	if (line) /* the socket's delay line (net_delay.c): what it holds, the dup reads too */
+		rlt_pre_delay_share(from, to);
+}
+
 static uint64_t set_seed(const struct rlt__net_set *set)
 {
 	for (unsigned i = 0; i < set->n; i++)
@@ -291,17 +314,6 @@ int rlt_pre_net_inq(int fd, int *n)
 	struct rlt_pre_net_fd *e = line_entry(fd);
 
 	return e && rlt_pre_delay_inq(e, n);
-}
-
-void rlt_pre_net_dup(int oldfd, int newfd)
-{
-	struct rlt_pre_net_fd *from = line_entry(oldfd), *to;
-
-	if (!from || oldfd == newfd || rlt_pre_borrowed())
-		return;
-	rlt_pre_net_forget(newfd);
-	if ((to = rlt_pre_net_entry(newfd)) != NULL)
-		rlt_pre_delay_share(from, to);
 }
 
 /* What a delay line whose latency a set cleared goes on with: no delay. */

@@ -54,7 +54,8 @@ int rlt_pre_net_in_hung(struct rlt_pre_net_fd *e, rlt_ns_t now);
 int rlt_pre_net_splice_in(int in, int out, size_t len, unsigned flags, ssize_t *ret);
 /* ioctl(FIONREAD) on fd: 1 with *n when its delay line answers (the bytes due now). */
 int rlt_pre_net_inq(int fd, int *n);
-/* newfd is now a copy of oldfd (dup, dup2, dup3, F_DUPFD): it shares oldfd's delay line. */
+/* newfd is now a copy of oldfd (dup, dup2, dup3, F_DUPFD): what is the socket's, not the
+ * fd's, goes with it (a black hole's outcome, its delay line). */
 void rlt_pre_net_dup(int oldfd, int newfd);
 /* fd's entry as a socket opened now (or first seen now). */
 void rlt_pre_net_open(struct rlt_pre_net_fd *e, int fd, int af, int stream,

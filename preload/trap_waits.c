@@ -233,17 +233,11 @@ static void arm(void)
 	adopt_all();
 }
 
-/* A hold that begins inside a call (see the top): a connect or accept rule, network
- * conditions. */
-static int holds_in_calls(void)
-{
-	return (rlt_pre_vars_in_use & ((1u << RLT_VAR_CONNECT) | (1u << RLT_VAR_ACCEPT))) ||
-	       rlt_pre_net_on();
-}
-
+/* A hold that begins inside a call (see the top: rlt_pre_holds_in_calls) traps them from
+ * the start. */
 void rlt_trap_waits_start(void)
 {
-	if (atomic_load_explicit(&rlt_pre_active, memory_order_acquire) && holds_in_calls())
+	if (atomic_load_explicit(&rlt_pre_active, memory_order_acquire) && rlt_pre_holds_in_calls())
 		arm();
 }
 

@@ -32,7 +32,7 @@ in_list() { printf '%s\n' "$2" | grep -qxF "$1"; }
 libc_names="__chk_fail __errno_location access aligned_alloc atexit bcmp calloc clock_gettime clock_nanosleep
 closedir environ fchmod flock free fstat ftruncate getenv geteuid getpeername getpid getrlimit
 htonl htons ntohl ntohs
-getsockname getsockopt gettid inet_ntop inet_pton kill lstat malloc memchr memcmp memcpy memmove
+getsockname gettid inet_ntop inet_pton kill lstat malloc memchr memcmp memcpy memmove
 memset mmap mprotect munmap nanosleep open opendir poll ppoll pthread_atfork
 posix_fallocate pread pwrite pthread_mutex_consistent pthread_mutex_destroy pthread_mutex_init pthread_mutex_lock
 pthread_mutex_unlock pthread_mutexattr_destroy pthread_mutexattr_init pthread_mutexattr_setpshared

@@ -4,7 +4,9 @@
 # EINPROGRESS, the waits report nothing until `after`, and then SO_ERROR (or a second
 # connect) says ETIMEDOUT. So curl's own --connect-timeout ends it when it is shorter (exit 28
 # at 1 s), and `after` when it is (curl fails at 2 s); the old build let
-# the attempt through to the server (curl exit 0 at once).
+# the attempt through to the server (curl exit 0 at once). A dup of the socket says the same
+# (the old build's SO_ERROR through the dup said 0), and a socket closed in the hole leaves
+# nothing to the next socket at its number.
 # fronts: preload seccomp
 # parallel-safe: bound, no rate (each wait is a second or two; the bounds allow 0.5 s of load)
 . "$(dirname "$0")/lib.sh"
@@ -82,6 +84,43 @@ for how in so_error connect; do
 	assert_eq "$how: the outcome" ETIMEDOUT "$(kv ${how}_err "$out")"
 done
 assert_eq "what the server saw (no attempt reached it)" listening "$(cat "$T/seen")"
+
+# a dup of the socket in the black hole is the same socket: held as long, then SO_ERROR on the
+# dup says ETIMEDOUT (the old build: 0, the program then took the unconnected socket for a
+# connected one); a socket closed in the hole leaves nothing to the next at its number
+cat >"$T/dup.py" <<'PY'
+import errno, select, socket, sys, time
+port, other = int(sys.argv[1]), int(sys.argv[2])
+E = lambda e: errno.errorcode.get(e, e)
+s = socket.socket(); s.setblocking(False); s.connect_ex(("127.0.0.1", port))
+t0 = time.monotonic(); d = s.dup()
+early = len(select.select([], [d], [], 0.3)[1])
+ready = len(select.select([], [d], [], 3)[1])
+out = "dup_early=%d dup_ready=%d dup_ms=%d dup_err=%s" % (early, ready, (time.monotonic() - t0) * 1000, E(d.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)))
+s.close(); d.close()
+s = socket.socket(); s.setblocking(False); fd = s.fileno(); s.connect_ex(("127.0.0.1", port)); s.close()
+t = socket.socket(); t.setblocking(False); t.connect_ex(("127.0.0.1", other)); t0 = time.monotonic()
+ready = len(select.select([], [t], [], 3)[1])
+print(out, "reuse_same_fd=%d reuse_ms=%d reuse_err=%s" % (t.fileno() == fd, (time.monotonic() - t0) * 1000, E(t.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR))))
+PY
+bg other python3 -c '
+import socket, sys, os
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(8)
+open(sys.argv[1] + ".t", "w").write(str(l.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True:
+    c, _ = l.accept(); c.close()' "$T/other_port"
+wait_file "$T/other_port"
+RLT_NET="connect=timeout after=1s port=$port" throttled python3 "$T/dup.py" "$port" "$(cat "$T/other_port")" \
+	>"$T/dup.out" 2>"$T/dup.err" || { show "$T/dup.err"; fail "the dup case failed"; }
+out=$(cat "$T/dup.out")
+info "dup: $out"
+assert_eq "dup: readiness in the first 0.3 s" 0 "$(kv dup_early "$out")"
+assert_eq "dup: readiness by 3 s" 1 "$(kv dup_ready "$out")"
+assert_range "dup: readiness at after=1s (ms)" 950 1800 "$(kv dup_ms "$out")"
+assert_eq "dup: SO_ERROR through the dup" ETIMEDOUT "$(kv dup_err "$out")"
+assert_eq "the next socket took the closed one's number" 1 "$(kv reuse_same_fd "$out")"
+assert_le "it connects to another port at once (ms)" 500 "$(kv reuse_ms "$out")"
+assert_eq "its outcome" 0 "$(kv reuse_err "$out")"
 
 # the same server answers a connection without the condition: the test sees a connection
 throttled curl -sS -o /dev/null "http://127.0.0.1:$port/" || fail "curl without the condition failed"
