@@ -24,6 +24,7 @@
 #include "fdtable.h"
 #include "hook_poll.h"
 #include "load.h"
+#include "net_delay.h"
 #include "net_hook.h"
 #include "preload.h"
 #include "real.h"
@@ -305,8 +306,10 @@ struct own {
 
 /* Brings epfd's registrations in line with their budgets; the earliest time one held is due,
  * no later than now + RECHECK_NS if one is edge-triggered. The events to report of our own
- * go to *own. */
-static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own)
+ * go to *own; the registrations a delay line answers for, to *lines (net_delay.h; NULL:
+ * only held). */
+static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own,
+                           struct rlt_pre_delay_round *lines)
 {
 	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
 	rlt_ns_t due = RLT_NS_NEVER;
@@ -319,6 +322,9 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own)
 		int fd = atomic_load_explicit(&g->fd, memory_order_relaxed);
 		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
 		unsigned h = rlt_pre_fd_held(fd, events, now, &due);
+		if (h & RLT_PRE_NET_OWN)
+			h = rlt_pre_delay_round_add(lines, fd, events,
+			                            atomic_load_explicit(&g->data, memory_order_relaxed), h);
 		edge |= (events & EPOLLET) && rlt_pre_wait_may_hold_fd(fd, events);
 		unsigned o = own->n < OWN_MAX ? rlt_pre_fd_ready_own(fd, events, now, &due) : 0;
 		if (o) {
@@ -346,7 +352,7 @@ void rlt_pre_epoll_hold_now(int epfd)
 	struct own own = {.n = 0}; /* reported by the wait itself, not here */
 
 	if (rlt_pre_wait_may_hold())
-		epoll_hold(epfd, rlt__now(), &own);
+		epoll_hold(epfd, rlt__now(), &own, NULL);
 	errno = saved;
 }
 
@@ -391,12 +397,16 @@ static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
 	/* bounded for a finite timeout; each round sleeps in the kernel (1 ms at the least) */
 	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS || deadline == RLT_NS_NEVER; round++) {
 		struct own own = {.n = 0};
-		rlt_ns_t due = epoll_hold(epfd, now, &own);
+		struct rlt_pre_delay_round lines;
+		lines.n = 0;
+		rlt_ns_t due = epoll_hold(epfd, now, &own, &lines);
 		errno = saved;
-		int rc = epoll_round(epfd, evs, max, deadline, own.n ? now : due, now, sig);
+		rlt_ns_t until = own.n ? now : due < deadline ? due : deadline;
+		int rc = lines.n ? rlt_pre_delay_epoll(epfd, evs, max, until, sig, &lines)
+		                 : epoll_round(epfd, evs, max, deadline, own.n ? now : due, now, sig);
 		if (rc >= 0 && own.n)
 			rc = epoll_own(evs, rc, max, &own);
-		if (rc != 0 || due == RLT_NS_NEVER)
+		if (rc != 0 || (due == RLT_NS_NEVER && !lines.n))
 			return rc;
 		now = rlt__now();
 		if (now >= deadline)

@@ -10,6 +10,7 @@
 
 #include "fdtable.h"
 #include "load.h"
+#include "net_hook.h"
 #include "preload.h"
 #include "real.h"
 
@@ -191,6 +192,9 @@ RLT_EXPORT int ioctl(int fd, unsigned long req, ...)
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
 	rlt_pre_ensure_real();
+	/* a stream under latency: what is due is in its delay line, not the kernel's queue */
+	if (req == FIONREAD && arg && rlt_pre_net_inq(fd, arg))
+		return 0;
 	int rc = real_ioctl(fd, req, arg);
 	if (rc == 0 && req == FIONBIO && arg) {
 		struct rlt_pre_fd *e = rlt_pre_fd_slot(fd);

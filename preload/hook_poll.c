@@ -31,6 +31,7 @@
 #include "hook_connect.h"
 #include "hook_poll.h"
 #include "load.h"
+#include "net_delay.h"
 #include "net_hook.h"
 #include "preload.h"
 #include "ready.h"
@@ -169,6 +170,17 @@ static struct timespec *round_timeout(struct timespec *ts, rlt_ns_t deadline, rl
 
 /* ----- poll, ppoll ----- */
 
+/* A socket whose readable side a delay line answers for (net_delay.h): a watched one keeps
+ * its receive events asked (the kernel's report is data for the line, taken after the wait),
+ * a due one is reported at once (its due time is now); *lines: the wait has such sockets. */
+static unsigned delay_line_poll(unsigned h, int *lines)
+{
+	*lines = 1;
+	if (h & (RLT_PRE_NET_WATCH | RLT_PRE_NET_READY))
+		h &= ~(unsigned)(RLT_PRE_IN_EVENTS | POLLRDHUP);
+	return h & ~RLT_PRE_NET_MARKS;
+}
+
 /* What poll reports of its own after the real call (rlt_pre_fd_ready_own): the count rc
  * returned, with the fds it adds. */
 static int poll_own(struct pollfd *fds, nfds_t n, int rc)
@@ -209,12 +221,14 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 		rlt_ns_t due = RLT_NS_NEVER;
 		unsigned k = 0;
 		struct timespec ts;
-		int rc;
+		int rc, lines = 0;
 
 		for (i = 0; i < n && k < HELD_MAX; i++) {
 			unsigned h = fds[i].fd < 0 ? 0
 			                           : rlt_pre_fd_held(fds[i].fd, (unsigned)fds[i].events,
 			                                             now, &due);
+			if (h & RLT_PRE_NET_OWN)
+				h = delay_line_poll(h, &lines);
 			if (h) {
 				aside[k].i = i;
 				aside[k].held = (short)(h & ~RLT_PRE_HELD_WHOLE);
@@ -229,7 +243,7 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 			own |= fds[i].fd >= 0 &&
 			       rlt_pre_fd_ready_own(fds[i].fd, (unsigned)fds[i].events, now, &due);
 		/* (a queued connection due now lowers no due: own says it) */
-		if (k == 0 && due == RLT_NS_NEVER && !own)
+		if (k == 0 && due == RLT_NS_NEVER && !own && !lines)
 			return real_ppoll(fds, n, round_timeout(&ts, deadline, RLT_NS_NEVER, now), sig);
 		rc = real_ppoll(fds, n, round_timeout(&ts, deadline, own ? now : due, now), sig);
 		int err = errno;
@@ -238,6 +252,8 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 			if (aside[j].fd >= 0)
 				fds[aside[j].i].fd = aside[j].fd;
 		}
+		if (lines) /* the delay lines' answer for their sockets (net_delay.h) */
+			rc = rlt_pre_delay_polled(fds, n, rc);
 		if (rc >= 0)
 			rc = poll_own(fds, n, rc);
 		errno = err;
@@ -292,12 +308,14 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 	for (int round = 0; round < RLT_PRE_WAIT_ROUNDS; round++) {
 		rlt_ns_t due = RLT_NS_NEVER;
 		struct timespec ts;
-		int held = 0, rc;
+		int held = 0, rc, lines = 0;
 
 		for (fd = 0; fd < top; fd++) {
 			unsigned ev = (FD_ISSET(fd, &in_r) ? POLLIN : 0) |
 			              (FD_ISSET(fd, &in_w) ? POLLOUT : 0);
 			unsigned h = ev ? rlt_pre_fd_held(fd, ev, now, &due) : 0;
+			if (h & RLT_PRE_NET_OWN)
+				h = delay_line_poll(h, &lines);
 			if (r && FD_ISSET(fd, &in_r) && !(h & POLLIN))
 				FD_SET(fd, r);
 			else if (r)
@@ -313,10 +331,12 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 		int own = 0;
 		for (fd = 0; fd < top && atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed); fd++)
 			own |= FD_ISSET(fd, &in_r) && rlt_pre_fd_ready_own(fd, POLLIN, now, &due);
-		if (!held && due == RLT_NS_NEVER && !own)
+		if (!held && due == RLT_NS_NEVER && !own && !lines)
 			return real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, RLT_NS_NEVER, now),
 			                    sig);
 		rc = real_pselect(nfds, r, w, x, round_timeout(&ts, deadline, own ? now : due, now), sig);
+		if (lines) /* the delay lines' answer for their sockets (net_delay.h) */
+			rc = rlt_pre_delay_selected(top, r, w, x, &in_r, rc);
 		if (rc >= 0 && r) {
 			/* what select reports of its own (rlt_pre_fd_ready_own) */
 			rlt_ns_t at = rlt__now(), later = RLT_NS_NEVER;

@@ -24,6 +24,7 @@
 #include "fdtable.h"
 #include "hook_stdio.h"
 #include "load.h"
+#include "net_hook.h"
 #include "preload.h"
 #include "real.h"
 #include "redis_client.h"
@@ -56,10 +57,12 @@ static int cookie_close(void *c)
 	return close((int)(intptr_t)c);
 }
 
-/* 1 when fd is a socket that a send or receive rule may pace. */
+/* 1 when fd is a socket that a send or receive rule may pace, or network conditions delay
+ * (latency's delay line holds a stream's data: glibc's own reads would miss it). */
 static int paced_socket(int fd)
 {
-	if (!(rlt_pre_vars_in_use & ((1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV))) ||
+	if (!((rlt_pre_vars_in_use & ((1u << RLT_VAR_SEND) | (1u << RLT_VAR_RECV))) ||
+	      rlt_pre_net_on()) ||
 	    !atomic_load_explicit(&rlt_pre_active, memory_order_acquire) || rlt__internal)
 		return 0;
 	struct rlt_pre_fd *e = rlt_pre_fd_get(fd);

@@ -91,7 +91,7 @@ struct pin {
 	int use; /* what its real calls are made on: fd, or the duplicate */
 };
 
-static int pin_base(void)
+int rlt_pre_pin_base(void)
 {
 	static _Atomic int base;
 	int b = atomic_load_explicit(&base, memory_order_relaxed);
@@ -110,7 +110,7 @@ static void pin_hold(struct pin *p)
 {
 	if (p->use != p->fd)
 		return;
-	int saved = errno, d = real_fcntl(p->fd, F_DUPFD_CLOEXEC, pin_base());
+	int saved = errno, d = real_fcntl(p->fd, F_DUPFD_CLOEXEC, rlt_pre_pin_base());
 	if (d >= 0)
 		p->use = d;
 	errno = saved;

@@ -68,6 +68,10 @@ int rlt_pre_iov_slice(const struct iovec *iov, int cnt, size_t off, size_t len,
 /* The bytes of iov (SSIZE_MAX at most). */
 size_t rlt_pre_iov_total(const struct iovec *iov, int cnt);
 
+/* Where a call's duplicate of its socket goes (F_DUPFD_CLOEXEC's lowest number): above what
+ * programs use, so that the lowest free number stays the program's. */
+int rlt_pre_pin_base(void);
+
 /* One real call moving bytes [off, off + len) of the message on the socket `fd` (the call's
  * own, or the duplicate a paced call holds: rlt_pre_stream_io). */
 typedef ssize_t (*rlt_pre_piece_fn)(void *ctx, int fd, size_t off, size_t len);

@@ -15,6 +15,7 @@
 #include "io_pacing.h"
 #include "load.h"
 #include "net.h"
+#include "net_delay.h"
 #include "net_hook.h"
 #include "preload.h"
 #include "wait.h"
@@ -73,41 +74,47 @@ static ssize_t op_read(void *c, int fd, size_t off, size_t len)
 static ssize_t net_send(int fd, const void *buf, size_t len, int flags)
 {
 	struct buf_ctx c = {buf, flags, NULL, 0, NULL, NULL};
-	return rlt_pre_net_io(fd, RLT_NET_OUT, len, flags, NULL, 0, op_send, &c);
+	return rlt_pre_net_io(fd, RLT_NET_OUT, len, flags, NULL, 0, op_send, &c, NULL);
 }
 
 static ssize_t net_sendto(int fd, const void *buf, size_t len, int flags,
                           const struct sockaddr *to, socklen_t tolen)
 {
 	struct buf_ctx c = {buf, flags, to, tolen, NULL, NULL};
-	return rlt_pre_net_io(fd, RLT_NET_OUT, len, flags, to, tolen, op_sendto, &c);
+	return rlt_pre_net_io(fd, RLT_NET_OUT, len, flags, to, tolen, op_sendto, &c, NULL);
 }
 
 static ssize_t net_write(int fd, const void *buf, size_t len)
 {
 	struct buf_ctx c = {buf, 0, NULL, 0, NULL, NULL};
-	return rlt_pre_net_io(fd, RLT_NET_OUT, len, 0, NULL, 0, op_write, &c);
+	return rlt_pre_net_io(fd, RLT_NET_OUT, len, 0, NULL, 0, op_write, &c, NULL);
 }
 
 static ssize_t net_recv(int fd, void *buf, size_t len, int flags)
 {
 	struct buf_ctx c = {buf, flags, NULL, 0, NULL, NULL};
-	return rlt_pre_net_io(fd, RLT_NET_IN, len, flags, NULL, 0, op_recv, &c);
+	struct iovec v = {buf, len};
+	struct rlt_pre_net_into in = {&v, 1, NULL};
+	return rlt_pre_net_io(fd, RLT_NET_IN, len, flags, NULL, 0, op_recv, &c, &in);
 }
 
 static ssize_t net_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
                             socklen_t *fromlen)
 {
 	struct buf_ctx c = {buf, flags, NULL, 0, from, fromlen};
+	struct iovec v = {buf, len};
+	struct rlt_pre_net_into in = {&v, 1, NULL};
 	/* the source is known once the datagram came: net_io reads it after the call */
 	return rlt_pre_net_io(fd, RLT_NET_IN, len, flags, fromlen ? from : NULL,
-	              fromlen ? *fromlen : 0, op_recvfrom, &c);
+	              fromlen ? *fromlen : 0, op_recvfrom, &c, &in);
 }
 
 static ssize_t net_read(int fd, void *buf, size_t len)
 {
 	struct buf_ctx c = {buf, 0, NULL, 0, NULL, NULL};
-	return rlt_pre_net_io(fd, RLT_NET_IN, len, 0, NULL, 0, op_read, &c);
+	struct iovec v = {buf, len};
+	struct rlt_pre_net_into in = {&v, 1, NULL};
+	return rlt_pre_net_io(fd, RLT_NET_IN, len, 0, NULL, 0, op_read, &c, &in);
 }
 
 struct file_ctx {
@@ -126,7 +133,7 @@ static ssize_t op_sendfile(void *c, int fd, size_t off, size_t len)
 static ssize_t net_sendfile(int out, int in, off_t *off, size_t count)
 {
 	struct file_ctx c = {in, off};
-	return rlt_pre_net_io(out, RLT_NET_OUT, count, 0, NULL, 0, op_sendfile, &c);
+	return rlt_pre_net_io(out, RLT_NET_OUT, count, 0, NULL, 0, op_sendfile, &c, NULL);
 }
 
 struct msg_ctx {
@@ -179,12 +186,13 @@ static ssize_t msg_io(int fd, struct msghdr *msg, const struct iovec *iov, int c
                       int vec, int out)
 {
 	struct msg_ctx c = {msg, iov, cnt, flags, vec, out};
+	struct rlt_pre_net_into in = {iov, cnt, vec ? NULL : msg};
 	if (cnt < 0 || cnt > RLT_IOV_PIECE_MAX)
 		return vec ? (out ? rlt_pre_true_writev(fd, iov, cnt) : rlt_pre_true_readv(fd, iov, cnt))
 		           : (out ? rlt_pre_true_sendmsg(fd, msg, flags) : rlt_pre_true_recvmsg(fd, msg, flags));
 	return rlt_pre_net_io(fd, out ? RLT_NET_OUT : RLT_NET_IN, rlt_pre_iov_total(iov, cnt), flags,
 	              msg && msg->msg_name && (out || msg->msg_namelen) ? msg->msg_name : NULL,
-	              msg && msg->msg_name ? msg->msg_namelen : 0, op_msg, &c);
+	              msg && msg->msg_name ? msg->msg_namelen : 0, op_msg, &c, out ? NULL : &in);
 }
 
 static ssize_t net_sendmsg(int fd, const struct msghdr *msg, int flags)
@@ -484,6 +492,16 @@ static int net_dup2(int o, int n)
 	if (rc >= 0 && o != n)
 		rlt_pre_net_forget(rc);
 	return rc;
+}
+
+/* splice from a stream whose delay line holds data: that data first (net_delay.c). */
+static ssize_t net_splice(int in, loff_t *oi, int out, loff_t *oo, size_t len, unsigned fl)
+{
+	ssize_t ret;
+
+	if (!oi && rlt_pre_net_splice_in(in, out, len, fl, &ret))
+		return ret;
+	return rlt_pre_true_splice(in, oi, out, oo, len, fl);
 }
 
 static int net_dup3(int o, int n, int fl)

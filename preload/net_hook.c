@@ -36,6 +36,7 @@
 #include "publish.h"
 #include "rule_set.h"
 #include "hook_poll.h"
+#include "net_delay.h"
 #include "net_hook.h"
 #include "wait.h"
 
@@ -58,8 +59,10 @@ static _Atomic int installed;
  * closes fds before its exec: its fd table is its own, our memory its parent's. */
 void rlt_pre_net_forget(int fd)
 {
-	if (fd >= 0 && (unsigned)fd < rlt_pre_net_tab_n && !rlt_pre_borrowed())
+	if (fd >= 0 && (unsigned)fd < rlt_pre_net_tab_n && !rlt_pre_borrowed()) {
 		atomic_store_explicit(&rlt_pre_net_tab[fd].kind, RLT_PRE_FD_UNKNOWN, memory_order_release);
+		rlt_pre_delay_drop(&rlt_pre_net_tab[fd]);
+	}
 }
 
 void rlt_pre_net_dup(int oldfd, int newfd)
@@ -73,8 +76,16 @@ void rlt_pre_net_dup(int oldfd, int newfd)
 	rlt_ns_t b = atomic_load_explicit(&from->kind, memory_order_acquire) == RLT_PRE_FD_SOCKET
 	                     ? atomic_load_explicit(&from->black_until, memory_order_acquire)
 	                     : 0;
-	if (b && (to = rlt_pre_net_entry(newfd)))
+	int line = atomic_load_explicit(&from->line, memory_order_acquire) != 0;
+	if (!b && !line)
+		return;
+	rlt_pre_net_forget(newfd); /* what its number held before is not this socket's */
+	if (!(to = rlt_pre_net_entry(newfd)))
+		return;
+	if (b)
 		atomic_store_explicit(&to->black_until, b, memory_order_release);
+	if (line) /* the socket's delay line (net_delay.c): what it holds, the dup reads too */
+		rlt_pre_delay_share(from, to);
 }
 
 static uint64_t set_seed(const struct rlt__net_set *set)
@@ -92,6 +103,7 @@ void rlt_pre_net_open(struct rlt_pre_net_fd *e, int fd, int af, int stream, cons
 	const struct rlt__net_set *set = rlt__net_now(&gen);
 
 	(void)fd;
+	rlt_pre_delay_drop(e); /* a line left by a close we did not see (close_range) */
 	e->seed = set_seed(set);
 	e->key = atomic_fetch_add_explicit(&sockets_seen, 1, memory_order_relaxed);
 	atomic_store_explicit(&e->black_until, 0, memory_order_relaxed);
@@ -172,6 +184,7 @@ static void do_reset(int fd, struct rlt_pre_net_fd *e)
 {
 	if (atomic_exchange(&e->s.ended, 1))
 		return;
+	rlt_pre_delay_drop(e); /* what the line held is lost with the connection */
 	if (e->s.af == AF_INET || e->s.af == AF_INET6) {
 		struct sockaddr sa = {.sa_family = AF_UNSPEC};
 		int saved = errno;
@@ -265,11 +278,52 @@ static const struct rlt__net_set *holding_socket(int fd, struct rlt_pre_net_fd *
 	return set;
 }
 
+/* fd's entry when it has a delay line (net_delay.c), latency or not now: what it holds is
+ * handed on first, even after a set cleared the latency. */
+static struct rlt_pre_net_fd *line_entry(int fd)
+{
+	struct rlt_pre_net_fd *e;
+
+	if (!rlt_pre_net_on() || rlt__internal || fd < 0 || (unsigned)fd >= rlt_pre_net_tab_n)
+		return NULL;
+	e = &rlt_pre_net_tab[fd];
+	return atomic_load_explicit(&e->line, memory_order_acquire) ? e : NULL;
+}
+
+int rlt_pre_net_in_hung(struct rlt_pre_net_fd *e, rlt_ns_t now)
+{
+	const struct rlt__net_set *set;
+	uint64_t room;
+	rlt_ns_t until;
+
+	if (!e->s.stream || atomic_load_explicit(&e->s.ended, memory_order_relaxed) ||
+	    !(set = rlt_pre_net_conditions(e)) || !rlt__net_find(set, &e->s, RLT_NET_HANG, RLT_NET_IN))
+		return 0;
+	return rlt__net_hang_state(set, &e->s, now, &room, &until) == 1;
+}
+
+int rlt_pre_net_splice_in(int in, int out, size_t len, unsigned flags, ssize_t *ret)
+{
+	struct rlt_pre_net_fd *e = line_entry(in);
+
+	return e && rlt_pre_delay_splice(in, e, out, len, flags, ret);
+}
+
+int rlt_pre_net_inq(int fd, int *n)
+{
+	struct rlt_pre_net_fd *e = line_entry(fd);
+
+	return e && rlt_pre_delay_inq(e, n);
+}
+
+/* What a delay line whose latency a set cleared goes on with: no delay. */
+static const struct rlt__net_cond no_delay = {.kind = RLT_NET_LATENCY, .dir = RLT_NET_IN};
+
 int rlt_pre_net_may_hold(int fd)
 {
 	struct rlt_pre_net_fd *e;
 
-	return holding_socket(fd, &e) != NULL;
+	return holding_socket(fd, &e) != NULL || line_entry(fd) != NULL;
 }
 
 /* ----- latency ----- */
@@ -281,6 +335,23 @@ void rlt_pre_net_stamps_on(int fd, struct rlt_pre_net_fd *e)
 		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
 		errno = saved;
 	}
+}
+
+rlt_ns_t rlt_pre_net_arrival(struct msghdr *m, rlt_ns_t now)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		struct timespec ts, wall;
+		memcpy(&ts, CMSG_DATA(c), sizeof ts);
+		clock_gettime(CLOCK_REALTIME, &wall);
+		int64_t ago = ((int64_t)wall.tv_sec - ts.tv_sec) * (int64_t)RLT_NS_PER_SEC +
+		              (wall.tv_nsec - ts.tv_nsec);
+		if (ago > 0 && (rlt_ns_t)ago < now)
+			return now - (rlt_ns_t)ago;
+		return now;
+	}
+	return 0;
 }
 
 /* The arrival (CLOCK_MONOTONIC) of the data at the head of fd's queue, by a peek that asks
@@ -304,19 +375,9 @@ static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e)
 		return 0;
 	if (n <= 0)
 		return 1;
-	rlt_ns_t now = rlt__now();
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
-			continue;
-		struct timespec ts, wall;
-		memcpy(&ts, CMSG_DATA(c), sizeof ts);
-		clock_gettime(CLOCK_REALTIME, &wall);
-		int64_t ago = ((int64_t)wall.tv_sec - ts.tv_sec) * (int64_t)RLT_NS_PER_SEC +
-		              (wall.tv_nsec - ts.tv_nsec);
-		if (ago > 0 && (rlt_ns_t)ago < now)
-			return now - (rlt_ns_t)ago;
-		return now;
-	}
+	rlt_ns_t now = rlt__now(), at = rlt_pre_net_arrival(&m, now);
+	if (at)
+		return at;
 	rlt_ns_t first = 0;
 	atomic_compare_exchange_strong_explicit(&e->s.lat_unstamped, &first, now,
 	                                        memory_order_relaxed, memory_order_relaxed);
@@ -387,9 +448,17 @@ unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 	unsigned held = 0;
 	const struct rlt__net_cond *lc;
 
+	if (!set && (events & RLT_PRE_IN_EVENTS) && (e = line_entry(fd))) {
+		rlt_pre_delay_held(fd, e, &no_delay, events, now, due, &held);
+		return held;
+	}
 	if (set && (events & RLT_PRE_IN_EVENTS) &&
-	    (lc = rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN))) {
-		rlt_ns_t t = latency_due(fd, e, lc);
+	    ((lc = rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN)) ||
+	     (line_entry(fd) && (lc = &no_delay)))) {
+		rlt_ns_t t = 0;
+		/* a stream's delay line says when it is readable; else the kernel's head */
+		if (!(e->s.stream && rlt_pre_delay_held(fd, e, lc, events, now, due, &held)))
+			t = latency_due(fd, e, lc);
 		if (t > now) {
 			held |= events & RLT_PRE_IN_EVENTS;
 			*due = t < *due ? t : *due;
@@ -454,12 +523,44 @@ static ssize_t dgram_io(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_
  * `addr` is a datagram's address when the socket has none (sendto's, or recvfrom's once filled,
  * through *addr_after). Streams: reset, hang, slice; datagrams: loss.
  */
-ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct sockaddr *addr,
-                      socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx)
+/* A stream's receive under latency, served by its delay line (net_delay.c), or when it has
+ * none, left in the kernel until due (latency_wait) and made by the caller's op. */
+struct delay_ctx {
+	struct rlt_pre_net_fd *e;
+	const struct rlt__net_cond *c;
+	int flags;
+	const struct rlt_pre_net_into *into;
+	rlt_pre_net_op_fn op;
+	void *ctx;
+};
+
+static ssize_t op_delayed(void *x, int fd, size_t off, size_t len)
 {
+	struct delay_ctx *d = x;
+	ssize_t ret;
+
+	if (rlt_pre_delay_recv(fd, d->e, d->c, off, len, d->flags, d->into, &ret))
+		return ret;
+	if (!(d->flags & MSG_PEEK) && !latency_wait(fd, d->e, d->c, d->flags, &ret))
+		return ret;
+	return d->op(d->ctx, fd, off, len);
+}
+
+ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct sockaddr *addr,
+                      socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx,
+                      const struct rlt_pre_net_into *into)
+{
+	struct delay_ctx dc;
+
 	struct rlt_pre_net_fd *e = rlt_pre_net_entry(fd);
 	const struct rlt__net_set *set;
 
+	if (dir == RLT_NET_IN && e && e == line_entry(fd)) {
+		/* a line goes on handing on what it holds, latency or not now */
+		dc = (struct delay_ctx){e, &no_delay, flags, into, op, ctx};
+		op = op_delayed;
+		ctx = &dc;
+	}
 	if (!e || rlt__internal || !(set = rlt_pre_net_conditions(e)))
 		return op(ctx, fd, 0, len);
 	/* a datagram socket without a peer is matched per datagram, by its address */
@@ -467,8 +568,14 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 		return op(ctx, fd, 0, len);
 	/* latency: the data reaches the program DUR after its host */
 	const struct rlt__net_cond *lc;
-	if (dir == RLT_NET_IN && !(flags & MSG_PEEK) &&
+	if (dir == RLT_NET_IN && e->s.stream &&
 	    (lc = rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN))) {
+		/* a stream's: its delay line hands each piece on when due (peeks too) */
+		dc = (struct delay_ctx){e, lc, flags, into, op, ctx};
+		op = op_delayed;
+		ctx = &dc;
+	} else if (dir == RLT_NET_IN && !(flags & MSG_PEEK) &&
+	           (lc = rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN))) {
 		ssize_t ret;
 		if (!latency_wait(fd, e, lc, flags, &ret))
 			return ret;

@@ -20,6 +20,7 @@ struct rlt_pre_net_fd {
 	_Atomic uint8_t kind;  /* RLT_PRE_FD_*: written last when an entry is set up */
 	uint64_t seed;         /* the seed its sequence started from */
 	uint64_t key;          /* which socket of the process it is (its sequence's key) */
+	_Atomic uint32_t line; /* its delay line under latency (net_delay.c), 0: none */
 	/* connect=timeout on a non-blocking connect: when the attempt, never made, fails with
 	 * ETIMEDOUT (0: none); the waits hold the socket until then, and SO_ERROR tells it */
 	_Atomic rlt_ns_t black_until;
@@ -34,7 +35,7 @@ extern unsigned rlt_pre_net_tab_n;
 #define NET_CALLS(X)                                                                             \
 	X(socket) X(connect) X(accept) X(accept4) X(send) X(sendto) X(sendmsg) X(sendmmsg) \
 	X(write) X(writev) X(sendfile) X(recv) X(recvfrom) X(recvmsg) X(recvmmsg) X(read) X(readv) \
-	X(close) X(dup2) X(dup3) X(getsockopt)
+	X(close) X(dup2) X(dup3) X(getsockopt) X(splice)
 
 #define NET_TRUE(name) extern name##_t rlt_pre_true_##name;
 NET_CALLS(NET_TRUE)
@@ -46,8 +47,15 @@ int rlt_pre_net_load(struct rlt_error *err);
 
 /* fd closed or replaced (not in a vfork's child). */
 void rlt_pre_net_forget(int fd);
+/* 1 when a hang holds e's stream's receives now (its delay line's due data is not reported). */
+int rlt_pre_net_in_hung(struct rlt_pre_net_fd *e, rlt_ns_t now);
+/* splice from `in`, a stream with a delay line: 1 with *ret when the line answered (what it
+ * holds goes first, written to `out`); 0: the kernel's splice. */
+int rlt_pre_net_splice_in(int in, int out, size_t len, unsigned flags, ssize_t *ret);
+/* ioctl(FIONREAD) on fd: 1 with *n when its delay line answers (the bytes due now). */
+int rlt_pre_net_inq(int fd, int *n);
 /* newfd is now a copy of oldfd (dup, dup2, dup3, F_DUPFD): what is the socket's, not the
- * fd's, goes with it (a black hole's outcome). */
+ * fd's, goes with it (a black hole's outcome, its delay line). */
 void rlt_pre_net_dup(int oldfd, int newfd);
 /* fd's entry as a socket opened now (or first seen now). */
 void rlt_pre_net_open(struct rlt_pre_net_fd *e, int fd, int af, int stream,
@@ -61,8 +69,11 @@ int rlt_pre_net_nonblocking(int fd, int flags);
 /* One real call moving bytes [off, off + len) of the caller's buffer. */
 typedef ssize_t (*rlt_pre_net_op_fn)(void *ctx, int fd, size_t off, size_t len);
 
+struct rlt_pre_net_into;
+/* into: a receive's buffer (a stream under latency is served from its delay line), or NULL. */
 ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct sockaddr *addr,
-                       socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx);
+                       socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx,
+                       const struct rlt_pre_net_into *into);
 
 /* What the waits (hook_poll.c, hook_epoll.c) ask of the conditions: whether any are installed;
  * whether fd is a stream a hang applies to; the events of `events` a hang holds back now (none
@@ -71,6 +82,9 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 int rlt_pre_net_on(void);
 /* latency: receive timestamps on e's socket (fd), once: the arrival of its data. */
 void rlt_pre_net_stamps_on(int fd, struct rlt_pre_net_fd *e);
+/* The arrival (CLOCK_MONOTONIC) a received message's SCM_TIMESTAMPNS says, 0 when it has
+ * none; now: the clock read after the receive. */
+rlt_ns_t rlt_pre_net_arrival(struct msghdr *m, rlt_ns_t now);
 int rlt_pre_net_may_hold(int fd);
 unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
 

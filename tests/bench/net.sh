@@ -195,9 +195,9 @@ for dist in uniform normal; do
 done
 
 echo
-# How a stream's pieces are timed: rlthrottle takes the receive timestamp of the data at the
-# head of the queue (a peek of one byte) and, once that is due, the read takes whatever is
-# queued behind it; the reference holds each piece from its own arrival.
+# How a stream's pieces are timed: rlthrottle's delay line (preload/net_delay.c) takes the
+# data from the kernel as it comes, each read stamped with its last byte's arrival, and hands
+# each piece on DUR after it; the reference holds each piece from its own arrival too.
 echo "(c) a stream's pieces: the server sends an 8-byte stamp every 2 ms ($SPIECES pieces), the client"
 echo "    reads to the end; one-way delay of each piece, ms, under latency=${SDUR}ms (each piece"
 echo "    reaches the program DUR after its host: p10..p99 near DUR, as the reference)"

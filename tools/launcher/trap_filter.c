@@ -114,6 +114,10 @@ static int body(scmp_filter_ctx ctx, int band, unsigned covers, struct rlt_error
 	c[1] = cmp_arg(1, SCMP_CMP_EQ, FIONBIO, 0);
 	if (rule(ctx, trap, "ioctl", 2, c, err))
 		return -1;
+	/* FIONREAD: a stream under latency holds its due bytes in its delay line (net_delay.c) */
+	c[1] = cmp_arg(1, SCMP_CMP_EQ, FIONREAD, 0);
+	if (rule(ctx, trap, "ioctl", 2, c, err))
+		return -1;
 	/* getsockopt(SO_ERROR) on a socket: how a non-blocking connect went (RLT_NET's
 	 * connect=timeout answers it); any other option goes as it is */
 	{
