@@ -166,13 +166,24 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	struct epoll_event *kev = ev;
 	struct rlt_pre_fd *e;
 
-	/* A socket due later is registered without its events (Go connects, then registers,
+	/* A socket due later is not registered with the kernel yet (Go connects, then registers,
 	 * while a thread of it may sleep in this instance's wait already: the kernel's event
-	 * would reach that thread at once); the wait puts them back when due. */
+	 * would reach that thread at once, and an error or hang-up, which no mask keeps out, as
+	 * a black hole's unconnected socket has). The registration is kept here, taken out
+	 * whole, and the wait adds it when due; beyond the table, or one-shot, it goes to the
+	 * kernel without its events. */
 	e = rlt_pre_fd_slot(fd);
 	if (op == EPOLL_CTL_ADD && ev && !rlt__internal && e &&
 	    atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
 	    rlt_pre_fd_due_later(e)) {
+		struct reg *kept = keeps_regs() ? reg_note(epfd, op, fd, ev) : NULL;
+		if (kept) {
+			atomic_store_explicit(&kept->held,
+			                      RLT_PRE_HELD_WHOLE |
+			                              (ev->events & (RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS)),
+			                      memory_order_relaxed);
+			return 0;
+		}
 		quiet = *ev;
 		quiet.events &= ~(uint32_t)(RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS);
 		kev = &quiet;
