@@ -73,6 +73,8 @@ static ssize_t op_read(void *c, int fd, size_t off, size_t len)
 
 static ssize_t net_send(int fd, const void *buf, size_t len, int flags)
 {
+	if (rlt_pre_net_untouched(fd))
+		return rlt_pre_true_send(fd, buf, len, flags);
 	struct buf_ctx c = {buf, flags, NULL, 0, NULL, NULL};
 	return rlt_pre_net_io(fd, RLT_NET_OUT, len, flags, NULL, 0, op_send, &c, NULL);
 }
@@ -80,18 +82,24 @@ static ssize_t net_send(int fd, const void *buf, size_t len, int flags)
 static ssize_t net_sendto(int fd, const void *buf, size_t len, int flags,
                           const struct sockaddr *to, socklen_t tolen)
 {
+	if (rlt_pre_net_untouched(fd))
+		return rlt_pre_true_sendto(fd, buf, len, flags, to, tolen);
 	struct buf_ctx c = {buf, flags, to, tolen, NULL, NULL};
 	return rlt_pre_net_io(fd, RLT_NET_OUT, len, flags, to, tolen, op_sendto, &c, NULL);
 }
 
 static ssize_t net_write(int fd, const void *buf, size_t len)
 {
+	if (rlt_pre_net_untouched(fd))
+		return rlt_pre_true_write(fd, buf, len);
 	struct buf_ctx c = {buf, 0, NULL, 0, NULL, NULL};
 	return rlt_pre_net_io(fd, RLT_NET_OUT, len, 0, NULL, 0, op_write, &c, NULL);
 }
 
 static ssize_t net_recv(int fd, void *buf, size_t len, int flags)
 {
+	if (rlt_pre_net_untouched(fd))
+		return rlt_pre_true_recv(fd, buf, len, flags);
 	struct buf_ctx c = {buf, flags, NULL, 0, NULL, NULL};
 	struct iovec v = {buf, len};
 	struct rlt_pre_net_into in = {&v, 1, NULL};
@@ -101,6 +109,8 @@ static ssize_t net_recv(int fd, void *buf, size_t len, int flags)
 static ssize_t net_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
                             socklen_t *fromlen)
 {
+	if (rlt_pre_net_untouched(fd))
+		return rlt_pre_true_recvfrom(fd, buf, len, flags, from, fromlen);
 	struct buf_ctx c = {buf, flags, NULL, 0, from, fromlen};
 	struct iovec v = {buf, len};
 	struct rlt_pre_net_into in = {&v, 1, NULL};
@@ -111,6 +121,8 @@ static ssize_t net_recvfrom(int fd, void *buf, size_t len, int flags, struct soc
 
 static ssize_t net_read(int fd, void *buf, size_t len)
 {
+	if (rlt_pre_net_untouched(fd))
+		return rlt_pre_true_read(fd, buf, len);
 	struct buf_ctx c = {buf, 0, NULL, 0, NULL, NULL};
 	struct iovec v = {buf, len};
 	struct rlt_pre_net_into in = {&v, 1, NULL};
@@ -197,25 +209,29 @@ static ssize_t msg_io(int fd, struct msghdr *msg, const struct iovec *iov, int c
 
 static ssize_t net_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	if (!msg)
+	if (!msg || rlt_pre_net_untouched(fd))
 		return rlt_pre_true_sendmsg(fd, msg, flags);
 	return msg_io(fd, (struct msghdr *)msg, msg->msg_iov, (int)msg->msg_iovlen, flags, 0, 1);
 }
 
 static ssize_t net_recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	if (!msg)
+	if (!msg || rlt_pre_net_untouched(fd))
 		return rlt_pre_true_recvmsg(fd, msg, flags);
 	return msg_io(fd, msg, msg->msg_iov, (int)msg->msg_iovlen, flags, 0, 0);
 }
 
 static ssize_t net_writev(int fd, const struct iovec *iov, int cnt)
 {
+	if (rlt_pre_net_untouched(fd))
+		return rlt_pre_true_writev(fd, iov, cnt);
 	return msg_io(fd, NULL, iov, cnt, 0, 1, 1);
 }
 
 static ssize_t net_readv(int fd, const struct iovec *iov, int cnt)
 {
+	if (rlt_pre_net_untouched(fd))
+		return rlt_pre_true_readv(fd, iov, cnt);
 	return msg_io(fd, NULL, iov, cnt, 0, 1, 0);
 }
 

@@ -6,12 +6,15 @@
 #ifndef RLT_NET_HOOK_H
 #define RLT_NET_HOOK_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "load.h"
 #include "net.h"
 #include "real.h"
+#include "rule_set.h"
 #include "rlthrottle.h"
 
 enum { RLT_PRE_FD_UNKNOWN = 0, RLT_PRE_FD_OTHER, RLT_PRE_FD_SOCKET, RLT_PRE_FD_BUSY };
@@ -29,6 +32,25 @@ struct rlt_pre_net_fd {
 
 extern struct rlt_pre_net_fd *rlt_pre_net_tab;
 extern unsigned rlt_pre_net_tab_n;
+
+/* 1 when a call on fd is surely not the conditions' (the common case under RLT_NET: a socket
+ * none of them applies to): the socket's choice was made for the conditions in force, none
+ * applies, it has no delay line nor black hole, and no set waits to be applied. Inline, a
+ * few loads: the whole cost such a call pays (the bench's net part, row d). */
+static inline int rlt_pre_net_untouched(int fd)
+{
+	const struct rlt_pre_net_fd *e;
+
+	if ((unsigned)fd >= rlt_pre_net_tab_n)
+		return 0;
+	e = &rlt_pre_net_tab[fd];
+	return atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_PRE_FD_SOCKET &&
+	       e->s.gen == atomic_load_explicit(&rlt__net_gen, memory_order_relaxed) &&
+	       !e->s.applies && (e->s.stream || e->s.peer.af) &&
+	       !atomic_load_explicit(&e->line, memory_order_relaxed) &&
+	       !atomic_load_explicit(&e->black_until, memory_order_relaxed) &&
+	       !(rlt_pre_rules.pub && rlt__ctl_pending(&rlt_pre_rules));
+}
 
 /* The functions the conditions stand in front of; rlt_pre_true_NAME is the real one as resolved
  * before the swap (the types are real.h's RLT_REAL_SYMBOLS). */

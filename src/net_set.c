@@ -20,13 +20,13 @@ int rlt__net_wanted;
 
 static const struct rlt__net_set none;
 static _Atomic(const struct rlt__net_set *) cur = &none;
-static _Atomic uint32_t gen = 1;
+_Atomic uint32_t rlt__net_gen = 1;
 static uint64_t seed;
 
 const struct rlt__net_set *rlt__net_now(uint32_t *g)
 {
 	const struct rlt__net_set *s = atomic_load_explicit(&cur, memory_order_acquire);
-	*g = atomic_load_explicit(&gen, memory_order_relaxed);
+	*g = atomic_load_explicit(&rlt__net_gen, memory_order_relaxed);
 	return s;
 }
 
@@ -71,7 +71,7 @@ static int publish(const struct rlt__net_set *s, struct rlt_error *err)
 	if (m)
 		memcpy(m, s, sizeof *m);
 	atomic_store_explicit(&cur, m ? m : &none, memory_order_release);
-	atomic_fetch_add_explicit(&gen, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rlt__net_gen, 1, memory_order_relaxed);
 	return 0;
 }
 
