@@ -218,7 +218,10 @@ static ssize_t net_recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	if (!msg || rlt_pre_net_untouched(fd))
 		return rlt_pre_true_recvmsg(fd, msg, flags);
-	return msg_io(fd, msg, msg->msg_iov, (int)msg->msg_iovlen, flags, 0, 0);
+	ssize_t n = msg_io(fd, msg, msg->msg_iov, (int)msg->msg_iovlen, flags, 0, 0);
+	if (n >= 0)
+		rlt_pre_net_hide_stamps(fd, msg);
+	return n;
 }
 
 static ssize_t net_writev(int fd, const struct iovec *iov, int cnt)
@@ -293,8 +296,12 @@ static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 	struct rlt_pre_net_fd *e = vec ? batch_socket(fd, RLT_NET_IN, &set) : NULL;
 	unsigned i = 0;
 
-	if (!e || (flags & MSG_PEEK))
-		return rlt_pre_true_recvmmsg(fd, vec, vlen, flags, timeout);
+	if (!e || (flags & MSG_PEEK)) {
+		int got = rlt_pre_true_recvmmsg(fd, vec, vlen, flags, timeout);
+		for (int k = 0; k < got; k++)
+			rlt_pre_net_hide_stamps(fd, &vec[k].msg_hdr);
+		return got;
+	}
 	if (vlen > 1024)
 		vlen = 1024;
 	flags &= ~MSG_WAITFORONE;
@@ -314,6 +321,7 @@ static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 			h->msg_controllen = controllen;
 			continue;
 		}
+		rlt_pre_net_hide_stamps(fd, h);
 		vec[i++].msg_len = (unsigned)n;
 	}
 	return (int)i;

@@ -330,11 +330,47 @@ int rlt_pre_net_may_hold(int fd)
 
 void rlt_pre_net_stamps_on(int fd, struct rlt_pre_net_fd *e)
 {
-	if (!atomic_exchange_explicit(&e->s.lat_stamps, 1, memory_order_relaxed)) {
-		int one = 1, saved = errno;
-		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+	int none = 0;
+
+	if (atomic_compare_exchange_strong_explicit(&e->s.lat_stamps, &none, 1, memory_order_relaxed,
+	                                            memory_order_relaxed)) {
+		int one = 1, was = 0, saved = errno;
+		socklen_t len = sizeof was;
+		/* the program's own (2): its receives keep showing them */
+		if (getsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &was, &len) == 0 && was)
+			atomic_store_explicit(&e->s.lat_stamps, 2, memory_order_relaxed);
+		else
+			setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
 		errno = saved;
 	}
+}
+
+void rlt_pre_net_hide_stamps(int fd, struct msghdr *m)
+{
+	struct rlt_pre_net_fd *e;
+
+	if (!m || !m->msg_control || !m->msg_controllen || fd < 0 ||
+	    (unsigned)fd >= rlt_pre_net_tab_n)
+		return;
+	e = &rlt_pre_net_tab[fd];
+	if (atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_PRE_FD_SOCKET ||
+	    atomic_load_explicit(&e->s.lat_stamps, memory_order_relaxed) != 1)
+		return;
+	char *base = m->msg_control, *end = base + m->msg_controllen;
+	size_t kept = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c;) {
+		struct cmsghdr *next = CMSG_NXTHDR(m, c);
+		size_t sz = CMSG_ALIGN(c->cmsg_len);
+		if ((size_t)(end - (char *)c) < sz)
+			sz = (size_t)(end - (char *)c);
+		/* the next one is found before this one moves over its place */
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) {
+			memmove(base + kept, c, sz);
+			kept += sz;
+		}
+		c = next;
+	}
+	m->msg_controllen = kept;
 }
 
 rlt_ns_t rlt_pre_net_arrival(struct msghdr *m, rlt_ns_t now)

@@ -104,6 +104,9 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 int rlt_pre_net_on(void);
 /* latency: receive timestamps on e's socket (fd), once: the arrival of its data. */
 void rlt_pre_net_stamps_on(int fd, struct rlt_pre_net_fd *e);
+/* Takes the receive timestamps latency turned on (not the program) out of a message the
+ * program receives: it sees no control message it did not ask for. */
+void rlt_pre_net_hide_stamps(int fd, struct msghdr *m);
 /* The arrival (CLOCK_MONOTONIC) a received message's SCM_TIMESTAMPNS says, 0 when it has
  * none; now: the clock read after the receive. */
 rlt_ns_t rlt_pre_net_arrival(struct msghdr *m, rlt_ns_t now);

@@ -84,6 +84,11 @@ void rlt__net_sock_open(struct rlt__net_sock *s, int af, int stream, const struc
 	atomic_store_explicit(&s->moved, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->hung_at, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->ended, 0, memory_order_relaxed);
+	/* nothing of an earlier socket of the fd number: its timestamps asked, its arrivals */
+	atomic_store_explicit(&s->lat_arrived, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->lat_due, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->lat_unstamped, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->lat_stamps, 0, memory_order_relaxed);
 	rlt__net_rng_init(&s->rng, seed, key);
 }
 
