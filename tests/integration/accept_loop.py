@@ -2,7 +2,7 @@
 # argv[3]): echoes every connection, and says how many it accepted, over what span, how long
 # its longest accept() call took, when the first connection from 127.0.0.2 was accepted, and
 # its CPU. Writes its port to argv[1] once it listens; ends when argv[2] connections came and
-# went, or after 20 s. For tests/integration/test_nonblock_accept_keyed.sh.
+# went, or after 20 s. For test_nonblock_accept_keyed.sh and test_nonblock_accept_connect.sh.
 import os, selectors, socket, sys, time
 
 want, kind = int(sys.argv[2]), sys.argv[3]

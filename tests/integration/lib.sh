@@ -54,6 +54,25 @@ need_ipv6() {
 		skip "no IPv6 on loopback (::1 cannot be bound)"
 }
 
+# need_gonb: tests/integration/gonb.go built once (static: CGO off) in the build directory,
+# under a lock (tests run two at a time, and a second build would replace the binary another
+# test runs); GONB is its path. Skips without go.
+need_gonb() {
+	command -v go >/dev/null 2>&1 || skip "go is not installed"
+	local gdir
+	gdir=$(cd "$ITEST_BIN/.." && pwd)/go
+	mkdir -p "$gdir"
+	GONB=$gdir/gonb
+	(
+		flock 9
+		if [ ! -x "$GONB" ] || [ "$ITEST_DIR/gonb.go" -nt "$GONB" ]; then
+			cp "$ITEST_DIR/gonb.go" "$gdir/" && cd "$gdir" &&
+				GOCACHE=$gdir/cache GOPATH=$gdir/path GO111MODULE=off CGO_ENABLED=0 \
+					timeout 100 go build -o gonb.new gonb.go && mv -f gonb.new gonb
+		fi
+	) 9>"$gdir/.lock" >"$T/build.log" 2>&1 || { show "$T/build.log"; fail "cannot build gonb.go"; }
+}
+
 # Run a command with the library preloaded (variables go before: pre VAR=x cmd ...). Only for
 # what is the preload's own (its loader, LD_PRELOAD order); a behaviour goes through throttled.
 pre() { env LD_PRELOAD="$RLT_LIB" "$@"; }

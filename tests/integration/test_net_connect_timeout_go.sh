@@ -8,13 +8,7 @@
 # parallel-safe: bound, no rate (a 1 s black hole, bounds of 0.9 to 3 s)
 . "$(dirname "$0")/lib.sh"
 need_lib
-command -v go >/dev/null 2>&1 || skip "go is not installed"
-gdir=$(cd "$ITEST_BIN/.." && pwd)/go
-mkdir -p "$gdir"
-cp "$ITEST_DIR/gonb.go" "$gdir/"
-(cd "$gdir" && GOCACHE=$gdir/cache GOPATH=$gdir/path GO111MODULE=off CGO_ENABLED=0 \
-	timeout 100 go build -o gonb gonb.go) >"$T/build.log" 2>&1 ||
-	{ show "$T/build.log"; fail "cannot build gonb.go"; }
+need_gonb
 hole=$(free_port)
 bg srv python3 -c '
 import socket, sys
@@ -36,7 +30,7 @@ RLT=$(dirname "$RLT_LIB")/rlthrottle
 
 rc=0
 s=$(now_ns)
-RLT_NET="connect=timeout after=1s port=$hole" "$RLT" --seccomp -- "$gdir/gonb" dial "127.0.0.1:$hole" 1 \
+RLT_NET="connect=timeout after=1s port=$hole" "$RLT" --seccomp -- "$GONB" dial "127.0.0.1:$hole" 1 \
 	>"$T/dial.out" 2>"$T/dial.err" || rc=$?
 took=$(calc "($(now_ns) - $s) / 1e9")
 info "gonb dial (DialTimeout 10 s) under after=1s: exit $rc after ${took} s: $(cat "$T/dial.err")"
@@ -46,7 +40,7 @@ assert_range "failed at after=1s (s)" 0.9 3 "$took"
 assert_eq "what the server saw (no attempt reached it)" listening "$(cat "$T/seen")"
 
 rc=0
-out=$(RLT_NET="connect=timeout after=5s port=$hole" "$RLT" --seccomp -- "$gdir/gonb" dial \
+out=$(RLT_NET="connect=timeout after=5s port=$hole" "$RLT" --seccomp -- "$GONB" dial \
 	"127.0.0.1:$(cat "$T/other_port")" 4 2>"$T/dial2.err") || rc=$?
 info "gonb dial to another port: exit $rc: $out $(cat "$T/dial2.err")"
 assert_eq "dials to another port" 4 "$(kv dialled "$out")"

@@ -10,16 +10,10 @@
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3
-command -v go >/dev/null 2>&1 || skip "go is not installed"
-gdir=$(cd "$ITEST_BIN/.." && pwd)/go
-mkdir -p "$gdir"
-cp "$ITEST_DIR/gonb.go" "$gdir/"
-(cd "$gdir" && GOCACHE=$gdir/cache GOPATH=$gdir/path GO111MODULE=off CGO_ENABLED=0 \
-	timeout 100 go build -o gonb gonb.go) >"$T/build.log" 2>&1 ||
-	{ show "$T/build.log"; fail "cannot build gonb.go"; }
+need_gonb
 n=8
 RLT_ACCEPT="4/s burst=1 key=peer" bg server "$(dirname "$RLT_LIB")/rlthrottle" --seccomp -- \
-	"$gdir/gonb" serve "$T/port" $((n + 2))
+	"$GONB" serve "$T/port" $((n + 2))
 spid=$LAST_PID
 wait_file "$T/port" 10
 python3 "$ITEST_DIR/accept_crowd.py" "$(cat "$T/port")" "$n" >"$T/crowd.out" 2>"$T/crowd.err" ||

@@ -11,20 +11,13 @@
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin source sink
-command -v go >/dev/null 2>&1 || skip "go is not installed"
-# built in the build directory, its cache kept there (a second run builds nothing)
-gdir=$(cd "$ITEST_BIN/.." && pwd)/go
-mkdir -p "$gdir"
-cp "$ITEST_DIR/gonb.go" "$gdir/"
-(cd "$gdir" && GOCACHE=$gdir/cache GOPATH=$gdir/path GO111MODULE=off CGO_ENABLED=0 \
-	timeout 100 go build -o gonb gonb.go) >"$T/build.log" 2>&1 ||
-	{ show "$T/build.log"; fail "cannot build gonb.go"; }
+need_gonb
 rate=1048576 burst=65536
 n=$((2 * rate + burst))
 start_srv src source -n $n
 spid=$LAST_PID
 RLT_RECV="1MiB/s burst=64KiB" timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp -- \
-	"$gdir/gonb" recv "127.0.0.1:$SRV_PORT" >"$T/recv.out" 2>"$T/recv.err" ||
+	"$GONB" recv "127.0.0.1:$SRV_PORT" >"$T/recv.out" 2>"$T/recv.err" ||
 	{ show "$T/recv.out" "$T/recv.err"; fail "gonb recv failed"; }
 wait_pid "$spid" 20 || fail "source did not finish"
 assert_eq "recv bytes" "$n" "$(kv bytes "$T/recv.out")"
@@ -35,7 +28,7 @@ assert_cpu "recv" "$(kv cpu_ns "$T/recv.out")" "$(kv elapsed_ns "$T/recv.out")" 
 start_srv snk sink
 spid=$LAST_PID
 RLT_SEND="1MiB/s burst=64KiB" timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp -- \
-	"$gdir/gonb" send "127.0.0.1:$SRV_PORT" $n >"$T/send.out" 2>"$T/send.err" ||
+	"$GONB" send "127.0.0.1:$SRV_PORT" $n >"$T/send.out" 2>"$T/send.err" ||
 	{ show "$T/send.out" "$T/send.err"; fail "gonb send failed"; }
 wait_pid "$spid" 20 || fail "sink did not finish"
 assert_eq "send bytes" "$n" "$(kv bytes "$T/send.out")"
@@ -55,7 +48,7 @@ s.settimeout(15); kept = [s.accept()[0] for _ in range(9)]; time.sleep(1)'
 	local lpid=$LAST_PID
 	wait_file "$T/lst_$name.out" 10
 	timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp "$@" -- \
-		"$gdir/gonb" dial "127.0.0.1:$(cat "$T/lst_$name.out")" 9 >"$T/$name.out" 2>"$T/$name.err" ||
+		"$GONB" dial "127.0.0.1:$(cat "$T/lst_$name.out")" 9 >"$T/$name.out" 2>"$T/$name.err" ||
 		{ show "$T/$name.out" "$T/$name.err"; fail "gonb dial ($name) failed"; }
 	wait_pid "$lpid" 20 || fail "the listener ($name) did not end"
 	assert_eq "connections dialled ($name)" 9 "$(kv dialled "$T/$name.out")"
@@ -76,7 +69,7 @@ n=262144
 start_srv src2 source -n $n
 spid=$LAST_PID
 timeout -k 2 30 "$(dirname "$RLT_LIB")/rlthrottle" --seccomp --net "latency=50ms" -- \
-	"$gdir/gonb" recv "127.0.0.1:$SRV_PORT" >"$T/lrecv.out" 2>"$T/lrecv.err" ||
+	"$GONB" recv "127.0.0.1:$SRV_PORT" >"$T/lrecv.out" 2>"$T/lrecv.err" ||
 	{ show "$T/lrecv.out" "$T/lrecv.err"; fail "gonb recv under latency failed"; }
 wait_pid "$spid" 20 || fail "source did not finish"
 assert_eq "recv bytes under latency" "$n" "$(kv bytes "$T/lrecv.out")"
