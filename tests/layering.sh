@@ -8,7 +8,8 @@
 #   tools/launcher/ rlt_cli_, and main
 #   preload/nolibc/ (the freestanding build, $BUILD/trap/) rlt_trap_, and the C library's own
 #               names it stands in for, each listed below: nothing else may take a libc name
-# Names are checked with nm, on the objects the build made ($BUILD, build by default).
+# Names are checked with nm, on the objects the build made ($BUILD, build by default). And the
+# tree tracks no build output.
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 bad=0
@@ -132,6 +133,16 @@ for h in src/*.h preload/*.h preload/nolibc/*.h tools/launcher/*.h; do
 	done
 done
 rm -f "$defs"
+
+# The tree holds no build output (a build folder of another name committed by mistake: a
+# helper's build-clang/ once): nothing git tracks is an object, an archive or an ELF binary.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	for f in $(git ls-files); do
+		case $f in *.o | *.a | *.so) say "tracked build output: $f"; continue ;; esac
+		[ -f "$f" ] && [ "$(head -c 4 "$f" | od -An -c | tr -d ' \n')" = "177ELF" ] &&
+			say "tracked ELF binary: $f"
+	done
+fi
 
 [ "$bad" -eq 0 ] && echo "layering: ok ($(wc -l <"$all") external names in 4 folders, no name in two)"
 exit "$bad"
