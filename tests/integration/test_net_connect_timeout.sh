@@ -13,14 +13,7 @@
 need_lib
 need_cmd curl python3
 port=$(free_port)
-bg srv python3 -c '
-import socket, sys
-l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(8)
-open(sys.argv[2], "w").write("listening\n")
-while True:
-    c, _ = l.accept(); open(sys.argv[2], "a").write("accepted\n")
-    c.recv(4096); c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"); c.close()' "$port" "$T/seen"
+bg srv python3 "$ITEST_DIR/seen_server.py" "$port" "$T/seen"
 wait_file "$T/seen"
 
 # curl's own --connect-timeout (1 s) is shorter than the black hole's (5 s): curl ends it

@@ -10,13 +10,7 @@
 need_lib
 need_gonb
 hole=$(free_port)
-bg srv python3 -c '
-import socket, sys
-l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(8)
-open(sys.argv[2], "w").write("listening\n")
-while True:
-    c, _ = l.accept(); open(sys.argv[2], "a").write("accepted\n"); c.close()' "$hole" "$T/seen"
+bg srv python3 "$ITEST_DIR/seen_server.py" "$hole" "$T/seen"
 wait_file "$T/seen"
 bg other python3 -c '
 import socket, sys, time

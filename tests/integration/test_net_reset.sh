@@ -43,12 +43,7 @@ assert_eq "resets counted in RLT_STATS" 1 "$resets"
 
 # connect=refuse: curl fails at once (7); the server never sees a connection
 port2=$(free_port)
-bg srv2 python3 -c '
-import socket, sys
-l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(4)
-open(sys.argv[2], "w").write("listening\n")
-c, _ = l.accept(); open(sys.argv[2], "a").write("accepted\n")' "$port2" "$T/srv2.seen"
+bg srv2 python3 "$ITEST_DIR/seen_server.py" "$port2" "$T/srv2.seen"
 wait_file "$T/srv2.seen"
 rc=0
 RLT_NET="connect=refuse port=$port2" throttled curl -sS -o /dev/null "http://127.0.0.1:$port2/" 2>"$T/curl2.err" || rc=$?
