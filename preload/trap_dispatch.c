@@ -60,10 +60,12 @@ static long copied_down(long oldfd, long fd)
 	return fd;
 }
 
-/* An accept: if it found a budget short, the waits trap from now on. */
-static long accepted(long fd)
+/* An accept: the listener (its readiness is held under an accept rule) and the new socket
+ * (one let go later): if a wait would hold either now, the waits trap from now on. */
+static long accepted(long lfd, long fd)
 {
-	rlt_trap_waits_after();
+	rlt_trap_waits_after(lfd);
+	rlt_trap_waits_after(fd);
 	return fd;
 }
 
@@ -152,15 +154,15 @@ static long socket_call(long nr, const long a[6])
 	switch (nr) {
 	case SYS_connect: {
 		long rc = answer(connect((int)a[0], (const struct sockaddr *)a[1], (socklen_t)a[2]));
-		rlt_trap_waits_after();
+		rlt_trap_waits_after(a[0]);
 		return rc;
 	}
 	case SYS_accept:
-		return accepted(new_fd(answer(accept((int)a[0], (struct sockaddr *)a[1],
+		return accepted(a[0], new_fd(answer(accept((int)a[0], (struct sockaddr *)a[1],
 		                                           (socklen_t *)a[2])),
 		                             0));
 	case SYS_accept4:
-		return accepted(new_fd(answer(accept4((int)a[0], (struct sockaddr *)a[1],
+		return accepted(a[0], new_fd(answer(accept4((int)a[0], (struct sockaddr *)a[1],
 		                                            (socklen_t *)a[2], (int)a[3])),
 		                             (a[3] & SOCK_CLOEXEC) != 0));
 	case SYS_socket:
@@ -285,8 +287,10 @@ static long call(long nr, const long a[6], ucontext_t *uc)
 	long rc;
 
 	if ((rc = data_call(nr, a)) != NOT_MINE) {
-		/* whether it found a budget short: then the waits trap */
-		rlt_trap_waits_after();
+		/* whether it left its socket held (a budget short): then the waits trap */
+		rlt_trap_waits_after(a[0]);
+		if (nr == SYS_splice)
+			rlt_trap_waits_after(a[2]);
 		return rc;
 	}
 	if ((rc = socket_call(nr, a)) != NOT_MINE || (rc = wait_call(nr, a)) != NOT_MINE ||

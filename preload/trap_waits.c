@@ -15,11 +15,12 @@
  *   every client meets are short, its accept told EAGAIN), or network conditions (RLT_NET,
  *   even empty: a hang, a latency's due time, a connect's delay). Such a program pays a
  *   signal per wait, as all did before.
- * - Otherwise (send and receive rules only), from the first shortage: the charge and the
- *   non-blocking refusal mark it (src/charge.h rlt__short_seen, one load to ask), and the
- *   dispatch arms after the trapped call that saw it. Budgets are spent only by charges, so in
- *   a process whose budgets are its own no wait finds a socket short before. A `set` that
- *   brings network conditions is seen at the next trapped call.
+ * - Otherwise (send and receive rules only), from the first shortage: after each trapped call
+ *   on a socket a wait may hold, the dispatch asks rlt_pre_fd_held of it (the waits' own
+ *   question, at that moment). Budgets are spent only by charges, so in a process whose
+ *   budgets are its own no wait finds a socket short before the answer is yes. The same
+ *   question after a connect or accept catches one held there too, and a `set` that brings
+ *   network conditions is seen at the next trapped call.
  *
  * Arming, once:
  * 1. a filter is stacked on every thread (trap_band.c rlt_trap_watch_waits, TSYNC): every wait
@@ -49,7 +50,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "charge.h"
 #include "clock.h"
 #include "hook_poll.h"
 #include "load.h"
@@ -241,12 +241,18 @@ void rlt_trap_waits_start(void)
 		arm();
 }
 
-void rlt_trap_waits_after(void)
+void rlt_trap_waits_after(long fd)
 {
-	if (atomic_load_explicit(&armed, memory_order_relaxed) || !rlt_pre_wait_may_hold() ||
-	    (!atomic_load_explicit(&rlt__short_seen, memory_order_relaxed) && !rlt_pre_net_on()))
+	rlt_ns_t due = RLT_NS_NEVER;
+	int saved;
+
+	if (atomic_load_explicit(&armed, memory_order_relaxed) || fd < 0 ||
+	    !rlt_pre_wait_may_hold())
 		return;
-	int saved = errno;
-	arm();
+	saved = errno;
+	if (rlt_pre_net_on() ||
+	    (rlt_pre_fd_holdable((int)fd) &&
+	     rlt_pre_fd_held((int)fd, RLT_PRE_IN_EVENTS | RLT_PRE_OUT_EVENTS, rlt__now(), &due)))
+		arm();
 	errno = saved;
 }

@@ -10,9 +10,9 @@
 
 /* At the handler's start in an image, once its rules are loaded and its filter is in. */
 void rlt_trap_waits_start(void);
-/* After a trapped data call, connect or accept: if a budget was found short (rlt__short_seen),
- * or network conditions came (`set`), the waits trap from now on (once). */
-void rlt_trap_waits_after(void);
+/* After a trapped call on fd (a data call, connect, accept): if a wait would hold that socket
+ * now, or network conditions came (`set`), the waits trap from now on (once). */
+void rlt_trap_waits_after(long fd);
 /* Whether a SIGSYS is the wake sent to a thread asleep in an epoll wait of its own. */
 int rlt_trap_is_wake(const siginfo_t *si);
 

@@ -21,8 +21,6 @@
 #include "stats_count.h"
 #include "wait.h"
 
-_Atomic int rlt__short_seen;
-
 static uint64_t cost_for(enum rlt_unit unit, uint64_t bytes, uint64_t msgs)
 {
 	switch (unit) {
@@ -374,7 +372,6 @@ static __attribute__((noinline)) int charge_long(struct rlt__ruleset *rs, struct
 		t->ver[i] = ver; /* read only where at[i] is set (rlt__ticket_refresh) */
 		if (__builtin_expect(ver->action == RLT_ACTION_DRY_RUN || v == RLT_DENY, 0)) {
 			if (charge_unusual(rs, t, r, ver, (enum rlt_verdict)v, i, at) != 0) {
-				rlt__short_mark();
 				if (ticked && rs->nkeyed)
 					rlt__pub_keys(rs, now);
 				return -1;
@@ -386,8 +383,6 @@ static __attribute__((noinline)) int charge_long(struct rlt__ruleset *rs, struct
 			go = at;
 	}
 	t->go = go;
-	if (go > now)
-		rlt__short_mark();
 	/* a calls rule (connect, accept) takes 1 even for msgs 0, which a settle of 0 gives
 	 * back: such a charge is settled the long way */
 	t->counted = go == now && (msgs != 0 || var == RLT_VAR_SEND || var == RLT_VAR_RECV);

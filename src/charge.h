@@ -5,7 +5,6 @@
 #ifndef RLT_CHARGE_H
 #define RLT_CHARGE_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include "policy.h"
@@ -43,18 +42,6 @@ static inline void rlt__charge_prefetch(const struct rlt__ruleset *rs, enum rlt_
 		__builtin_prefetch((const char *)&r->v0 + 64);
 		__builtin_prefetch((const char *)&r->v0 + 128);
 	}
-}
-
-/* 1 once a charge or a non-blocking call of this process found a budget short (a call that
- * waits, is refused or told EAGAIN): from then a wait may hold a socket (the system-call front
- * traps the waits from then on: preload/trap_waits.c). */
-extern _Atomic int rlt__short_seen;
-
-/* Marks rlt__short_seen, written once. */
-static inline void rlt__short_mark(void)
-{
-	if (!atomic_load_explicit(&rlt__short_seen, memory_order_relaxed))
-		atomic_store_explicit(&rlt__short_seen, 1, memory_order_relaxed);
 }
 
 /* A charge taken against every rule in a mask, to be settled after the real call. */

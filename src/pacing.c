@@ -73,10 +73,7 @@ int rlt__pace_refuses(struct rlt__ruleset *rs, enum rlt_var var, uint32_t mask, 
 {
 	if ((flags & (RLT_PACE_NONBLOCK | RLT_PACE_UNHELD)) != RLT_PACE_NONBLOCK)
 		return 0;
-	if (rlt__ready_at(rs, var, mask, states, peer, now) <= now)
-		return 0;
-	rlt__short_mark();
-	return 1;
+	return rlt__ready_at(rs, var, mask, states, peer, now) > now;
 }
 
 /* ----- a rule's piece and whole, and what the rules of a call do ----- */
