@@ -13,7 +13,8 @@
 #       that never binds, pinned to CPU 0, 8 alternating runs, median ns per call and the ratio;
 #       the paired difference and the hook alone (libnullsys.so) beside it
 #       (BENCH_BASELINE_LIB adds its rows; BENCH_SEND_CALLS); and, with valgrind, the user-space
-#       instructions per call of each (BENCH_IR_CALLS)
+#       instructions per call of each (BENCH_IR_CALLS); beside them the floor of that promise
+#       (a clock read and a compare-and-swap, callcost -m clock)
 # BENCH_QUICK=1 shortens every measurement (for a smoke run); BENCH_ONLY="a c" runs only those parts. Needs the helpers built from
 # tests/integration/*.c ($BUILD/itest) and the library; trickle is optional.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -328,7 +329,16 @@ for mode in tcp udp; do
 	[ -n "$BASE" ] && srow before "$B" "$NB"
 	srow rlthrottle "$A" "$NA"
 	echo "    $mode runs, ns: plain$(firsts "$P"); rlthrottle$(firsts "$A")${B:+; before$(firsts "$B")}"
+	eval "plain_low_$mode=\$pll"
 done
+# The floor rlthrottle(7) promises a conforming call (a clock read and an atomic update per
+# matching rule), measured the same way: what 1.05x of a plain send leaves room for, beside it.
+F=""
+for i in 1 2 3 4 5 6 7 8; do F="$F $($PIN0 "$BIN/callcost" -m clock -n "$SCALLS" | tr ' ' '\n' | sed -n 's/^low_ns=//p')"; done
+fl=$(echo "$F" | median)
+echo "    the floor: one CLOCK_MONOTONIC read and one compare-and-swap, $fl ns (median of 8 runs'"
+echo "    10th-percentile blocks); 5% of the plain send's 10th-percentile block: tcp $(calc "${plain_low_tcp:-0} * 0.05") ns,"
+echo "    udp $(calc "${plain_low_udp:-0} * 0.05") ns"
 # The same calls counted in instructions (valgrind's callgrind, user space only), which what
 # else the machine runs cannot move: the figure to compare two builds by on a shared machine
 # (perf's hardware counters are not there in every VM). Marginal: a run of 2N calls less one
