@@ -29,6 +29,10 @@ struct rlt_pre_sock_budgets {
 	_Alignas(64) unsigned char states[]; /* rlt_pre_rules.conn_block_size bytes */
 };
 
+/* struct rlt_pre_fd's unheld */
+#define RLT_PRE_UNHELD 1
+#define RLT_PRE_UNHELD_ONESHOT 2
+
 struct rlt_pre_fd {
 	_Atomic uint8_t kind;     /* enum rlt_pre_fdkind, written last when an entry is set up */
 	_Atomic uint8_t pass;     /* RLT_PASS bits: calls that surely go straight through (the gate) */
@@ -36,8 +40,10 @@ struct rlt_pre_fd {
 	uint8_t nonblock;         /* O_NONBLOCK is set on the file */
 	uint8_t listening;        /* accept() was called on it */
 	/* its readiness is one the waits cannot hold (hook_epoll.c: a one-shot epoll registration,
-	 * one beyond the table): a non-blocking call on it waits for one piece at the least
-	 * rather than fail with EAGAIN (src/pacing.c RLT_PACE_UNHELD) */
+	 * RLT_PRE_UNHELD_ONESHOT, or one beyond the table, RLT_PRE_UNHELD): a non-blocking call
+	 * on it waits for one piece at the least rather than fail with EAGAIN (src/pacing.c
+	 * RLT_PACE_UNHELD). A one-shot registration is still reported of our own: a listener's
+	 * queue of ours (hook_connect.c) works through it */
 	_Atomic uint8_t unheld;
 	int af;                   /* socket family */
 	/* a non-blocking connect or accept the budget let go later (hook_connect.c): the

@@ -353,10 +353,12 @@ static int hand_over(int lfd, struct rlt_pre_queued *q, int queued, struct socka
 }
 
 /* Whether a non-blocking accept on l may queue: a client-dependent accept rule exists, and the
- * listener's readiness is one the waits can hold and give (not a one-shot registration). */
+ * waits can report the listener when a queued connection is due (a registration they keep:
+ * one-shot too, never one beyond their table). */
 static int queues(struct rlt_pre_fd *l)
 {
-	return l->nonblock && !atomic_load_explicit(&l->unheld, memory_order_relaxed) &&
+	return l->nonblock &&
+	       atomic_load_explicit(&l->unheld, memory_order_relaxed) != RLT_PRE_UNHELD &&
 	       rlt__accept_by_client(&rlt_pre_rules);
 }
 
@@ -384,9 +386,13 @@ static int accept_queued(int lfd, struct rlt_pre_fd *l, struct sockaddr *addr, s
 		if (nfd >= 0)
 			return nfd; /* else shed (closed): the next */
 	}
+	/* A full queue holds the listener (EAGAIN) until one is due; a one-shot registration
+	 * cannot be held (the kernel would report it again at once, a spin), so there the
+	 * kernel's next connection waits its time, as a blocking accept's (the put below fails). */
+	int hold_full = atomic_load_explicit(&l->unheld, memory_order_relaxed) == 0;
 	for (int k = 0; k <= RLT_PRE_ACCEPTQ_MAX; k++) {
-		if (atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed) >=
-		    RLT_PRE_ACCEPTQ_MAX)
+		if (hold_full && atomic_load_explicit(&rlt_pre_acceptq_count, memory_order_relaxed) >=
+		                         RLT_PRE_ACCEPTQ_MAX)
 			break;
 		q.alen = sizeof q.addr;
 		int nfd = real_accept4(lfd, (struct sockaddr *)&q.addr, &q.alen, flags);
@@ -426,7 +432,7 @@ static int accept_queued(int lfd, struct rlt_pre_fd *l, struct sockaddr *addr, s
 	return rlt_pre_fail(EAGAIN);
 }
 
-/* A listener that no longer queues (made blocking, or registered one-shot in epoll) whose
+/* A listener that no longer queues (made blocking, or registered in epoll beyond its table) whose
  * connections still wait in our queue: they are its backlog, handed over first, and a
  * blocking accept waits for the first of them or the kernel's next, whichever comes first
  * (else it slept in the kernel while they waited: forever when no client came). -2: none

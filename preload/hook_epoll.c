@@ -5,7 +5,9 @@
  * re-armed edge-triggered registration (Go's netpoller) then gets its edge. A non-blocking call
  * the budget refuses (EAGAIN, io_pacing.c) holds the socket's registrations at once
  * (rlt_pre_fd_refused); one this file cannot hold (one-shot, beyond the table) marks the
- * socket `unheld`, and a non-blocking call on it waits for one piece instead. A socket held
+ * socket `unheld`, and a non-blocking call on it waits for one piece instead. A one-shot
+ * registration is still kept, never held: the events a wait reports of its own (a listener's
+ * queued connection) disarm it as the kernel's would, until the program re-arms it. A socket held
  * whole (a connect or accept due later) has its registration taken out (EPOLL_CTL_DEL) and
  * added back when due.
  *
@@ -48,7 +50,10 @@ struct reg {
 	 * registration itself (EPOLL_CTL_DEL), to be added back when due */
 	_Atomic uint32_t held;
 	_Atomic int busy;
+	/* EPOLLONESHOT: 1 armed, 2 reported (by the kernel or by us) until the program's MOD */
+	_Atomic int oneshot;
 };
+static _Atomic int oneshots; /* a one-shot registration was ever kept */
 static struct reg regs[REGS_MAX];
 static _Atomic unsigned regs_top; /* slots ever used: a wait looks at these */
 
@@ -68,6 +73,9 @@ static void reg_set(struct reg *g, const struct epoll_event *ev)
 	atomic_store_explicit(&g->events, ev->events, memory_order_relaxed);
 	atomic_store_explicit(&g->data, ev->data.u64, memory_order_relaxed);
 	atomic_store_explicit(&g->held, 0, memory_order_relaxed);
+	atomic_store_explicit(&g->oneshot, (ev->events & EPOLLONESHOT) ? 1 : 0, memory_order_relaxed);
+	if (ev->events & EPOLLONESHOT)
+		atomic_store_explicit(&oneshots, 1, memory_order_relaxed);
 }
 
 /* Records a registration: its slot, NULL when the table is full (it is not held then). */
@@ -142,15 +150,25 @@ static struct reg *reg_note(int epfd, int op, int fd, const struct epoll_event *
 	} else if ((op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD) && ev) {
 		e = rlt_pre_fd_get(fd);
 		/* a socket (its rules may come with its connect); a one-shot registration is the
-		 * program's to re-arm, so it is not touched. A socket whose registration is not
-		 * held (that, or the table is full) is marked: a non-blocking call on it keeps
-		 * waiting for one piece rather than fail with EAGAIN (io_pacing.c), as its
-		 * program would never be told when to try again */
+		 * program's to re-arm, so it is kept (for what a wait reports of its own) but not
+		 * held. A socket whose registration is not held (that, or the table is full) is
+		 * marked: a non-blocking call on it keeps waiting for one piece rather than fail
+		 * with EAGAIN (io_pacing.c), as its program would never be told when to try again */
 		int sock = e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET;
-		if (!sock || (ev->events & EPOLLONESHOT) || !(added = reg_add(epfd, fd, ev))) {
+		if (sock && (ev->events & EPOLLONESHOT)) {
+			uint8_t was = 0;
+			added = reg_add(epfd, fd, ev);
+			atomic_compare_exchange_strong(&e->unheld, &was,
+			                               added ? RLT_PRE_UNHELD_ONESHOT : RLT_PRE_UNHELD);
+			if (!added)
+				atomic_store_explicit(&e->unheld, RLT_PRE_UNHELD, memory_order_relaxed);
+			if (!added && op == EPOLL_CTL_MOD && (added = reg_find(epfd, fd)))
+				atomic_store_explicit(&added->epfd, 0, memory_order_release);
+			added = NULL; /* nothing to hold */
+		} else if (!sock || !(added = reg_add(epfd, fd, ev))) {
 			struct reg *g = op == EPOLL_CTL_MOD ? reg_find(epfd, fd) : NULL;
 			if (sock)
-				atomic_store_explicit(&e->unheld, 1, memory_order_relaxed);
+				atomic_store_explicit(&e->unheld, RLT_PRE_UNHELD, memory_order_relaxed);
 			if (g)
 				atomic_store_explicit(&g->epfd, 0, memory_order_release);
 		} else {
@@ -176,7 +194,9 @@ int rlt_pre_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	if (op == EPOLL_CTL_ADD && ev && !rlt__internal && e &&
 	    atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET &&
 	    rlt_pre_fd_due_later(e)) {
-		struct reg *kept = keeps_regs() ? reg_note(epfd, op, fd, ev) : NULL;
+		struct reg *kept = keeps_regs() && !(ev->events & EPOLLONESHOT)
+		                           ? reg_note(epfd, op, fd, ev)
+		                           : NULL;
 		if (kept) {
 			atomic_store_explicit(&kept->held,
 			                      RLT_PRE_HELD_WHOLE |
@@ -266,7 +286,8 @@ static void hold_more(int fd, unsigned want)
 	for (unsigned i = 0; i < top; i++) {
 		struct reg *g = &regs[i];
 		int epfd = atomic_load_explicit(&g->epfd, memory_order_acquire) - 1;
-		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd)
+		if (epfd < 0 || atomic_load_explicit(&g->fd, memory_order_relaxed) != fd ||
+		    atomic_load_explicit(&g->oneshot, memory_order_relaxed))
 			continue;
 		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
 		unsigned held = atomic_load_explicit(&g->held, memory_order_relaxed);
@@ -332,6 +353,19 @@ static rlt_ns_t epoll_hold(int epfd, rlt_ns_t now, struct own *own,
 			continue;
 		int fd = atomic_load_explicit(&g->fd, memory_order_relaxed);
 		uint32_t events = atomic_load_explicit(&g->events, memory_order_relaxed);
+		int once = atomic_load_explicit(&g->oneshot, memory_order_relaxed);
+		if (once) { /* never held: only reported of our own, while armed */
+			unsigned o = once == 1 && own->n < OWN_MAX
+			                     ? rlt_pre_fd_ready_own(fd, events, now, &due)
+			                     : 0;
+			if (o) {
+				own->ev[own->n].events = o;
+				own->ev[own->n++].data.u64 =
+					atomic_load_explicit(&g->data, memory_order_relaxed);
+				atomic_store_explicit(&g->oneshot, 2, memory_order_relaxed);
+			}
+			continue;
+		}
 		unsigned h = rlt_pre_fd_held(fd, events, now, &due);
 		if (h & RLT_PRE_NET_OWN)
 			h = rlt_pre_delay_round_add(lines, fd, events,
@@ -383,6 +417,25 @@ static int epoll_round(int epfd, struct epoll_event *evs, int max, rlt_ns_t dead
 	return real_epoll_pwait(epfd, evs, max, ms, sig);
 }
 
+/* The one-shot registrations of epfd the kernel reported in evs: disarmed, as the kernel's. */
+static void oneshots_fired(int epfd, const struct epoll_event *evs, int rc)
+{
+	unsigned top = atomic_load_explicit(&regs_top, memory_order_acquire);
+
+	if (!atomic_load_explicit(&oneshots, memory_order_relaxed))
+		return;
+	for (unsigned i = 0; i < top; i++) {
+		struct reg *g = &regs[i];
+		if (atomic_load_explicit(&g->epfd, memory_order_acquire) != epfd + 1 ||
+		    atomic_load_explicit(&g->oneshot, memory_order_relaxed) != 1)
+			continue;
+		uint64_t data = atomic_load_explicit(&g->data, memory_order_relaxed);
+		for (int j = 0; j < rc; j++)
+			if (evs[j].data.u64 == data)
+				atomic_store_explicit(&g->oneshot, 2, memory_order_relaxed);
+	}
+}
+
 /* The events of *own merged into the rc the kernel reported: the new count. */
 static int epoll_own(struct epoll_event *evs, int rc, int max, const struct own *own)
 {
@@ -415,6 +468,8 @@ static int epoll_held_wait(int epfd, struct epoll_event *evs, int max,
 		rlt_ns_t until = own.n ? now : due < deadline ? due : deadline;
 		int rc = lines.n ? rlt_pre_delay_epoll(epfd, evs, max, until, sig, &lines)
 		                 : epoll_round(epfd, evs, max, deadline, own.n ? now : due, now, sig);
+		if (rc > 0)
+			oneshots_fired(epfd, evs, rc);
 		if (rc >= 0 && own.n)
 			rc = epoll_own(evs, rc, max, &own);
 		if (rc != 0 || (due == RLT_NS_NEVER && !lines.n))

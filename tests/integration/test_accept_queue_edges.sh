@@ -13,6 +13,8 @@
 # - 70 + 4 clients on two listeners, more than the queue's 64: all served, no accept() sleeps;
 # - one accept per wakeup of poll or select: a queued connection already due when the wait
 #   starts is reported (the old build slept the wait's whole timeout, every time);
+# - a listener registered EPOLLONESHOT, before the clients or after connections were queued:
+#   each is reported when due, and no accept sleeps;
 # - RLT_CONNS="2 peer=..." sheds at the hand-over: the 3 others closed, counted shed once;
 # - the listener made blocking with 2 queued: a blocking accept hands them over (the old build
 #   slept in the kernel's accept: none in 3 s);
@@ -82,6 +84,18 @@ for kind in poll select; do
 	info "one $kind: $out"
 	assert_eq "$kind: accepted one per wakeup" 4 "$(kv accepted "$out")"
 	assert_le "$kind: the last at 750 ms (ms)" 2500 "$(kv last_ms "$out")"
+done
+
+# a listener in epoll with EPOLLONESHOT, registered before the clients (re-armed after each
+# wakeup) or after 2 connections were queued: each queued connection is reported when due and
+# no accept sleeps (the old build: registered after, none of the 2 was ever reported in 4 s;
+# registered before, each accept slept 250 ms for its connection)
+for when in before after; do
+	out=$(RLT_ACCEPT="$K" throttled "$Q" oneshot $when) || fail "oneshot $when: $out"
+	info "oneshot $when: $out"
+	assert_eq "one-shot $when: accepted" 3 "$(kv accepted "$out")"
+	assert_le "one-shot $when: the last at 500 ms (ms)" 2500 "$(kv last_ms "$out")"
+	assert_le "one-shot $when: longest accept() call (ms)" 100 "$(kv max_call_ms "$out")"
 done
 
 # RLT_CONNS sheds at the hand-over: 5 clients from 127.0.0.2, 2 allowed open; the 3 others are
