@@ -157,14 +157,10 @@ static struct reg *reg_note(int epfd, int op, int fd, const struct epoll_event *
 		int sock = e && atomic_load_explicit(&e->kind, memory_order_acquire) == RLT_FD_SOCKET;
 		if (sock && (ev->events & EPOLLONESHOT)) {
 			uint8_t was = 0;
-			added = reg_add(epfd, fd, ev);
-			atomic_compare_exchange_strong(&e->unheld, &was,
-			                               added ? RLT_PRE_UNHELD_ONESHOT : RLT_PRE_UNHELD);
-			if (!added)
+			if (reg_add(epfd, fd, ev)) /* unless the socket is marked unheld already */
+				atomic_compare_exchange_strong(&e->unheld, &was, RLT_PRE_UNHELD_ONESHOT);
+			else /* the table is full */
 				atomic_store_explicit(&e->unheld, RLT_PRE_UNHELD, memory_order_relaxed);
-			if (!added && op == EPOLL_CTL_MOD && (added = reg_find(epfd, fd)))
-				atomic_store_explicit(&added->epfd, 0, memory_order_release);
-			added = NULL; /* nothing to hold */
 		} else if (!sock || !(added = reg_add(epfd, fd, ev))) {
 			struct reg *g = op == EPOLL_CTL_MOD ? reg_find(epfd, fd) : NULL;
 			if (sock)
