@@ -286,43 +286,38 @@ static int net_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 	return (int)vlen;
 }
 
-/* recvmmsg under loss: message by message, a lost one taken off the queue and its slot used
- * for the next; the first as the call's flags say, the rest only if already there (as with
- * MSG_WAITFORONE; the timeout is not applied). */
+/* recvmmsg on a socket the conditions touch: message by message, each through recvmsg's way
+ * (a datagram held until its time or lost, a stream's delay line first); the first as the
+ * call's flags say, the rest only if already due (as with MSG_WAITFORONE; the timeout is not
+ * applied). A peek looks at one. */
 static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
                         struct timespec *timeout)
 {
-	const struct rlt__net_set *set;
-	struct rlt_pre_net_fd *e = vec ? batch_socket(fd, RLT_NET_IN, &set) : NULL;
 	unsigned i = 0;
 
-	if (!e || (flags & MSG_PEEK)) {
+	if (!vec || vlen == 0 || rlt_pre_net_untouched(fd)) {
 		int got = rlt_pre_true_recvmmsg(fd, vec, vlen, flags, timeout);
 		for (int k = 0; k < got; k++)
 			rlt_pre_net_hide_stamps(fd, &vec[k].msg_hdr);
 		return got;
 	}
 	if (vlen > 1024)
-		vlen = 1024;
+		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
+	if (flags & MSG_PEEK)
+		vlen = 1;
 	flags &= ~MSG_WAITFORONE;
 	while (i < vlen) {
-		struct msghdr *h = &vec[i].msg_hdr;
-		socklen_t namelen = h->msg_namelen;
-		size_t controllen = h->msg_controllen;
-		ssize_t n = rlt_pre_true_recvmsg(fd, h, i ? flags | MSG_DONTWAIT : flags);
-		if (n < 0)
-			return i ? (int)i : -1;
-		struct rlt__peer from = {0};
-		if (h->msg_name)
-			rlt__peer_from_sockaddr(&from, h->msg_name, h->msg_namelen);
-		if (rlt__net_drop(set, &e->s, RLT_NET_IN, h->msg_name ? &from : NULL)) {
-			atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
-			h->msg_namelen = namelen; /* the slot as the caller gave it, for the next */
-			h->msg_controllen = controllen;
-			continue;
+		int err = errno;
+		ssize_t n = net_recvmsg(fd, &vec[i].msg_hdr, i ? flags | MSG_DONTWAIT : flags);
+		if (n < 0) {
+			if (!i)
+				return -1;
+			errno = err; /* the messages had: their count, as the kernel's */
+			break;
 		}
-		rlt_pre_net_hide_stamps(fd, h);
 		vec[i++].msg_len = (unsigned)n;
+		if (n == 0) /* a stream's end (or an empty datagram): the rest waits for the next call */
+			break;
 	}
 	return (int)i;
 }

@@ -2,13 +2,54 @@
  * another on 127.0.0.1, and reads each batch back with recvmmsg (non-blocking: on loopback a
  * datagram is queued when sendmmsg returns). Prints "received K sum S" (S: the sum of the
  * numbers received), so that a loss condition's drops show, and the same seed gives the same
- * S (test_net_loss.sh). */
+ * S (test_net_loss.sh).
+ * udp_mmsg late udp|tcp: a connected pair on 127.0.0.1 (a datagram pair, or a TCP connection),
+ * two sends of 6 and 4 bytes (one of 10 on TCP), then one blocking recvmmsg of 2 messages
+ * (MSG_WAITFORONE): prints
+ * "late n=N bytes=B after_ms=T", T from the sends to its return (test_net_latency_mmsg.sh). */
 #include "itest.h"
 
 #define BATCH 50
 
+static int late(int stream)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	int type = stream ? SOCK_STREAM : SOCK_DGRAM;
+	int l = socket(AF_INET, type, 0), s = socket(AF_INET, type, 0), r = l;
+	char in[2][16];
+	struct iovec io[2] = {{in[0], sizeof in[0]}, {in[1], sizeof in[1]}};
+	struct mmsghdr v[2];
+
+	if (l < 0 || s < 0 || bind(l, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) != 0 || (stream && listen(l, 1) != 0) ||
+	    connect(s, (struct sockaddr *)&a, sizeof a) != 0 || (stream && (r = accept(l, NULL, NULL)) < 0)) {
+		perror("udp_mmsg late: socket");
+		return 1;
+	}
+	memset(v, 0, sizeof v);
+	for (int i = 0; i < 2; i++)
+		v[i].msg_hdr = (struct msghdr){.msg_iov = &io[i], .msg_iovlen = 1};
+	uint64_t t0 = now_ns();
+	/* a stream in one send: two could come to the line as two pieces, the second due later */
+	if (stream ? send(s, "abcdefghij", 10, 0) != 10
+	           : send(s, "abcdef", 6, 0) != 6 || send(s, "ghij", 4, 0) != 4) {
+		perror("udp_mmsg late: send");
+		return 1;
+	}
+	int n = recvmmsg(r, v, 2, MSG_WAITFORONE, NULL);
+	long ms = (long)((now_ns() - t0) / 1000000u);
+	unsigned bytes = 0;
+	for (int i = 0; i < n; i++)
+		bytes += v[i].msg_len;
+	printf("late n=%d bytes=%u after_ms=%ld\n", n, bytes, ms);
+	return n > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "late"))
+		return late(!strcmp(argv[2], "tcp"));
 	int n = argc > 1 ? atoi(argv[1]) : 1000;
 	int r = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), s = socket(AF_INET, SOCK_DGRAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
