@@ -238,52 +238,32 @@ static ssize_t net_readv(int fd, const struct iovec *iov, int cnt)
 	return msg_io(fd, NULL, iov, cnt, 0, 1, 0);
 }
 
-/* The socket of a batch of datagrams (sendmmsg, recvmmsg) that a loss condition may touch in
- * direction dir, or NULL (the batch goes to the kernel as it is). */
-static struct rlt_pre_net_fd *batch_socket(int fd, unsigned dir, const struct rlt__net_set **setp)
-{
-	struct rlt_pre_net_fd *e = rlt_pre_net_entry(fd);
-	const struct rlt__net_set *set;
-
-	if (!e || rlt__internal || e->s.stream || !(set = rlt_pre_net_conditions(e)))
-		return NULL;
-	if (!e->s.applies && e->s.peer.af)
-		return NULL;
-	for (unsigned i = 0; i < set->n; i++)
-		if (set->c[i].kind == RLT_NET_LOSS && (set->c[i].dir & dir)) {
-			*setp = set;
-			return e;
-		}
-	return NULL;
-}
-
-/* sendmmsg under loss: message by message, each drawn for as sendto's (a lost one counts as
- * sent, its msg_len its length); the count sent, or -1 when the first fails. */
+/* sendmmsg on a socket the conditions touch: message by message, each through sendmsg's way
+ * (a datagram drawn for loss, a lost one counted sent; a stream's hang, reset and slice); the
+ * count sent, or -1 when the first fails. A stream's short send ends the batch there. */
 static int net_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 {
-	const struct rlt__net_set *set;
-	struct rlt_pre_net_fd *e = vec ? batch_socket(fd, RLT_NET_OUT, &set) : NULL;
+	unsigned i = 0;
 
-	if (!e)
+	if (!vec || vlen == 0 || rlt_pre_net_untouched(fd))
 		return rlt_pre_true_sendmmsg(fd, vec, vlen, flags);
 	if (vlen > 1024)
 		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
-	for (unsigned i = 0; i < vlen; i++) {
+	while (i < vlen) {
 		struct msghdr *h = &vec[i].msg_hdr;
-		struct rlt__peer to = {0};
-		if (h->msg_name)
-			rlt__peer_from_sockaddr(&to, h->msg_name, h->msg_namelen);
-		if (rlt__net_drop(set, &e->s, RLT_NET_OUT, h->msg_name ? &to : NULL)) {
-			atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
-			vec[i].msg_len = (unsigned)rlt_pre_iov_total(h->msg_iov, (int)h->msg_iovlen);
-			continue;
+		int err = errno;
+		ssize_t n = net_sendmsg(fd, h, flags);
+		if (n < 0) {
+			if (!i)
+				return -1;
+			errno = err; /* the messages sent: their count, as the kernel's */
+			break;
 		}
-		ssize_t n = rlt_pre_true_sendmsg(fd, h, flags);
-		if (n < 0)
-			return i ? (int)i : -1;
-		vec[i].msg_len = (unsigned)n;
+		vec[i++].msg_len = (unsigned)n;
+		if ((size_t)n < rlt_pre_iov_total(h->msg_iov, (int)h->msg_iovlen))
+			break;
 	}
-	return (int)vlen;
+	return (int)i;
 }
 
 /* recvmmsg on a socket the conditions touch: message by message, each through recvmsg's way

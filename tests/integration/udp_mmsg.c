@@ -11,22 +11,56 @@
 
 #define BATCH 50
 
-static int late(int stream)
+/* A connected pair on 127.0.0.1: *s sends, *r receives (a datagram pair, or a TCP connection). */
+static int pair(int stream, int *s, int *r)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof a;
 	int type = stream ? SOCK_STREAM : SOCK_DGRAM;
-	int l = socket(AF_INET, type, 0), s = socket(AF_INET, type, 0), r = l;
+	int l = socket(AF_INET, type, 0);
+
+	*s = socket(AF_INET, type, 0);
+	*r = l;
+	if (l < 0 || *s < 0 || bind(l, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) != 0 || (stream && listen(l, 1) != 0) ||
+	    connect(*s, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    (stream && (*r = accept(l, NULL, NULL)) < 0)) {
+		perror("udp_mmsg: pair");
+		return -1;
+	}
+	return 0;
+}
+
+static int sliced(void)
+{
+	struct iovec io[2] = {{"abcdef", 6}, {"ghij", 4}};
+	struct mmsghdr v[2];
+	char b[32];
+	int s, r, got = 0;
+
+	if (pair(1, &s, &r) != 0)
+		return 1;
+	memset(v, 0, sizeof v);
+	for (int i = 0; i < 2; i++)
+		v[i].msg_hdr = (struct msghdr){.msg_iov = &io[i], .msg_iovlen = 1};
+	uint64_t t0 = now_ns();
+	int n = sendmmsg(s, v, 2, 0);
+	long ms = (long)((now_ns() - t0) / 1000000u);
+	for (int k; got < 10 && (k = (int)recv(r, b, sizeof b, 0)) > 0;)
+		got += k;
+	printf("sliced sent=%d bytes=%d ms=%ld\n", n, got, ms);
+	return n == 2 ? 0 : 1;
+}
+
+static int late(int stream)
+{
 	char in[2][16];
 	struct iovec io[2] = {{in[0], sizeof in[0]}, {in[1], sizeof in[1]}};
 	struct mmsghdr v[2];
+	int s, r;
 
-	if (l < 0 || s < 0 || bind(l, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    getsockname(l, (struct sockaddr *)&a, &al) != 0 || (stream && listen(l, 1) != 0) ||
-	    connect(s, (struct sockaddr *)&a, sizeof a) != 0 || (stream && (r = accept(l, NULL, NULL)) < 0)) {
-		perror("udp_mmsg late: socket");
+	if (pair(stream, &s, &r) != 0)
 		return 1;
-	}
 	memset(v, 0, sizeof v);
 	for (int i = 0; i < 2; i++)
 		v[i].msg_hdr = (struct msghdr){.msg_iov = &io[i], .msg_iovlen = 1};
@@ -50,6 +84,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "late"))
 		return late(!strcmp(argv[2], "tcp"));
+	if (argc > 1 && !strcmp(argv[1], "sliced"))
+		return sliced();
 	int n = argc > 1 ? atoi(argv[1]) : 1000;
 	int r = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), s = socket(AF_INET, SOCK_DGRAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
