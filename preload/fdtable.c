@@ -79,7 +79,7 @@ static void arena_init(unsigned fds)
 	                          "RLT_CONNS are not applied");
 }
 
-void rlt_pre_fdtable_init(void)
+unsigned rlt_pre_fd_slots(void)
 {
 	struct rlimit rl;
 	unsigned n = TABLE_MIN;
@@ -89,6 +89,12 @@ void rlt_pre_fdtable_init(void)
 		if (want > n)
 			n = want > TABLE_MAX ? TABLE_MAX : (unsigned)want;
 	}
+	return n;
+}
+
+void rlt_pre_fdtable_init(void)
+{
+	unsigned n = rlt_pre_fd_slots();
 	void *m = mmap(NULL, (size_t)n * sizeof *table, PROT_READ | PROT_WRITE,
 	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED) {

@@ -123,6 +123,9 @@ void rlt_pre_fd_set_nonblock(struct rlt_pre_fd *e, int nonblock);
 int rlt_pre_fd_top(void);
 /* Connection block of an fd, created on demand (NULL when no rule needs one). */
 struct rlt_pre_sock_budgets *rlt_pre_fd_budgets(struct rlt_pre_fd *e);
+/* How many fds a table indexed by fd covers: RLIMIT_NOFILE's hard limit, at least 2^16 and at
+ * most 2^20 (the fd table's, and RLT_NET's socket table's). */
+unsigned rlt_pre_fd_slots(void);
 void rlt_pre_fdtable_init(void);
 
 /* The connection-scope states of a socket: NULL when no rule has connection scope, or when no

@@ -257,11 +257,9 @@ int rlt_pre_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, cons
 		if (rc >= 0)
 			rc = poll_own(fds, n, rc);
 		errno = err;
-		if (rc != 0)
+		/* an answer, or the caller's time is up (rc 0) */
+		if (rc != 0 || (now = rlt__now()) >= deadline)
 			return rc;
-		now = rlt__now();
-		if (now >= deadline)
-			return 0;
 	}
 	return 0;
 }
@@ -347,11 +345,9 @@ int rlt_pre_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct time
 					rc++;
 				}
 		}
-		if (rc != 0)
+		/* an answer, or the caller's time is up (rc 0) */
+		if (rc != 0 || (now = rlt__now()) >= deadline)
 			return rc;
-		now = rlt__now();
-		if (now >= deadline)
-			return 0;
 	}
 	return 0;
 }

@@ -20,7 +20,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fdtable.h"
 #include "net.h"
 #include "preload.h"
 #include "real.h"
@@ -40,8 +40,6 @@
 #include "net_hook.h"
 #include "wait.h"
 
-#define NET_TABLE_MAX (1u << 20)
-#define NET_TABLE_MIN (1u << 16)
 /* How often a call held by hang looks whether a set released it. */
 #define HANG_LOOK_NS (20 * 1000 * 1000ull)
 
@@ -691,13 +689,7 @@ static void install(void)
 	if (atomic_exchange(&installed, 1))
 		return;
 	if (!rlt_pre_net_tab) {
-		struct rlimit rl;
-		unsigned n = NET_TABLE_MIN;
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-			rlim_t want = rl.rlim_max == RLIM_INFINITY ? NET_TABLE_MAX : rl.rlim_max;
-			if (want > n)
-				n = want > NET_TABLE_MAX ? NET_TABLE_MAX : (unsigned)want;
-		}
+		unsigned n = rlt_pre_fd_slots();
 		rlt_pre_net_tab = rlt__map_anon((size_t)n * sizeof *rlt_pre_net_tab);
 		if (!rlt_pre_net_tab) {
 			rlt_pre_log(RLT_LOG_WARN, RLT_NET_VAR ": no memory for the socket table: "

@@ -79,27 +79,10 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	int ls = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) ||
-	    getsockname(ls, (struct sockaddr *)&a, &al)) {
-		perror("listen");
-		return 1;
-	}
-	pid_t child = fork();
-	if (child == 0) {
-		static char buf[65536];
-		int c = socket(AF_INET, SOCK_STREAM, 0);
-		if (connect(c, (struct sockaddr *)&a, sizeof a))
-			_exit(1);
-		while (write(c, buf, sizeof buf) > 0)
-			;
-		_exit(0);
-	}
-	int fd = accept(ls, NULL, NULL);
+	pid_t child;
+	int fd = peer_child(0, &child);
 	if (fd < 0 || pipe(tell)) {
-		perror("accept");
+		perror("pipe");
 		return 1;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -143,14 +126,9 @@ int main(int argc, char **argv)
 		while (read(tell[0], &c, 1) == 1 && poll(&q, 1, 0) == 1)
 			;
 	}
-	uint64_t t1 = now_ns(), c1 = cpu_ns();
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	printf("bytes=%llu elapsed_ns=%llu cpu_ns=%llu stalls=%llu woken=%llu eintr=%llu "
-	       "over_max_ns=%llu seccomp_filters=%ld\n",
-	       (unsigned long long)bytes, (unsigned long long)(t1 - t0),
-	       (unsigned long long)(c1 - c0), (unsigned long long)stalls,
-	       (unsigned long long)woken, (unsigned long long)eintr,
+	peer_stop(child, bytes, t0, c0);
+	printf("stalls=%llu woken=%llu eintr=%llu over_max_ns=%llu seccomp_filters=%ld\n",
+	       (unsigned long long)stalls, (unsigned long long)woken, (unsigned long long)eintr,
 	       (unsigned long long)over_max, seccomp_filters());
 	fflush(stdout);
 	_exit(0); /* the waiter may be asleep for good */

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -152,6 +153,54 @@ static inline int tcp_pair(int *dialed)
 	}
 	close(lfd);
 	return afd;
+}
+
+/*
+ * The other end of a throttled TCP socket: a child of this process connects over loopback and,
+ * unthrottled by the parent's rule, sends without pause (reads 0) or reads everything (reads 1)
+ * until the connection ends. Returns the accepted end (the one under test) and the child in
+ * *child, or -1 after saying why.
+ */
+static inline int peer_child(int reads, pid_t *child)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	int ls = socket(AF_INET, SOCK_STREAM, 0), fd;
+
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) ||
+	    getsockname(ls, (struct sockaddr *)&a, &al)) {
+		perror("listen");
+		return -1;
+	}
+	*child = fork();
+	if (*child == 0) {
+		static char buf[65536];
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(c, (struct sockaddr *)&a, sizeof a))
+			_exit(1);
+		for (;;) {
+			ssize_t n = reads ? read(c, buf, sizeof buf) : write(c, buf, sizeof buf);
+			if (n <= 0)
+				_exit(0);
+		}
+	}
+	fd = accept(ls, NULL, NULL);
+	if (fd < 0)
+		perror("accept");
+	close(ls);
+	return fd;
+}
+
+/* The end of a run with peer_child: the time and CPU since t0 and c0 are taken, the child is
+ * stopped, and the start of the result line is printed (the caller adds its own keys). */
+static inline void peer_stop(pid_t child, uint64_t bytes, uint64_t t0, uint64_t c0)
+{
+	uint64_t t1 = now_ns(), c1 = cpu_ns();
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	printf("bytes=%llu elapsed_ns=%llu cpu_ns=%llu ", (unsigned long long)bytes,
+	       (unsigned long long)(t1 - t0), (unsigned long long)(c1 - c0));
 }
 
 /*

@@ -361,6 +361,17 @@ do_recv() {
 	intact "$label" source "$SRC_OUT" sent pull "$P_OUT" recv
 }
 
+# recv_paced LABEL UNITS RATE MIN_SPAN_S PULL_ARGS...: do_recv (RLT_RECV from the caller), then
+# UNITS (what came after the burst) at RATE per second (0.7..1.3, measured over MIN_SPAN_S at
+# least), and the receiver not spinning while it waits (CPU per wall second at most 0.3).
+recv_paced() {
+	local label=$1 units=$2 rate=$3 span=$4
+	shift 4
+	do_recv "$label" "$@"
+	MIN_SPAN_S=$span assert_rate "$label" "$units" "$(kv elapsed_ns "$P_OUT")" "$rate" 0.7 1.3
+	assert_cpu "$label receiver" "$(kv cpu_ns "$P_OUT")" "$(kv total_ns "$P_OUT")" 0.3
+}
+
 # assert_cpu WHAT CPU_NS WALL_NS MAX: CPU seconds per wall second at most MAX (no spinning).
 assert_cpu() {
 	local r

@@ -27,50 +27,47 @@ need_lib
 need_bin acceptq
 Q=$ITEST_BIN/acceptq
 K="4/s burst=1 key=peer"
+# q WHAT ARGS...: acceptq ARGS throttled (the RLT_* variables from the caller), its output in out
+q() { local what=$1; shift; out=$(throttled "$Q" "$@") || fail "$what: $out"; info "$what: $out"; }
+# stat_of VAR FIELD: FIELD of VAR's rule in the statistics file $T/stats (the last line)
+stat_of() { sed -n "s/.*\"variable\":\"$1\"[^}]*\"$2\":\([0-9]*\).*/\1/p" "$T/stats" | tail -1; }
 
-out=$(RLT_ACCEPT="$K" throttled "$Q" flags) || fail "flags: $out"
-info "$out"
+RLT_ACCEPT="$K" q "flags" flags
 assert_eq "accept() hands over blocking, kept on exec (O_NONBLOCK,FD_CLOEXEC)" 0,0 "$(kv accept "$out")"
 assert_eq "accept4(SOCK_NONBLOCK) hands over" 1,0 "$(kv accept4_nb "$out")"
 assert_eq "accept4(SOCK_NONBLOCK|SOCK_CLOEXEC) of one queued by accept()" 1,1 "$(kv accept4_all "$out")"
 
 for how in close dup2 close_range; do
-	out=$(RLT_ACCEPT="$K" throttled "$Q" close $how) || fail "close $how: $out"
-	info "$how: $out"
+	RLT_ACCEPT="$K" q "close $how" close $how
 	drop=5 # the listener and the 4 queued
 	[ $how = dup2 ] && drop=4 # the listener's number now holds /dev/null
 	assert_eq "$how: fds gone with the listener" $drop $(($(kv fds_before "$out") - $(kv fds_after "$out")))
 	assert_eq "$how: clients whose connection ended" 4 "$(kv ended "$out")"
 done
 
-out=$(RLT_ACCEPT="$K" throttled "$Q" closedup) || fail "closedup: $out"
-info "closedup: $out"
+RLT_ACCEPT="$K" q "closedup" closedup
 assert_eq "queued connections accepted through the listener's dup" 4 "$(kv accepted "$out")"
 
-out=$(RLT_ACCEPT="$K" throttled "$Q" fork) || fail "fork: $out"
-info "fork: $out"
+RLT_ACCEPT="$K" q "fork" fork
 assert_eq "queued fds (hidden from the program)" 4 "$(kv hidden "$out")"
 assert_eq "queued fds that close on exec" 4 "$(kv cloexec "$out")"
 assert_eq "fds the child holds fewer than the parent" 4 $(($(kv parent_fds "$out") - $(kv child_fds "$out")))
 assert_eq "accepted by the parent after the fork" 4 "$(kv accepted "$out")"
 
 rm -f "$T/stats"
-out=$(RLT_ACCEPT="20/s burst=1 key=peer" RLT_STATS="$T/stats" throttled "$Q" threads 4 24 3) ||
-	fail "threads: $out"
-info "threads: $out"
+RLT_ACCEPT="20/s burst=1 key=peer" RLT_STATS="$T/stats" q "threads" threads 4 24 3
 assert_eq "accepted by 4 threads" 24 "$(kv accepted "$out")"
 assert_eq "connections handed twice" 0 "$(kv twice "$out")"
 assert_eq "connections lost" 0 "$(kv missing "$out")"
-calls=$(sed -n 's/.*"variable":"RLT_ACCEPT"[^}]*"calls":\([0-9]*\).*/\1/p' "$T/stats" | tail -1)
-delayed=$(sed -n 's/.*"variable":"RLT_ACCEPT"[^}]*"delayed":\([0-9]*\).*/\1/p' "$T/stats" | tail -1)
+calls=$(stat_of RLT_ACCEPT calls)
+delayed=$(stat_of RLT_ACCEPT delayed)
 info "statistics: calls=$calls delayed=$delayed"
 # once each, when handed over; a thread that took a key's budget between another's look and
 # its charge makes that one a call counted more (a race: 1 in 7 runs on a loaded machine)
 assert_range "accepts counted (each connection once, when handed over)" 24 27 "$calls"
 assert_le "accepts counted delayed" 3 "$delayed"
 
-out=$(RLT_ACCEPT="100/s burst=1 key=peer" throttled "$Q" crowd 70 4) || fail "crowd: $out"
-info "crowd: $out"
+RLT_ACCEPT="100/s burst=1 key=peer" q "crowd" crowd 70 4
 assert_eq "accepted past a full queue (two listeners)" 74 "$(kv accepted "$out")"
 assert_eq "connections handed twice" 0 "$(kv twice "$out")"
 assert_le "longest accept() call (ms)" 100 "$(kv max_call_ms "$out")"
@@ -80,8 +77,7 @@ assert_le "accepts that found nothing (no spin)" 400 "$(kv eagain "$out")"
 # due when the wait starts is reported (the old build's poll and select slept the whole
 # timeout then, every time: 2 of 4 accepted in 4 s)
 for kind in poll select; do
-	out=$(RLT_ACCEPT="$K" throttled "$Q" one $kind) || fail "one $kind: $out"
-	info "one $kind: $out"
+	RLT_ACCEPT="$K" q "one $kind" one $kind
 	assert_eq "$kind: accepted one per wakeup" 4 "$(kv accepted "$out")"
 	assert_le "$kind: the last at 750 ms (ms)" 2500 "$(kv last_ms "$out")"
 done
@@ -101,21 +97,18 @@ done
 # RLT_CONNS sheds at the hand-over: 5 clients from 127.0.0.2, 2 allowed open; the 3 others are
 # closed, counted rejected by RLT_CONNS, and the accept rule counts 5 (the old build: 11)
 rm -f "$T/stats"
-out=$(RLT_ACCEPT="$K" RLT_CONNS="2 peer=127.0.0.2" RLT_STATS="$T/stats" throttled "$Q" shed) ||
-	fail "shed: $out"
-info "shed: $out"
+RLT_ACCEPT="$K" RLT_CONNS="2 peer=127.0.0.2" RLT_STATS="$T/stats" q "shed" shed
 assert_eq "connections handed over under RLT_CONNS=2" 2 "$(kv accepted "$out")"
 assert_eq "clients whose connection was shed (closed)" 3 "$(kv ended "$out")"
 assert_eq "accept() errors" 0 "$(kv errors "$out")"
-calls=$(sed -n 's/.*"variable":"RLT_ACCEPT"[^}]*"calls":\([0-9]*\).*/\1/p' "$T/stats" | tail -1)
-shed=$(sed -n 's/.*"variable":"RLT_CONNS"[^}]*"rejected":\([0-9]*\).*/\1/p' "$T/stats" | tail -1)
+calls=$(stat_of RLT_ACCEPT calls)
+shed=$(stat_of RLT_CONNS rejected)
 assert_eq "accepts counted" 5 "$calls"
 assert_eq "connections RLT_CONNS counted shed" 3 "$shed"
 
 # the listener made blocking with 2 queued: a blocking accept hands them over (the old build
 # slept in the kernel's accept while they waited: none in 3 s)
-out=$(RLT_ACCEPT="$K" throttled "$Q" blocking) || fail "blocking: $out"
-info "blocking: $out"
+RLT_ACCEPT="$K" q "blocking" blocking
 assert_eq "queued connections accepted once the listener is blocking" 2 "$(kv accepted "$out")"
 assert_le "the second at 500 ms (ms)" 2000 "$(kv last_ms "$out")"
 

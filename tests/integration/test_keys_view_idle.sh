@@ -10,14 +10,10 @@
 need_lib
 need_cmd python3
 RLT=$(dirname "$RLT_LIB")/rlthrottle
-port=$(free_port)
-bg sink python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
-c, _ = s.accept()
-while c.recv(65536): pass' "$port"
-wait_port "$port"
+need_bin sink
+# the peer: reads its one connection to the end
+start_srv sink sink
+port=$SRV_PORT
 RLT_SEND="10MiB/s key=peer" bg cli throttled python3 -c '
 import socket, sys, time
 c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))

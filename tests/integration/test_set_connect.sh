@@ -8,13 +8,10 @@
 need_lib
 need_cmd python3
 RLT=$(dirname "$RLT_LIB")/rlthrottle
-port=$(free_port)
-bg srv python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
-while True: s.accept()' "$port"
-wait_port "$port"
+need_bin sink
+# the server: takes both connections (the client sends nothing)
+start_srv srv sink -n 2
+port=$SRV_PORT
 RLT_CONNECT="1/20s" bg cli throttled python3 -c '
 import os, socket, sys, time
 print("pid", os.getpid(), flush=True)

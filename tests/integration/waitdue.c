@@ -58,33 +58,11 @@ int main(int argc, char **argv)
 		}
 	}
 	int out = !strcmp(dir, "send");
-	int ls = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) ||
-	    getsockname(ls, (struct sockaddr *)&a, &al)) {
-		perror("listen");
+	/* the other end: a child's unthrottled work (it sends, or reads what the parent sends) */
+	pid_t child;
+	int fd = peer_child(out, &child);
+	if (fd < 0)
 		return 1;
-	}
-	pid_t child = fork();
-	if (child == 0) {
-		/* the other end: unthrottled work of its own (a child under the same rules sends
-		 * or reads what the parent's rule does not cover) */
-		static char buf[65536];
-		int c = socket(AF_INET, SOCK_STREAM, 0);
-		if (connect(c, (struct sockaddr *)&a, sizeof a))
-			_exit(1);
-		for (;;) {
-			ssize_t n = out ? read(c, buf, sizeof buf) : write(c, buf, sizeof buf);
-			if (n <= 0)
-				_exit(0);
-		}
-	}
-	int fd = accept(ls, NULL, NULL);
-	if (fd < 0) {
-		perror("accept");
-		return 1;
-	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	int epfd = -1;
 	if (!strncmp(how, "epoll", 5)) {
@@ -128,14 +106,10 @@ int main(int argc, char **argv)
 		if (took > lim + 20000000u)
 			late++;
 	}
-	uint64_t t1 = now_ns(), c1 = cpu_ns();
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	printf("bytes=%llu elapsed_ns=%llu cpu_ns=%llu rounds=%llu ready=%llu timeouts=%llu "
-	       "eagain=%llu over_max_ns=%llu call_max_ns=%llu late=%llu\n",
-	       (unsigned long long)bytes, (unsigned long long)(t1 - t0),
-	       (unsigned long long)(c1 - c0), (unsigned long long)rounds,
-	       (unsigned long long)ready, (unsigned long long)timeouts,
+	peer_stop(child, bytes, t0, c0);
+	printf("rounds=%llu ready=%llu timeouts=%llu eagain=%llu over_max_ns=%llu call_max_ns=%llu "
+	       "late=%llu\n",
+	       (unsigned long long)rounds, (unsigned long long)ready, (unsigned long long)timeouts,
 	       (unsigned long long)eagain, (unsigned long long)over_max,
 	       (unsigned long long)call_max, (unsigned long long)late);
 	return 0;

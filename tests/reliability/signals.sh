@@ -36,6 +36,14 @@ same_bytes() {
 	info "$1: $(stat -c %s "$3") bytes exact (sha256 $a)"
 }
 
+# delivered LABEL IN BYTES: a run of sigio (front_ok LABEL) moved IN exactly: $T/out-LABEL holds
+# the same bytes, the calls' return values add up to BYTES, and no handler waited over 100 ms.
+delivered() {
+	same_bytes "$1" "$2" "$T/out-$1"
+	assert_eq "$1: bytes the calls returned" "$3" "$(kv moved "$T/$1.out")"
+	assert_le "$1: slowest handler (us)" 100000 "$(kv lat_max_us "$T/$1.out")"
+}
+
 # run_front FRONT CMD...: CMD under --seccomp (FRONT=seccomp) or the preload (FRONT=preload),
 # the RLT_* variables from the caller; bounded by timeout 20.
 run_front() {

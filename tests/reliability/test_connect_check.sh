@@ -30,6 +30,19 @@ print(found[0]["units"] if found else "")
 PY
 }
 
+# fdlife50 TAG WHAT FDLIFE_ARGS...: 60 connections of fdlife (under $front) at RLT_CONNECT=50/s,
+# statistics in $T/TAG_$front.json: each connection charged once, at 50/s. Its report in out.
+fdlife50() {
+	local tag=$1 what=$2
+	shift 2
+	RLT_STATS="$T/${tag}_$front.json" RLT_CONNECT="50/s burst=1" throttled "$ITEST_BIN/fdlife" -n 60 "$@" \
+		>"$T/${tag}_$front.out" 2>"$T/${tag}_$front.err" || { show "$T/${tag}_$front.err"; fail "$front: fdlife $what failed"; }
+	out=$(cat "$T/${tag}_$front.out")
+	info "$front $what: $out"
+	assert_eq "$front $what: connects charged for 60" 60 "$(units RLT_CONNECT "$T/${tag}_$front.json")"
+	assert_rate "$front $what: connects/s at RLT_CONNECT=50/s" 59 "$(kv elapsed_ns "$out")" 50 0.85 1.15
+}
+
 port=$(free_port)
 nginx_conf 1 "$port"
 bg nginx nginx -p "$T/ngx/" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log"
@@ -55,25 +68,15 @@ for front in preload seccomp; do
 	assert_rate "$front: ab requests/s at RLT_CONNECT=100/s" 199 "$(calc "$took * 1e9")" 100 0.85 1.15
 
 	# the C client: EINPROGRESS, poll, connect again (and once more: EISCONN)
-	RLT_STATS="$T/c_$front.json" RLT_CONNECT="50/s burst=1" throttled "$ITEST_BIN/fdlife" -p "$acc_port" -n 60 -x check \
-		>"$T/c_$front.out" 2>"$T/c_$front.err" || { show "$T/c_$front.err"; fail "$front: fdlife check failed"; }
-	out=$(cat "$T/c_$front.out")
-	info "$front C client: $out"
+	fdlife50 c "C client" -p "$acc_port" -x check
 	assert_eq "$front: C client connections" 60 "$(kv ok "$out")"
-	assert_eq "$front: connects charged for 60 connections" 60 "$(units RLT_CONNECT "$T/c_$front.json")"
-	assert_rate "$front: C client connections/s at RLT_CONNECT=50/s" 59 "$(kv elapsed_ns "$out")" 50 0.85 1.15
 
 	# a completion check takes no RLT_CONNS slot: one at a time under RLT_CONNS=1 all succeed
 	RLT_CONNS=1 throttled "$ITEST_BIN/fdlife" -p "$acc_port" -n 20 -x check >"$T/n_$front.out" 2>&1 ||
 		{ show "$T/n_$front.out"; fail "$front: fdlife check (RLT_CONNS) failed"; }
 	assert_eq "$front: connections one at a time under RLT_CONNS=1" 20 "$(kv ok "$T/n_$front.out")"
 
-	# a refused port, one socket: each round an attempt (charged) and a check (not)
-	RLT_STATS="$T/r_$front.json" RLT_CONNECT="50/s burst=1" throttled "$ITEST_BIN/fdlife" -p "$refused" -n 60 retry \
-		>"$T/r_$front.out" 2>"$T/r_$front.err" || { show "$T/r_$front.err"; fail "$front: fdlife retry failed"; }
-	out=$(cat "$T/r_$front.out")
-	info "$front retry: $out"
+	# a refused port, one socket: each round an attempt (charged) and a check (not): 60 charged
+	fdlife50 r "retry" -p "$refused" retry
 	assert_eq "$front: completion checks made" 60 "$(kv checks "$out")"
-	assert_eq "$front: attempts charged (60 attempts, 60 checks)" 60 "$(units RLT_CONNECT "$T/r_$front.json")"
-	assert_rate "$front: attempts/s on one socket at RLT_CONNECT=50/s" 59 "$(kv elapsed_ns "$out")" 50 0.85 1.15
 done

@@ -17,10 +17,8 @@ for front in seccomp preload; do
 		serve_file "src-$label" "$T/in"
 		RLT_RECV="1MiB/s burst=64KiB" front_ok "$label" $front "$ITEST_BIN/sigio" -p "$PEER_PORT" \
 			-m recv -c 1048576 -f "$T/out-$label" -i 2000 $opt -T 15
-		same_bytes "$label" "$T/in" "$T/out-$label"
-		assert_eq "$label: bytes the calls returned" 300000 "$(kv moved "$T/$label.out")"
+		delivered "$label" "$T/in" 300000
 		[ $sa = restart ] && assert_eq "$label: EINTR under SA_RESTART" 0 "$(kv eintr "$T/$label.out")"
-		assert_le "$label: slowest handler (us)" 100000 "$(kv lat_max_us "$T/$label.out")"
 	done
 	# a recv parked on a socket whose peer says nothing for 0.5 s, then 6 bytes
 	label="$front-idle"

@@ -16,9 +16,7 @@ for front in seccomp preload; do
 		sink_to "sink-$label" "$T/out-$label"
 		RLT_SEND="1MiB/s burst=64KiB" front_ok -p "$label" $front "$ITEST_BIN/sigio" \
 			-p "$PEER_PORT" -m $how -f "$T/in" -i 2000 -T 15
-		same_bytes "$label" "$T/in" "$T/out-$label"
-		assert_eq "$label: bytes the calls returned" 1000000 "$(kv moved "$T/$label.out")"
+		delivered "$label" "$T/in" 1000000
 		assert_eq "$label: offsets agree with the counts" 1 "$(kv offset_ok "$T/$label.out")"
-		assert_le "$label: slowest handler (us)" 100000 "$(kv lat_max_us "$T/$label.out")"
 	done
 done

@@ -74,6 +74,14 @@ static inline enum rlt_verdict dec(struct eng *e, rlt_ns_t now, uint64_t cost, e
 	return e->ops->decide(&e->p, e->state, now, cost, m, at);
 }
 
+/* A decision of COST at NOW in mode M: verdict V and time WANT (left in the caller's `at`). A
+ * macro, so that a failure names the test's line. */
+#define expect_dec(e, now, cost, m, v, want)                                                  \
+	do {                                                                                   \
+		assert_int_equal(dec(e, now, cost, m, &at), v);                                \
+		assert_int_equal(at, want);                                                    \
+	} while (0)
+
 static inline uint64_t avail(struct eng *e, rlt_ns_t now)
 {
 	return e->ops->available(&e->p, e->state, now);
@@ -160,6 +168,78 @@ static inline int adm_cmp(const void *x, const void *y)
 	const struct adm *a = x, *b = y;
 
 	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+/*
+ * One run of a property test: an engine of L per W whose max-wait (walk_max_wait over MW_SPAN)
+ * and start time (up to NOW_MAX) are drawn from the seed, its clock, and the admissions so far
+ * (at most CAP). ctx is the test's own (an oracle's counts).
+ */
+struct walk {
+	struct eng e;
+	uint64_t L, W, mw;
+	rlt_ns_t now, prev;
+	struct adm *a;
+	size_t n, cap;
+	void *ctx;
+};
+
+static inline void walk_begin(struct walk *w, uint64_t *seed, enum rlt_algo algo, uint64_t L,
+                              uint64_t W, uint64_t mw_span, rlt_ns_t now_max, size_t cap)
+{
+	w->L = L;
+	w->W = W;
+	w->mw = walk_max_wait(seed, mw_span);
+	w->now = rlt_test_range(seed, 0, now_max);
+	w->prev = 0;
+	w->n = 0;
+	w->cap = cap;
+	w->a = malloc(cap * sizeof *w->a);
+	w->ctx = NULL;
+	assert_non_null(w->a);
+	mk(&w->e, algo, L, W, w->mw);
+}
+
+static inline void walk_end(struct walk *w)
+{
+	free(w->a);
+	unmk(&w->e);
+}
+
+/*
+ * What every engine's decision meets, V at AT for COST in mode M at w->now: a denial's time is
+ * later (MODE_NOW) or past the max-wait (a reservation); a go is at once, a wait within the
+ * max-wait, and not before the last admission (FIFO), which it then is (recorded). Returns 1
+ * when admitted.
+ */
+static inline int walk_admit(struct walk *w, enum rlt_verdict v, rlt_ns_t at, uint64_t c,
+                             enum rlt_mode m)
+{
+	if (v == RLT_DENY) {
+		assert_true(m == RLT_MODE_NOW ? at > w->now : at - w->now > w->mw);
+		return 0;
+	}
+	assert_true(v == RLT_GO ? at == w->now : at > w->now && at - w->now <= w->mw);
+	assert_true(at >= w->prev);
+	w->prev = at;
+	w->a[w->n].t = at;
+	w->a[w->n].c = c;
+	w->n++;
+	return 1;
+}
+
+/* AT, the time an engine gave for COST (a go's, a reservation's or a denial's), is the earliest:
+ * not before now nor the last admission, and the admissions so far FIT the cost there and not one
+ * ns before (unless that is before now or the last admission, which hold it). */
+static inline void walk_earliest(const struct walk *w, rlt_ns_t at, uint64_t c,
+                                 int (*fits)(const struct walk *, rlt_ns_t, uint64_t))
+{
+	rlt_ns_t from = w->now > w->prev ? w->now : w->prev;
+
+	assert_true(at >= from);
+	assert_true(fits(w, at, c));
+	if (at > from)
+		assert_true(!fits(w, at - 1, c));
 }
 
 /* Threads: 8 x 20,000 MODE_NOW decisions on one state, a fake clock in a shared atomic. */

@@ -40,6 +40,17 @@ static inline void format(const struct rlt_rule *r, char *buf, size_t len)
 	assert_int_equal(strlen(buf), (size_t)k);
 }
 
+/* r's canonical form holds PART (HAS 1) or does not (HAS 0). */
+static inline void assert_canonical(const struct rlt_rule *r, const char *part, int has)
+{
+	char buf[1024];
+
+	format(r, buf, sizeof buf);
+	if (!strstr(buf, part) != !has)
+		print_message("canonical form \"%s\" %s \"%s\"\n", buf, has ? "lacks" : "holds", part);
+	assert_int_equal(strstr(buf, part) != NULL, has);
+}
+
 /* Two rules are the same rule: every field that decides what happens, and the canonical text.
  * r->burst may differ (default vs. written out); the burst in force is params.burst. */
 static inline void assert_same_rule(const struct rlt_rule *a, const struct rlt_rule *b)
@@ -96,6 +107,15 @@ static inline void assert_round_trip(const struct rlt_rule *r)
 	format(r, buf, sizeof buf);
 	back = parse1(r->var, buf);
 	assert_same_rule(r, &back);
+}
+
+/* parse1, and the round trip through the canonical form. */
+static inline struct rlt_rule parse_rt(enum rlt_var v, const char *value)
+{
+	struct rlt_rule r = parse1(v, value);
+
+	assert_round_trip(&r);
+	return r;
 }
 
 #endif

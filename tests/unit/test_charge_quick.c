@@ -29,6 +29,13 @@ static const struct rlt__rule_ver *ver0(void)
 	return rlt__ver(&rs.rules[RLT_VAR_SEND][0]);
 }
 
+/* load, and the send rule's params */
+static const struct rlt_params *load_params(const char *send)
+{
+	load(send);
+	return &ver0()->params;
+}
+
 static uint64_t tat0(void)
 {
 	return atomic_load((_Atomic uint64_t *)ver0()->state);
@@ -43,8 +50,7 @@ static void take_now_is_the_decisions_go(void **s)
 	uint64_t seed = 21;
 	(void)s;
 	for (unsigned k = 0; k < sizeof rates / sizeof rates[0]; k++) {
-		load(rates[k]);
-		const struct rlt_params *p = &ver0()->params;
+		const struct rlt_params *p = load_params(rates[k]);
 		_Atomic uint64_t a = 0, b = 0;
 		rlt_ns_t now = T0;
 		for (int i = 0; i < 20000; i++) {
@@ -68,6 +74,19 @@ static void take_now_is_the_decisions_go(void **s)
 	}
 }
 
+/* The send rule's counters: calls, allowed, delayed, their total delay, and units. */
+static void assert_send_stats(uint64_t calls, uint64_t allowed, uint64_t delayed, uint64_t delay_ns,
+                              uint64_t units)
+{
+	const struct rlt__stats *st = rs.rules[RLT_VAR_SEND][0].st;
+
+	assert_int_equal(st->calls, calls);
+	assert_int_equal(st->allowed, allowed);
+	assert_int_equal(st->delayed, delayed);
+	assert_int_equal(st->delay_ns_total, delay_ns);
+	assert_int_equal(st->units, units);
+}
+
 /* A run of sends through rlt__charge_at (one rule: the short way whenever the call conforms)
  * against the engine's decisions on a state of its own: every ticket's go time, the TAT after
  * it and the counters, to the ns. */
@@ -78,8 +97,7 @@ static void short_way_is_the_engines_decision(void **s)
 	uint64_t seed = 2121;
 	(void)s;
 	for (unsigned k = 0; k < sizeof rates / sizeof rates[0]; k++) {
-		load(rates[k]);
-		const struct rlt_params *p = &ver0()->params;
+		const struct rlt_params *p = load_params(rates[k]);
 		_Atomic uint64_t ref = 0;
 		uint64_t n = 0, waited = 0, units = 0, wait_ns = 0;
 		rlt_ns_t now = T0;
@@ -106,22 +124,21 @@ static void short_way_is_the_engines_decision(void **s)
 				now = at; /* the caller slept until its slot */
 			}
 		}
-		struct rlt__stats *st = rs.rules[RLT_VAR_SEND][0].st;
-		assert_int_equal(st->calls, n);
-		assert_int_equal(st->allowed, n);
-		assert_int_equal(st->delayed, waited);
-		assert_int_equal(st->delay_ns_total, wait_ns);
-		assert_int_equal(st->units, units);
+		assert_send_stats(n, n, waited, wait_ns, units);
 	}
 }
 
 /* 1000 B/s, burst 1000: a byte every ms. The burst goes at once; the next byte a ns before its
  * slot waits for exactly that slot, and one asked at its slot goes at once, the short way. */
-/* Charges BYTES (one message) to the send rule at NOW: accepted, to go at WANT_GO. */
-static void charge_send(struct rlt__ticket *t, uint64_t bytes, rlt_ns_t now, rlt_ns_t want_go)
+/* Charges BYTES (one message) to the send rule at NOW: accepted, to go at WANT_GO, counted by
+ * the charge itself (the short way) when COUNTED; then SENT bytes of it are settled. */
+static void send_one(struct rlt__ticket *t, uint64_t bytes, rlt_ns_t now, rlt_ns_t want_go,
+                     int counted, uint64_t sent)
 {
 	assert_int_equal(rlt__charge_at(&rs, t, RLT_VAR_SEND, 0x1, NULL, NULL, bytes, 1, now), 0);
 	assert_int_equal(t->go, want_go);
+	assert_int_equal(t->counted, counted);
+	rlt__settle(&rs, t, sent, 1);
 }
 
 static void the_edge_to_the_ns(void **s)
@@ -131,30 +148,18 @@ static void the_edge_to_the_ns(void **s)
 	(void)s;
 	load("1000B/s burst=1000");
 	st = rs.rules[RLT_VAR_SEND][0].st;
-	charge_send(&t, 1000, T0, T0);
-	assert_int_equal(t.counted, 1);
-	rlt__settle(&rs, &t, 1000, 1);
+	send_one(&t, 1000, T0, T0, 1, 1000);
 	/* the bucket is empty: the next byte's slot is T0 + 1 ms */
-	charge_send(&t, 1, T0 + 999999, T0 + 1000000);
-	assert_int_equal(t.counted, 0);
-	rlt__settle(&rs, &t, 1, 1);
+	send_one(&t, 1, T0 + 999999, T0 + 1000000, 0, 1);
 	assert_int_equal(st->delayed, 1);
 	assert_int_equal(st->delay_ns_total, 1);
 	/* the byte after: its slot is T0 + 2 ms; a ns early waits that ns */
-	charge_send(&t, 1, T0 + 1999999, T0 + 2000000);
-	rlt__settle(&rs, &t, 1, 1);
+	send_one(&t, 1, T0 + 1999999, T0 + 2000000, 0, 1);
 	/* at its slot exactly: at once, counted whole by the charge */
-	charge_send(&t, 1, T0 + 3000000, T0 + 3000000);
-	assert_int_equal(t.counted, 1);
-	rlt__settle(&rs, &t, 1, 1);
-	assert_int_equal(st->calls, 4);
-	assert_int_equal(st->allowed, 4);
-	assert_int_equal(st->delayed, 2);
-	assert_int_equal(st->delay_ns_total, 2);
-	assert_int_equal(st->units, 1003);
+	send_one(&t, 1, T0 + 3000000, T0 + 3000000, 1, 1);
+	assert_send_stats(4, 4, 2, 2, 1003);
 	/* a short send given back: the short way's ticket settles as the long way's */
-	charge_send(&t, 10, T0 + 30000000, T0 + 30000000);
-	rlt__settle(&rs, &t, 4, 1);
+	send_one(&t, 10, T0 + 30000000, T0 + 30000000, 1, 4);
 	assert_int_equal(st->units, 1007);
 	assert_int_equal(rlt__available(&rs, RLT_VAR_SEND, 0x1, NULL, T0 + 30000000), 23);
 }

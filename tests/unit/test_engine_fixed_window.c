@@ -17,28 +17,21 @@ static void fw_first_fill_deny_rollover(void **s)
 	/* zeroed memory is a valid state too */
 	memset(e.state, 0, e.ops->state_size(&e.p));
 	assert_int_equal(avail(&e, FW_T0 + 123), 5);
-	assert_int_equal(dec(&e, FW_T0 + 123, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(at, FW_T0 + 123);
+	expect_dec(&e, FW_T0 + 123, 1, RLT_MODE_NOW, RLT_GO, FW_T0 + 123);
 	assert_int_equal(avail(&e, FW_T0 + 123), 4);
 	for (int i = 0; i < 4; i++) {
-		assert_int_equal(dec(&e, FW_T0 + 200 + i, 1, RLT_MODE_NOW, &at), RLT_GO);
-		assert_int_equal(at, FW_T0 + 200 + i);
+		expect_dec(&e, FW_T0 + 200 + i, 1, RLT_MODE_NOW, RLT_GO, FW_T0 + 200 + i);
 	}
 	assert_int_equal(avail(&e, FW_T0 + 300), 0);
-	assert_int_equal(dec(&e, FW_T0 + 300, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, FW_T0 + FW_W);
+	expect_dec(&e, FW_T0 + 300, 1, RLT_MODE_NOW, RLT_DENY, FW_T0 + FW_W);
 	/* the last ns of the window is still too early; the first of the next conforms */
-	assert_int_equal(dec(&e, FW_T0 + FW_W - 1, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, FW_T0 + FW_W);
+	expect_dec(&e, FW_T0 + FW_W - 1, 1, RLT_MODE_NOW, RLT_DENY, FW_T0 + FW_W);
 	assert_int_equal(avail(&e, FW_T0 + FW_W), 5);
-	assert_int_equal(dec(&e, FW_T0 + FW_W, 5, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(at, FW_T0 + FW_W);
-	assert_int_equal(dec(&e, FW_T0 + FW_W, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, FW_T0 + 2 * FW_W);
+	expect_dec(&e, FW_T0 + FW_W, 5, RLT_MODE_NOW, RLT_GO, FW_T0 + FW_W);
+	expect_dec(&e, FW_T0 + FW_W, 1, RLT_MODE_NOW, RLT_DENY, FW_T0 + 2 * FW_W);
 	/* a cost that does not fit in what is left waits for the next window */
 	assert_int_equal(dec(&e, FW_T0 + 2 * FW_W, 3, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, FW_T0 + 2 * FW_W + 1, 3, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, FW_T0 + 3 * FW_W);
+	expect_dec(&e, FW_T0 + 2 * FW_W + 1, 3, RLT_MODE_NOW, RLT_DENY, FW_T0 + 3 * FW_W);
 	assert_int_equal(dec(&e, FW_T0 + 2 * FW_W + 1, 2, RLT_MODE_NOW, &at), RLT_GO);
 	unmk(&e);
 }
@@ -58,8 +51,7 @@ static void fw_reserve_fifo_and_steady(void **s)
 		prev = at;
 	}
 	/* a pending reservation keeps a MODE_NOW call out even in a later window */
-	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W + 5, 4, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, FW_T0 + 4 * FW_W);
+	expect_dec(&e, FW_T0 + 3 * FW_W + 5, 4, RLT_MODE_NOW, RLT_DENY, FW_T0 + 4 * FW_W);
 	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W + 5, 3, RLT_MODE_NOW, &at), RLT_GO);
 	/* steady: one call every W/4 all go; idle for 100 windows and the limit is whole again */
 	for (uint64_t t = FW_T0 + 10 * FW_W; t < FW_T0 + 20 * FW_W; t += FW_W / 4)
@@ -78,26 +70,20 @@ static void fw_cost_above_limit(void **s)
 	(void)s;
 	mk(&e, RLT_ALGO_FIXED_WINDOW, 5, FW_W, NEVER);
 	/* 12 units at the start of an empty window go at once and take 2.4 windows */
-	assert_int_equal(dec(&e, FW_T0 + 100, 12, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(at, FW_T0 + 100);
+	expect_dec(&e, FW_T0 + 100, 12, RLT_MODE_NOW, RLT_GO, FW_T0 + 100);
 	assert_int_equal(avail(&e, FW_T0 + FW_W), 0);
 	assert_int_equal(avail(&e, FW_T0 + 2 * FW_W), 3);
-	assert_int_equal(dec(&e, FW_T0 + 200, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, FW_T0 + 2 * FW_W);
+	expect_dec(&e, FW_T0 + 200, 1, RLT_MODE_NOW, RLT_DENY, FW_T0 + 2 * FW_W);
 	assert_int_equal(dec(&e, FW_T0 + 2 * FW_W, 3, RLT_MODE_NOW, &at), RLT_GO);
 	/* with part of the window taken, a large call starts at the next boundary */
 	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W, 6, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, FW_T0 + 4 * FW_W);
-	assert_int_equal(dec(&e, FW_T0 + 3 * FW_W, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, FW_T0 + 5 * FW_W);
+	expect_dec(&e, FW_T0 + 3 * FW_W, 6, RLT_MODE_RESERVE, RLT_WAIT, FW_T0 + 4 * FW_W);
+	expect_dec(&e, FW_T0 + 3 * FW_W, 1, RLT_MODE_RESERVE, RLT_WAIT, FW_T0 + 5 * FW_W);
 	/* 2^40 units: still a window start; the next call waits 2^40/5 windows */
 	assert_int_equal(dec(&e, FW_T0 + 100 * FW_W, 1ull << 40, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, FW_T0 + 100 * FW_W, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, FW_T0 + (100 + (1ull << 40) / 5) * FW_W);
+	expect_dec(&e, FW_T0 + 100 * FW_W, 1, RLT_MODE_RESERVE, RLT_WAIT, FW_T0 + (100 + (1ull << 40) / 5) * FW_W);
 	/* a cost whose positions would pass 2^64 is refused, never wrapped */
-	assert_int_equal(dec(&e, FW_T0, UINT64_MAX, RLT_MODE_RESERVE, &at), RLT_DENY);
-	assert_int_equal(at, NEVER);
+	expect_dec(&e, FW_T0, UINT64_MAX, RLT_MODE_RESERVE, RLT_DENY, NEVER);
 	unmk(&e);
 }
 
@@ -124,8 +110,7 @@ static void fw_refund_same_and_cross_window(void **s)
 	assert_int_equal(dec(&e, FW_T0 + 9, 3, RLT_MODE_RESERVE, &at2), RLT_WAIT);
 	assert_int_equal(at2, FW_T0 + FW_W);
 	/* 4 do not fit: window 2, and s lies there now */
-	assert_int_equal(dec(&e, FW_T0 + 9, 4, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, FW_T0 + 2 * FW_W);
+	expect_dec(&e, FW_T0 + 9, 4, RLT_MODE_RESERVE, RLT_WAIT, FW_T0 + 2 * FW_W);
 	/* a refund of window 1's call is a no-op now: the 4 were pushed to window 2 assuming
 	 * window 1 was full, so freeing its positions would let window 2 pass L */
 	refund(&e, at2, 3);
@@ -149,18 +134,14 @@ static void fw_zero_cost_still_clock_max_wait(void **s)
 	/* cost 0 goes and takes nothing, even in a full window */
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(dec(&e, FW_T0, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, FW_T0, 0, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(at, FW_T0);
+	expect_dec(&e, FW_T0, 0, RLT_MODE_NOW, RLT_GO, FW_T0);
 	/* a clock that does not move: the same answer every time, nothing taken */
 	for (int i = 0; i < 100; i++) {
-		assert_int_equal(dec(&e, FW_T0, 1, RLT_MODE_NOW, &at), RLT_DENY);
-		assert_int_equal(at, FW_T0 + FW_W);
+		expect_dec(&e, FW_T0, 1, RLT_MODE_NOW, RLT_DENY, FW_T0 + FW_W);
 	}
 	/* max-wait W/2: one ns too far is a denial with the time; exactly W/2 waits */
-	assert_int_equal(dec(&e, FW_T0 + FW_W / 2 - 1, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
-	assert_int_equal(at, FW_T0 + FW_W);
-	assert_int_equal(dec(&e, FW_T0 + FW_W / 2, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, FW_T0 + FW_W);
+	expect_dec(&e, FW_T0 + FW_W / 2 - 1, 1, RLT_MODE_RESERVE, RLT_DENY, FW_T0 + FW_W);
+	expect_dec(&e, FW_T0 + FW_W / 2, 1, RLT_MODE_RESERVE, RLT_WAIT, FW_T0 + FW_W);
 	unmk(&e);
 }
 
@@ -172,14 +153,12 @@ static void fw_ten_years_and_overflow(void **s)
 	/* 1e6/s, ten years on: positions 3.15e14, exact */
 	mk(&e, RLT_ALGO_FIXED_WINDOW, 1000000, SEC, NEVER);
 	assert_int_equal(dec(&e, TEN_YEARS + 1, 999999, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, TEN_YEARS + 2, 2, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, TEN_YEARS + SEC);
+	expect_dec(&e, TEN_YEARS + 2, 2, RLT_MODE_RESERVE, RLT_WAIT, TEN_YEARS + SEC);
 	assert_int_equal(avail(&e, TEN_YEARS + SEC), 999998);
 	unmk(&e);
 	/* 16 units per ns (the highest rate) near the end of time: refused, not wrapped */
 	mk(&e, RLT_ALGO_FIXED_WINDOW, 16, 1, NEVER);
-	assert_int_equal(dec(&e, UINT64_MAX - 5, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, NEVER);
+	expect_dec(&e, UINT64_MAX - 5, 1, RLT_MODE_NOW, RLT_DENY, NEVER);
 	assert_int_equal(avail(&e, UINT64_MAX - 5), 0);
 	refund(&e, UINT64_MAX - 5, 1);
 	assert_int_equal(dec(&e, TEN_YEARS, 16, RLT_MODE_NOW, &at), RLT_GO);
@@ -220,61 +199,48 @@ static void fw_property_random(void **s)
 	uint64_t seed = 0x5eed0001;
 	(void)s;
 	for (int round = 0; round < 200; round++) {
-		struct eng e;
+		struct walk w;
 		uint64_t L = rlt_test_range(&seed, 1, 40), W = rlt_test_range(&seed, 10, 100000);
-		uint64_t mw = walk_max_wait(&seed, 3 * W);
-		rlt_ns_t now = rlt_test_range(&seed, 0, 1000000), prev = 0;
-		size_t n = 0, cap = 3000;
-		struct adm *a = malloc(cap * sizeof *a);
 
-		mk(&e, RLT_ALGO_FIXED_WINDOW, L, W, mw);
-		for (size_t i = 0; i < cap; i++) {
+		walk_begin(&w, &seed, RLT_ALGO_FIXED_WINDOW, L, W, 3 * W, 1000000, 3000);
+		for (size_t i = 0; i < w.cap; i++) {
 			uint64_t c = rlt_test_range(&seed, 0, 20) == 0 ? rlt_test_range(&seed, L, 3 * L)
 			                                               : rlt_test_range(&seed, 1, L);
 			enum rlt_mode m = walk_mode(&seed);
 			enum rlt_verdict v;
 			rlt_ns_t at;
-			uint64_t saved = *(uint64_t *)e.state;
+			uint64_t saved = *(uint64_t *)w.e.state;
 
-			now += walk_step(&seed, L, W, 3 * W);
-			v = dec(&e, now, c, m, &at);
+			w.now += walk_step(&seed, L, W, 3 * W);
+			v = dec(&w.e, w.now, c, m, &at);
 			if (v == RLT_DENY) {
 				rlt_ns_t at2;
-				uint64_t after = *(uint64_t *)e.state;
+				uint64_t after = *(uint64_t *)w.e.state;
 
 				assert_int_equal(after, saved);
-				assert_true(at != NEVER && at > now);
+				assert_true(at != NEVER && at > w.now);
 				if (m == RLT_MODE_NOW) {
-					assert_int_equal(dec(&e, at, c, RLT_MODE_NOW, &at2), RLT_GO);
-					*(uint64_t *)e.state = saved;
-					assert_int_equal(dec(&e, at - 1, c, RLT_MODE_NOW, &at2), RLT_DENY);
-				} else {
-					assert_true(at - now > mw);
+					assert_int_equal(dec(&w.e, at, c, RLT_MODE_NOW, &at2), RLT_GO);
+					*(uint64_t *)w.e.state = saved;
+					assert_int_equal(dec(&w.e, at - 1, c, RLT_MODE_NOW, &at2), RLT_DENY);
 				}
-				continue;
 			}
-			assert_true(v == RLT_GO ? at == now : at > now && at - now <= mw);
-			assert_true(at >= prev);
-			prev = at;
-			a[n].t = at;
-			a[n].c = c;
-			n++;
+			walk_admit(&w, v, at, c, m);
 		}
-		for (size_t i = 0; i < n;) {
-			uint64_t w = a[i].t / W, sum = 0, calls = 0, big = 0;
+		for (size_t i = 0; i < w.n;) {
+			uint64_t win = w.a[i].t / W, sum = 0, calls = 0, big = 0;
 
-			for (; i < n && a[i].t / W == w; i++) {
-				sum += a[i].c;
+			for (; i < w.n && w.a[i].t / W == win; i++) {
+				sum += w.a[i].c;
 				calls++;
-				big += a[i].c > L;
+				big += w.a[i].c > L;
 			}
 			if (big)
 				assert_int_equal(calls, 1);
 			else
 				assert_true(sum <= L);
 		}
-		free(a);
-		unmk(&e);
+		walk_end(&w);
 	}
 }
 

@@ -15,16 +15,14 @@ static void sw_first_fill_deny_weight(void **s)
 	(void)s;
 	mk(&e, RLT_ALGO_SLIDING_WINDOW, 10, SW_W, NEVER);
 	assert_int_equal(avail(&e, 999), 10);
-	assert_int_equal(dec(&e, 999, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(at, 999);
+	expect_dec(&e, 999, 1, RLT_MODE_NOW, RLT_GO, 999);
 	assert_int_equal(avail(&e, 999), 9);
 	for (int i = 0; i < 9; i++)
 		assert_int_equal(dec(&e, 999, 1, RLT_MODE_NOW, &at), RLT_GO);
 	/* all 10 in sub-window 0: they count whole until sub-window 10, then by the part still
 	 * inside the period, (S - 1 - r) / S; one more fits once 10 * (999 - r) / 1000 <= 9, at
 	 * r = 99 */
-	assert_int_equal(dec(&e, 999, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, 10099);
+	expect_dec(&e, 999, 1, RLT_MODE_NOW, RLT_DENY, 10099);
 	assert_int_equal(avail(&e, 9999), 0);
 	assert_int_equal(avail(&e, 10098), 0);
 	assert_int_equal(avail(&e, 10099), 1);
@@ -33,16 +31,12 @@ static void sw_first_fill_deny_weight(void **s)
 	assert_int_equal(avail(&e, 10998), 9);
 	assert_int_equal(avail(&e, 10999), 10);
 	assert_int_equal(avail(&e, 11000), 10);
-	assert_int_equal(dec(&e, 10098, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, 10099);
-	assert_int_equal(dec(&e, 10099, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(at, 10099);
+	expect_dec(&e, 10098, 1, RLT_MODE_NOW, RLT_DENY, 10099);
+	expect_dec(&e, 10099, 1, RLT_MODE_NOW, RLT_GO, 10099);
 	/* the one just taken counts whole: the next needs r >= 199 */
-	assert_int_equal(dec(&e, 10150, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, 10199);
+	expect_dec(&e, 10150, 1, RLT_MODE_NOW, RLT_DENY, 10199);
 	/* two at once need r >= 299 */
-	assert_int_equal(dec(&e, 10150, 2, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, 10299);
+	expect_dec(&e, 10150, 2, RLT_MODE_NOW, RLT_DENY, 10299);
 	assert_int_equal(dec(&e, 10299, 2, RLT_MODE_NOW, &at), RLT_GO);
 	/* those 3 in sub-window 10 fade out over sub-window 20; idle, the limit is whole again */
 	assert_int_equal(avail(&e, 19999), 7);
@@ -63,18 +57,15 @@ static void sw_reserve_fifo(void **s)
 		assert_int_equal(dec(&e, 500, 1, RLT_MODE_RESERVE, &at), RLT_GO);
 	/* the k-th reservation needs k * 1000 + 10 * (999 - r) <= 10000: r >= 100 k - 1 */
 	for (uint64_t k = 1; k <= 10; k++) {
-		assert_int_equal(dec(&e, 600, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
-		assert_int_equal(at, 10000 + 100 * k - 1);
+		expect_dec(&e, 600, 1, RLT_MODE_RESERVE, RLT_WAIT, 10000 + 100 * k - 1);
 	}
 	/* the 11th: sub-window 10 is the oldest at 20000: 1000 + 10 * (999 - r) <= 10000 */
-	assert_int_equal(dec(&e, 600, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, 20099);
+	expect_dec(&e, 600, 1, RLT_MODE_RESERVE, RLT_WAIT, 20099);
 	/* a MODE_NOW call that would fit on its own cannot jump the queue */
 	assert_int_equal(avail(&e, 15000), 0);
 	assert_int_equal(dec(&e, 15000, 1, RLT_MODE_NOW, &at), RLT_DENY);
 	assert_true(at >= 20099);
-	assert_int_equal(dec(&e, 20099, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, 20199); /* 2000 + 10 * (999 - r) <= 10000: r >= 199 */
+	expect_dec(&e, 20099, 1, RLT_MODE_NOW, RLT_DENY, 20199); /* 2000 + 10 * (999 - r) <= 10000: r >= 199 */
 	unmk(&e);
 }
 
@@ -91,8 +82,7 @@ static void sw_worst_case_two_limits(void **s)
 	assert_int_equal(avail(&e, 10998), 99);
 	assert_int_equal(dec(&e, 10998, 99, RLT_MODE_NOW, &at), RLT_GO);
 	/* both lie in (998, 10998]: 199 = 2L - 1 in one period */
-	assert_int_equal(dec(&e, 10998, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, 10999);
+	expect_dec(&e, 10998, 1, RLT_MODE_NOW, RLT_DENY, 10999);
 	unmk(&e);
 }
 
@@ -106,22 +96,16 @@ static void sw_cost_above_limit(void **s)
 	assert_int_equal(dec(&e, 0, 25, RLT_MODE_NOW, &at), RLT_GO);
 	assert_int_equal(avail(&e, 9999), 0);
 	/* 1000 + 25 * (999 - r) <= 10000: r >= 639 */
-	assert_int_equal(dec(&e, 5, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, 10639);
+	expect_dec(&e, 5, 1, RLT_MODE_NOW, RLT_DENY, 10639);
 	/* another large one waits until the estimate is 0: the last ns of sub-window 10 */
-	assert_int_equal(dec(&e, 5, 11, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, 10999);
+	expect_dec(&e, 5, 11, RLT_MODE_RESERVE, RLT_WAIT, 10999);
 	/* and MODE_NOW gives its time too */
-	assert_int_equal(dec(&e, 11001, 11, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, 20999);
+	expect_dec(&e, 11001, 11, RLT_MODE_NOW, RLT_DENY, 20999);
 	/* 2^40 units and the largest cost: delayed, charged whole (saturated), never wrapped */
 	assert_int_equal(dec(&e, 100000, 1ull << 40, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, 100000, UINT64_MAX, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, 110999);
-	assert_int_equal(dec(&e, 100000, UINT64_MAX, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, 120999);
-	assert_int_equal(dec(&e, 100000, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, 130999);
+	expect_dec(&e, 100000, UINT64_MAX, RLT_MODE_RESERVE, RLT_WAIT, 110999);
+	expect_dec(&e, 100000, UINT64_MAX, RLT_MODE_RESERVE, RLT_WAIT, 120999);
+	expect_dec(&e, 100000, 1, RLT_MODE_RESERVE, RLT_WAIT, 130999);
 	unmk(&e);
 }
 
@@ -140,8 +124,7 @@ static void sw_refund_zero_still_clock(void **s)
 	/* a reservation given back frees its sub-window */
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(dec(&e, 100, 1, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(dec(&e, 200, 4, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, 10399);
+	expect_dec(&e, 200, 4, RLT_MODE_RESERVE, RLT_WAIT, 10399);
 	refund(&e, at, 4);
 	assert_int_equal(dec(&e, 200, 4, RLT_MODE_RESERVE, &at2), RLT_WAIT);
 	assert_int_equal(at2, 10399);
@@ -149,11 +132,9 @@ static void sw_refund_zero_still_clock(void **s)
 	refund(&e, 100 + 32 * SW_S, 5);
 	assert_int_equal(avail(&e, 10399), 0);
 	/* cost 0 and a clock that does not move */
-	assert_int_equal(dec(&e, 10399, 0, RLT_MODE_NOW, &at), RLT_GO);
-	assert_int_equal(at, 10399);
+	expect_dec(&e, 10399, 0, RLT_MODE_NOW, RLT_GO, 10399);
 	for (int i = 0; i < 50; i++) {
-		assert_int_equal(dec(&e, 10399, 1, RLT_MODE_NOW, &at), RLT_DENY);
-		assert_int_equal(at, 10499);
+		expect_dec(&e, 10399, 1, RLT_MODE_NOW, RLT_DENY, 10499);
 	}
 	unmk(&e);
 }
@@ -169,12 +150,9 @@ static void sw_max_wait_mode_ten_years(void **s)
 	assert_int_equal(dec(&e, t, 10, RLT_MODE_NOW, &at), RLT_GO);
 	/* the next one fits at +1 s + 10 ms - 1 ns; 50 ms is the longest wait */
 	go = t + SEC + 10 * MS - 1;
-	assert_int_equal(dec(&e, go - 50 * MS - 1, 1, RLT_MODE_RESERVE, &at), RLT_DENY);
-	assert_int_equal(at, go);
-	assert_int_equal(dec(&e, go - 50 * MS, 1, RLT_MODE_NOW, &at), RLT_DENY);
-	assert_int_equal(at, go);
-	assert_int_equal(dec(&e, go - 50 * MS, 1, RLT_MODE_RESERVE, &at), RLT_WAIT);
-	assert_int_equal(at, go);
+	expect_dec(&e, go - 50 * MS - 1, 1, RLT_MODE_RESERVE, RLT_DENY, go);
+	expect_dec(&e, go - 50 * MS, 1, RLT_MODE_NOW, RLT_DENY, go);
+	expect_dec(&e, go - 50 * MS, 1, RLT_MODE_RESERVE, RLT_WAIT, go);
 	unmk(&e);
 	/* near the end of time the search stops: denied, never wrapped */
 	end_of_time(RLT_ALGO_SLIDING_WINDOW, 10, SW_W, UINT64_MAX - 2000);
@@ -254,6 +232,14 @@ static uint64_t sw_check(const struct adm *a, size_t n, uint64_t L, uint64_t S)
 	return max;
 }
 
+/* The oracle's estimate at T, with C more, is within L (w->ctx: the counts per sub-window). */
+static int sw_fits(const struct walk *w, rlt_ns_t t, uint64_t c)
+{
+	uint64_t S = w->W / 10;
+
+	return sw_oracle_scaled(w->ctx, S, t) + (u128)c * S <= (u128)w->L * S;
+}
+
 /*
  * Random sequences: every admission keeps the estimate within L, any period holds at most the
  * worst case, go times never go back, and a denial's or reservation's time is the earliest:
@@ -264,51 +250,33 @@ static void sw_property_random(void **s)
 	uint64_t seed = 0x5eed0002, worst = 0, worst_L = 1;
 	(void)s;
 	for (int round = 0; round < 150; round++) {
-		struct eng e;
+		struct walk w;
 		uint64_t L = rlt_test_range(&seed, 1, 60), S = rlt_test_range(&seed, 1, 5000);
-		uint64_t W = 10 * S;
-		uint64_t mw = walk_max_wait(&seed, 3 * W);
-		rlt_ns_t now = rlt_test_range(&seed, 0, 100000), prev = 0;
-		size_t n = 0, cap = 3000;
-		struct adm *a = malloc(cap * sizeof *a);
-		uint64_t span = (now + cap * 4 * W) / S + 64;
-		uint64_t *cnt = calloc(span, sizeof *cnt), m;
+		uint64_t W = 10 * S, *cnt, m;
 
-		mk(&e, RLT_ALGO_SLIDING_WINDOW, L, W, mw);
-		for (size_t i = 0; i < cap; i++) {
+		walk_begin(&w, &seed, RLT_ALGO_SLIDING_WINDOW, L, W, 3 * W, 100000, 3000);
+		cnt = calloc((w.now + w.cap * 4 * W) / S + 64, sizeof *cnt);
+		w.ctx = cnt;
+		for (size_t i = 0; i < w.cap; i++) {
 			uint64_t c = rlt_test_range(&seed, 1, L);
 			enum rlt_mode md = walk_mode(&seed);
 			enum rlt_verdict v;
-			rlt_ns_t at, from;
+			rlt_ns_t at;
 
-			now += walk_step(&seed, L, W, 2 * W);
-			v = dec(&e, now, c, md, &at);
-			assert_true(at != NEVER && at >= now);
-			/* earliest: conforms at `at`, and not one ns before (unless FIFO holds it) */
-			from = now > prev ? now : prev;
-			assert_true(at >= from);
-			assert_true(sw_oracle_scaled(cnt, S, at) + (u128)c * S <= (u128)L * S);
-			if (at > from)
-				assert_true(sw_oracle_scaled(cnt, S, at - 1) + (u128)c * S > (u128)L * S);
-			if (v == RLT_DENY) {
-				assert_true(md == RLT_MODE_NOW ? at > now : at - now > mw);
-				continue;
-			}
-			assert_true(v == RLT_GO ? at == now : at > now && at - now <= mw);
-			prev = at;
-			cnt[at / S] += c;
-			a[n].t = at;
-			a[n].c = c;
-			n++;
+			w.now += walk_step(&seed, L, W, 2 * W);
+			v = dec(&w.e, w.now, c, md, &at);
+			assert_true(at != NEVER);
+			walk_earliest(&w, at, c, sw_fits);
+			if (walk_admit(&w, v, at, c, md))
+				cnt[at / S] += c;
 		}
-		m = sw_check(a, n, L, S);
+		m = sw_check(w.a, w.n, L, S);
 		if (m * worst_L > worst * L) {
 			worst = m;
 			worst_L = L;
 		}
 		free(cnt);
-		free(a);
-		unmk(&e);
+		walk_end(&w);
 	}
 	print_message("sliding window: most in one period over random runs: %.3f L\n",
 	              (double)worst / (double)worst_L);

@@ -32,39 +32,56 @@ static void parse_bad(const char *v, const char *part)
 		fail_msg("%s: message \"%s\" lacks \"%s\"", v, e.msg, part);
 }
 
+/* Condition I as parsed, C, against WANT field by field (what it does, not its matchers or
+ * text): every field a kind does not read is 0, and p= is 100% unless WANT says otherwise. */
+static void assert_cond(unsigned i, const struct rlt__net_cond *c, const struct rlt__net_cond *want)
+{
+#define SAME(f, dflt)                                                                          \
+	do {                                                                                   \
+		unsigned long long w_ = want->f ? (unsigned long long)want->f : (dflt);        \
+		if ((unsigned long long)c->f != w_)                                            \
+			print_message("condition %u: " #f " is %llu, not %llu\n", i,            \
+			              (unsigned long long)c->f, w_);                             \
+		assert_int_equal(c->f, w_);                                                    \
+	} while (0)
+	SAME(kind, 0);
+	SAME(dir, 0);
+	SAME(dur_ns, 0);
+	SAME(jitter_ns, 0);
+	SAME(dist, 0);
+	SAME(loss_ppm, 0);
+	SAME(after, 0);
+	SAME(after_ns, 0);
+	SAME(after_bytes, 0);
+	SAME(close_ns, 0);
+	SAME(slice_lo, 0);
+	SAME(slice_hi, 0);
+	SAME(delay_ns, 0);
+	SAME(connect, 0);
+	SAME(connect_ns, 0);
+	SAME(p_ppm, RLT_NET_PPM);
+#undef SAME
+}
+
 static void kinds(void **st)
 {
 	(void)st;
 	struct rlt__net_set s = parse_ok("latency=50ms jitter=5ms dist=normal; loss=1.5%; "
 	                                 "reset after=1MB; hang after=2s close=30s dir=in; "
 	                                 "slice=1-100 delay=1ms; connect=timeout after=3s");
+	static const struct rlt__net_cond want[] = {
+		{.kind = RLT_NET_LATENCY, .dur_ns = 50 * MS, .jitter_ns = 5 * MS, .dist = RLT_NET_NORMAL,
+		 .dir = RLT_NET_IN /* latency's default */},
+		{.kind = RLT_NET_LOSS, .loss_ppm = 15000, .dir = RLT_NET_BOTH},
+		{.kind = RLT_NET_RESET, .after = RLT_NET_AFTER_BYTES, .after_bytes = 1000000, .dir = 0},
+		{.kind = RLT_NET_HANG, .after = RLT_NET_AFTER_TIME, .after_ns = 2 * SEC,
+		 .close_ns = 30 * SEC, .dir = RLT_NET_IN},
+		{.kind = RLT_NET_SLICE, .slice_lo = 1, .slice_hi = 100, .delay_ns = MS, .dir = RLT_NET_BOTH},
+		{.kind = RLT_NET_CONNECT, .connect = RLT_NET_TIMEOUT, .connect_ns = 3 * SEC},
+	};
 	assert_int_equal(s.n, 6);
-	assert_int_equal(s.c[0].kind, RLT_NET_LATENCY);
-	assert_int_equal(s.c[0].dur_ns, 50 * MS);
-	assert_int_equal(s.c[0].jitter_ns, 5 * MS);
-	assert_int_equal(s.c[0].dist, RLT_NET_NORMAL);
-	assert_int_equal(s.c[0].dir, RLT_NET_IN); /* latency's default */
-	assert_int_equal(s.c[1].kind, RLT_NET_LOSS);
-	assert_int_equal(s.c[1].loss_ppm, 15000);
-	assert_int_equal(s.c[1].dir, RLT_NET_BOTH);
-	assert_int_equal(s.c[2].kind, RLT_NET_RESET);
-	assert_int_equal(s.c[2].after, RLT_NET_AFTER_BYTES);
-	assert_int_equal(s.c[2].after_bytes, 1000000);
-	assert_int_equal(s.c[2].dir, 0);
-	assert_int_equal(s.c[3].kind, RLT_NET_HANG);
-	assert_int_equal(s.c[3].after, RLT_NET_AFTER_TIME);
-	assert_int_equal(s.c[3].after_ns, 2 * SEC);
-	assert_int_equal(s.c[3].close_ns, 30 * SEC);
-	assert_int_equal(s.c[3].dir, RLT_NET_IN);
-	assert_int_equal(s.c[4].kind, RLT_NET_SLICE);
-	assert_int_equal(s.c[4].slice_lo, 1);
-	assert_int_equal(s.c[4].slice_hi, 100);
-	assert_int_equal(s.c[4].delay_ns, MS);
-	assert_int_equal(s.c[5].kind, RLT_NET_CONNECT);
-	assert_int_equal(s.c[5].connect, RLT_NET_TIMEOUT);
-	assert_int_equal(s.c[5].connect_ns, 3 * SEC);
 	for (unsigned i = 0; i < s.n; i++)
-		assert_int_equal(s.c[i].p_ppm, RLT_NET_PPM);
+		assert_cond(i, &s.c[i], &want[i]);
 
 	s = parse_ok("connect=timeout");
 	assert_int_equal(s.c[0].connect_ns, RLT_NET_CONNECT_DEFAULT_NS);

@@ -414,15 +414,18 @@ static void no_rules_no_page(void **s)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* a test with the rule set built (setup) and its page destroyed after (teardown) */
+#define WITH_PAGE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(made_and_read, setup, teardown),
-		cmocka_unit_test_setup_teardown(history, setup, teardown),
-		cmocka_unit_test_setup_teardown(update_under_seqlock, setup, teardown),
-		cmocka_unit_test_setup_teardown(forked_child_has_its_own, setup, teardown),
-		cmocka_unit_test_setup_teardown(stale_cleaned, setup, teardown),
-		cmocka_unit_test_setup_teardown(hostile_pages, setup, teardown),
+		WITH_PAGE(made_and_read),
+		WITH_PAGE(history),
+		WITH_PAGE(update_under_seqlock),
+		WITH_PAGE(forked_child_has_its_own),
+		WITH_PAGE(stale_cleaned),
+		WITH_PAGE(hostile_pages),
 		cmocka_unit_test(no_rules_no_page),
 		cmocka_unit_test(busiest_keys),
 	};

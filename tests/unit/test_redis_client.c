@@ -315,6 +315,9 @@ static void auth_refused(void **s)
 	assert_string_equal(got, "*2\r\n$4\r\nAUTH\r\n$6\r\ns3cret\r\n");
 }
 
+/* a test with a socket pair for the client and the fake server (pair_up, pair_down) */
+#define PAIRED(f) cmocka_unit_test_setup_teardown(f, pair_up, pair_down)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,14 +327,14 @@ int main(void)
 		cmocka_unit_test(nesting),
 		cmocka_unit_test(garbage),
 		cmocka_unit_test(partial_replies),
-		cmocka_unit_test_setup_teardown(roundtrip_whole, pair_up, pair_down),
-		cmocka_unit_test_setup_teardown(roundtrip_bytes_after, pair_up, pair_down),
-		cmocka_unit_test_setup_teardown(roundtrip_too_long, pair_up, pair_down),
-		cmocka_unit_test_setup_teardown(roundtrip_silent, pair_up, pair_down),
-		cmocka_unit_test_setup_teardown(roundtrip_hangup, pair_up, pair_down),
-		cmocka_unit_test_setup_teardown(send_bounds, pair_up, pair_down),
+		PAIRED(roundtrip_whole),
+		PAIRED(roundtrip_bytes_after),
+		PAIRED(roundtrip_too_long),
+		PAIRED(roundtrip_silent),
+		PAIRED(roundtrip_hangup),
+		PAIRED(send_bounds),
 		cmocka_unit_test(auth_without_password),
-		cmocka_unit_test_setup_teardown(auth_refused, pair_up, pair_down),
+		PAIRED(auth_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

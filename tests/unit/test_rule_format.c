@@ -42,10 +42,9 @@ static void test_canonical_examples(void **state)
 	char buf[1024];
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct rlt_rule r = parse1(cases[i].v, cases[i].in);
+		struct rlt_rule r = parse_rt(cases[i].v, cases[i].in);
 		format(&r, buf, sizeof buf);
 		assert_string_equal(buf, cases[i].out);
-		assert_round_trip(&r);
 		/* the canonical form is a fixed point */
 		struct rlt_rule back = parse1(cases[i].v, buf);
 		char again[1024];

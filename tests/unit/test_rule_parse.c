@@ -81,14 +81,12 @@ static void test_algo(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char in[64];
 		snprintf(in, sizeof in, "120/min algo=%s", cases[i].name);
-		struct rlt_rule r = parse1(CONNECT, in);
+		struct rlt_rule r = parse_rt(CONNECT, in);
 		assert_int_equal(r.algo, cases[i].algo);
 		assert_int_equal(r.params.algo, cases[i].algo);
-		assert_round_trip(&r);
 		snprintf(in, sizeof in, "120msg/min algo=%s", cases[i].name);
-		r = parse1(RECV, in);
+		r = parse_rt(RECV, in);
 		assert_int_equal(r.algo, cases[i].algo);
-		assert_round_trip(&r);
 	}
 	/* the sliding log is for calls and messages; its limit is at most RLT_LOG_MAX_LIMIT */
 	struct rlt_rule r = parse1(CONNECT, "1000000/s algo=sliding-log");
@@ -119,13 +117,12 @@ static void test_burst(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct rlt_rule r = parse1(cases[i].var, cases[i].text);
+		struct rlt_rule r = parse_rt(cases[i].var, cases[i].text);
 
 		if ((cases[i].burst != ANY && r.burst != cases[i].burst) ||
 		    (cases[i].in_force != ANY && r.params.burst != cases[i].in_force))
 			fail_msg("%s: burst %" PRIu64 ", in force %" PRIu64, cases[i].text, r.burst,
 			         r.params.burst);
-		assert_round_trip(&r);
 	}
 }
 
@@ -143,59 +140,47 @@ static void test_action_max_wait_errno(void **state)
 	};
 	struct rlt_rule r;
 	(void)state;
-	r = parse1(CONNECT, "10/s action=reject");
+	r = parse_rt(CONNECT, "10/s action=reject");
 	assert_int_equal(r.action, RLT_ACTION_REJECT);
-	assert_round_trip(&r);
 	for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
-		r = parse1(CONNECT, waits[i].text);
+		r = parse_rt(CONNECT, waits[i].text);
 		assert_true(r.max_wait_ns == waits[i].ns && r.params.max_wait_ns == waits[i].ns);
-		assert_round_trip(&r);
 	}
-	r = parse1(SEND, "1MB/s errno=EWOULDBLOCK");
+	r = parse_rt(SEND, "1MB/s errno=EWOULDBLOCK");
 	assert_int_equal(r.err, EAGAIN);
-	assert_round_trip(&r);
-	r = parse1(SEND, "1MB/s errno=ETIMEDOUT action=reject");
+	r = parse_rt(SEND, "1MB/s errno=ETIMEDOUT action=reject");
 	assert_int_equal(r.err, ETIMEDOUT);
-	assert_round_trip(&r);
 }
 
 static void test_scope(void **state)
 {
 	struct rlt_rule r;
-	char buf[1024];
 	(void)state;
-	r = parse1(CONNECT, "10/s scope=connection");
+	r = parse_rt(CONNECT, "10/s scope=connection");
 	assert_int_equal(r.scope, RLT_SCOPE_CONNECTION);
-	assert_round_trip(&r);
 	r = parse1(CONNECT, "10/s scope=process");
 	assert_int_equal(r.scope, RLT_SCOPE_PROCESS);
-	r = parse1(CONNECT, "10/s scope=shared:web-1.api_x");
+	r = parse_rt(CONNECT, "10/s scope=shared:web-1.api_x");
 	assert_int_equal(r.scope, RLT_SCOPE_SHARED);
 	assert_string_equal(r.scope_name, "web-1.api_x");
-	assert_round_trip(&r);
 	r = parse1(CONNECT, "10/s scope=shared:...");
 	assert_string_equal(r.scope_name, "...");
-	r = parse1(SEND, "1MiB/s scope=redis://redis.example.com:6379/uploads");
+	r = parse_rt(SEND, "1MiB/s scope=redis://redis.example.com:6379/uploads");
 	assert_int_equal(r.scope, RLT_SCOPE_REDIS);
 	assert_string_equal(r.redis_host, "redis.example.com");
 	assert_int_equal(r.redis_port, 6379);
 	assert_string_equal(r.scope_name, "uploads");
 	assert_int_equal(r.fallback, RLT_FALLBACK_LOCAL);
-	format(&r, buf, sizeof buf);
-	assert_non_null(strstr(buf, " scope=redis://redis.example.com:6379/uploads fallback=local "));
-	assert_round_trip(&r);
-	r = parse1(SEND, "1MiB/s scope=redis://127.0.0.1:1/x fallback=deny");
+	assert_canonical(&r, " scope=redis://redis.example.com:6379/uploads fallback=local ", 1);
+	r = parse_rt(SEND, "1MiB/s scope=redis://127.0.0.1:1/x fallback=deny");
 	assert_string_equal(r.redis_host, "127.0.0.1");
 	assert_int_equal(r.redis_port, 1);
 	assert_int_equal(r.fallback, RLT_FALLBACK_DENY);
-	assert_round_trip(&r);
-	r = parse1(SEND, "1MiB/s scope=redis://[::1]:65535/x fallback=allow");
+	r = parse_rt(SEND, "1MiB/s scope=redis://[::1]:65535/x fallback=allow");
 	assert_string_equal(r.redis_host, "::1");
 	assert_int_equal(r.redis_port, 65535);
 	assert_int_equal(r.fallback, RLT_FALLBACK_ALLOW);
-	format(&r, buf, sizeof buf);
-	assert_non_null(strstr(buf, " scope=redis://[::1]:65535/x fallback=allow "));
-	assert_round_trip(&r);
+	assert_canonical(&r, " scope=redis://[::1]:65535/x fallback=allow ", 1);
 	r = parse1(SEND, "1MiB/s scope=redis://localhost:6379/x");
 	assert_string_equal(r.redis_host, "localhost");
 }
@@ -235,10 +220,9 @@ static void test_peer_port_family(void **state)
 	};
 	struct rlt_rule r;
 	uint8_t want[16];
-	char buf[1024];
 	(void)state;
 	for (size_t i = 0; i < sizeof peers / sizeof peers[0]; i++) {
-		r = parse1(CONNECT, peers[i].text);
+		r = parse_rt(CONNECT, peers[i].text);
 		if (peers[i].af)
 			assert_int_equal(r.peer_af, peers[i].af);
 		assert_int_equal(r.peer_prefix, peers[i].prefix);
@@ -247,86 +231,66 @@ static void test_peer_port_family(void **state)
 			inet_pton(peers[i].af, peers[i].addr, want);
 			assert_memory_equal(r.peer_addr, want, peers[i].af == AF_INET ? 4 : 16);
 		}
-		assert_round_trip(&r);
 	}
 	r = parse1(CONNECT, "10/s peer=10.1.2.3/8");
-	format(&r, buf, sizeof buf);
-	assert_non_null(strstr(buf, " peer=10.0.0.0/8 "));
+	assert_canonical(&r, " peer=10.0.0.0/8 ", 1);
 	/* /0: no address bit is kept */
 	r = parse1(CONNECT, "10/s peer=1.2.3.4/0");
 	memset(want, 0, sizeof want);
 	assert_memory_equal(r.peer_addr, want, 16);
 	for (size_t i = 0; i < sizeof ports / sizeof ports[0]; i++) {
-		r = parse1(CONNECT, ports[i].text);
+		r = parse_rt(CONNECT, ports[i].text);
 		assert_int_equal(r.port_lo, ports[i].lo);
 		assert_int_equal(r.port_hi, ports[i].hi);
-		assert_round_trip(&r);
 	}
 	for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
-		r = parse1(CONNECT, families[i].text);
+		r = parse_rt(CONNECT, families[i].text);
 		assert_int_equal(r.family, families[i].family);
-		assert_round_trip(&r);
 	}
 }
 
 static void test_key_keys_dry_run(void **state)
 {
 	struct rlt_rule r;
-	char buf[1024];
 	(void)state;
 	r = parse1(ACCEPT, "10/s");
 	assert_int_equal(r.key, RLT_KEY_NONE);
 	assert_int_equal(r.keys, 0);
-	format(&r, buf, sizeof buf);
-	assert_null(strstr(buf, "key"));
-	r = parse1(ACCEPT, "10/s burst=1 key=peer");
+	assert_canonical(&r, "key", 0);
+	r = parse_rt(ACCEPT, "10/s burst=1 key=peer");
 	assert_int_equal(r.key, RLT_KEY_PEER);
 	assert_int_equal(r.key_prefix4, 32);
 	assert_int_equal(r.key_prefix6, 128);
 	assert_int_equal(r.keys, RLT_KEYS_DEFAULT);
-	format(&r, buf, sizeof buf);
-	assert_non_null(strstr(buf, " key=peer keys=4096"));
-	assert_round_trip(&r);
+	assert_canonical(&r, " key=peer keys=4096", 1);
 	/* /24 alone: IPv6 at /64 */
-	r = parse1(RECV, "1MiB/s key=peer/24");
+	r = parse_rt(RECV, "1MiB/s key=peer/24");
 	assert_int_equal(r.key_prefix4, 24);
 	assert_int_equal(r.key_prefix6, 64);
-	format(&r, buf, sizeof buf);
-	assert_non_null(strstr(buf, " key=peer/24,64 keys=4096"));
-	assert_round_trip(&r);
-	r = parse1(SEND, "1MiB/s key=peer/24,56 keys=100");
+	assert_canonical(&r, " key=peer/24,64 keys=4096", 1);
+	r = parse_rt(SEND, "1MiB/s key=peer/24,56 keys=100");
 	assert_int_equal(r.key_prefix4, 24);
 	assert_int_equal(r.key_prefix6, 56);
 	assert_int_equal(r.keys, 100);
-	assert_round_trip(&r);
 	r = parse1(CONNECT, "10/s key=peer/32,128");
-	format(&r, buf, sizeof buf);
-	assert_non_null(strstr(buf, " key=peer keys="));
-	r = parse1(CONNECT, "10/s key=peer/1,1 keys=1");
+	assert_canonical(&r, " key=peer keys=", 1);
+	r = parse_rt(CONNECT, "10/s key=peer/1,1 keys=1");
 	assert_int_equal(r.key_prefix4, 1);
 	assert_int_equal(r.keys, 1);
-	assert_round_trip(&r);
-	r = parse1(CONNECT, "10/s key=port keys=1048576 scope=shared:k family=all");
+	r = parse_rt(CONNECT, "10/s key=port keys=1048576 scope=shared:k family=all");
 	assert_int_equal(r.key, RLT_KEY_PORT);
 	assert_int_equal(r.keys, RLT_KEYS_MAX);
-	format(&r, buf, sizeof buf);
-	assert_non_null(strstr(buf, " key=port keys=1048576"));
-	assert_round_trip(&r);
-	r = parse1(CONNS, "2 key=peer");
+	assert_canonical(&r, " key=port keys=1048576", 1);
+	r = parse_rt(CONNS, "2 key=peer");
 	assert_int_equal(r.key, RLT_KEY_PEER);
-	assert_round_trip(&r);
-	r = parse1(RECV, "100KiB/s action=dry-run");
+	r = parse_rt(RECV, "100KiB/s action=dry-run");
 	assert_int_equal(r.action, RLT_ACTION_DRY_RUN);
-	format(&r, buf, sizeof buf);
-	assert_non_null(strstr(buf, " action=dry-run "));
-	assert_round_trip(&r);
+	assert_canonical(&r, " action=dry-run ", 1);
 	/* dry-run counts what delay with a max-wait would have done */
-	r = parse1(RECV, "100KiB/s action=dry-run max-wait=1s key=peer/16");
+	r = parse_rt(RECV, "100KiB/s action=dry-run max-wait=1s key=peer/16");
 	assert_true(r.max_wait_ns == NS_S);
-	assert_round_trip(&r);
-	r = parse1(CONNS, "2 action=dry-run");
+	r = parse_rt(CONNS, "2 action=dry-run");
 	assert_int_equal(r.action, RLT_ACTION_DRY_RUN);
-	assert_round_trip(&r);
 }
 
 /* ---------------------------------------------------------------------------------------------

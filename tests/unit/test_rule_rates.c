@@ -26,7 +26,7 @@ static void test_defaults_per_variable(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct rlt_rule r = parse1(cases[i].v, cases[i].in);
+		struct rlt_rule r = parse_rt(cases[i].v, cases[i].in);
 		assert_int_equal(r.var, cases[i].v);
 		assert_int_equal(r.unit, cases[i].unit);
 		assert_true(r.amount_num == 10 && r.amount_den == 1);
@@ -45,7 +45,6 @@ static void test_defaults_per_variable(void **state)
 		assert_string_equal(r.text, cases[i].in);
 		if (cases[i].v != CONNS)
 			assert_true(r.params.burst == 10); /* one second of the rate */
-		assert_round_trip(&r);
 	}
 }
 
@@ -80,17 +79,15 @@ static void test_units(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		for (enum rlt_var v = SEND; v <= RECV; v++) {
-			struct rlt_rule r = parse1(v, cases[i].in);
+			struct rlt_rule r = parse_rt(v, cases[i].in);
 			assert_int_equal(r.unit, cases[i].unit);
 			assert_true(r.amount_num == cases[i].num);
 			assert_true(r.amount_den == cases[i].den);
-			assert_round_trip(&r);
 		}
 	}
 	/* calls: no unit, fractions allowed */
-	struct rlt_rule r = parse1(CONNECT, "0.5/s");
+	struct rlt_rule r = parse_rt(CONNECT, "0.5/s");
 	assert_true(r.amount_num == 1 && r.amount_den == 2);
-	assert_round_trip(&r);
 	r = parse1(ACCEPT, "007/s");
 	assert_true(r.amount_num == 7);
 }
@@ -116,12 +113,11 @@ static void test_periods(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct rlt_rule r = parse1(CONNECT, cases[i].in);
+		struct rlt_rule r = parse_rt(CONNECT, cases[i].in);
 		char buf[512];
 		assert_true(r.period_ns == cases[i].ns);
 		format(&r, buf, sizeof buf);
 		assert_memory_equal(buf, cases[i].canon_rate, strlen(cases[i].canon_rate));
-		assert_round_trip(&r);
 	}
 }
 
@@ -135,18 +131,16 @@ static void test_conns(void **state)
 	assert_true(r.amount_num == 50 && r.amount_den == 1 && r.period_ns == 0);
 	format(&r, buf, sizeof buf);
 	assert_string_equal(buf, "50 action=reject errno=ECONNREFUSED scope=process family=inet");
-	r = parse1(CONNS, " 5 action=delay max-wait=2s errno=EMFILE scope=shared:web peer=10.0.0.0/8 "
-	                  "port=443 family=all ");
+	r = parse_rt(CONNS, " 5 action=delay max-wait=2s errno=EMFILE scope=shared:web peer=10.0.0.0/8 "
+	                   "port=443 family=all ");
 	assert_int_equal(r.action, RLT_ACTION_DELAY);
 	assert_true(r.max_wait_ns == 2 * NS_S);
 	assert_int_equal(r.err, EMFILE);
 	assert_int_equal(r.scope, RLT_SCOPE_SHARED);
 	assert_string_equal(r.scope_name, "web");
 	assert_int_equal(r.family, RLT_FAMILY_ALL);
-	assert_round_trip(&r);
-	r = parse1(CONNS, "1 scope=redis://cache:6379/pool fallback=allow");
+	r = parse_rt(CONNS, "1 scope=redis://cache:6379/pool fallback=allow");
 	assert_int_equal(r.scope, RLT_SCOPE_REDIS);
-	assert_round_trip(&r);
 }
 
 int main(void)

@@ -424,22 +424,25 @@ static void keyed_table_in_the_segment(void **s)
 	rlt__keytab_free(tb);
 }
 
+/* a test with a segment name of its own (setup), the segment removed after (teardown) */
+#define IN_SEGMENT(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(join_shares_the_state, setup, teardown),
-		cmocka_unit_test_setup_teardown(every_algo_in_a_segment, setup, teardown),
-		cmocka_unit_test_setup_teardown(different_params_are_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(writable_by_others_is_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(stale_dead_creator_is_recreated, setup, teardown),
-		cmocka_unit_test_setup_teardown(stale_empty_segment_is_recreated, setup, teardown),
-		cmocka_unit_test_setup_teardown(slow_creator_is_waited_for, setup, teardown),
-		cmocka_unit_test_setup_teardown(creation_race, setup, teardown),
-		cmocka_unit_test_setup_teardown(conns_counter_is_shared, setup, teardown),
-		cmocka_unit_test_setup_teardown(ruleset_uses_the_segment, setup, teardown),
-		cmocka_unit_test_setup_teardown(names, setup, teardown),
-		cmocka_unit_test_setup_teardown(keyed_table_in_the_segment, setup, teardown),
-		cmocka_unit_test_setup_teardown(list_and_remove, setup, teardown),
+		IN_SEGMENT(join_shares_the_state),
+		IN_SEGMENT(every_algo_in_a_segment),
+		IN_SEGMENT(different_params_are_refused),
+		IN_SEGMENT(writable_by_others_is_refused),
+		IN_SEGMENT(stale_dead_creator_is_recreated),
+		IN_SEGMENT(stale_empty_segment_is_recreated),
+		IN_SEGMENT(slow_creator_is_waited_for),
+		IN_SEGMENT(creation_race),
+		IN_SEGMENT(conns_counter_is_shared),
+		IN_SEGMENT(ruleset_uses_the_segment),
+		IN_SEGMENT(names),
+		IN_SEGMENT(keyed_table_in_the_segment),
+		IN_SEGMENT(list_and_remove),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
