@@ -238,68 +238,53 @@ static ssize_t net_readv(int fd, const struct iovec *iov, int cnt)
 	return msg_io(fd, NULL, iov, cnt, 0, 1, 0);
 }
 
-/* sendmmsg on a socket the conditions touch: message by message, each through sendmsg's way
- * (a datagram drawn for loss, a lost one counted sent; a stream's hang, reset and slice); the
- * count sent, or -1 when the first fails. A stream's short send ends the batch there. */
-static int net_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+/* sendmmsg and recvmmsg on a socket the conditions touch: message by message, each through
+ * sendmsg's or recvmsg's way (a datagram drawn for loss, or held until its time; a stream's
+ * hang, reset, slice, or its delay line first). A receive's first message waits as the call's
+ * flags say, the rest only if already due (as with MSG_WAITFORONE; the timeout is not applied).
+ * The count moved, or -1 when the first fails; a stream's short send or end ends the batch. */
+static int batch_io(int fd, struct mmsghdr *vec, unsigned int vlen, int flags, int out)
 {
 	unsigned i = 0;
 
-	if (!vec || vlen == 0 || rlt_pre_net_untouched(fd))
-		return rlt_pre_true_sendmmsg(fd, vec, vlen, flags);
 	if (vlen > 1024)
 		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
 	while (i < vlen) {
 		struct msghdr *h = &vec[i].msg_hdr;
 		int err = errno;
-		ssize_t n = net_sendmsg(fd, h, flags);
+		ssize_t n = out ? net_sendmsg(fd, h, flags)
+		                : net_recvmsg(fd, h, i ? flags | MSG_DONTWAIT : flags);
 		if (n < 0) {
 			if (!i)
 				return -1;
-			errno = err; /* the messages sent: their count, as the kernel's */
+			errno = err; /* what moved: its count, as the kernel's */
 			break;
 		}
 		vec[i++].msg_len = (unsigned)n;
-		if ((size_t)n < rlt_pre_iov_total(h->msg_iov, (int)h->msg_iovlen))
+		if (out ? (size_t)n < rlt_pre_iov_total(h->msg_iov, (int)h->msg_iovlen) : n == 0)
 			break;
 	}
 	return (int)i;
 }
 
-/* recvmmsg on a socket the conditions touch: message by message, each through recvmsg's way
- * (a datagram held until its time or lost, a stream's delay line first); the first as the
- * call's flags say, the rest only if already due (as with MSG_WAITFORONE; the timeout is not
- * applied). A peek looks at one. */
+static int net_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	if (!vec || vlen == 0 || rlt_pre_net_untouched(fd))
+		return rlt_pre_true_sendmmsg(fd, vec, vlen, flags);
+	return batch_io(fd, vec, vlen, flags, 1);
+}
+
 static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
                         struct timespec *timeout)
 {
-	unsigned i = 0;
-
 	if (!vec || vlen == 0 || rlt_pre_net_untouched(fd)) {
 		int got = rlt_pre_true_recvmmsg(fd, vec, vlen, flags, timeout);
 		for (int k = 0; k < got; k++)
 			rlt_pre_net_hide_stamps(fd, &vec[k].msg_hdr);
 		return got;
 	}
-	if (vlen > 1024)
-		vlen = 1024; /* UIO_MAXIOV: the kernel caps it the same way */
-	if (flags & MSG_PEEK)
-		vlen = 1;
-	flags &= ~MSG_WAITFORONE;
-	while (i < vlen) {
-		int err = errno;
-		ssize_t n = net_recvmsg(fd, &vec[i].msg_hdr, i ? flags | MSG_DONTWAIT : flags);
-		if (n < 0) {
-			if (!i)
-				return -1;
-			errno = err; /* the messages had: their count, as the kernel's */
-			break;
-		}
-		vec[i++].msg_len = (unsigned)n;
-		if (n == 0) /* a stream's end (or an empty datagram): the rest waits for the next call */
-			break;
-	}
-	return (int)i;
+	/* a peek looks at one */
+	return batch_io(fd, vec, (flags & MSG_PEEK) ? 1 : vlen, flags & ~MSG_WAITFORONE, 0);
 }
 
 /* fd's socket held whole by the waits until t (fdtable.h until): its completion, errors and
