@@ -465,8 +465,10 @@ int rlt_pre_delay_recv(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_c
 		}
 		got += give(l, now, into, off + got, len - got, peek);
 		int ended = end_due(l, now), end = l->end;
-		if (ended && !peek && end > 0)
-			l->end = -1; /* an error is told once; then the end, as the kernel does */
+		/* an error is told once, by the call that returns it (one that returns data first
+		 * leaves it for the next); then the end, as the kernel does */
+		if (ended && !peek && end > 0 && !got)
+			l->end = -1;
 		rlt_ns_t next = next_due(l, now);
 		int full = room(l) == 0;
 		rlt__lock_release(&l->lock);

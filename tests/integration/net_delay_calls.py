@@ -1,6 +1,7 @@
 # net_delay_calls.py CASE: one receive call's behaviour under RLT_NET's latency (set by the
 # test to 50ms) against a server in this process's own thread (not under the condition: it
-# only sends). Prints "ok CASE ..." or raises. Cases: peek, dontwait, waitall, eof, reset, rcvtimeo,
+# only sends). Prints "ok CASE ..." or raises. Cases: peek, dontwait, waitall, eof, reset,
+# resetwaitall, rcvtimeo,
 # threads, dup, fork, swap, oneshot, splice, stdio, listen.
 import os, socket, struct, sys, threading, time
 
@@ -97,6 +98,26 @@ elif case == "reset":
         pass
     assert bytes(out) == blob[:65536], len(out)
     print("ok reset bytes=%d" % len(out))
+elif case == "resetwaitall":
+    # a reset 20 ms after the data, read by one MSG_WAITALL receive asking for more: the data
+    # comes short (as the kernel's), and the next receive is told the reset, not an end
+    def act(c):
+        c.sendall(blob[:65536]); time.sleep(0.02)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); c.close()
+    s = server(act)
+    d = s.recv(131072, socket.MSG_WAITALL)
+    assert d == blob[:len(d)], len(d)
+    out = bytearray(d)
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                raise SystemExit("an end, not a reset, after %d bytes" % len(out))
+            out += d
+    except ConnectionResetError:
+        pass
+    assert bytes(out) == blob[:65536], len(out)
+    print("ok resetwaitall bytes=%d" % len(out))
 elif case == "rcvtimeo":
     # a blocking receive with SO_RCVTIMEO that nothing reaches ends by it (EAGAIN)
     s = server(lambda c: time.sleep(2))
