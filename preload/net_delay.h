@@ -1,7 +1,7 @@
 /*
- * net_delay.h: the inbound delay line of a stream under RLT_NET's latency (net_delay.c): the
- * socket's data taken from the kernel as it comes, each piece stamped with its arrival, and
- * handed to the program's receives only when due; and what the waits ask of it.
+ * net_delay.h: a stream's latency as the program sees it (net_delay.c). Its data waits in the
+ * socket's delay line (net_line.h), not in the kernel: so the receives are served from the
+ * line, only what is due, and the waits report the socket readable when the line says so.
  */
 #ifndef RLT_NET_DELAY_H
 #define RLT_NET_DELAY_H
@@ -19,10 +19,6 @@
 #include "net.h"
 
 struct rlt_pre_net_fd;
-
-/* What a delay line holds at most per socket (rlthrottle(7) NETWORK CONDITIONS): past it, the
- * kernel's buffer and TCP's flow control hold the rest. */
-#define RLT_PRE_DELAY_BYTES (8u << 20)
 
 /* The caller's buffer of a receive; msg: recvmsg's header (its flags and lengths written). */
 struct rlt_pre_net_into {
@@ -45,10 +41,6 @@ int rlt_pre_delay_splice(int fd, struct rlt_pre_net_fd *e, int out, size_t len, 
 /* FIONREAD on a socket with a line: 1 with *n its bytes due now (what a receive would get);
  * 0: fd has no line. */
 int rlt_pre_delay_inq(struct rlt_pre_net_fd *e, int *n);
-/* to (a dup of from's fd) refers to from's line too. */
-void rlt_pre_delay_share(struct rlt_pre_net_fd *from, struct rlt_pre_net_fd *to);
-/* fd's entry no longer refers to its line (a close, a reuse): the last fd frees it. */
-void rlt_pre_delay_drop(struct rlt_pre_net_fd *e);
 
 /*
  * The waits. rlt_pre_net_held answers for a stream with a line (rlt_pre_delay_held) with the

@@ -38,6 +38,7 @@
 #include "hook_poll.h"
 #include "net_delay.h"
 #include "net_hook.h"
+#include "net_line.h"
 #include "wait.h"
 
 /* How often a call held by hang looks whether a set released it. */
@@ -59,7 +60,7 @@ void rlt_pre_net_forget(int fd)
 {
 	if (fd >= 0 && (unsigned)fd < rlt_pre_net_tab_n && !rlt_pre_borrowed()) {
 		atomic_store_explicit(&rlt_pre_net_tab[fd].kind, RLT_PRE_FD_UNKNOWN, memory_order_release);
-		rlt_pre_delay_drop(&rlt_pre_net_tab[fd]);
+		rlt_pre_line_drop(&rlt_pre_net_tab[fd]);
 	}
 }
 
@@ -82,8 +83,8 @@ void rlt_pre_net_dup(int oldfd, int newfd)
 		return;
 	if (b)
 		atomic_store_explicit(&to->black_until, b, memory_order_release);
-	if (line) /* the socket's delay line (net_delay.c): what it holds, the dup reads too */
-		rlt_pre_delay_share(from, to);
+	if (line) /* the socket's delay line (net_line.c): what it holds, the dup reads too */
+		rlt_pre_line_share(from, to);
 }
 
 static uint64_t set_seed(const struct rlt__net_set *set)
@@ -101,7 +102,7 @@ void rlt_pre_net_open(struct rlt_pre_net_fd *e, int fd, int af, int stream, cons
 	const struct rlt__net_set *set = rlt__net_now(&gen);
 
 	(void)fd;
-	rlt_pre_delay_drop(e); /* a line left by a close we did not see (close_range) */
+	rlt_pre_line_drop(e); /* a line left by a close we did not see (close_range) */
 	e->seed = set_seed(set);
 	e->key = atomic_fetch_add_explicit(&sockets_seen, 1, memory_order_relaxed);
 	atomic_store_explicit(&e->black_until, 0, memory_order_relaxed);
@@ -182,7 +183,7 @@ static void do_reset(int fd, struct rlt_pre_net_fd *e)
 {
 	if (atomic_exchange(&e->s.ended, 1))
 		return;
-	rlt_pre_delay_drop(e); /* what the line held is lost with the connection */
+	rlt_pre_line_drop(e); /* what the line held is lost with the connection */
 	if (e->s.af == AF_INET || e->s.af == AF_INET6) {
 		struct sockaddr sa = {.sa_family = AF_UNSPEC};
 		int saved = errno;

@@ -23,7 +23,7 @@ struct rlt_pre_net_fd {
 	_Atomic uint8_t kind;  /* RLT_PRE_FD_*: written last when an entry is set up */
 	uint64_t seed;         /* the seed its sequence started from */
 	uint64_t key;          /* which socket of the process it is (its sequence's key) */
-	_Atomic uint32_t line; /* its delay line under latency (net_delay.c), 0: none */
+	_Atomic uint32_t line; /* its delay line under latency (net_line.c), 0: none */
 	/* connect=timeout on a non-blocking connect: when the attempt, never made, fails with
 	 * ETIMEDOUT (0: none); the waits hold the socket until then, and SO_ERROR tells it */
 	_Atomic rlt_ns_t black_until;

@@ -195,7 +195,7 @@ for dist in uniform normal; do
 done
 
 echo
-# How a stream's pieces are timed: rlthrottle's delay line (preload/net_delay.c) takes the
+# How a stream's pieces are timed: rlthrottle's delay line (preload/net_line.c) takes the
 # data from the kernel as it comes, each read stamped with its last byte's arrival, and hands
 # each piece on DUR after it; the reference holds each piece from its own arrival too.
 echo "(c) a stream's pieces: the server sends an 8-byte stamp every 2 ms ($SPIECES pieces), the client"
