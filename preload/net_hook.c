@@ -519,10 +519,36 @@ unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 	return held;
 }
 
+/* A receive on a datagram socket without a peer whose caller asked no source (recv, read,
+ * readv, recvmsg without a name): made as a recvmsg with a name of ours, the same call for a
+ * datagram, so that the datagram's source is known (a loss with peer= or port= is matched by
+ * it, as recvfrom's). */
+static ssize_t recv_sourced(int fd, const struct rlt_pre_net_into *into, int flags,
+                            struct rlt__peer *src)
+{
+	struct sockaddr_storage ss;
+	struct msghdr h = into->msg ? *into->msg : (struct msghdr){0};
+
+	h.msg_name = &ss;
+	h.msg_namelen = sizeof ss;
+	h.msg_iov = (struct iovec *)into->iov;
+	h.msg_iovlen = (size_t)into->cnt;
+	ssize_t n = rlt_pre_true_recvmsg(fd, &h, flags);
+	if (n < 0)
+		return n;
+	if (into->msg) {
+		into->msg->msg_controllen = h.msg_controllen;
+		into->msg->msg_flags = h.msg_flags;
+	}
+	rlt__peer_from_sockaddr(src, (struct sockaddr *)&ss, h.msg_namelen);
+	return n;
+}
+
 /* rlt_pre_net_io's datagram: loss. */
 static ssize_t dgram_io(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_set *set,
                         unsigned dir, size_t len, int flags, const struct sockaddr *addr,
-                        socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx)
+                        socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx,
+                        const struct rlt_pre_net_into *into)
 {
 	struct rlt__peer to = {0};
 
@@ -540,13 +566,14 @@ static ssize_t dgram_io(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_
 	}
 	/* Received: a lost one is taken off the queue and the call waits for the next (a
 	 * non-blocking one gets the kernel's EAGAIN when none is left). Bounded by what arrives. */
+	int sourced = !addr && !e->s.peer.af && into && into->cnt >= 0;
 	for (;;) {
-		ssize_t n = op(ctx, fd, 0, len);
+		ssize_t n = sourced ? recv_sourced(fd, into, flags, &to) : op(ctx, fd, 0, len);
 		if (n < 0)
 			return n;
 		if (addr)
 			rlt__peer_from_sockaddr(&to, addr, addrlen);
-		if (!rlt__net_drop(set, &e->s, RLT_NET_IN, addr ? &to : NULL))
+		if (!rlt__net_drop(set, &e->s, RLT_NET_IN, addr || sourced ? &to : NULL))
 			return n;
 		atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
 	}
@@ -616,7 +643,7 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 	}
 
 	if (!e->s.stream)
-		return dgram_io(fd, e, set, dir, len, flags, addr, addrlen, op, ctx);
+		return dgram_io(fd, e, set, dir, len, flags, addr, addrlen, op, ctx, into);
 
 	/* a stream */
 	uint64_t room;

@@ -12,6 +12,8 @@
  *   loss     UDP: one datagram of 10 bytes: what the send said and what the receiver got
  *            (a receive with SO_RCVTIMEO 300 ms)
  *   ulatency UDP: as latency, one datagram
+ *   uloss    UDP: as loss, the receiver unconnected
+ *   ulatency_open UDP: as ulatency, the receiver unconnected
  * A call named NAME_nowait (preadv2_nowait, pwritev2_nowait) is NAME with RWF_NOWAIT.
  * Prints "call=C cond=K ret=R moved=M got=G ms=T err=E" (ret: the call's first result; moved:
  * what the calls under test moved; got: what the other end received, -1 when nothing). */
@@ -26,7 +28,8 @@ ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags);
 ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
                        struct sockaddr *from, socklen_t *fromlen);
 
-static int pair(int stream, int *s, int *r)
+/* udp_open: the receiver of a datagram pair stays unconnected (its datagrams matched one by one) */
+static int pair(int stream, int udp_open, int *s, int *r)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct sockaddr_in b = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000002)};
@@ -42,7 +45,7 @@ static int pair(int stream, int *s, int *r)
 	    getsockname(*s, (struct sockaddr *)&b, &bl) != 0 || (stream && listen(l, 1) != 0) ||
 	    connect(*s, (struct sockaddr *)&a, sizeof a) != 0 ||
 	    (stream ? (*r = accept(l, NULL, NULL)) < 0
-	            : connect(l, (struct sockaddr *)&b, sizeof b) != 0)) {
+	            : !udp_open && connect(l, (struct sockaddr *)&b, sizeof b) != 0)) {
 		perror("netcalls: pair");
 		return -1;
 	}
@@ -189,9 +192,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *call = argv[1], *cond = argv[2];
-	int out = is_send(call), loss = !strcmp(cond, "loss");
-	int late = !strcmp(cond, "latency") || !strcmp(cond, "ulatency");
-	if (pair(!loss && strcmp(cond, "ulatency"), &s, &r) != 0)
+	int uloss = !strcmp(cond, "uloss"), uopen = uloss || !strcmp(cond, "ulatency_open");
+	int out = is_send(call), loss = !strcmp(cond, "loss") || uloss;
+	int late = !strcmp(cond, "latency") || !strncmp(cond, "ulatency", 8);
+	if (pair(!loss && strncmp(cond, "ulatency", 8), uopen, &s, &r) != 0)
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	uint64_t t0 = now_ns();

@@ -6,6 +6,11 @@
 # both fronts (0 ms under latency=300ms, 10 bytes in one piece under slice=2, the data moved
 # under hang, past reset after=4B and through loss=100%). netcalls.c has the other calls (the
 # audit's matrix); this test keeps the ones that escaped.
+#
+# A loss matched by the source (peer=, port=) on a datagram socket without a peer: the old build
+# knew a datagram's source only when the call asked for it (recvfrom with an address, recvmsg
+# with a name), so recv, read, readv and a recvmsg without a name dropped nothing under
+# "loss=100% port!=53"; now each such receive learns its datagram's source.
 # fronts: preload seccomp
 # parallel-safe: bound, no rate: a delay's lower bound, and an upper bound 10 times it
 . "$(dirname "$0")/lib.sh"
@@ -59,5 +64,14 @@ for r in preadv2 preadv2_nowait; do
 	assert_eq "$r reset: the last call" ECONNRESET "$(kv err "$out")"
 	run $r loss "loss=100% $R"
 	assert_eq "$r loss: the datagram dropped" "-1 EAGAIN" "$(kv ret "$out") $(kv err "$out")"
+done
+for r in recv read readv recvmsg recvmmsg; do
+	for m in peer=127.0.0.2 "port!=53"; do
+		run $r uloss "loss=100% $m"
+		assert_eq "$r loss $m (unconnected): the datagram dropped" "-1 EAGAIN" "$(kv ret "$out") $(kv err "$out")"
+	done
+	# a source the matcher does not name: delivered
+	run $r uloss "loss=100% peer=127.0.0.9"
+	assert_eq "$r loss peer=127.0.0.9 (unconnected): delivered" 10 "$(kv ret "$out")"
 done
 exit 0
