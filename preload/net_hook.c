@@ -393,12 +393,13 @@ rlt_ns_t rlt_pre_net_arrival(struct msghdr *m, rlt_ns_t now)
  * were on has none: it counts as come when it was first seen. 0: nothing waits; 1 (the
  * clock's first nanosecond, never a real arrival): the end of the stream or an error, which
  * the kernel answers at once. */
-static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e)
+static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e, struct rlt__peer *src)
 {
 	char byte, cbuf[CMSG_SPACE(sizeof(struct timespec))];
+	struct sockaddr_storage ss;
 	struct iovec iov = {&byte, 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-	                   .msg_controllen = sizeof cbuf};
+	struct msghdr m = {.msg_name = &ss, .msg_namelen = sizeof ss, .msg_iov = &iov,
+	                   .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
 	int saved = errno;
 
 	rlt_pre_net_stamps_on(fd, e);
@@ -409,6 +410,7 @@ static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e)
 		return 0;
 	if (n <= 0)
 		return 1;
+	rlt__peer_from_sockaddr(src, (struct sockaddr *)&ss, m.msg_namelen);
 	rlt_ns_t now = rlt__now(), at = rlt_pre_net_arrival(&m, now);
 	if (at)
 		return at;
@@ -423,10 +425,20 @@ static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e)
  * finds the same time. */
 static rlt_ns_t latency_due(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c)
 {
-	rlt_ns_t arrived = head_arrival(fd, e);
+	struct rlt__peer src = {.af = 0};
+	rlt_ns_t arrived = head_arrival(fd, e, &src);
 
 	if (arrived <= 1)
 		return arrived;
+	if (!e->s.stream && !e->s.peer.af) {
+		/* a datagram socket without a peer: the latency its datagram's source matches, if any
+		 * (the conditions chosen for it: net_cond.c rlt__net_sock_choose) */
+		uint32_t gen;
+		const struct rlt__net_set *set = rlt__net_now(&gen);
+		if (e->s.gen == gen &&
+		    !(c = rlt__net_find_from(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN, &src)))
+			return arrived;
+	}
 	if (arrived == atomic_load_explicit(&e->s.lat_arrived, memory_order_acquire))
 		return atomic_load_explicit(&e->s.lat_due, memory_order_relaxed);
 	rlt_ns_t floor = e->s.stream ? atomic_load_explicit(&e->s.lat_due, memory_order_relaxed) : 0;
