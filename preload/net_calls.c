@@ -144,6 +144,8 @@ static ssize_t op_sendfile(void *c, int fd, size_t off, size_t len)
 
 static ssize_t net_sendfile(int out, int in, off_t *off, size_t count)
 {
+	if (rlt_pre_net_untouched(out))
+		return rlt_pre_true_sendfile(out, in, off, count);
 	struct file_ctx c = {in, off};
 	return rlt_pre_net_io(out, RLT_NET_OUT, count, 0, NULL, 0, op_sendfile, &c, NULL);
 }

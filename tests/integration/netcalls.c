@@ -138,7 +138,6 @@ static ssize_t do_recv(const char *call, int fd, char *buf, size_t len)
 		static FILE *f;
 		if (!f && !(f = fdopen(fd, "r")))
 			return -1;
-		setvbuf(f, NULL, _IONBF, 0);
 		size_t n = fread(buf, 1, len, f);
 		return n ? (ssize_t)n : ferror(f) ? -1 : 0;
 	}

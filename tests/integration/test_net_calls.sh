@@ -45,6 +45,12 @@ for w in pwritev2 pwritev2_nowait; do
 	assert_eq "$w loss: the send said" 10 "$(kv ret "$out")"
 	assert_eq "$w loss: the other end got" -1 "$(kv got "$out")"
 done
+# sendfile keeps its conditions behind the fast path for sockets none applies to
+run sendfile slice "slice=2 delay=50ms $S"
+assert_eq "sendfile slice: the other end got" 10 "$(kv got "$out")"
+assert_range "sendfile slice: took (ms)" 190 2000 "$(kv ms "$out")"
+run sendfile slice "slice=2 delay=50ms peer=127.0.0.9"
+assert_le "sendfile, a condition for another peer: took (ms)" 150 "$(kv ms "$out")"
 for r in preadv2 preadv2_nowait; do
 	run $r latency "latency=300ms $R"
 	if [ $r = preadv2 ]; then
