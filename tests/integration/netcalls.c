@@ -4,7 +4,7 @@
  * peer=127.0.0.2 the receiver's (test_net_calls.sh). CALL is the call under test: a send
  * (send sendto sendmsg sendmmsg write writev pwritev2 sendfile fwrite) made on the sender, or
  * a receive (recv recvfrom recvmsg recvmmsg read readv preadv2 read_chk recv_chk recvfrom_chk
- * fread) made on the receiver; the other end uses plain send and recv. COND says what is done:
+ * fread, poll: a poll for POLLIN, then a recv) made on the receiver; the other end uses plain send and recv. COND says what is done:
  *   latency  TCP: 10 bytes sent, one receive of up to 10: ms from the send to its return
  *   slice    TCP: a send of 10 bytes (ms it took), or one receive of up to 16 after 10 came
  *   hang     TCP: one call with SO_SNDTIMEO / SO_RCVTIMEO 300 ms (10 bytes sent first)
@@ -18,6 +18,7 @@
  * Prints "call=C cond=K ret=R moved=M got=G ms=T err=E" (ret: the call's first result; moved:
  * what the calls under test moved; got: what the other end received, -1 when nothing). */
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
 
@@ -110,6 +111,12 @@ static ssize_t do_recv(const char *call, int fd, char *buf, size_t len)
 
 	if (!strcmp(call, "recv"))
 		return recv(fd, buf, len, 0);
+	if (!strcmp(call, "poll")) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 2000) != 1)
+			return -1;
+		return recv(fd, buf, len, MSG_DONTWAIT);
+	}
 	if (!strcmp(call, "recvfrom"))
 		return recvfrom(fd, buf, len, 0, (struct sockaddr *)&from, &fl);
 	if (!strcmp(call, "recvmsg"))

@@ -12,7 +12,8 @@
 # with a name), so recv, read, readv and a recvmsg without a name dropped nothing under
 # "loss=100% port!=53"; now each such receive learns its datagram's source. A latency with
 # peer= or port= on such a socket applied to no datagram (0 ms, recvfrom too): now each
-# datagram is matched by its source, which the peek for its arrival learns.
+# datagram is matched by its source, which the peek for its arrival learns (poll reports it
+# then too).
 # fronts: preload seccomp
 # parallel-safe: bound, no rate: a delay's lower bound, and an upper bound 10 times it
 . "$(dirname "$0")/lib.sh"
@@ -82,7 +83,7 @@ for r in recv read readv recvmsg recvmmsg; do
 	run $r uloss "loss=100% peer=127.0.0.9"
 	assert_eq "$r loss peer=127.0.0.9 (unconnected): delivered" 10 "$(kv ret "$out")"
 done
-for r in recv recvfrom read; do
+for r in recv recvfrom read poll; do
 	for m in peer=127.0.0.2 "port!=53"; do
 		run $r ulatency_open "latency=300ms $m"
 		assert_range "$r latency $m (unconnected): returned after the send (ms)" 280 3000 "$(kv ms "$out")"
