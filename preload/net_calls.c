@@ -144,6 +144,8 @@ static ssize_t op_sendfile(void *c, int fd, size_t off, size_t len)
 
 static ssize_t net_sendfile(int out, int in, off_t *off, size_t count)
 {
+	if (rlt_pre_net_untouched(out))
+		return rlt_pre_true_sendfile(out, in, off, count);
 	struct file_ctx c = {in, off};
 	return rlt_pre_net_io(out, RLT_NET_OUT, count, 0, NULL, 0, op_sendfile, &c, NULL);
 }
@@ -236,6 +238,34 @@ static ssize_t net_readv(int fd, const struct iovec *iov, int cnt)
 	if (rlt_pre_net_untouched(fd))
 		return rlt_pre_true_readv(fd, iov, cnt);
 	return msg_io(fd, NULL, iov, cnt, 0, 1, 0);
+}
+
+/* preadv2 and pwritev2 on a socket with offset -1 are a readv and a writev (RWF_NOWAIT: a
+ * non-blocking recvmsg and sendmsg); any other offset or flag is the kernel's to answer (ESPIPE
+ * or EOPNOTSUPP on a socket), and a file's call is its own. */
+static int socket_vec(int fd, int cnt, off_t off, int flags)
+{
+	return off == -1 && !(flags & ~RWF_NOWAIT) && cnt >= 0 && rlt_pre_net_entry(fd);
+}
+
+static ssize_t net_preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	if (rlt_pre_net_untouched(fd) || !socket_vec(fd, cnt, off, flags))
+		return rlt_pre_true_preadv2(fd, iov, cnt, off, flags);
+	if (!flags)
+		return net_readv(fd, iov, cnt);
+	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt};
+	return net_recvmsg(fd, &h, MSG_DONTWAIT);
+}
+
+static ssize_t net_pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	if (rlt_pre_net_untouched(fd) || !socket_vec(fd, cnt, off, flags))
+		return rlt_pre_true_pwritev2(fd, iov, cnt, off, flags);
+	if (!flags)
+		return net_writev(fd, iov, cnt);
+	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt};
+	return net_sendmsg(fd, &h, MSG_DONTWAIT);
 }
 
 /* sendmmsg and recvmmsg on a socket the conditions touch: message by message, each through

@@ -394,12 +394,13 @@ rlt_ns_t rlt_pre_net_arrival(struct msghdr *m, rlt_ns_t now)
  * were on has none: it counts as come when it was first seen. 0: nothing waits; 1 (the
  * clock's first nanosecond, never a real arrival): the end of the stream or an error, which
  * the kernel answers at once. */
-static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e)
+static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e, struct rlt__peer *src)
 {
 	char byte, cbuf[CMSG_SPACE(sizeof(struct timespec))];
+	struct sockaddr_storage ss;
 	struct iovec iov = {&byte, 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-	                   .msg_controllen = sizeof cbuf};
+	struct msghdr m = {.msg_name = &ss, .msg_namelen = sizeof ss, .msg_iov = &iov,
+	                   .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
 	int saved = errno;
 
 	rlt_pre_net_stamps_on(fd, e);
@@ -410,6 +411,7 @@ static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e)
 		return 0;
 	if (n <= 0)
 		return 1;
+	rlt__peer_from_sockaddr(src, (struct sockaddr *)&ss, m.msg_namelen);
 	rlt_ns_t now = rlt__now(), at = rlt_pre_net_arrival(&m, now);
 	if (at)
 		return at;
@@ -424,10 +426,20 @@ static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e)
  * finds the same time. */
 static rlt_ns_t latency_due(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c)
 {
-	rlt_ns_t arrived = head_arrival(fd, e);
+	struct rlt__peer src = {.af = 0};
+	rlt_ns_t arrived = head_arrival(fd, e, &src);
 
 	if (arrived <= 1)
 		return arrived;
+	if (!e->s.stream && !e->s.peer.af) {
+		/* a datagram socket without a peer: the latency its datagram's source matches, if any
+		 * (the conditions chosen for it: net_cond.c rlt__net_sock_choose) */
+		uint32_t gen;
+		const struct rlt__net_set *set = rlt__net_now(&gen);
+		if (e->s.gen == gen &&
+		    !(c = rlt__net_find_from(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN, &src)))
+			return arrived;
+	}
 	if (arrived == atomic_load_explicit(&e->s.lat_arrived, memory_order_acquire))
 		return atomic_load_explicit(&e->s.lat_due, memory_order_relaxed);
 	rlt_ns_t floor = e->s.stream ? atomic_load_explicit(&e->s.lat_due, memory_order_relaxed) : 0;
@@ -520,10 +532,36 @@ unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 	return held;
 }
 
+/* A receive on a datagram socket without a peer whose caller asked no source (recv, read,
+ * readv, recvmsg without a name): made as a recvmsg with a name of ours, the same call for a
+ * datagram, so that the datagram's source is known (a loss with peer= or port= is matched by
+ * it, as recvfrom's). */
+static ssize_t recv_sourced(int fd, const struct rlt_pre_net_into *into, int flags,
+                            struct rlt__peer *src)
+{
+	struct sockaddr_storage ss;
+	struct msghdr h = into->msg ? *into->msg : (struct msghdr){0};
+
+	h.msg_name = &ss;
+	h.msg_namelen = sizeof ss;
+	h.msg_iov = (struct iovec *)into->iov;
+	h.msg_iovlen = (size_t)into->cnt;
+	ssize_t n = rlt_pre_true_recvmsg(fd, &h, flags);
+	if (n < 0)
+		return n;
+	if (into->msg) {
+		into->msg->msg_controllen = h.msg_controllen;
+		into->msg->msg_flags = h.msg_flags;
+	}
+	rlt__peer_from_sockaddr(src, (struct sockaddr *)&ss, h.msg_namelen);
+	return n;
+}
+
 /* rlt_pre_net_io's datagram: loss. */
 static ssize_t dgram_io(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_set *set,
                         unsigned dir, size_t len, int flags, const struct sockaddr *addr,
-                        socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx)
+                        socklen_t addrlen, rlt_pre_net_op_fn op, void *ctx,
+                        const struct rlt_pre_net_into *into)
 {
 	struct rlt__peer to = {0};
 
@@ -541,13 +579,14 @@ static ssize_t dgram_io(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_
 	}
 	/* Received: a lost one is taken off the queue and the call waits for the next (a
 	 * non-blocking one gets the kernel's EAGAIN when none is left). Bounded by what arrives. */
+	int sourced = !addr && !e->s.peer.af && into && into->cnt >= 0;
 	for (;;) {
-		ssize_t n = op(ctx, fd, 0, len);
+		ssize_t n = sourced ? recv_sourced(fd, into, flags, &to) : op(ctx, fd, 0, len);
 		if (n < 0)
 			return n;
 		if (addr)
 			rlt__peer_from_sockaddr(&to, addr, addrlen);
-		if (!rlt__net_drop(set, &e->s, RLT_NET_IN, addr ? &to : NULL))
+		if (!rlt__net_drop(set, &e->s, RLT_NET_IN, addr || sourced ? &to : NULL))
 			return n;
 		atomic_fetch_add_explicit(&rlt__net_counts->dropped, 1, memory_order_relaxed);
 	}
@@ -617,7 +656,7 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 	}
 
 	if (!e->s.stream)
-		return dgram_io(fd, e, set, dir, len, flags, addr, addrlen, op, ctx);
+		return dgram_io(fd, e, set, dir, len, flags, addr, addrlen, op, ctx, into);
 
 	/* a stream */
 	uint64_t room;

@@ -56,7 +56,7 @@ static inline int rlt_pre_net_untouched(int fd)
  * before the swap (the types are real.h's RLT_REAL_SYMBOLS). */
 #define NET_CALLS(X)                                                                             \
 	X(socket) X(connect) X(accept) X(accept4) X(send) X(sendto) X(sendmsg) X(sendmmsg) \
-	X(write) X(writev) X(sendfile) X(recv) X(recvfrom) X(recvmsg) X(recvmmsg) X(read) X(readv) \
+	X(write) X(writev) X(pwritev2) X(sendfile) X(recv) X(recvfrom) X(recvmsg) X(recvmmsg) X(read) X(readv) X(preadv2) \
 	X(close) X(dup2) X(dup3) X(getsockopt) X(splice)
 
 #define NET_TRUE(name) extern name##_t rlt_pre_true_##name;

@@ -160,6 +160,13 @@ const struct rlt__net_cond *rlt__net_find(const struct rlt__net_set *set,
                                           const struct rlt__net_sock *s, enum rlt__net_kind k,
                                           unsigned dir);
 
+/* The first condition of kind k that applies to s (dir as rlt__net_find) and matches a
+ * datagram from `from`: on a datagram socket without a peer, latency's per datagram. */
+const struct rlt__net_cond *rlt__net_find_from(const struct rlt__net_set *set,
+                                               const struct rlt__net_sock *s,
+                                               enum rlt__net_kind k, unsigned dir,
+                                               const struct rlt__peer *from);
+
 /* loss: whether this datagram (dir RLT_NET_IN or OUT) is dropped; `to`: its address when the
  * socket has no peer (NULL: none). Matched per datagram; draws once per loss condition that
  * matches (twice with p=). */

@@ -44,13 +44,20 @@ int rlt__net_chance(struct rlt__net_rng *r, uint32_t ppm)
 
 /* The rules' matching (policy.c rule_matches), each part negated on demand. A part that cannot
  * be told (no peer known yet) matches neither way. */
+static int family_matches(const struct rlt__net_match *m, int af)
+{
+	int inet = af == AF_INET || af == AF_INET6;
+	int fam = m->family == RLT_FAMILY_ALL ? 1 : m->family == RLT_FAMILY_INET ? inet : af == AF_UNIX;
+
+	return fam != m->family_not;
+}
+
 int rlt__net_matches(const struct rlt__net_cond *c, int af, const struct rlt__peer *peer)
 {
 	const struct rlt__net_match *m = &c->m;
 	int inet = af == AF_INET || af == AF_INET6;
-	int fam = m->family == RLT_FAMILY_ALL ? 1 : m->family == RLT_FAMILY_INET ? inet : af == AF_UNIX;
 
-	if (fam == m->family_not)
+	if (!family_matches(m, af))
 		return 0;
 	if (m->peer_af) {
 		if (!peer || !(peer->af == AF_INET || peer->af == AF_INET6))
@@ -98,7 +105,11 @@ void rlt__net_sock_choose(struct rlt__net_sock *s, const struct rlt__net_set *se
 
 	for (unsigned i = 0; i < set->n; i++) {
 		const struct rlt__net_cond *c = &set->c[i];
-		if (!rlt__net_matches(c, s->af, &s->peer))
+		/* a datagram socket without a peer: its latency is matched per datagram, by the
+		 * source (rlt__net_find_from), as its loss is (rlt__net_drop) */
+		int per_datagram = c->kind == RLT_NET_LATENCY && !s->stream && !s->peer.af &&
+		                   family_matches(&c->m, s->af);
+		if (!per_datagram && !rlt__net_matches(c, s->af, &s->peer))
 			continue;
 		/* connect and loss choose per attempt and per datagram; the others per connection */
 		if (c->kind != RLT_NET_CONNECT && c->kind != RLT_NET_LOSS && c->p_ppm < RLT_NET_PPM &&
@@ -116,6 +127,18 @@ const struct rlt__net_cond *rlt__net_find(const struct rlt__net_set *set,
 {
 	for (unsigned i = 0; i < set->n; i++)
 		if ((s->applies & (1u << i)) && set->c[i].kind == k && (!dir || (set->c[i].dir & dir)))
+			return &set->c[i];
+	return NULL;
+}
+
+const struct rlt__net_cond *rlt__net_find_from(const struct rlt__net_set *set,
+                                               const struct rlt__net_sock *s,
+                                               enum rlt__net_kind k, unsigned dir,
+                                               const struct rlt__peer *from)
+{
+	for (unsigned i = 0; i < set->n; i++)
+		if ((s->applies & (1u << i)) && set->c[i].kind == k && (!dir || (set->c[i].dir & dir)) &&
+		    rlt__net_matches(&set->c[i], s->af, from))
 			return &set->c[i];
 	return NULL;
 }

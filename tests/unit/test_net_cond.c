@@ -146,6 +146,25 @@ static void loss_matches_each_datagram(void **st)
 	assert_int_equal(rlt__net_drop(&set, &s, RLT_NET_OUT, NULL), 0); /* no address: no port */
 }
 
+/* An unconnected datagram socket: a latency with peer= or port= applies to it, and each
+ * datagram is matched by its source (the front asks rlt__net_find_from). */
+static void latency_matches_each_datagram(void **st)
+{
+	(void)st;
+	struct rlt__net_set set = set_of("latency=100ms port!=53; latency=200ms family=unix");
+	struct rlt__net_sock s, tcp;
+	struct rlt__peer dns = inet("127.0.0.1", 53), other = inet("127.0.0.1", 9999);
+	rlt__net_sock_open(&s, AF_INET, 0, NULL, 1, 3, 0);
+	rlt__net_sock_choose(&s, &set, 1);
+	assert_int_equal(s.applies, 1); /* the family is the socket's: the unix one never applies */
+	assert_null(rlt__net_find_from(&set, &s, RLT_NET_LATENCY, RLT_NET_IN, &dns));
+	assert_ptr_equal(rlt__net_find_from(&set, &s, RLT_NET_LATENCY, RLT_NET_IN, &other), &set.c[0]);
+	/* a stream without its peer yet is chosen again once connected: nothing before */
+	rlt__net_sock_open(&tcp, AF_INET, 1, NULL, 1, 4, 0);
+	rlt__net_sock_choose(&tcp, &set, 1);
+	assert_int_equal(tcp.applies, 0);
+}
+
 static void slices_in_range(void **st)
 {
 	(void)st;
@@ -339,6 +358,7 @@ int main(void)
 		cmocka_unit_test(threads_share_the_sequence),
 		cmocka_unit_test(loss_near_its_share),
 		cmocka_unit_test(loss_matches_each_datagram),
+		cmocka_unit_test(latency_matches_each_datagram),
 		cmocka_unit_test(slices_in_range),
 		cmocka_unit_test(reset_after_time_to_the_ns),
 		cmocka_unit_test(reset_after_bytes_to_the_byte),
