@@ -22,6 +22,20 @@ def server(act):
     return s
 
 
+def read_to_reset(s, out):
+    """Receives after `out` until the reset (an end fails); all of it is the 64 KiB sent."""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                raise SystemExit("an end, not a reset, after %d bytes" % len(out))
+            out += d
+    except ConnectionResetError:
+        pass
+    assert bytes(out) == blob[:65536], len(out)
+    return out
+
+
 def read_all(s, n=65536):
     out = bytearray()
     while True:
@@ -87,16 +101,7 @@ elif case == "reset":
         c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); c.close()
     s = server(act)
     time.sleep(0.2)  # the data and the reset have both reached the host
-    out = bytearray()
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                raise SystemExit("an end, not a reset, after %d bytes" % len(out))
-            out += d
-    except ConnectionResetError:
-        pass
-    assert bytes(out) == blob[:65536], len(out)
+    out = read_to_reset(s, bytearray())
     print("ok reset bytes=%d" % len(out))
 elif case == "resetwaitall":
     # a reset 20 ms after the data, read by one MSG_WAITALL receive asking for more: the data
@@ -107,16 +112,7 @@ elif case == "resetwaitall":
     s = server(act)
     d = s.recv(131072, socket.MSG_WAITALL)
     assert d == blob[:len(d)], len(d)
-    out = bytearray(d)
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                raise SystemExit("an end, not a reset, after %d bytes" % len(out))
-            out += d
-    except ConnectionResetError:
-        pass
-    assert bytes(out) == blob[:65536], len(out)
+    out = read_to_reset(s, bytearray(d))
     print("ok resetwaitall bytes=%d" % len(out))
 elif case == "rcvtimeo":
     # a blocking receive with SO_RCVTIMEO that nothing reaches ends by it (EAGAIN)

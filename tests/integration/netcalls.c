@@ -53,6 +53,18 @@ static int pair(int stream, int udp_open, int *s, int *r)
 	return 0;
 }
 
+/* A batch call of one message as a plain call's result: its length, -1, or 0. */
+static ssize_t one_of(int n, const struct mmsghdr *m)
+{
+	return n == 1 ? (ssize_t)m->msg_len : n < 0 ? -1 : 0;
+}
+
+/* RWF_NOWAIT for a call named ..._nowait. */
+static int nowait(const char *call)
+{
+	return strstr(call, "_nowait") ? RWF_NOWAIT : 0;
+}
+
 static ssize_t do_send(const char *call, int fd, const char *buf, size_t len)
 {
 	struct iovec v = {(void *)buf, len};
@@ -66,17 +78,14 @@ static ssize_t do_send(const char *call, int fd, const char *buf, size_t len)
 		return sendmsg(fd, &h, 0);
 	if (!strcmp(call, "sendmmsg")) {
 		struct mmsghdr m = {.msg_hdr = h};
-		int n = sendmmsg(fd, &m, 1, 0);
-		return n == 1 ? (ssize_t)m.msg_len : n < 0 ? -1 : 0;
+		return one_of(sendmmsg(fd, &m, 1, 0), &m);
 	}
 	if (!strcmp(call, "write"))
 		return write(fd, buf, len);
 	if (!strcmp(call, "writev"))
 		return writev(fd, &v, 1);
-	if (!strcmp(call, "pwritev2"))
-		return pwritev2(fd, &v, 1, -1, 0);
-	if (!strcmp(call, "pwritev2_nowait"))
-		return pwritev2(fd, &v, 1, -1, RWF_NOWAIT);
+	if (!strncmp(call, "pwritev2", 8)) /* pwritev2, pwritev2_nowait */
+		return pwritev2(fd, &v, 1, -1, nowait(call));
 	if (!strcmp(call, "sendfile")) {
 		static int file = -1;
 		if (file < 0) { /* a file holding what is to be sent */
@@ -123,17 +132,14 @@ static ssize_t do_recv(const char *call, int fd, char *buf, size_t len)
 		return recvmsg(fd, &h, 0);
 	if (!strcmp(call, "recvmmsg")) {
 		struct mmsghdr m = {.msg_hdr = h};
-		int n = recvmmsg(fd, &m, 1, 0, NULL);
-		return n == 1 ? (ssize_t)m.msg_len : n < 0 ? -1 : 0;
+		return one_of(recvmmsg(fd, &m, 1, 0, NULL), &m);
 	}
 	if (!strcmp(call, "read"))
 		return read(fd, buf, len);
 	if (!strcmp(call, "readv"))
 		return readv(fd, &v, 1);
-	if (!strcmp(call, "preadv2"))
-		return preadv2(fd, &v, 1, -1, 0);
-	if (!strcmp(call, "preadv2_nowait"))
-		return preadv2(fd, &v, 1, -1, RWF_NOWAIT);
+	if (!strncmp(call, "preadv2", 7)) /* preadv2, preadv2_nowait */
+		return preadv2(fd, &v, 1, -1, nowait(call));
 	/* what -O2 -D_FORTIFY_SOURCE=2 makes of read, recv and recvfrom */
 	if (!strcmp(call, "read_chk"))
 		return __read_chk(fd, buf, len, len);
