@@ -17,6 +17,7 @@
 #include "net.h"
 #include "net_delay.h"
 #include "net_hook.h"
+#include "net_latency.h"
 #include "preload.h"
 #include "wait.h"
 
@@ -222,7 +223,7 @@ static ssize_t net_recvmsg(int fd, struct msghdr *msg, int flags)
 		return rlt_pre_true_recvmsg(fd, msg, flags);
 	ssize_t n = msg_io(fd, msg, msg->msg_iov, (int)msg->msg_iovlen, flags, 0, 0);
 	if (n >= 0)
-		rlt_pre_net_hide_stamps(fd, msg);
+		rlt_pre_latency_hide_stamps(fd, msg);
 	return n;
 }
 
@@ -310,7 +311,7 @@ static int net_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flag
 	if (!vec || vlen == 0 || rlt_pre_net_untouched(fd)) {
 		int got = rlt_pre_true_recvmmsg(fd, vec, vlen, flags, timeout);
 		for (int k = 0; k < got; k++)
-			rlt_pre_net_hide_stamps(fd, &vec[k].msg_hdr);
+			rlt_pre_latency_hide_stamps(fd, &vec[k].msg_hdr);
 		return got;
 	}
 	/* a peek looks at one */
@@ -346,7 +347,7 @@ static rlt_ns_t latency_of_connect(int fd, struct rlt_pre_net_fd *e, const struc
 	                                    : NULL;
 	rlt_ns_t now = rlt__now(), lat = c ? rlt__net_latency_due(c, &e->s.rng, now, 0) - now : 0;
 	if (c)
-		rlt_pre_net_stamps_on(fd, e); /* before any data can come */
+		rlt_pre_latency_stamps_on(fd, e); /* before any data can come */
 	if (!c) {
 		e->s.peer = was;
 		e->s.gen = 0;
@@ -479,7 +480,7 @@ static int accepted(int fd)
 		const struct rlt__net_set *set = e ? rlt_pre_net_conditions(e) : NULL;
 		/* latency: its data's arrival from the first byte */
 		if (set && rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN))
-			rlt_pre_net_stamps_on(fd, e);
+			rlt_pre_latency_stamps_on(fd, e);
 	}
 	return fd;
 }

@@ -1,7 +1,7 @@
 /*
  * net_hook.c: the network conditions (RLT_NET, rlthrottle(7) NETWORK CONDITIONS) on both fronts:
  * the socket table, what a condition does to a call, the installing (the calls themselves:
- * net_calls.c).
+ * net_calls.c; latency's arrivals and due times: net_latency.c).
  *
  * The conditions act where a call reaches the kernel: when RLT_NET is set, the real functions
  * the hooks call (real_send, real_recv, real_connect, ...: real.c's dlsym, or real_sys.c's raw
@@ -17,13 +17,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -38,6 +35,7 @@
 #include "hook_poll.h"
 #include "net_delay.h"
 #include "net_hook.h"
+#include "net_latency.h"
 #include "net_line.h"
 #include "wait.h"
 
@@ -254,6 +252,8 @@ static int hang(int fd, struct rlt_pre_net_fd *e, unsigned dir, int nonblock, ss
 	}
 }
 
+/* ----- what the waits and the delay line ask ----- */
+
 int rlt_pre_net_on(void)
 {
 	return atomic_load_explicit(&installed, memory_order_acquire);
@@ -325,166 +325,6 @@ int rlt_pre_net_may_hold(int fd)
 	return holding_socket(fd, &e) != NULL || line_entry(fd) != NULL;
 }
 
-/* ----- latency ----- */
-
-void rlt_pre_net_stamps_on(int fd, struct rlt_pre_net_fd *e)
-{
-	int none = 0;
-
-	if (atomic_compare_exchange_strong_explicit(&e->s.lat_stamps, &none, 1, memory_order_relaxed,
-	                                            memory_order_relaxed)) {
-		int one = 1, was = 0, saved = errno;
-		socklen_t len = sizeof was;
-		/* the program's own (2): its receives keep showing them */
-		if (getsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &was, &len) == 0 && was)
-			atomic_store_explicit(&e->s.lat_stamps, 2, memory_order_relaxed);
-		else
-			setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
-		errno = saved;
-	}
-}
-
-void rlt_pre_net_hide_stamps(int fd, struct msghdr *m)
-{
-	struct rlt_pre_net_fd *e;
-
-	if (!m || !m->msg_control || !m->msg_controllen || fd < 0 ||
-	    (unsigned)fd >= rlt_pre_net_tab_n)
-		return;
-	e = &rlt_pre_net_tab[fd];
-	if (atomic_load_explicit(&e->kind, memory_order_acquire) != RLT_PRE_FD_SOCKET ||
-	    atomic_load_explicit(&e->s.lat_stamps, memory_order_relaxed) != 1)
-		return;
-	char *base = m->msg_control, *end = base + m->msg_controllen;
-	size_t kept = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c;) {
-		struct cmsghdr *next = CMSG_NXTHDR(m, c);
-		size_t sz = CMSG_ALIGN(c->cmsg_len);
-		if ((size_t)(end - (char *)c) < sz)
-			sz = (size_t)(end - (char *)c);
-		/* the next one is found before this one moves over its place */
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) {
-			memmove(base + kept, c, sz);
-			kept += sz;
-		}
-		c = next;
-	}
-	m->msg_controllen = kept;
-}
-
-rlt_ns_t rlt_pre_net_arrival(struct msghdr *m, rlt_ns_t now)
-{
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
-			continue;
-		struct timespec ts, wall;
-		memcpy(&ts, CMSG_DATA(c), sizeof ts);
-		clock_gettime(CLOCK_REALTIME, &wall);
-		int64_t ago = ((int64_t)wall.tv_sec - ts.tv_sec) * (int64_t)RLT_NS_PER_SEC +
-		              (wall.tv_nsec - ts.tv_nsec);
-		if (ago > 0 && (rlt_ns_t)ago < now)
-			return now - (rlt_ns_t)ago;
-		return now;
-	}
-	return 0;
-}
-
-/* The arrival (CLOCK_MONOTONIC) of the data at the head of fd's queue, by a peek that asks
- * for its receive timestamp (rlt_pre_net_stamps_on). Data that came before the timestamps
- * were on has none: it counts as come when it was first seen. 0: nothing waits; 1 (the
- * clock's first nanosecond, never a real arrival): the end of the stream or an error, which
- * the kernel answers at once. */
-static rlt_ns_t head_arrival(int fd, struct rlt_pre_net_fd *e, struct rlt__peer *src)
-{
-	char byte, cbuf[CMSG_SPACE(sizeof(struct timespec))];
-	struct sockaddr_storage ss;
-	struct iovec iov = {&byte, 1};
-	struct msghdr m = {.msg_name = &ss, .msg_namelen = sizeof ss, .msg_iov = &iov,
-	                   .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-	int saved = errno;
-
-	rlt_pre_net_stamps_on(fd, e);
-	ssize_t n = rlt_pre_true_recvmsg(fd, &m, MSG_PEEK | MSG_DONTWAIT);
-	int err = errno;
-	errno = saved;
-	if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
-		return 0;
-	if (n <= 0)
-		return 1;
-	rlt__peer_from_sockaddr(src, (struct sockaddr *)&ss, m.msg_namelen);
-	rlt_ns_t now = rlt__now(), at = rlt_pre_net_arrival(&m, now);
-	if (at)
-		return at;
-	rlt_ns_t first = 0;
-	atomic_compare_exchange_strong_explicit(&e->s.lat_unstamped, &first, now,
-	                                        memory_order_relaxed, memory_order_relaxed);
-	return atomic_load_explicit(&e->s.lat_unstamped, memory_order_relaxed);
-}
-
-/* When the data at the head of fd's queue reaches the program under latency c (0: nothing
- * waits; 1: now, the end of the stream). One draw per arrival: a look again at the same head
- * finds the same time. */
-static rlt_ns_t latency_due(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c)
-{
-	struct rlt__peer src = {.af = 0};
-	rlt_ns_t arrived = head_arrival(fd, e, &src);
-
-	if (arrived <= 1)
-		return arrived;
-	if (!e->s.stream && !e->s.peer.af) {
-		/* a datagram socket without a peer: the latency its datagram's source matches, if any
-		 * (the conditions chosen for it: net_cond.c rlt__net_sock_choose) */
-		uint32_t gen;
-		const struct rlt__net_set *set = rlt__net_now(&gen);
-		if (e->s.gen == gen &&
-		    !(c = rlt__net_find_from(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN, &src)))
-			return arrived;
-	}
-	if (arrived == atomic_load_explicit(&e->s.lat_arrived, memory_order_acquire))
-		return atomic_load_explicit(&e->s.lat_due, memory_order_relaxed);
-	rlt_ns_t floor = e->s.stream ? atomic_load_explicit(&e->s.lat_due, memory_order_relaxed) : 0;
-	rlt_ns_t due = rlt__net_latency_due(c, &e->s.rng, arrived, floor);
-	atomic_store_explicit(&e->s.lat_due, due, memory_order_relaxed);
-	atomic_store_explicit(&e->s.lat_arrived, arrived, memory_order_release);
-	return due;
-}
-
-/* A receive under latency: a blocking one waits for data, then for its time; a non-blocking
- * one whose data is not due gets EAGAIN (its registrations held for the edge). 1: the call
- * goes on to the kernel; 0 with *ret set: it ends. */
-static int latency_wait(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c,
-                        int flags, ssize_t *ret)
-{
-	int nonblock = rlt_pre_net_nonblocking(fd, flags);
-
-	for (;;) {
-		rlt_ns_t due = latency_due(fd, e, c), now = rlt__now();
-		if (due && due <= now)
-			return 1;
-		if (nonblock) {
-			if (!due)
-				return 1; /* the kernel's EAGAIN */
-			rlt_pre_fd_refused(fd, RLT_VAR_RECV);
-			*ret = rlt_pre_fail(EAGAIN);
-			return 0;
-		}
-		if (due) {
-			rlt__sleep_until(due);
-			return 1;
-		}
-		/* nothing yet: wait for it in the kernel, then for its time */
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int saved = errno;
-		if (real_ppoll(&p, 1, NULL, NULL) < 0 && errno != EINTR)
-			return 1;
-		errno = saved;
-		if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
-			return 1;
-		if (!(p.revents & POLLIN))
-			return 1; /* a signal: the kernel answers (it blocks again, as it would) */
-	}
-}
-
 unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 {
 	static const struct {
@@ -505,7 +345,7 @@ unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due)
 		rlt_ns_t t = 0;
 		/* a stream's delay line says when it is readable; else the kernel's head */
 		if (!(e->s.stream && rlt_pre_delay_held(fd, e, lc, events, now, due, &held)))
-			t = latency_due(fd, e, lc);
+			t = rlt_pre_latency_due(fd, e, lc);
 		if (t > now) {
 			held |= events & RLT_PRE_IN_EVENTS;
 			*due = t < *due ? t : *due;
@@ -598,7 +438,7 @@ static ssize_t dgram_io(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_
  * through *addr_after). Streams: reset, hang, slice; datagrams: loss.
  */
 /* A stream's receive under latency, served by its delay line (net_delay.c), or when it has
- * none, left in the kernel until due (latency_wait) and made by the caller's op. */
+ * none, left in the kernel until due (rlt_pre_latency_wait) and made by the caller's op. */
 struct delay_ctx {
 	struct rlt_pre_net_fd *e;
 	const struct rlt__net_cond *c;
@@ -615,7 +455,7 @@ static ssize_t op_delayed(void *x, int fd, size_t off, size_t len)
 
 	if (rlt_pre_delay_recv(fd, d->e, d->c, off, len, d->flags, d->into, &ret))
 		return ret;
-	if (!(d->flags & MSG_PEEK) && !latency_wait(fd, d->e, d->c, d->flags, &ret))
+	if (!(d->flags & MSG_PEEK) && !rlt_pre_latency_wait(fd, d->e, d->c, d->flags, &ret))
 		return ret;
 	return d->op(d->ctx, fd, off, len);
 }
@@ -651,7 +491,7 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
 	} else if (dir == RLT_NET_IN && !(flags & MSG_PEEK) &&
 	           (lc = rlt__net_find(set, &e->s, RLT_NET_LATENCY, RLT_NET_IN))) {
 		ssize_t ret;
-		if (!latency_wait(fd, e, lc, flags, &ret))
+		if (!rlt_pre_latency_wait(fd, e, lc, flags, &ret))
 			return ret;
 	}
 

@@ -1,7 +1,8 @@
 /*
- * net_hook.h: what the network conditions' two files share: net_hook.c (the socket table, what
- * a condition does to a call, the installing) and net_calls.c (the calls the conditions stand
- * in front of); and what the waits ask of them.
+ * net_hook.h: what the network conditions' files share: net_hook.c (the socket table, what a
+ * condition does to a call, the installing), net_calls.c (the calls the conditions stand in
+ * front of) and latency's (net_latency.c, net_line.c, net_delay.c); and what the waits ask of
+ * them.
  */
 #ifndef RLT_NET_HOOK_H
 #define RLT_NET_HOOK_H
@@ -102,14 +103,6 @@ ssize_t rlt_pre_net_io(int fd, unsigned dir, size_t len, int flags, const struct
  * ever come while it lasts; *due lowered to when to look again for a set that released it, or
  * for its close=, which is made then). */
 int rlt_pre_net_on(void);
-/* latency: receive timestamps on e's socket (fd), once: the arrival of its data. */
-void rlt_pre_net_stamps_on(int fd, struct rlt_pre_net_fd *e);
-/* Takes the receive timestamps latency turned on (not the program) out of a message the
- * program receives: it sees no control message it did not ask for. */
-void rlt_pre_net_hide_stamps(int fd, struct msghdr *m);
-/* The arrival (CLOCK_MONOTONIC) a received message's SCM_TIMESTAMPNS says, 0 when it has
- * none; now: the clock read after the receive. */
-rlt_ns_t rlt_pre_net_arrival(struct msghdr *m, rlt_ns_t now);
 int rlt_pre_net_may_hold(int fd);
 unsigned rlt_pre_net_held(int fd, unsigned events, rlt_ns_t now, rlt_ns_t *due);
 

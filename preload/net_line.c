@@ -32,6 +32,7 @@
 #include "fdtable.h"
 #include "net.h"
 #include "net_hook.h"
+#include "net_latency.h"
 #include "net_line.h"
 
 #define LINES_MAX 256u
@@ -251,7 +252,7 @@ void rlt_pre_line_take(int fd, struct rlt_pre_line *l, struct rlt_pre_net_fd *e,
 
 	if (l->no_take)
 		return;
-	rlt_pre_net_stamps_on(fd, e);
+	rlt_pre_latency_stamps_on(fd, e);
 	for (int k = 0; k < READS_MAX; k++) {
 		uint64_t want = rlt_pre_line_room(l);
 		if (!want)
@@ -267,7 +268,7 @@ void rlt_pre_line_take(int fd, struct rlt_pre_line *l, struct rlt_pre_net_fd *e,
 		if (l->unconnected)
 			break; /* not connected yet (or a listener now): the kernel answers */
 		if (n > 0) {
-			rlt_ns_t at_ = rlt_pre_net_arrival(&m, now);
+			rlt_ns_t at_ = rlt_pre_latency_arrival(&m, now);
 			push(l, (uint64_t)n, due_of(l, e, c, at_ ? at_ : now));
 			if ((uint64_t)n < want)
 				break; /* the kernel is empty */

@@ -11,7 +11,7 @@
  * (default 120).
  *
  * A chunk is what one read of the server's side returns, stamped with the kernel's receive time
- * of its last byte (SO_TIMESTAMPNS), the same stamp rlthrottle takes (preload/net_hook.c
+ * of its last byte (SO_TIMESTAMPNS), the same stamp rlthrottle takes (preload/net_latency.c
  * head_arrival). Its due time mirrors src/net_cond.c rlt__net_latency_due: DUR plus a jitter
  * drawn per chunk, uniform over [-J, J] in whole nanoseconds, or normal by Irwin-Hall (twelve
  * 20-bit uniforms less six, times J: J is one deviation, cut at six), a negative delay counted
