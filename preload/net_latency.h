@@ -26,7 +26,8 @@ void rlt_pre_latency_hide_stamps(int fd, struct msghdr *m);
 rlt_ns_t rlt_pre_latency_arrival(struct msghdr *m, rlt_ns_t now);
 /* When the data at the head of fd's queue reaches the program under latency c (0: nothing
  * waits; 1: now, the end of the stream). A datagram socket without a peer: the latency its
- * head datagram's source matches, c when the socket's choice is not current. */
+ * head datagram's source matches (none: due at its arrival), c while the socket's choice is
+ * not brought up to the conditions in force. */
 rlt_ns_t rlt_pre_latency_due(int fd, struct rlt_pre_net_fd *e, const struct rlt__net_cond *c);
 /* A receive under latency c: a blocking one waits for data, then for its time; a non-blocking
  * one whose data is not due gets EAGAIN (its registrations held for the edge). 1: the call
