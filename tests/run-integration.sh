@@ -24,11 +24,13 @@
 # Runs at once: a test that measures no rate says so in a line `# parallel-safe: WHY`. It asserts
 # counts, statuses, bytes or output ("counts only"), or at most a generous bound on a time that is
 # no rate ("bound, no rate": a deadline held, a wait ended by its signal, timeout or close, a call
-# refused at once rather than after a delay), several times what a quiet machine takes: load
-# beside it cannot break it (each is checked passing three times beside two busy loops). WHY says
-# which, and what is bounded; a bare `# parallel-safe` is "counts only". The other runs are the
-# rate tests: they assert a rate, or how long a paced transfer takes. They go first (they are the
-# long path), ITEST_RATE_JOBS at a time (2 by default: a paced test spends its time asleep in
+# refused at once rather than after a delay), several times what a quiet machine takes, or only
+# that a paced transfer takes at least the time its rate allows ("floor": load only lengthens
+# it): load beside it cannot break it (each is checked passing three times beside two busy
+# loops). WHY says which, and what is bounded; a bare `# parallel-safe` is "counts only". The
+# other runs are the rate tests: they assert a rate, or how long at most a paced transfer takes
+# (or both ways). They go first (they are the long path), ITEST_RATE_JOBS at a time (2 by
+# default: a paced test spends its time asleep in
 # the throttle, and its bounds are those of a rate, 0.7-1.3 or so, which a neighbour that mostly
 # sleeps too does not move; ITEST_RATE_JOBS=1 runs them one at a time); parallel-safe runs fill
 # the other places, ITEST_JOBS runs at a time in all (3 by default: two rate runs and one
