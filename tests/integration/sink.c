@@ -2,7 +2,9 @@
  *
  *   sink [-4|-6] [-h BINDADDR] [-U PATH] [-u] [-P PORTFILE] [-n CONNS] [-c COUNT] [-i IDLE_MS]
  *        [-e MS] [-x] [-T SECONDS]
- *   -u        UDP (datagrams): stop after COUNT datagrams or IDLE_MS without one (default 1500)
+ *   -u        UDP (datagrams): stop after COUNT datagrams or IDLE_MS without one (default 1500);
+ *             SIGUSR1 says that the sender has ended (lib.sh's served does it): the idle time
+ *             is then 300 ms, time for datagrams still on their way through loopback
  *   -n        TCP/unix: serve CONNS connections at once, exit when all have reached EOF
  *   -P        write the bound port (or "unix") to PORTFILE once listening
  *   -e MS     also report what arrived in the first MS ms after the first byte ("early") and
@@ -34,6 +36,13 @@
 static uint64_t first, last, early_ms;
 static unsigned long long tot_bytes, tot_msgs, early_bytes, early_msgs, late_bytes;
 static size_t minsz = (size_t)-1, maxsz;
+static volatile sig_atomic_t sender_done;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	sender_done = 1;
+}
 
 static void account(size_t n)
 {
@@ -76,6 +85,17 @@ int main(int argc, char **argv)
 		}
 	}
 	if (nconns < 1 || nconns > MAXC) return 2;
+	/* SIGUSR1 is blocked but in ppoll, so that it cannot come between the test of sender_done
+	 * and the wait (and be waited out for the whole idle time); its handler is there before
+	 * the port file is */
+	sigset_t usr1, in_wait;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_SETMASK, NULL, &in_wait);
+	if (udp) {
+		sigprocmask(SIG_BLOCK, &usr1, NULL);
+		on_signal(SIGUSR1, on_usr1, 0);
+	}
 	alarm((unsigned)tlimit);
 	int lfd = listen_loopback("sink", fam, udp ? SOCK_DGRAM : SOCK_STREAM, bindaddr, upath, 128,
 	                          portfile);
@@ -90,7 +110,11 @@ int main(int argc, char **argv)
 	if (udp) {
 		for (;;) {
 			struct pollfd p = { .fd = lfd, .events = POLLIN };
-			int r = poll(&p, 1, first ? idle_ms : tlimit * 1000);
+			int ms = first ? idle_ms : tlimit * 1000;
+			if (sender_done && ms > 300) ms = 300;
+			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+			int r = ppoll(&p, 1, &ts, &in_wait);
+			if (r < 0 && errno == EINTR) continue;
 			if (r <= 0) break;
 			ssize_t n = recv(lfd, buf, 65536, 0);
 			if (n < 0) { if (errno == EINTR) continue; perror("recv"); break; }

@@ -2,6 +2,7 @@
 # The preload's execl, execlp and execle (hook_exec.c builds the array from the list): each runs
 # the program with its arguments, and execle with the environment given after the list's NULL.
 # fronts: preload (the execl* hooks are the preload's; the seccomp front runs libc's own)
+# parallel-safe
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin forker

@@ -5,6 +5,7 @@
 # non-blocking, the wait held until the data is due, no spin), a connect, datagrams (each from
 # its own arrival), jitter within DUR +- jitter; every byte of a stream arrives intact.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (a connect and round trips under latency=100ms or 50ms: at least the latency, at most 2-3 times it; no throughput measured)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3

@@ -6,6 +6,7 @@
 # receive returns those (1..255 B), under the preload and under --seccomp alike. Before issue
 # 10 the --seccomp front of the time charged a whole piece and the call failed with the rule's errno (EAGAIN).
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (what the budget gave back ~50 ms after the burst: 1-255 B, a whole piece taking 250 ms)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin source pull

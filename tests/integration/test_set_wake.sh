@@ -4,6 +4,7 @@
 # it would take 100 s). The new rate is 1024 times the first: the budget moves to a new state
 # (rlt_state_carry). Bytes exact.
 # fronts: preload (set on a preloaded process; a set under --seccomp: test_set_rate, test_set_connect)
+# parallel-safe: bound, no rate (the last byte within 0.5 s of the set, where 10KiB/s would take 100 s)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/set_lib.sh"
 need_lib

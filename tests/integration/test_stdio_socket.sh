@@ -5,6 +5,7 @@
 # /dev/tcp, as inetd hands one). Each takes 1.6 s or more and every byte arrives (sha256).
 # Before: 3 MiB in 0.00 s each (glibc's stdio writes with its internal __write).
 # fronts: preload seccomp
+# parallel-safe: floor (each transfer takes at least the 1.6 s its rate allows, which load only lengthens; no ceiling; bytes by sha256)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin stdiosend

@@ -6,6 +6,7 @@
 # the number of seccomp filters the program has at its end (epollwake prints it): the waits'
 # filter is one more. The same program each time, every run's rules trapping the same classes.
 # fronts: seccomp (when the waits' filter is stacked is the system-call front's)
+# parallel-safe: counts only (the filters a process has at its end)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_bin epollwake

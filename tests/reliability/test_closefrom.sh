@@ -3,6 +3,7 @@
 # no socket behind in the fd table (issue 9): a file opened at a former socket's number is not
 # throttled as that socket, and the RLT_CONNS slots of the closed connections are free again.
 # Under the preload and under --seccomp (where closefrom is a close_range system call).
+# parallel-safe: bound, no rate (256 KiB to a file in under 500 ms, not throttled; connections counted)
 . "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_bin acceptor fdlife

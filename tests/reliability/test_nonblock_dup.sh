@@ -3,6 +3,7 @@
 # fd is then non-blocking (what the budget allows now, at least one piece). Before: the preload
 # took the original for blocking and one 8 MB send at 1 MiB/s slept ~8 s in the call. Now: it
 # returns at once with a partial count, and the peer got exactly those bytes (sha256).
+# parallel-safe: bound, no rate (a non-blocking send returns in under 150 ms; it slept ~8 s before)
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
 need_bin nbdup

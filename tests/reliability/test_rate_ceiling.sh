@@ -3,6 +3,7 @@
 # RLT_RECV=1TiB/s are accepted (they were refused: "at most 16 G units per second"), every byte
 # arrives (sha256), nothing is slowed, and the statistics count every byte; under the preload
 # and under --seccomp. A window rule above 16 G units per second is still refused, saying why.
+# parallel-safe: bound, no rate (8 MiB in under 15 s under a 1TB/s rule, which binds nothing; bytes and counts)
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_cmd python3 sha256sum

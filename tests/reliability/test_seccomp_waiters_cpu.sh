@@ -4,6 +4,7 @@
 # call: over 3 s of 400 threads each in one 20 kB send at 50 KiB/s it must use under 2% of a
 # core, and a signal to a held thread still reaches its handler within the bound (N/2 ms: 400
 # waiters, 200 ms; + slack).
+# parallel-safe: bound, no rate (the launcher's CPU time over 3 s, under 2% of a core; a signal reaches its handler within 400 ms)
 source "$(dirname "$0")/../integration/lib.sh"
 need_lib
 need_cmd python3

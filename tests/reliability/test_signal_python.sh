@@ -3,6 +3,7 @@
 # every 3 ms (setitimer; the handler writes to /dev/null; Python retries EINTR itself). Before:
 # under --seccomp the peer got 1.5 MB and sendall said it succeeded; with frequent signals it
 # never ended (7-9 MB sent). Now: exactly the bytes (sha256), sendall returns once. Both fronts.
+# parallel-safe: bound, no rate (sendall of 1 MB at 1 MiB/s takes 0.6-8 s, the ceiling 8 times a quiet machine's; bytes by sha256)
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/signals.sh"
 PY=$(dirname "$0")/sigsendall.py
