@@ -134,8 +134,10 @@ rlt_ns_t rlt_pre_latency_due(int fd, struct rlt_pre_net_fd *e, const struct rlt_
 	}
 	if (arrived == atomic_load_explicit(&e->s.lat_arrived, memory_order_acquire))
 		return atomic_load_explicit(&e->s.lat_due, memory_order_relaxed);
-	rlt_ns_t floor = e->s.stream ? atomic_load_explicit(&e->s.lat_due, memory_order_relaxed) : 0;
-	rlt_ns_t due = rlt__net_latency_due(c, &e->s.rng, arrived, floor);
+	rlt_ns_t due = e->s.stream ? rlt__net_latency_due(c, &e->s.rng, arrived,
+	                                                  atomic_load_explicit(&e->s.lat_due,
+	                                                                       memory_order_relaxed))
+	                           : rlt__net_datagram_due(c, &e->s.rng, arrived);
 	atomic_store_explicit(&e->s.lat_due, due, memory_order_relaxed);
 	atomic_store_explicit(&e->s.lat_arrived, arrived, memory_order_release);
 	return due;

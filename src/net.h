@@ -146,6 +146,10 @@ struct rlt__net_sock {
  * `floor` (a stream's data ahead of it: jitter never reorders a stream; 0 for a datagram). */
 rlt_ns_t rlt__net_latency_due(const struct rlt__net_cond *c, struct rlt__net_rng *rng,
                               rlt_ns_t arrived, rlt_ns_t floor);
+/* A datagram's due time under latency c: p= chooses each datagram (a stream's connection was
+ * chosen when it opened), one draw per arrival; one left out is due at its arrival. */
+rlt_ns_t rlt__net_datagram_due(const struct rlt__net_cond *c, struct rlt__net_rng *rng,
+                               rlt_ns_t arrived);
 
 /* A socket opened at `now`; key: its place in the random sequences (the front numbers the
  * sockets a process opens, so that the n-th socket's choices are the same on every run). */

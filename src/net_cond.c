@@ -111,9 +111,11 @@ void rlt__net_sock_choose(struct rlt__net_sock *s, const struct rlt__net_set *se
 		                   family_matches(&c->m, s->af);
 		if (!per_datagram && !rlt__net_matches(c, s->af, &s->peer))
 			continue;
-		/* connect and loss choose per attempt and per datagram; the others per connection */
-		if (c->kind != RLT_NET_CONNECT && c->kind != RLT_NET_LOSS && c->p_ppm < RLT_NET_PPM &&
-		    !rlt__net_chance(&s->rng, c->p_ppm))
+		/* connect and loss choose per attempt and per datagram, latency per datagram on a
+		 * datagram socket (rlt__net_datagram_due); the others per connection */
+		int each = c->kind == RLT_NET_CONNECT || c->kind == RLT_NET_LOSS ||
+		           (c->kind == RLT_NET_LATENCY && !s->stream);
+		if (!each && c->p_ppm < RLT_NET_PPM && !rlt__net_chance(&s->rng, c->p_ppm))
 			continue;
 		bits |= 1u << i;
 	}
@@ -193,6 +195,14 @@ rlt_ns_t rlt__net_latency_due(const struct rlt__net_cond *c, struct rlt__net_rng
 	}
 	rlt_ns_t due = arrived + (delay > 0 ? (rlt_ns_t)delay : 0);
 	return due > floor ? due : floor;
+}
+
+rlt_ns_t rlt__net_datagram_due(const struct rlt__net_cond *c, struct rlt__net_rng *rng,
+                               rlt_ns_t arrived)
+{
+	if (c->p_ppm < RLT_NET_PPM && !rlt__net_chance(rng, c->p_ppm))
+		return arrived;
+	return rlt__net_latency_due(c, rng, arrived, 0);
 }
 
 /* Whether condition c's point (after=) is reached; *room narrowed to the bytes left before it. */

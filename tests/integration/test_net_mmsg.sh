@@ -3,7 +3,8 @@
 # gets a datagram socket's and a TCP connection's data DUR later, as recv does; a sendmmsg on a
 # stream under slice goes in the slice's pieces, as sendmsg does. The old build's recvmmsg read
 # the kernel at once (0 ms under latency=300ms) and its sendmmsg sent whole (0 ms under
-# slice=2 delay=50ms), on both fronts.
+# slice=2 delay=50ms), on both fronts. Latency's p= on a datagram socket chooses each datagram
+# (rlthrottle(7): "of datagrams"): the old build chose the socket, all 20 delayed or none.
 # fronts: preload seccomp
 # parallel-safe: bound, no rate: a delay's lower bound, and an upper bound 10 times it
 . "$(dirname "$0")/lib.sh"
@@ -23,4 +24,8 @@ info "sliced: $out"
 assert_eq "sendmmsg: messages sent" 2 "$(kv sent "$out")"
 assert_eq "sendmmsg: bytes received" 10 "$(kv bytes "$out")"
 assert_range "sendmmsg in slices (ms)" 140 1500 "$(kv ms "$out")"
+# 20 datagrams one at a time under latency=100ms p=50%: some delayed, some not (seed fixed)
+out=$(RLT_NET="latency=100ms p=50% seed=7" throttled "$ITEST_BIN/udp_mmsg" share 20 80) || fail "share: $out"
+info "share: $out"
+assert_range "datagrams delayed of 20 under p=50%" 3 17 "$(kv delayed "$out")"
 exit 0

@@ -80,12 +80,33 @@ static int late(int stream)
 	return n > 0 ? 0 : 1;
 }
 
+static int share(int n, long ms)
+{
+	int s, r, delayed = 0;
+	char b[16];
+
+	if (pair(0, &s, &r) != 0)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		uint64_t t0 = now_ns();
+		if (send(s, "x", 1, 0) != 1 || recv(r, b, sizeof b, 0) != 1) {
+			perror("udp_mmsg share");
+			return 1;
+		}
+		delayed += (long)((now_ns() - t0) / 1000000u) >= ms;
+	}
+	printf("share delayed=%d of=%d\n", delayed, n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "late"))
 		return late(!strcmp(argv[2], "tcp"));
 	if (argc > 1 && !strcmp(argv[1], "sliced"))
 		return sliced();
+	if (argc > 3 && !strcmp(argv[1], "share"))
+		return share(atoi(argv[2]), atol(argv[3]));
 	int n = argc > 1 ? atoi(argv[1]) : 1000;
 	int r = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), s = socket(AF_INET, SOCK_DGRAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

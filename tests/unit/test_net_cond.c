@@ -165,6 +165,37 @@ static void latency_matches_each_datagram(void **st)
 	assert_int_equal(tcp.applies, 0);
 }
 
+/* latency's p= on a datagram socket chooses each datagram, not the socket: every socket has
+ * it, and about that share of its datagrams is delayed (a stream's connection is chosen once) */
+static void latency_p_per_datagram(void **st)
+{
+	(void)st;
+	struct rlt__net_set set = set_of("latency=100ms p=30%");
+	struct rlt__peer peer = inet("127.0.0.1", 9999);
+	const rlt_ns_t at = 1000 * RLT_NS_PER_SEC, ms = 1000000;
+	int sockets = 0, delayed = 0, streams = 0;
+	for (int fd = 0; fd < 1000; fd++) {
+		struct rlt__net_sock s, t;
+		rlt__net_sock_open(&s, AF_INET, 0, &peer, 5, fd, 0);
+		rlt__net_sock_choose(&s, &set, 1);
+		sockets += s.applies & 1;
+		rlt__net_sock_open(&t, AF_INET, 1, &peer, 5, fd, 0);
+		rlt__net_sock_choose(&t, &set, 1);
+		streams += t.applies & 1;
+	}
+	assert_int_equal(sockets, 1000);
+	assert_in_range(streams, 240, 360);
+	struct rlt__net_sock s;
+	rlt__net_sock_open(&s, AF_INET, 0, &peer, 5, 3, 0);
+	rlt__net_sock_choose(&s, &set, 1);
+	for (int i = 0; i < 10000; i++) {
+		rlt_ns_t due = rlt__net_datagram_due(&set.c[0], &s.rng, at);
+		assert_true(due == at || due == at + 100 * ms); /* left out, or the whole DUR */
+		delayed += due != at;
+	}
+	assert_in_range(delayed, 2800, 3200);
+}
+
 static void slices_in_range(void **st)
 {
 	(void)st;
@@ -359,6 +390,7 @@ int main(void)
 		cmocka_unit_test(loss_near_its_share),
 		cmocka_unit_test(loss_matches_each_datagram),
 		cmocka_unit_test(latency_matches_each_datagram),
+		cmocka_unit_test(latency_p_per_datagram),
 		cmocka_unit_test(slices_in_range),
 		cmocka_unit_test(reset_after_time_to_the_ns),
 		cmocka_unit_test(reset_after_bytes_to_the_byte),
