@@ -13,6 +13,7 @@
 # splice, stdio and listen each failed on a step of the line's making; the rest guard what the
 # kernel did already. net_delay_calls.py has one case each.
 # fronts: preload seccomp
+# parallel-safe: bound, no rate (bytes and order; a reset told after the data; a peek waits at least the 50 ms; SO_RCVTIMEO of 0.3 s ends in 0.29-1.5 s; the one-shot loop ends in under 2 s; a receive 10 ms after the send gets EAGAIN, 40 ms before the data is due)
 . "$(dirname "$0")/lib.sh"
 need_lib
 need_cmd python3
