@@ -249,24 +249,27 @@ static int socket_vec(int fd, int cnt, off_t off, int flags)
 	return off == -1 && !(flags & ~RWF_NOWAIT) && cnt >= 0 && rlt_pre_net_entry(fd);
 }
 
+/* A socket's preadv2 or pwritev2 (socket_vec) the way of its plain form. */
+static ssize_t vec_io(int fd, const struct iovec *iov, int cnt, int flags, int out)
+{
+	if (!flags)
+		return msg_io(fd, NULL, iov, cnt, 0, 1, out); /* readv's or writev's */
+	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt};
+	return out ? net_sendmsg(fd, &h, MSG_DONTWAIT) : net_recvmsg(fd, &h, MSG_DONTWAIT);
+}
+
 static ssize_t net_preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	if (rlt_pre_net_untouched(fd) || !socket_vec(fd, cnt, off, flags))
 		return rlt_pre_true_preadv2(fd, iov, cnt, off, flags);
-	if (!flags)
-		return net_readv(fd, iov, cnt);
-	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt};
-	return net_recvmsg(fd, &h, MSG_DONTWAIT);
+	return vec_io(fd, iov, cnt, flags, 0);
 }
 
 static ssize_t net_pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	if (rlt_pre_net_untouched(fd) || !socket_vec(fd, cnt, off, flags))
 		return rlt_pre_true_pwritev2(fd, iov, cnt, off, flags);
-	if (!flags)
-		return net_writev(fd, iov, cnt);
-	struct msghdr h = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt};
-	return net_sendmsg(fd, &h, MSG_DONTWAIT);
+	return vec_io(fd, iov, cnt, flags, 1);
 }
 
 /* sendmmsg and recvmmsg on a socket the conditions touch: message by message, each through

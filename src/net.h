@@ -212,11 +212,11 @@ struct rlt__net_stats {
 extern struct rlt__net_stats rlt__net_own;
 extern struct rlt__net_stats *rlt__net_counts;
 
-/* The conditions in force (never NULL once rlt__net_load ran; n 0: none) and their generation,
- * bumped by each set. */
 /* The generation of the conditions in force: one more at each set (a socket's choice of what
  * applies to it holds for one generation: rlt__net_sock gen). */
 extern _Atomic uint32_t rlt__net_gen;
+/* The conditions in force (never NULL once rlt__net_load ran; n 0: none) and their generation,
+ * bumped by each set. */
 const struct rlt__net_set *rlt__net_now(uint32_t *gen);
 /* Load time: the conditions from RLT_NET's value (NULL: unset). 0, or -EINVAL with err. */
 int rlt__net_load(const char *value, struct rlt_error *err);

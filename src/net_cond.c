@@ -123,14 +123,23 @@ void rlt__net_sock_choose(struct rlt__net_sock *s, const struct rlt__net_set *se
 	s->gen = gen;
 }
 
+/* rlt__net_find, and with `from` (not NULL) rlt__net_find_from. */
+static const struct rlt__net_cond *find(const struct rlt__net_set *set,
+                                        const struct rlt__net_sock *s, enum rlt__net_kind k,
+                                        unsigned dir, const struct rlt__peer *from)
+{
+	for (unsigned i = 0; i < set->n; i++)
+		if ((s->applies & (1u << i)) && set->c[i].kind == k && (!dir || (set->c[i].dir & dir)) &&
+		    (!from || rlt__net_matches(&set->c[i], s->af, from)))
+			return &set->c[i];
+	return NULL;
+}
+
 const struct rlt__net_cond *rlt__net_find(const struct rlt__net_set *set,
                                           const struct rlt__net_sock *s, enum rlt__net_kind k,
                                           unsigned dir)
 {
-	for (unsigned i = 0; i < set->n; i++)
-		if ((s->applies & (1u << i)) && set->c[i].kind == k && (!dir || (set->c[i].dir & dir)))
-			return &set->c[i];
-	return NULL;
+	return find(set, s, k, dir, NULL);
 }
 
 const struct rlt__net_cond *rlt__net_find_from(const struct rlt__net_set *set,
@@ -138,11 +147,7 @@ const struct rlt__net_cond *rlt__net_find_from(const struct rlt__net_set *set,
                                                enum rlt__net_kind k, unsigned dir,
                                                const struct rlt__peer *from)
 {
-	for (unsigned i = 0; i < set->n; i++)
-		if ((s->applies & (1u << i)) && set->c[i].kind == k && (!dir || (set->c[i].dir & dir)) &&
-		    rlt__net_matches(&set->c[i], s->af, from))
-			return &set->c[i];
-	return NULL;
+	return find(set, s, k, dir, from);
 }
 
 int rlt__net_drop(const struct rlt__net_set *set, struct rlt__net_sock *s, unsigned dir,
