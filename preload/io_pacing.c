@@ -207,11 +207,7 @@ static ssize_t send_whole(struct pin *pn, struct rlt_pre_fd *e, const struct rlt
 	return n;
 }
 
-/* A non-blocking call the budget does not allow now fails with EAGAIN, nothing charged
- * (src/pacing.c rlt__pace_refuses), unless the socket's readiness is one the waits cannot
- * hold (struct rlt_pre_fd unheld): then it waits for one piece, as the program that gets EAGAIN
- * there would never be woken. */
-static int refused(struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask, void *states,
+int rlt_pre_refused(struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask, void *states,
                    const struct rlt__peer *peer, unsigned flags, rlt_ns_t now)
 {
 	if (atomic_load_explicit(&e->unheld, memory_order_relaxed))
@@ -220,37 +216,6 @@ static int refused(struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask, void *
 		return 0;
 	rlt_pre_fd_refused(rlt_pre_fd_of(e), var);
 	return 1;
-}
-
-int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t)
-{
-	static const struct rlt__peer no_address; /* af 0: the key "(no address)" */
-	uint32_t mask = e->mask[RLT_VAR_SEND];
-	const struct rlt__peer *peer = &e->peer;
-	rlt_ns_t now;
-
-	if (!mask || len == 0)
-		return 0;
-	/* the rules' lines on their way before the clock read, which waits for loads before it;
-	 * a send too large to go whole (a slow way anyway) then reads the clock again */
-	rlt__charge_prefetch(&rlt_pre_rules, RLT_VAR_SEND, mask);
-	now = rlt__now();
-	if (rlt_pre_is_dgram(e)) {
-		if (!e->peer.af)
-			peer = &no_address;
-	} else if (!rlt__pace_whole(&rlt_pre_rules, RLT_VAR_SEND, mask, len,
-	                            RLT_PACE_KEEP_WHOLE | (nonblock ? RLT_PACE_NONBLOCK : 0))) {
-		return 0;
-	}
-	if (nonblock && refused(e, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
-	                        RLT_PACE_NONBLOCK, now))
-		return rlt_pre_fail(EAGAIN);
-	if (rlt__charge_at(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
-	                   len, 1, now) != 0)
-		return rlt_pre_fail(t->err);
-	if (__builtin_expect(t->go > t->start, 0))
-		return RLT_PRE_SEND_WAIT;
-	return t->counted ? RLT_PRE_SENT_DONE : RLT_PRE_SETTLE;
 }
 
 /* A datagram goes whole or not at all. */
@@ -351,7 +316,7 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 
 	if (total == 0)
 		return fn(ctx, fd, 0, 0);
-	if (nonblock && refused(e, var, mask, states, &peer, flags, rlt__now()))
+	if (nonblock && rlt_pre_refused(e, var, mask, states, &peer, flags, rlt__now()))
 		return rlt_pre_fail(EAGAIN);
 	if (rlt__pace_whole(&rlt_pre_rules, var, mask, total, flags)) {
 		n = send_whole(&pn, e, &peer, states, var, mask, total, nonblock, fn, ctx);
@@ -377,7 +342,7 @@ int rlt_pre_dgram_refused(struct rlt_pre_fd *e, int nonblock)
 	uint32_t mask = e->mask[RLT_VAR_RECV];
 
 	if (!nonblock || !mask ||
-	    !refused(e, RLT_VAR_RECV, mask, rlt_pre_budget_states(e), &e->peer, RLT_PACE_NONBLOCK,
+	    !rlt_pre_refused(e, RLT_VAR_RECV, mask, rlt_pre_budget_states(e), &e->peer, RLT_PACE_NONBLOCK,
 	             rlt__now()))
 		return 0;
 	errno = EAGAIN;

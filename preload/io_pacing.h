@@ -14,9 +14,13 @@
 #include <sys/uio.h>
 
 #include "charge.h"
+#include "charge_quick.h"
+#include "clock.h"
 #include "fdtable.h"
 #include "load.h"
+#include "pacing.h"
 #include "policy.h"
+#include "preload.h"
 #include "redis_client.h" /* rlt__internal */
 
 /* The fd's entry when a rule of var may apply to it; NULL sends the call straight through
@@ -111,7 +115,44 @@ ssize_t rlt_pre_stream_io(int fd, struct rlt_pre_fd *e, enum rlt_var var, uint32
 #define RLT_PRE_SETTLE 1
 #define RLT_PRE_SENT_DONE 2
 #define RLT_PRE_SEND_WAIT 3
-int rlt_pre_send_charge(struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t);
+/* A non-blocking call the budget does not allow now fails with EAGAIN, nothing charged
+ * (src/pacing.c rlt__pace_refuses), unless the socket's readiness is one the waits cannot
+ * hold (struct rlt_pre_fd unheld): then it waits for one piece, as the program that gets EAGAIN
+ * there would never be woken. 1 when it is refused so. */
+int rlt_pre_refused(struct rlt_pre_fd *e, enum rlt_var var, uint32_t mask, void *states,
+                    const struct rlt__peer *peer, unsigned flags, rlt_ns_t now);
+/* Inline in each hook: a call more on a conforming send's way costs as much as its decision. */
+static inline __attribute__((always_inline)) int rlt_pre_send_charge(
+	struct rlt_pre_fd *e, size_t len, int nonblock, struct rlt__ticket *t)
+{
+	static const struct rlt__peer no_address; /* af 0: the key "(no address)" */
+	uint32_t mask = e->mask[RLT_VAR_SEND];
+	const struct rlt__peer *peer = &e->peer;
+	rlt_ns_t now;
+
+	if (!mask || len == 0)
+		return 0;
+	/* the rules' lines on their way before the clock read, which waits for loads before it;
+	 * a send too large to go whole (a slow way anyway) then reads the clock again */
+	rlt__charge_prefetch(&rlt_pre_rules, RLT_VAR_SEND, mask);
+	now = rlt__now();
+	if (rlt_pre_is_dgram(e)) {
+		if (!e->peer.af)
+			peer = &no_address;
+	} else if (!rlt__pace_whole(&rlt_pre_rules, RLT_VAR_SEND, mask, len,
+	                            RLT_PACE_KEEP_WHOLE | (nonblock ? RLT_PACE_NONBLOCK : 0))) {
+		return 0;
+	}
+	if (nonblock && rlt_pre_refused(e, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
+	                        RLT_PACE_NONBLOCK, now))
+		return rlt_pre_fail(EAGAIN);
+	if (rlt__charge_at_hot(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
+	                       len, 1, now) != 0)
+		return rlt_pre_fail(t->err);
+	if (__builtin_expect(t->go > t->start, 0))
+		return RLT_PRE_SEND_WAIT;
+	return t->counted ? RLT_PRE_SENT_DONE : RLT_PRE_SETTLE;
+}
 /* What the real call left to settle: a short send or an error gives back what it did not
  * move, as the pacing loop does. Keeps errno; returns n. */
 ssize_t rlt_pre_sent_rest(int fd, struct rlt_pre_fd *e, struct rlt__ticket *t, int nonblock,

@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "charge.h"
+#include "charge_quick.h"
 #include "clock.h"
 #include "engine.h"
 #include "engine_gcra.h"
@@ -20,18 +21,6 @@
 #include "scope_redis.h"
 #include "stats_count.h"
 #include "wait.h"
-
-static uint64_t cost_for(enum rlt_unit unit, uint64_t bytes, uint64_t msgs)
-{
-	switch (unit) {
-	case RLT_UNIT_BYTES:
-		return bytes;
-	case RLT_UNIT_MSGS:
-		return msgs;
-	default:
-		return 1; /* calls: connect and accept */
-	}
-}
 
 /* NULL for a connection-scope rule of a socket that has no block (no memory could be had):
  * such a rule is then not applied rather than applied to a state that is not there; and for a
@@ -153,9 +142,9 @@ static void undo(struct rlt__ruleset *rs, struct rlt__ticket *t, unsigned upto)
 {
 	for (unsigned i = 0; i < upto; i++) {
 		const struct rlt__rt_rule *r = &rs->rules[t->var][i];
-		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER)
+		if (!(t->mask & (1u << i)) || t->rule[i].at == RLT_NS_NEVER)
 			continue;
-		refund(r, t->kstate[i], t->conn_block, t->at[i], cost_for(r->unit, t->bytes, t->msgs));
+		refund(r, t->kstate[i], t->conn_block, t->rule[i].at, rlt__cost_for(r->unit, t->bytes, t->msgs));
 	}
 }
 
@@ -226,10 +215,10 @@ static void count_charge(struct rlt__ruleset *rs, const struct rlt__ticket *t, u
 		uint32_t m = mask;
 		for (; m; m &= m - 1) {
 			unsigned i = (unsigned)__builtin_ctz(m);
-			if (t->at[i] == RLT_NS_NEVER)
+			if (t->rule[i].at == RLT_NS_NEVER)
 				break;
 			struct rlt__rt_rule *r = &rs->rules[t->var][i];
-			rlt__count_went(r, cost_for(r->unit, t->bytes, t->msgs));
+			rlt__count_went(r, rlt__cost_for(r->unit, t->bytes, t->msgs));
 		}
 		if (!m)
 			return;
@@ -240,8 +229,8 @@ static void count_charge(struct rlt__ruleset *rs, const struct rlt__ticket *t, u
 		struct rlt__rt_rule *r = &rs->rules[t->var][i];
 		if (!(t->dry & (1u << i)))
 			rlt__count_admitted(rs, r, waited);
-		if (t->counted && t->at[i] != RLT_NS_NEVER)
-			rlt__count_units(rs, r, cost_for(r->unit, t->bytes, t->msgs));
+		if (t->counted && t->rule[i].at != RLT_NS_NEVER)
+			rlt__count_units(rs, r, rlt__cost_for(r->unit, t->bytes, t->msgs));
 	}
 }
 
@@ -276,49 +265,14 @@ static __attribute__((noinline)) int charge_unusual(struct rlt__ruleset *rs,
 		dry_run(rs, r, v, t->start, at, r->keytab ? t->kstate[i] : NULL);
 		t->dry |= 1u << i;
 		/* settled as any charge; the call does not wait for it */
-		t->at[i] = v != RLT_DENY ? at : RLT_NS_NEVER;
+		t->rule[i].at = v != RLT_DENY ? at : RLT_NS_NEVER;
 		return 0;
 	}
-	t->at[i] = RLT_NS_NEVER;
+	t->rule[i].at = RLT_NS_NEVER;
 	undo(rs, t, i);
 	t->err = ver->err;
 	rlt__count_rejected(rs, r);
 	return -1;
-}
-
-/*
- * The charge's short way: one rule applies (todo has one bit), a token bucket of this
- * process's (its state in the rule's block) that delays or rejects, and the call conforms
- * now. The ticket, the state and the counters are then exactly what the long way below
- * leaves, with one decision and no loop. 0 when it is not such a call: nothing was taken or
- * counted, and the long way decides it whole.
- */
-static inline __attribute__((always_inline)) int
-charge_quick(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                               uint32_t todo, uint64_t bytes, uint64_t msgs, rlt_ns_t now)
-{
-	unsigned i = (unsigned)__builtin_ctz(todo);
-	struct rlt__rt_rule *r = &rs->rules[var][i];
-	const struct rlt__rule_ver *ver = rlt__ver(r);
-	uint64_t cost = cost_for(r->unit, bytes, msgs);
-
-	__builtin_prefetch(r->st, 1); /* counted below: its miss overlaps the decision */
-	if (r->keytab || r->redis || !ver->state || ver->params.algo != RLT_ALGO_TOKEN ||
-	    ver->action == RLT_ACTION_DRY_RUN || cost == 0 ||
-	    !rlt__token_take_now(&ver->params, ver->state, now, cost))
-		return 0;
-	t->ver[i] = ver;
-	t->at[i] = now;
-	t->go = now;
-	/* as the long way's: a calls rule's charge with msgs 0 is settled the long way */
-	t->counted = msgs != 0 || var == RLT_VAR_SEND || var == RLT_VAR_RECV;
-	if (rs->stats_on) {
-		if (t->counted)
-			rlt__count_went(r, cost);
-		else
-			rlt__count_admitted(rs, r, 0);
-	}
-	return 1;
 }
 
 /*
@@ -329,12 +283,9 @@ charge_quick(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
  * included (t->counted), so that a call that then moves all it was charged has nothing left
  * to settle (rlt__settle returns at once). A ticket that waits counts its units when settled.
  */
-/* The long way of charge_at: every rule of todo, with what a tick and shared segments ask
- * first. Out of line, so that the short way builds none of its frame. */
-static __attribute__((noinline)) int charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t,
-                                                 enum rlt_var var, uint32_t todo,
-                                                 const struct rlt__peer *peer, uint64_t bytes,
-                                                 uint64_t msgs, rlt_ns_t now, int ticked)
+int rlt__charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
+                     uint32_t todo, const struct rlt__peer *peer, uint64_t bytes, uint64_t msgs,
+                     rlt_ns_t now, int ticked)
 {
 	rlt_ns_t go = now;
 
@@ -349,7 +300,7 @@ static __attribute__((noinline)) int charge_long(struct rlt__ruleset *rs, struct
 		unsigned i = (unsigned)__builtin_ctz(m);
 		struct rlt__rt_rule *r = &rs->rules[var][i];
 		const struct rlt__rule_ver *ver = rlt__ver(r);
-		uint64_t cost = cost_for(r->unit, bytes, msgs);
+		uint64_t cost = rlt__cost_for(r->unit, bytes, msgs);
 		enum rlt_mode mode =
 			ver->action == RLT_ACTION_REJECT ? RLT_MODE_NOW : RLT_MODE_RESERVE;
 		rlt_ns_t at = now;
@@ -366,10 +317,10 @@ static __attribute__((noinline)) int charge_long(struct rlt__ruleset *rs, struct
 		else
 			v = decide_other(r, ver, t, i, peer, now, cost, mode, &at);
 		if (v < 0) {
-			t->at[i] = RLT_NS_NEVER;
+			t->rule[i].at = RLT_NS_NEVER;
 			continue;
 		}
-		t->ver[i] = ver; /* read only where at[i] is set (rlt__ticket_refresh) */
+		t->rule[i].ver = ver; /* read only where .at is set (rlt__ticket_refresh) */
 		if (__builtin_expect(ver->action == RLT_ACTION_DRY_RUN || v == RLT_DENY, 0)) {
 			if (charge_unusual(rs, t, r, ver, (enum rlt_verdict)v, i, at) != 0) {
 				if (ticked && rs->nkeyed)
@@ -378,7 +329,7 @@ static __attribute__((noinline)) int charge_long(struct rlt__ruleset *rs, struct
 			}
 			continue;
 		}
-		t->at[i] = at;
+		t->rule[i].at = at;
 		if (at > go)
 			go = at;
 	}
@@ -395,42 +346,14 @@ static __attribute__((noinline)) int charge_long(struct rlt__ruleset *rs, struct
 	return 0;
 }
 
-static inline __attribute__((always_inline)) int
-charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var, uint32_t mask,
-          void *conn_block, const struct rlt__peer *peer, uint64_t bytes, uint64_t msgs,
-          rlt_ns_t now)
-{
-	uint32_t todo = mask & ((1u << rs->n[var]) - 1);
-
-	t->var = var;
-	t->mask = mask;
-	t->conn_block = conn_block;
-	t->bytes = bytes;
-	t->msgs = msgs;
-	t->start = now;
-	t->err = 0;
-	t->dry = 0;
-	t->counted = 0;
-	t->posm = 0;
-	/* A set request is looked for at the page's tick (every RLT_PUB_CHECK_NS while calls come,
-	 * at once after a quiet spell): a conforming call pays the tick's compare only. A shared
-	 * segment's set is followed at every call: until it is, this process would charge a
-	 * budget the others have left (the long way follows it first). */
-	int ticked = rlt__pub_tick(rs->pub, now);
-	if (__builtin_expect(!ticked && !rs->nshared && todo && !(todo & (todo - 1)), 1) &&
-	    charge_quick(rs, t, var, todo, bytes, msgs, now))
-		return 0;
-	return charge_long(rs, t, var, todo, peer, bytes, msgs, now, ticked);
-}
-
 /* The rules of a ticket that make it wait. */
 static uint32_t waiting_mask(const struct rlt__ruleset *rs, const struct rlt__ticket *t)
 {
 	uint32_t m = 0;
 
 	for (unsigned i = 0; i < rs->n[t->var]; i++)
-		if ((t->mask & ~t->dry & (1u << i)) && t->at[i] != RLT_NS_NEVER &&
-		    t->at[i] > t->start)
+		if ((t->mask & ~t->dry & (1u << i)) && t->rule[i].at != RLT_NS_NEVER &&
+		    t->rule[i].at > t->start)
 			m |= 1u << i;
 	return m;
 }
@@ -462,14 +385,14 @@ void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *
 int rlt__charge(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                 uint32_t mask, void *conn_block, uint64_t bytes, uint64_t msgs)
 {
-	return charge_at(rs, t, var, mask, conn_block, NULL, bytes, msgs, rlt__now());
+	return rlt__charge_at_hot(rs, t, var, mask, conn_block, NULL, bytes, msgs, rlt__now());
 }
 
 int rlt__charge_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                      uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                      uint64_t bytes, uint64_t msgs)
 {
-	return charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, rlt__now());
+	return rlt__charge_at_hot(rs, t, var, mask, conn_block, peer, bytes, msgs, rlt__now());
 }
 
 int rlt__charge_wait_peer(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
@@ -492,18 +415,18 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
 	follow_sets(rs);
 	for (unsigned i = 0; i < rs->n[t->var]; i++) {
 		const struct rlt__rule_ver *cur = rlt__ver(&rs->rules[t->var][i]);
-		if (!(t->mask & (1u << i)) || t->at[i] == RLT_NS_NEVER || t->ver[i] == cur)
+		if (!(t->mask & (1u << i)) || t->rule[i].at == RLT_NS_NEVER || t->rule[i].ver == cur)
 			continue;
 		/* the sets since the ticket's, oldest first: each maps the place in the queue on
 		 * (more than RLT_SET_CHAIN_MAX sets during one wait map from the ticket's straight
 		 * to the oldest kept: the go time is then approximate, never unbounded) */
 		const struct rlt__rule_ver *chain[RLT_SET_CHAIN_MAX];
 		unsigned n = 0;
-		for (const struct rlt__rule_ver *v = cur; v && v != t->ver[i] && n < RLT_SET_CHAIN_MAX;
+		for (const struct rlt__rule_ver *v = cur; v && v != t->rule[i].ver && n < RLT_SET_CHAIN_MAX;
 		     v = v->prev)
 			chain[n++] = v;
-		const struct rlt__rule_ver *from = t->ver[i];
-		uint64_t pos = t->posm & (1u << i) ? t->pos[i] : rlt__params_pos(&from->params, t->at[i]);
+		const struct rlt__rule_ver *from = t->rule[i].ver;
+		uint64_t pos = t->posm & (1u << i) ? t->pos[i] : rlt__params_pos(&from->params, t->rule[i].at);
 		while (n--) {
 			/* a set that carried the budget gave the rule a new state (rule_set.c) */
 			pos = rlt__params_remap_pos(&from->params, &chain[n]->params, chain[n]->since,
@@ -512,16 +435,16 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
 		}
 		t->pos[i] = pos;
 		t->posm |= 1u << i;
-		t->at[i] = rlt__params_pos_ns(&cur->params, pos);
-		t->ver[i] = cur;
+		t->rule[i].at = rlt__params_pos_ns(&cur->params, pos);
+		t->rule[i].ver = cur;
 		moved = 1;
 	}
 	if (moved) {
 		rlt_ns_t go = t->start;
 		for (unsigned i = 0; i < rs->n[t->var]; i++)
-			if ((t->mask & ~t->dry & (1u << i)) && t->at[i] != RLT_NS_NEVER &&
-			    t->at[i] > go)
-				go = t->at[i];
+			if ((t->mask & ~t->dry & (1u << i)) && t->rule[i].at != RLT_NS_NEVER &&
+			    t->rule[i].at > go)
+				go = t->rule[i].at;
 		t->go = go;
 	}
 	return moved;
@@ -566,7 +489,7 @@ int rlt__charge_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var 
                    uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                    uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
-	return charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, now);
+	return rlt__charge_at_hot(rs, t, var, mask, conn_block, peer, bytes, msgs, now);
 }
 
 int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr)
@@ -578,7 +501,7 @@ int rlt__charge_wait_at(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt
                         uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                         uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
-	if (charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, now) != 0)
+	if (rlt__charge_at_hot(rs, t, var, mask, conn_block, peer, bytes, msgs, now) != 0)
 		return -1;
 	if (t->go > t->start)
 		wait_ticket(rs, t, 0);
@@ -589,7 +512,7 @@ int rlt__charge_wait_intr(struct rlt__ruleset *rs, struct rlt__ticket *t, enum r
                           uint32_t mask, void *conn_block, const struct rlt__peer *peer,
                           uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
-	if (charge_at(rs, t, var, mask, conn_block, peer, bytes, msgs, now) != 0)
+	if (rlt__charge_at_hot(rs, t, var, mask, conn_block, peer, bytes, msgs, now) != 0)
 		return -1;
 	if (t->go > t->start && wait_ticket(rs, t, 1) != 0)
 		return 1;
@@ -604,14 +527,14 @@ void rlt__settle_rest(struct rlt__ruleset *rs, struct rlt__ticket *t, uint64_t b
 	for (uint32_t m = t->mask & ((1u << rs->n[t->var]) - 1); m; m &= m - 1) {
 		unsigned i = (unsigned)__builtin_ctz(m);
 		struct rlt__rt_rule *r = &rs->rules[t->var][i];
-		if (t->at[i] == RLT_NS_NEVER)
+		if (t->rule[i].at == RLT_NS_NEVER)
 			continue;
-		uint64_t took = cost_for(r->unit, t->bytes, t->msgs);
-		uint64_t used = cost_for(r->unit, bytes_used, msgs_used);
+		uint64_t took = rlt__cost_for(r->unit, t->bytes, t->msgs);
+		uint64_t used = rlt__cost_for(r->unit, bytes_used, msgs_used);
 		if (r->unit == RLT_UNIT_CALLS)
 			used = msgs_used ? 1 : 0;
 		if (used < took)
-			refund(r, t->kstate[i], t->conn_block, t->at[i], took - used);
+			refund(r, t->kstate[i], t->conn_block, t->rule[i].at, took - used);
 		if (t->counted)
 			rlt__count_units_back(rs, r, used < took ? took - used : 0);
 		else

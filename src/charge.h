@@ -44,28 +44,33 @@ static inline void rlt__charge_prefetch(const struct rlt__ruleset *rs, enum rlt_
 	}
 }
 
-/* A charge taken against every rule in a mask, to be settled after the real call. */
+/* A charge taken against every rule in a mask, to be settled after the real call. What a
+ * conforming call writes of it comes first, its rule's slot next to it: after a system call
+ * few of the hook's lines are left in the nearest cache, the stack's included. */
 struct rlt__ticket {
 	enum rlt_var var;
 	uint32_t mask;
 	void *conn_block;
 	uint64_t bytes, msgs;         /* what was reserved */
-	rlt_ns_t at[RLT_MAX_RULES_PER_VAR];
-	const struct rlt__rule_ver *ver[RLT_MAX_RULES_PER_VAR]; /* the block at[i] was decided by */
-	void *kstate[RLT_MAX_RULES_PER_VAR]; /* keyed rules: the key's state charged, for the
-	                                        refund of the settle */
-	uint64_t pos[RLT_MAX_RULES_PER_VAR]; /* at[i] as a position of ver[i]'s params, once a
-	                                        set moved it (rlt__ticket_refresh): a go time
-	                                        clamped by a far rate loses its place, this not */
-	uint32_t posm;                /* the rules whose pos[] holds their place */
-	uint32_t dry;                 /* rules of the mask with action=dry-run: charged, never
-	                                 waited for */
 	rlt_ns_t start;               /* when the call asked */
 	rlt_ns_t go;                  /* when it may go (the latest slot of its rules) */
 	int err;                      /* errno when rejected */
 	int counted;                  /* it went at once and its statistics, units included, were
 	                                 counted whole by the charge: a settle of all it took has
 	                                 nothing left to do */
+	uint32_t posm;                /* the rules whose pos[] holds their place */
+	uint32_t dry;                 /* rules of the mask with action=dry-run: charged, never
+	                                 waited for */
+	struct {
+		rlt_ns_t at;                    /* the rule's slot (RLT_NS_NEVER: not applied) */
+		const struct rlt__rule_ver *ver; /* the block `at` was decided by */
+	} rule[RLT_MAX_RULES_PER_VAR];
+	void *kstate[RLT_MAX_RULES_PER_VAR]; /* keyed rules: the key's state charged, for the
+	                                        refund of the settle */
+	uint64_t pos[RLT_MAX_RULES_PER_VAR]; /* rule[i].at as a position of rule[i].ver's params,
+	                                        once a set moved it (rlt__ticket_refresh): a go
+	                                        time clamped by a far rate loses its place, this
+	                                        not */
 };
 
 /*
@@ -126,7 +131,7 @@ int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
 int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t);
 /* Threads waiting now (for `rlthrottle top`): _start when a charged call starts waiting for
  * t->go counts it on each rule of the ticket that makes it wait and returns those rules; _end
- * takes it off the same ones (a set meanwhile may move t->at[]). (rlt__charge_wait_at's). */
+ * takes it off the same ones (a set meanwhile may move t->rule[].at). (rlt__charge_wait_at's). */
 uint32_t rlt__charge_waiting_start(struct rlt__ruleset *rs, const struct rlt__ticket *t);
 void rlt__charge_waiting_end(struct rlt__ruleset *rs, const struct rlt__ticket *t, uint32_t m);
 

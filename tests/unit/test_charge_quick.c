@@ -112,7 +112,7 @@ static void short_way_is_the_engines_decision(void **s)
 			                                now), 0);
 			assert_int_equal(t.start, now);
 			assert_int_equal(t.go, v == RLT_GO ? now : at);
-			assert_int_equal(t.at[0], at);
+			assert_int_equal(t.rule[0].at, at);
 			assert_int_equal(t.counted, v == RLT_GO);
 			assert_int_equal(tat0(), atomic_load(&ref));
 			rlt__settle(&rs, &t, cost, 1);
