@@ -32,20 +32,21 @@ command -v trickle >/dev/null 2>&1 && HAVE_TRICKLE=1
 bench_setup rlt-bench
 pct() { awk -v a="$1" -v t="$2" 'BEGIN { if (a == "" || t == 0) print "n/a"; else printf "%+.1f%%", (a / t - 1) * 100 }'; }
 # callcost_run PIN CALLS LIBS RULE MODE: one run of callcost (CALLS calls of MODE, under PIN, the
-# libraries LIBS preloaded with RLT_SEND=RULE, or plain for none): prints "ns low_ns paired_ns"
+# libraries LIBS preloaded with RLT_SEND=RULE, or plain for none): prints "ns low_ns paired_ns
+# paired_ratio"
 callcost_run() {
-	local p=-p d
+	local p=-p d r
 	case $3 in *nullsys*) p="" ;; esac
 	if [ -z "$3" ]; then
 		$1 "$BIN/callcost" -m "$5" $p -n "$2" >"$T/cc.out" 2>&1
 	else
 		$1 env LD_PRELOAD="$3" RLT_SEND="$4" "$BIN/callcost" -m "$5" $p -n "$2" >"$T/cc.out" 2>&1
 	fi
-	d=$(kv paired_ns "$T/cc.out")
-	echo "$(kv ns "$T/cc.out") $(kv low_ns "$T/cc.out") ${d:-x}"
+	d=$(kv paired_ns "$T/cc.out"); r=$(kv paired_ratio "$T/cc.out")
+	echo "$(kv ns "$T/cc.out") $(kv low_ns "$T/cc.out") ${d:-x} ${r:-x}"
 }
-# col K RUNS: the median of the K-th figure of each run's "ns low_ns paired_ns" in RUNS
-col() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 3 == k - 1' | tr '\n' ' ' | median; }
+# col K RUNS: the median of the K-th figure of each run's "ns low_ns paired_ns paired_ratio"
+col() { echo "$2" | tr ' ' '\n' | grep . | awk -v k="$1" '(NR - 1) % 4 == k - 1' | tr '\n' ' ' | median; }
 
 # srv NAME PROG ARGS...: start a helper server, wait for its port file; sets PORT and SPID.
 srv() {
@@ -298,14 +299,15 @@ BASE=${BENCH_BASELINE_LIB:-}
 echo "(f) a conforming 1-byte send(): ns per call, plain and preloaded (RLT_SEND=$RULE, never binding;"
 echo "    RLT_STATS unset, the live page on as by default), $SCALLS calls pinned to one CPU (${PIN0:-not pinned}),"
 echo "    8 alternating runs, median; paired: the median difference of 1000-call blocks through the"
-echo "    hook and straight to the C library in one process; hook alone: the same runs with a send"
+echo "    hook and straight to the C library in one process, and the median ratio of the two (what"
+echo "    the machine's swings from run to run cannot move); hook alone: the same runs with a send"
 echo "    that enters no kernel (libnullsys.so), preloaded less plain"
 [ -n "$BASE" ] && echo "    before: $BASE"
 sone() { callcost_run "$PIN0" "$SCALLS" "$1" "$RULE" "$2"; } # LIBS MODE
-firsts() { echo "$1" | tr ' ' '\n' | grep . | awk 'NR % 3 == 1 { printf " %s", $1 }'; }
+firsts() { echo "$1" | tr ' ' '\n' | grep . | awk 'NR % 4 == 1 { printf " %s", $1 }'; }
 echo "    (in brackets: the same of each run's 10th-percentile 1000-call block, which leaves out the"
 echo "    blocks the scheduler took the CPU from)"
-printf '    %-4s %-11s | %-18s | %-18s | %-15s | %-10s | %-10s\n' "send" "library" "plain ns" "ns" "ratio" "paired +ns" "hook alone"
+printf '    %-4s %-11s | %-18s | %-18s | %-15s | %-10s | %-12s | %-10s\n' "send" "library" "plain ns" "ns" "ratio" "paired +ns" "paired ratio" "hook alone"
 for mode in tcp udp; do
 	P=""; A=""; B=""; NP=""; NA=""; NB=""
 	for i in 1 2 3 4 5 6 7 8; do
@@ -322,8 +324,8 @@ for mode in tcp udp; do
 	srow() { # LABEL RUNS NULLRUNS
 		local o ol no
 		o=$(col 1 "$2"); ol=$(col 2 "$2"); no=$(col 1 "$3")
-		printf '    %-4s %-11s | %-18s | %-18s | %-15s | %-10s | %-10s\n' "$mode" "$1" "$pl ($pll)" "$o ($ol)" \
-			"$(calc "$o / $pl") ($(calc "$ol / $pll"))" "$(col 3 "$2")" \
+		printf '    %-4s %-11s | %-18s | %-18s | %-15s | %-10s | %-12s | %-10s\n' "$mode" "$1" "$pl ($pll)" "$o ($ol)" \
+			"$(calc "$o / $pl") ($(calc "$ol / $pll"))" "$(col 3 "$2")" "$(col 4 "$2")" \
 			"$([ -n "$no" ] && calc "$no - $npl" || echo n/a)"
 	}
 	[ -n "$BASE" ] && srow before "$B" "$NB"

@@ -16,7 +16,8 @@
  * straight to the C library's. Output: ns=X (the whole run), low_ns=Y (the 10th percentile of
  * its blocks of BLOCK calls: a block the scheduler took the CPU from is left out), paired_ns=Z
  * (the median difference within a pair, per call: what the preload adds to the C library's
- * write, with what the machine runs besides weighing on both alike)
+ * write, with what the machine runs besides weighing on both alike) and paired_ratio=R (the
+ * median of the pairs' ratios, the hook's block over the C library's)
  *
  *   callcost -m clock [-n CALLS]
  * The floor of a conforming call (rlthrottle(7): a clock read and an atomic update per rule):
@@ -223,7 +224,8 @@ static int one_target(const char *mode, long n, int paired)
 	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 	write_fn direct = libc && paired ? (write_fn)dlsym(libc, "write") : NULL;
 	send_fn direct_send = libc && paired ? (send_fn)dlsym(libc, "send") : NULL;
-	if (direct && direct_send) {
+	double *rat = calloc(nb > 0 ? (size_t)nb : 1, sizeof *rat);
+	if (direct && direct_send && rat) {
 		k = 0;
 		for (long done = 0; done + 2 * BLOCK <= n && k < nb; done += 2 * BLOCK) {
 			uint64_t a0 = now_ns();
@@ -235,13 +237,16 @@ static int one_target(const char *mode, long n, int paired)
 			sd = direct_send;
 			writes(fd, rd, BLOCK);
 			uint64_t a2 = now_ns();
-			blk[k++] = ((double)(a1 - a0) - (double)(a2 - a1)) / BLOCK;
+			blk[k] = ((double)(a1 - a0) - (double)(a2 - a1)) / BLOCK;
+			rat[k++] = a2 > a1 ? (double)(a1 - a0) / (double)(a2 - a1) : 1.0;
 		}
 		qsort(blk, (size_t)k, sizeof *blk, cmp);
-		if (k)
-			printf(" paired_ns=%.2f", blk[k / 2]);
+		qsort(rat, (size_t)k, sizeof *rat, cmp);
+		if (k) /* the pair's ratio too: the hook's block over the C library's, median */
+			printf(" paired_ns=%.2f paired_ratio=%.4f", blk[k / 2], rat[k / 2]);
 	}
 	printf("\n");
+	free(rat);
 	free(blk);
 	return 0;
 }
