@@ -342,8 +342,8 @@ int rlt_pre_dgram_refused(struct rlt_pre_fd *e, int nonblock)
 	uint32_t mask = e->mask[RLT_VAR_RECV];
 
 	if (!nonblock || !mask ||
-	    !rlt_pre_refused(e, RLT_VAR_RECV, mask, rlt_pre_budget_states(e), &e->peer, RLT_PACE_NONBLOCK,
-	             rlt__now()))
+	    !rlt_pre_refused(e, RLT_VAR_RECV, mask, rlt_pre_budget_states(e), &e->peer,
+	                     RLT_PACE_NONBLOCK, rlt__now()))
 		return 0;
 	errno = EAGAIN;
 	return 1;

@@ -144,10 +144,10 @@ static inline __attribute__((always_inline)) int rlt_pre_send_charge(
 		return 0;
 	}
 	if (nonblock && rlt_pre_refused(e, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
-	                        RLT_PACE_NONBLOCK, now))
+	                                RLT_PACE_NONBLOCK, now))
 		return rlt_pre_fail(EAGAIN);
-	if (rlt__charge_at_hot(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e), peer,
-	                       len, 1, now) != 0)
+	if (rlt__charge_at_hot(&rlt_pre_rules, t, RLT_VAR_SEND, mask, rlt_pre_budget_states(e),
+	                       peer, len, 1, now) != 0)
 		return rlt_pre_fail(t->err);
 	if (__builtin_expect(t->go > t->start, 0))
 		return RLT_PRE_SEND_WAIT;

@@ -144,7 +144,8 @@ static void undo(struct rlt__ruleset *rs, struct rlt__ticket *t, unsigned upto)
 		const struct rlt__rt_rule *r = &rs->rules[t->var][i];
 		if (!(t->mask & (1u << i)) || t->rule[i].at == RLT_NS_NEVER)
 			continue;
-		refund(r, t->kstate[i], t->conn_block, t->rule[i].at, rlt__cost_for(r->unit, t->bytes, t->msgs));
+		refund(r, t->kstate[i], t->conn_block, t->rule[i].at,
+		       rlt__cost_for(r->unit, t->bytes, t->msgs));
 	}
 }
 
@@ -282,6 +283,8 @@ static __attribute__((noinline)) int charge_unusual(struct rlt__ruleset *rs,
  * counters; the clock was read once by the caller. Such a ticket is counted whole here, units
  * included (t->counted), so that a call that then moves all it was charged has nothing left
  * to settle (rlt__settle returns at once). A ticket that waits counts its units when settled.
+ * This is its long way (charge_quick.h holds the short one, inline in the callers): out of
+ * line, so that the short way builds none of its frame.
  */
 int rlt__charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
                      uint32_t todo, const struct rlt__peer *peer, uint64_t bytes, uint64_t msgs,
@@ -295,7 +298,7 @@ int rlt__charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
 		rlt__pub_conns(rs); /* a shared count moves with other processes' connections */
 	if (__builtin_expect(rs->nshared != 0, 0))
 		rlt__shm_follow_all(rs);
-	/* the rules of the mask only: at[i] of a rule outside it is never read */
+	/* the rules of the mask only: rule[i].at of a rule outside it is never read */
 	for (uint32_t m = todo; m; m &= m - 1) {
 		unsigned i = (unsigned)__builtin_ctz(m);
 		struct rlt__rt_rule *r = &rs->rules[var][i];
@@ -360,7 +363,7 @@ static uint32_t waiting_mask(const struct rlt__ruleset *rs, const struct rlt__ti
 
 /* Threads waiting now, per rule that makes the call wait (for `rlthrottle top`): off the
  * conforming path, a delayed call only. The preload's waits give back the mask they counted
- * at the start (a set meanwhile may move at[]). */
+ * at the start (a set meanwhile may move rule[].at). */
 static void count_waiting(struct rlt__ruleset *rs, const struct rlt__ticket *t, int d,
                           uint32_t m)
 {
@@ -415,18 +418,20 @@ int rlt__ticket_refresh(struct rlt__ruleset *rs, struct rlt__ticket *t)
 	follow_sets(rs);
 	for (unsigned i = 0; i < rs->n[t->var]; i++) {
 		const struct rlt__rule_ver *cur = rlt__ver(&rs->rules[t->var][i]);
-		if (!(t->mask & (1u << i)) || t->rule[i].at == RLT_NS_NEVER || t->rule[i].ver == cur)
+		if (!(t->mask & (1u << i)) || t->rule[i].at == RLT_NS_NEVER ||
+		    t->rule[i].ver == cur)
 			continue;
 		/* the sets since the ticket's, oldest first: each maps the place in the queue on
 		 * (more than RLT_SET_CHAIN_MAX sets during one wait map from the ticket's straight
 		 * to the oldest kept: the go time is then approximate, never unbounded) */
 		const struct rlt__rule_ver *chain[RLT_SET_CHAIN_MAX];
 		unsigned n = 0;
-		for (const struct rlt__rule_ver *v = cur; v && v != t->rule[i].ver && n < RLT_SET_CHAIN_MAX;
-		     v = v->prev)
+		for (const struct rlt__rule_ver *v = cur;
+		     v && v != t->rule[i].ver && n < RLT_SET_CHAIN_MAX; v = v->prev)
 			chain[n++] = v;
 		const struct rlt__rule_ver *from = t->rule[i].ver;
-		uint64_t pos = t->posm & (1u << i) ? t->pos[i] : rlt__params_pos(&from->params, t->rule[i].at);
+		uint64_t pos = t->posm & (1u << i) ? t->pos[i]
+		                                    : rlt__params_pos(&from->params, t->rule[i].at);
 		while (n--) {
 			/* a set that carried the budget gave the rule a new state (rule_set.c) */
 			pos = rlt__params_remap_pos(&from->params, &chain[n]->params, chain[n]->since,

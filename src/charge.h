@@ -124,7 +124,7 @@ int rlt__ticket_wait(struct rlt__ruleset *rs, struct rlt__ticket *t, int intr);
 /* The most sets a waiting ticket follows back (older ones: the wait keeps its time). */
 #define RLT_SET_CHAIN_MAX 64
 /*
- * A ticket whose rules were set since it was charged: moves each at[i] to the same place in
+ * A ticket whose rules were set since it was charged: moves each rule[i].at to the same place in
  * its rule's queue under the params in force now, and t->go with them. 1 when something moved.
  * The waits call it every RLT_SET_SLICE_NS.
  */

@@ -42,8 +42,8 @@ int rlt__charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_va
  * decides it whole.
  */
 static inline __attribute__((always_inline)) int rlt__charge_quick(
-	struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var, uint32_t todo, uint64_t bytes,
-	uint64_t msgs, rlt_ns_t now)
+	struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var, uint32_t todo,
+	uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
 	unsigned i = (unsigned)__builtin_ctz(todo);
 	struct rlt__rt_rule *r = &rs->rules[var][i];
@@ -71,8 +71,8 @@ static inline __attribute__((always_inline)) int rlt__charge_quick(
 
 /* rlt__charge_at (charge.h), its short way inline. */
 static inline __attribute__((always_inline)) int rlt__charge_at_hot(
-	struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var, uint32_t mask, void *conn_block,
-	const struct rlt__peer *peer, uint64_t bytes, uint64_t msgs, rlt_ns_t now)
+	struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var, uint32_t mask,
+	void *conn_block, const struct rlt__peer *peer, uint64_t bytes, uint64_t msgs, rlt_ns_t now)
 {
 	uint32_t todo = mask & ((1u << rs->n[var]) - 1);
 

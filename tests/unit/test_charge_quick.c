@@ -1,5 +1,5 @@
 /* test_charge_quick.c: the charge's short way (issue 21: one rule, a token bucket of this
- * process, a call that conforms now: charge.c charge_quick and engine_gcra.h
+ * process, a call that conforms now: charge_quick.h rlt__charge_quick and engine_gcra.h
  * rlt__token_take_now) leaves the ticket, the state and the counters exactly as the engine's
  * whole decision does, to the ns; the call after the last one that fits waits exactly as long
  * as it must (the edge where the short way hands over to the long one); threads charging one
