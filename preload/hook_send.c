@@ -117,13 +117,13 @@ static RLT_SLOW ssize_t sendto_slow(int fd, const void *buf, size_t len, int fla
 	if (e && (!to || e->peer.af) && !(flags & MSG_FASTOPEN)) {
 		nonblock = e->nonblock || (flags & MSG_DONTWAIT);
 		rc = rlt_pre_send_charge(e, len, nonblock, &t);
-		if (rc < 0)
+		if (__builtin_expect(rc < 0, 0))
 			return -1;
 		if (__builtin_expect(rc == RLT_PRE_SEND_WAIT, 0)) {
 			struct buf_ctx c = {fd, buf, flags, to, tolen, 0};
 			return rlt_pre_send_waited(fd, e, &t, nonblock, buf_send_piece, &c);
 		}
-		if (rc > 0) {
+		if (__builtin_expect(rc > 0, 1)) {
 			ssize_t n = real_sendto(fd, buf, len, flags, to, tolen);
 			if (__builtin_expect(rc == RLT_PRE_SENT_DONE && n == (ssize_t)len, 1))
 				return n;
@@ -142,13 +142,13 @@ static RLT_SLOW ssize_t write_slow(int fd, const void *buf, size_t len)
 	e = rlt_pre_socket_for(fd, RLT_VAR_SEND);
 	if (e) {
 		rc = rlt_pre_send_charge(e, len, e->nonblock, &t);
-		if (rc < 0)
+		if (__builtin_expect(rc < 0, 0))
 			return -1;
 		if (__builtin_expect(rc == RLT_PRE_SEND_WAIT, 0)) {
 			struct buf_ctx c = {fd, buf, 0, NULL, 0, 1};
 			return rlt_pre_send_waited(fd, e, &t, e->nonblock, buf_send_piece, &c);
 		}
-		if (rc > 0) {
+		if (__builtin_expect(rc > 0, 1)) {
 			ssize_t n = real_write(fd, buf, len);
 			if (__builtin_expect(rc == RLT_PRE_SENT_DONE && n == (ssize_t)len, 1))
 				return n;

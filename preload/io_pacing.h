@@ -130,7 +130,7 @@ static inline __attribute__((always_inline)) int rlt_pre_send_charge(
 	const struct rlt__peer *peer = &e->peer;
 	rlt_ns_t now;
 
-	if (!mask || len == 0)
+	if (__builtin_expect(!mask || len == 0, 0))
 		return 0;
 	/* the rules' lines on their way before the clock read, which waits for loads before it;
 	 * a send too large to go whole (a slow way anyway) then reads the clock again */
@@ -151,7 +151,7 @@ static inline __attribute__((always_inline)) int rlt_pre_send_charge(
 		return rlt_pre_fail(t->err);
 	if (__builtin_expect(t->go > t->start, 0))
 		return RLT_PRE_SEND_WAIT;
-	return t->counted ? RLT_PRE_SENT_DONE : RLT_PRE_SETTLE;
+	return __builtin_expect(t->counted, 1) ? RLT_PRE_SENT_DONE : RLT_PRE_SETTLE;
 }
 /* What the real call left to settle: a short send or an error gives back what it did not
  * move, as the pacing loop does. Keeps errno; returns n. */

@@ -51,9 +51,9 @@ static inline __attribute__((always_inline)) int rlt__charge_quick(
 	uint64_t cost = rlt__cost_for(r->unit, bytes, msgs);
 
 	__builtin_prefetch(r->st, 1); /* counted below: its miss overlaps the decision */
-	if (r->keytab || r->redis || !ver->state || ver->params.algo != RLT_ALGO_TOKEN ||
-	    ver->action == RLT_ACTION_DRY_RUN || cost == 0 ||
-	    !rlt__token_take_now(&ver->params, ver->state, now, cost))
+	if (__builtin_expect(r->keytab || r->redis || !ver->state || ver->params.algo != RLT_ALGO_TOKEN ||
+	                         ver->action == RLT_ACTION_DRY_RUN || cost == 0 ||
+	                         !rlt__token_take_now(&ver->params, ver->state, now, cost), 0))
 		return 0;
 	t->rule[i].ver = ver;
 	t->rule[i].at = now;
