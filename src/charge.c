@@ -286,10 +286,13 @@ static __attribute__((noinline)) int charge_unusual(struct rlt__ruleset *rs,
  * This is its long way (charge_quick.h holds the short one, inline in the callers): out of
  * line, so that the short way builds none of its frame.
  */
-int rlt__charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                     uint32_t todo, const struct rlt__peer *peer, uint64_t bytes, uint64_t msgs,
-                     rlt_ns_t now, int ticked)
+int rlt__charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t, const struct rlt__peer *peer,
+                     int ticked)
 {
+	const enum rlt_var var = t->var;
+	const uint64_t bytes = t->bytes, msgs = t->msgs;
+	const rlt_ns_t now = t->start;
+	const uint32_t todo = t->mask & ((1u << rs->n[var]) - 1);
 	rlt_ns_t go = now;
 
 	if (ticked && rlt__ctl_pending(rs))

@@ -28,11 +28,11 @@ static inline uint64_t rlt__cost_for(enum rlt_unit unit, uint64_t bytes, uint64_
 	}
 }
 
-/* The long way of rlt__charge_at_hot (charge.c): every rule of todo, with what a tick and
- * shared segments ask first, on a ticket the short way has filled in. */
-int rlt__charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t, enum rlt_var var,
-                     uint32_t todo, const struct rlt__peer *peer, uint64_t bytes, uint64_t msgs,
-                     rlt_ns_t now, int ticked);
+/* The long way of rlt__charge_at_hot (charge.c): every rule of the ticket's mask, with what
+ * a tick and shared segments ask first. The call (var, mask, bytes, msgs, its clock reading
+ * as start) is the ticket rlt__charge_at_hot has filled in. */
+int rlt__charge_long(struct rlt__ruleset *rs, struct rlt__ticket *t, const struct rlt__peer *peer,
+                     int ticked);
 
 /*
  * The short way: one rule applies (todo has one bit), a token bucket of this process's (its
@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) int rlt__charge_at_hot(
 	if (__builtin_expect(!ticked && !rs->nshared && todo && !(todo & (todo - 1)), 1) &&
 	    rlt__charge_quick(rs, t, var, todo, bytes, msgs, now))
 		return 0;
-	return rlt__charge_long(rs, t, var, todo, peer, bytes, msgs, now, ticked);
+	return rlt__charge_long(rs, t, peer, ticked);
 }
 
 #endif
